@@ -1,0 +1,5 @@
+"""`python -m fabriclens`."""
+
+from fabriclens.cli.app import main
+
+main()

@@ -1,0 +1,33 @@
+"""The built-in catalog: GPUs, intra-node links, networks and models, each entry with its source."""
+
+from fabriclens.catalog.load import (
+    engines,
+    find_engine,
+    find_gpu,
+    find_link,
+    find_model,
+    find_network,
+    gpus,
+    links,
+    models,
+    networks,
+)
+from fabriclens.catalog.schema import Engine, Gpu, IntraLink, ModelSpec, Network
+
+__all__ = [
+    "Engine",
+    "Gpu",
+    "IntraLink",
+    "ModelSpec",
+    "Network",
+    "engines",
+    "find_engine",
+    "find_gpu",
+    "find_link",
+    "find_model",
+    "find_network",
+    "gpus",
+    "links",
+    "models",
+    "networks",
+]

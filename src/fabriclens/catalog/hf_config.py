@@ -1,0 +1,142 @@
+"""Map a Hugging Face ``config.json`` (already parsed) to a :class:`ModelSpec`.
+
+Supported ``model_type``: llama, mistral, qwen2, mixtral, deepseek_v3, gpt2, gpt_neox, mpt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from fabriclens.catalog.schema import ModelSpec
+from fabriclens.errors import InputError
+
+SUPPORTED = ("llama", "mistral", "qwen2", "mixtral", "deepseek_v3", "gpt2", "gpt_neox", "mpt")
+
+
+def _get(cfg: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
+    for key in keys:
+        if cfg.get(key) is not None:
+            return cfg[key]
+    return default
+
+
+def _int(cfg: Mapping[str, Any], *keys: str, default: int | None = None) -> int:
+    value = _get(cfg, *keys, default=default)
+    if value is None:
+        raise InputError(
+            f"config.json has no {' / '.join(keys)}", "is this a complete config.json?"
+        )
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise InputError(
+            f"config.json field {keys[0]} = {value!r} is not a whole number", "fix the file"
+        )
+    return int(value)
+
+
+def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> ModelSpec:
+    """Build a model spec from a parsed config.json; raises InputError on what it can't use."""
+    model_type = str(cfg.get("model_type", "")).lower()
+    if model_type not in SUPPORTED:
+        raise InputError(
+            f"config.json model_type {model_type or '(missing)'!r} is not supported",
+            f"supported: {', '.join(SUPPORTED)}; or describe it with --layers/--hidden/--heads flags",
+        )
+    fields: dict[str, Any] = {"name": name, "title": name, "family": model_type, "source": source}
+    if model_type == "gpt2":
+        hidden = _int(cfg, "n_embd")
+        fields.update(
+            layers=_int(cfg, "n_layer"),
+            hidden=hidden,
+            heads=_int(cfg, "n_head"),
+            ffn=_int(cfg, "n_inner", default=4 * hidden),
+            vocab=_int(cfg, "vocab_size"),
+            max_positions=_int(cfg, "n_positions", default=1024),
+            tied_embeddings=True,
+            mlp="gelu",
+            positions="learned",
+            norm="layer",
+            attn_bias=True,
+            qkv_bias=True,
+            mlp_bias=True,
+        )
+    elif model_type == "mpt":
+        hidden = _int(cfg, "d_model")
+        no_bias = bool(cfg.get("no_bias", True))
+        fields.update(
+            layers=_int(cfg, "n_layers"),
+            hidden=hidden,
+            heads=_int(cfg, "n_heads"),
+            ffn=int(hidden * float(_get(cfg, "expansion_ratio", default=4))),
+            vocab=_int(cfg, "vocab_size"),
+            max_positions=_int(cfg, "max_seq_len", default=2048),
+            tied_embeddings=True,
+            mlp="gelu",
+            positions="alibi",
+            norm="layer",
+            attn_bias=not no_bias,
+            qkv_bias=not no_bias,
+            mlp_bias=not no_bias,
+        )
+    elif model_type == "gpt_neox":
+        hidden = _int(cfg, "hidden_size")
+        fields.update(
+            layers=_int(cfg, "num_hidden_layers"),
+            hidden=hidden,
+            heads=_int(cfg, "num_attention_heads"),
+            ffn=_int(cfg, "intermediate_size", default=4 * hidden),
+            vocab=_int(cfg, "vocab_size"),
+            max_positions=_int(cfg, "max_position_embeddings", default=2048),
+            tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+            mlp="gelu",
+            norm="layer",
+            attn_bias=True,
+            qkv_bias=True,
+            mlp_bias=True,
+        )
+    else:  # llama-like: llama, mistral, qwen2, mixtral, deepseek_v3
+        heads = _int(cfg, "num_attention_heads")
+        fields.update(
+            layers=_int(cfg, "num_hidden_layers"),
+            hidden=_int(cfg, "hidden_size"),
+            heads=heads,
+            kv_heads=_int(cfg, "num_key_value_heads", default=heads),
+            head_dim=_int(cfg, "head_dim", default=0),
+            ffn=_int(cfg, "intermediate_size"),
+            vocab=_int(cfg, "vocab_size"),
+            max_positions=_int(cfg, "max_position_embeddings", default=4096),
+            tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+            qkv_bias=model_type == "qwen2" or bool(cfg.get("attention_bias", False)),
+            sliding_window=_int(cfg, "sliding_window", default=0)
+            if cfg.get("use_sliding_window", model_type == "mistral")
+            else 0,
+        )
+        if model_type == "mixtral":
+            fields.update(
+                experts=_int(cfg, "num_local_experts"),
+                experts_per_token=_int(cfg, "num_experts_per_tok"),
+                moe_ffn=_int(cfg, "intermediate_size"),
+            )
+        if model_type == "deepseek_v3":
+            fields.update(
+                experts=_int(cfg, "n_routed_experts"),
+                experts_per_token=_int(cfg, "num_experts_per_tok"),
+                moe_ffn=_int(cfg, "moe_intermediate_size"),
+                shared_experts=_int(cfg, "n_shared_experts", default=0),
+                first_dense_layers=_int(cfg, "first_k_dense_replace", default=0),
+                q_lora_rank=_int(cfg, "q_lora_rank", default=0),
+                kv_lora_rank=_int(cfg, "kv_lora_rank"),
+                qk_rope_head_dim=_int(cfg, "qk_rope_head_dim"),
+                qk_nope_head_dim=_int(cfg, "qk_nope_head_dim"),
+                v_head_dim=_int(cfg, "v_head_dim"),
+                head_dim=0,
+            )
+    fields.setdefault("kv_heads", fields["heads"])
+    try:
+        return ModelSpec.model_validate(fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "config"
+        raise InputError(f"config.json: {where}: {first['msg']}", "fix the file") from None

@@ -1,0 +1,1 @@
+"""Command-line front end: thin commands over the plan and model services."""

@@ -1,0 +1,31 @@
+"""Printing for the CLI: JSON to stdout, rich text to the terminal, errors as one line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def print_json(doc: Any) -> None:
+    """Write a JSON document to stdout."""
+    sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+
+
+def print_rich(renderables: list[Any]) -> None:
+    """Print rich renderables to stdout (colour only on a terminal)."""
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    if not console.is_terminal:  # pipes and files: wide enough for the tables, no wrapping
+        console = Console(highlight=False, width=150)
+    for r in renderables:
+        console.print(r)
+
+
+def split_list(values: list[str] | None) -> list[str]:
+    """Accept repeated flags and comma-separated lists alike."""
+    out: list[str] = []
+    for v in values or []:
+        out += [x.strip() for x in v.split(",") if x.strip()]
+    return out

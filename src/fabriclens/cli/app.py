@@ -1,0 +1,76 @@
+"""The `fabriclens` command. Errors map to exit statuses here, and only here."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from fabriclens.cli.catalog_cmd import catalog
+from fabriclens.cli.collective_cmd import collective
+from fabriclens.cli.plan_cmd import plan
+from fabriclens.errors import ExitStatus, FabricLensError
+
+app = typer.Typer(
+    name="fabriclens",
+    help="See what the network does to your LLM workloads: plan, measure, diagnose.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command()(plan)
+app.command()(collective)
+app.command()(catalog)
+
+
+def _fail(message: str, status: ExitStatus) -> int:
+    sys.stderr.write(f"fabriclens: error: {message}\n")
+    return int(status)
+
+
+def _kind(exc: BaseException) -> str:
+    """Classify click/typer exceptions by class name: typer vendors its own click."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    for name in ("NoArgsIsHelpError", "UsageError", "Abort", "Exit", "ClickException"):
+        if name in names:
+            return name
+    return ""
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit status instead of exiting (for tests)."""
+    try:
+        result = app(args=argv, standalone_mode=False, prog_name="fabriclens")
+    except FabricLensError as exc:
+        return _fail(exc.message, exc.exit_status)
+    except BrokenPipeError:
+        return int(ExitStatus.OK)
+    except KeyboardInterrupt:
+        return _fail("interrupted", ExitStatus.FAILURE)
+    except Exception as exc:
+        kind = _kind(exc)
+        if kind == "NoArgsIsHelpError":
+            return int(ExitStatus.OK)
+        if kind == "Exit":
+            return int(getattr(exc, "exit_code", 0))
+        if kind == "UsageError":
+            ctx = getattr(exc, "ctx", None)
+            cmd = ctx.command_path if ctx is not None else "fabriclens"
+            return _fail(f"{exc.format_message()} — see `{cmd} --help`", ExitStatus.USAGE)  # type: ignore[attr-defined]
+        if kind == "Abort":
+            return _fail("interrupted", ExitStatus.FAILURE)
+        if kind == "ClickException":
+            return _fail(exc.format_message(), ExitStatus.USAGE)  # type: ignore[attr-defined]
+        if os.environ.get("FABRICLENS_DEBUG"):
+            raise
+        return _fail(
+            f"internal error: {type(exc).__name__}: {exc} (set FABRICLENS_DEBUG=1 for a traceback)",
+            ExitStatus.FAILURE,
+        )
+    return int(result) if isinstance(result, int) else int(ExitStatus.OK)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    sys.exit(run())

@@ -1,0 +1,111 @@
+"""`fabriclens catalog`: list what the planner knows."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from fabriclens.cli._output import print_json, print_rich
+
+KINDS = ("gpus", "links", "networks", "models", "engines")
+
+
+def catalog(
+    kind: Annotated[str, typer.Argument(help="gpus | links | networks | models | engines")],
+    json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+) -> None:
+    """List the built-in catalog, with each entry's source."""
+    from fabriclens import catalog as cat
+    from fabriclens.errors import InputError
+
+    if kind not in KINDS:
+        raise InputError(f"unknown catalog {kind!r}", f"use one of {', '.join(KINDS)}")
+    entries: tuple[Any, ...] = getattr(cat, kind)()
+    if json_out:
+        print_json([e.model_dump(mode="json") for e in entries])
+        return
+    from fabriclens.model.arch import count_params
+    from fabriclens.report.text import catalog_table
+    from fabriclens.units import format_bytes
+
+    rows: list[tuple[str, ...]]
+    if kind == "gpus":
+        rows = [
+            (
+                g.name,
+                g.title,
+                format_bytes(g.memory_bytes),
+                f"{g.hbm_bw_bytes_per_s / 1e12:.2f}",
+                f"{g.bf16_flops_per_s / 1e12:.0f}",
+                f"{g.fp8_flops_per_s / 1e12:.0f}" if g.fp8_flops_per_s else "-",
+                f"{g.matmul_efficiency:.2f}",
+                g.intra_link,
+                g.notes,
+            )
+            for g in entries
+        ]
+        cols = [
+            "name",
+            "GPU",
+            "memory",
+            "HBM TB/s",
+            "BF16 TFLOP/s",
+            "FP8",
+            "matmul eff.",
+            "intra link",
+            "notes",
+        ]
+    elif kind == "links":
+        rows = [
+            (
+                x.name,
+                x.title,
+                f"{x.bw_bytes_per_s / 1e9:g}",
+                f"{x.efficiency:.3g}",
+                "yes" if x.p2p else "no",
+                "yes" if x.nvls else "no",
+                x.notes,
+            )
+            for x in entries
+        ]
+        cols = ["name", "link", "GB/s per GPU (one way)", "efficiency", "P2P", "NVLS", "notes"]
+    elif kind == "networks":
+        rows = [
+            (
+                n.name,
+                n.title,
+                f"{n.rate_bits_per_s / 1e9:g}",
+                f"{n.efficiency:.2f}",
+                f"{n.latency_s * 1e6:g}",
+                f"{n.cost_relative:g}",
+                ", ".join(n.aliases),
+            )
+            for n in entries
+        ]
+        cols = ["name", "network", "Gbit/s", "efficiency", "latency us", "rel. cost", "aliases"]
+    elif kind == "models":
+        rows = []
+        for m in entries:
+            p = count_params(m)
+            kind_s = "MoE" if m.is_moe else "dense"
+            rows.append(
+                (
+                    m.name,
+                    f"{p.total / 1e9:.2f}B",
+                    f"{p.active / 1e9:.2f}B",
+                    str(m.layers),
+                    str(m.hidden),
+                    f"{m.heads}/{m.kv_heads}",
+                    kind_s + (" MLA" if m.is_mla else ""),
+                    m.source,
+                )
+            )
+        cols = ["name", "params", "active", "layers", "hidden", "heads/kv", "kind", "source"]
+    else:
+        rows = [
+            (e.name, e.title, f"{e.step_overhead_s * 1e3:g} ms", f"{e.layer_overhead_s * 1e6:g} us")
+            for e in entries
+        ]
+        cols = ["name", "engine", "per step", "per layer"]
+    print_rich([catalog_table(f"fabriclens catalog {kind}", cols, rows)])

@@ -1,0 +1,99 @@
+"""`fabriclens collective`: predicted time, algbw and busbw of one collective."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from fabriclens.cli._output import print_json, print_rich
+
+
+def collective(
+    op: Annotated[
+        str,
+        typer.Argument(
+            help="all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv"
+        ),
+    ],
+    size: Annotated[
+        str, typer.Argument(help="Buffer size, e.g. 1GB, 256MiB, 64M (nccl-tests convention)")
+    ],
+    ranks: Annotated[int, typer.Option(help="Ranks (GPUs) in the collective")] = 8,
+    gpus_per_node: Annotated[
+        int | None, typer.Option(help="GPUs per node [default: up to 8]")
+    ] = None,
+    gpu: Annotated[
+        str, typer.Option(help="GPU SKU; sets the default intra-node link")
+    ] = "h100-sxm",
+    intra_link: Annotated[str | None, typer.Option(help="Intra-node link id")] = None,
+    network: Annotated[
+        str | None, typer.Option(help="Network id [default across nodes: ndr-ib]")
+    ] = None,
+    nics_per_node: Annotated[int | None, typer.Option(help="NICs per node")] = None,
+    algo: Annotated[str, typer.Option(help="auto | ring | tree | nvls (like NCCL_ALGO)")] = "auto",
+    json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+) -> None:
+    """Predict one collective's time, algbw and busbw (GB/s = 1e9 B/s) and its bottleneck."""
+    from fabriclens.catalog import find_gpu
+    from fabriclens.errors import InputError
+    from fabriclens.model.collectives import BASE_LATENCY_S, OPS, estimate_collective
+    from fabriclens.plan.planner import resolve_fabric
+    from fabriclens.units import parse_size
+
+    name = op.strip().lower().replace("-", "_").replace("allreduce", "all_reduce")
+    aliases = {
+        "allgather": "all_gather",
+        "reducescatter": "reduce_scatter",
+        "alltoall": "all_to_all",
+        "sendrecv": "send_recv",
+        "p2p": "send_recv",
+    }
+    name = aliases.get(name, name)
+    if name not in OPS:
+        raise InputError(f"unknown collective {op!r}", f"use one of {', '.join(OPS)}")
+    if algo not in ("auto", "ring", "tree", "nvls"):
+        raise InputError(f"unknown --algo {algo!r}", "use auto, ring, tree or nvls")
+    size_bytes = parse_size(size)
+    if size_bytes <= 0:
+        raise InputError(f"size {size!r} is not positive", "give a size like 1GB")
+    if ranks < 2 and name != "send_recv":
+        raise InputError(
+            f"--ranks {ranks}: a collective needs at least 2 ranks", "give --ranks 2 or more"
+        )
+    spec = find_gpu(gpu)
+    fabric, notes = resolve_fabric(
+        spec,
+        ranks,
+        gpus_per_node=gpus_per_node,
+        intra_link=intra_link,
+        network_name=network,
+        nics_per_node=nics_per_node,
+    )
+    est = estimate_collective(name, size_bytes, ranks, fabric, algorithm=algo)
+    link = fabric.intra
+    notes += [
+        f"intra-node: {link.title}, {link.bw_bytes_per_s / 1e9:g} GB/s per GPU x {link.efficiency:.3g} "
+        f"({link.efficiency_source})",
+        f"per-collective launch latency {BASE_LATENCY_S * 1e6:.0f} us + {link.latency_s * 1e6:g} us per "
+        "intra-node step",
+    ]
+    if fabric.network is not None and est.nodes > 1:
+        net = fabric.network
+        notes.append(
+            f"network: {net.title}, {net.rate_bits_per_s / 1e9:g} Gbit/s x {fabric.nics_per_node} NIC(s) "
+            f"x {net.efficiency:.3g} ({net.efficiency_source}); {net.latency_s * 1e6:g} us per message"
+        )
+    notes.append(
+        "busbw = algbw x 2(n-1)/n for all_reduce, x (n-1)/n for all_gather / reduce_scatter / "
+        "all_to_all, x 1 otherwise (nccl-tests PERFORMANCE.md)"
+    )
+    from fabriclens.report.json_doc import collective_doc
+
+    doc = collective_doc(est, fabric, notes)
+    if json_out:
+        print_json(doc)
+        return
+    from fabriclens.report import text
+
+    print_rich(text.collective_renderables(doc))

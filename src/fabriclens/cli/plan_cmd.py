@@ -1,0 +1,170 @@
+"""`fabriclens plan`: memory, communication, step time and MFU for one job, across networks."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from fabriclens.cli._output import print_json, print_rich, split_list
+
+COMPARE_SET = (
+    "1gbe",
+    "10gbe",
+    "25gbe",
+    "100gbe",
+    "100g-roce",
+    "200g-roce",
+    "400g-roce",
+    "hdr-ib",
+    "ndr-ib",
+)
+
+
+def plan(
+    model: Annotated[
+        str | None,
+        typer.Argument(
+            help="Catalog model name, or a path to a Hugging Face config.json. Omit when describing the model with --layers/--hidden/..."
+        ),
+    ] = None,
+    workload: Annotated[
+        str,
+        typer.Option(
+            "--workload", "-w", help="pretrain | full-finetune | lora | qlora | inference"
+        ),
+    ] = "pretrain",
+    gpu: Annotated[str, typer.Option(help="GPU SKU (fabriclens catalog gpus)")] = "h100-sxm",
+    gpus: Annotated[int, typer.Option(help="Total GPUs")] = 8,
+    gpus_per_node: Annotated[
+        int | None, typer.Option(help="GPUs per node [default: up to 8]")
+    ] = None,
+    network: Annotated[
+        list[str] | None,
+        typer.Option(help="Network id; a comma list or repeated flag compares them"),
+    ] = None,
+    compare_networks: Annotated[
+        bool, typer.Option("--compare-networks", help=f"Compare {', '.join(COMPARE_SET)}")
+    ] = False,
+    nics_per_node: Annotated[
+        int | None, typer.Option(help="NICs per node [default: one per GPU for RDMA, 1 for TCP]")
+    ] = None,
+    intra_link: Annotated[
+        str | None, typer.Option(help="Intra-node link id [default: the GPU's]")
+    ] = None,
+    tp: Annotated[int | None, typer.Option(help="Tensor parallel degree")] = None,
+    pp: Annotated[int | None, typer.Option(help="Pipeline parallel degree")] = None,
+    dp: Annotated[int | None, typer.Option(help="Data parallel degree [default: derived]")] = None,
+    cp: Annotated[int | None, typer.Option(help="Context parallel degree")] = None,
+    ep: Annotated[int | None, typer.Option(help="Expert parallel degree (MoE)")] = None,
+    zero: Annotated[int | None, typer.Option(help="ZeRO stage 0-3 (3 = FSDP full shard)")] = None,
+    recompute: Annotated[str | None, typer.Option(help="none | selective | full")] = None,
+    sequence_parallel: Annotated[
+        bool | None,
+        typer.Option(
+            "--sequence-parallel/--no-sequence-parallel", help="[default: on when tp > 1]"
+        ),
+    ] = None,
+    seq_len: Annotated[int | None, typer.Option(help="Sequence length in tokens")] = None,
+    global_batch: Annotated[int | None, typer.Option(help="Sequences per optimizer step")] = None,
+    micro_batch: Annotated[int | None, typer.Option(help="Sequences per micro-batch")] = None,
+    interleave: Annotated[int | None, typer.Option(help="Virtual pipeline stages per GPU")] = None,
+    precision: Annotated[
+        str | None, typer.Option(help="bf16 | fp16 | fp8 (inference also int8, int4)")
+    ] = None,
+    flash_attention: Annotated[bool, typer.Option("--flash-attention/--no-flash-attention")] = True,
+    lora_rank: Annotated[int, typer.Option(help="LoRA adapter rank")] = 16,
+    batch: Annotated[int, typer.Option(help="Inference: concurrent sequences")] = 1,
+    prompt_tokens: Annotated[int, typer.Option(help="Inference: prompt length")] = 1024,
+    output_tokens: Annotated[int, typer.Option(help="Inference: generated tokens")] = 256,
+    engine: Annotated[
+        str, typer.Option(help="Inference engine: vllm | trtllm | ollama | hf")
+    ] = "vllm",
+    kv_precision: Annotated[
+        str | None, typer.Option(help="Inference: KV cache precision [default: bf16]")
+    ] = None,
+    layers: Annotated[int | None, typer.Option(help="Custom model: decoder layers")] = None,
+    hidden: Annotated[int | None, typer.Option(help="Custom model: hidden size")] = None,
+    heads: Annotated[int | None, typer.Option(help="Custom model: attention heads")] = None,
+    kv_heads: Annotated[
+        int | None, typer.Option(help="Custom model: key/value heads [default: heads]")
+    ] = None,
+    ffn: Annotated[
+        int | None,
+        typer.Option(
+            help="Custom model: MLP width [default: 4 x hidden for gelu, 8/3 x hidden for swiglu]"
+        ),
+    ] = None,
+    vocab: Annotated[int | None, typer.Option(help="Custom model: vocabulary size")] = None,
+    mlp: Annotated[str, typer.Option(help="Custom model: swiglu | gelu")] = "swiglu",
+    experts: Annotated[int, typer.Option(help="Custom model: routed experts (MoE)")] = 0,
+    experts_per_token: Annotated[int, typer.Option(help="Custom model: experts per token")] = 0,
+    json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="List the assumptions behind every number")
+    ] = False,
+) -> None:
+    """Plan a training or inference job: memory, communication, step time, MFU, bottleneck."""
+    from fabriclens.cli._model_arg import resolve_model
+    from fabriclens.plan.planner import make_plans
+    from fabriclens.plan.request import PlanRequest
+
+    spec = resolve_model(
+        model,
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv_heads,
+        ffn=ffn,
+        vocab=vocab,
+        mlp=mlp,
+        experts=experts,
+        experts_per_token=experts_per_token,
+        seq_len=seq_len,
+    )
+    nets = split_list(network)
+    if compare_networks:
+        nets = list(dict.fromkeys([*COMPARE_SET, *nets]))
+    req = PlanRequest(
+        model=spec,
+        gpu=gpu,
+        gpus=gpus,
+        workload=workload,
+        gpus_per_node=gpus_per_node,
+        networks=tuple(nets),
+        nics_per_node=nics_per_node,
+        intra_link=intra_link,
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        cp=cp,
+        ep=ep,
+        zero=zero,
+        recompute=recompute,
+        sequence_parallel=sequence_parallel,
+        seq_len=seq_len,
+        global_batch=global_batch,
+        micro_batch=micro_batch,
+        interleave=interleave,
+        precision=precision,
+        flash_attention=flash_attention,
+        lora_rank=lora_rank,
+        batch=batch,
+        prompt_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+        engine=engine,
+        kv_precision=kv_precision,
+    )
+    plans = make_plans(req)
+    from fabriclens.report.json_doc import plan_doc
+
+    docs = [plan_doc(p) for p in plans]
+    if json_out:
+        print_json(docs[0] if len(docs) == 1 else docs)
+        return
+    from fabriclens.report import text
+
+    if len(docs) == 1:
+        print_rich(text.plan_renderables(docs[0], explain))
+    else:
+        print_rich(text.comparison_renderables(docs, explain))

@@ -1,0 +1,1 @@
+"""Pure performance model: parameters, FLOPs, memory, collectives, communication, step time."""

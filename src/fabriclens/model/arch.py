@@ -1,0 +1,153 @@
+"""Parameter counts and per-token FLOPs of a transformer described by a ModelSpec.
+
+FLOPs follow the usual convention (Narayanan et al. 2021, Korthikanti et al. 2022): a matmul
+with an m x k weight costs 2*m*k FLOPs per token; attention scores cost 4*s*d per token per
+layer for context s and head width d, counted over the full (non-causal) square.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabriclens.catalog.schema import ModelSpec
+
+
+def head_dim(spec: ModelSpec) -> int:
+    """Width of one attention head."""
+    return spec.head_dim or spec.hidden // spec.heads
+
+
+def qk_dim(spec: ModelSpec) -> int:
+    """Width of the query/key dot product per head (MLA: nope + rope parts)."""
+    return spec.qk_nope_head_dim + spec.qk_rope_head_dim if spec.is_mla else head_dim(spec)
+
+
+def v_dim(spec: ModelSpec) -> int:
+    """Width of the value vector per head."""
+    return spec.v_head_dim if spec.is_mla else head_dim(spec)
+
+
+def attention_params(spec: ModelSpec) -> int:
+    """Weights (and biases) of one attention block, excluding norms."""
+    h = spec.hidden
+    if spec.is_mla:
+        q_width = spec.heads * qk_dim(spec)
+        if spec.q_lora_rank:
+            q = h * spec.q_lora_rank + spec.q_lora_rank + spec.q_lora_rank * q_width
+        else:
+            q = h * q_width
+        kv_a = h * (spec.kv_lora_rank + spec.qk_rope_head_dim) + spec.kv_lora_rank
+        kv_b = spec.kv_lora_rank * spec.heads * (spec.qk_nope_head_dim + spec.v_head_dim)
+        out = spec.heads * spec.v_head_dim * h
+        return q + kv_a + kv_b + out
+    hd = head_dim(spec)
+    q_width, kv_width = spec.heads * hd, spec.kv_heads * hd
+    params = h * (q_width + 2 * kv_width) + q_width * h
+    if spec.qkv_bias:
+        params += q_width + 2 * kv_width
+    if spec.attn_bias:
+        params += h
+    return params
+
+
+def _mlp_params(hidden: int, ffn: int, gated: bool, bias: bool) -> int:
+    if gated:
+        return 3 * hidden * ffn + (2 * ffn + hidden if bias else 0)
+    return 2 * hidden * ffn + (ffn + hidden if bias else 0)
+
+
+def dense_mlp_params(spec: ModelSpec) -> int:
+    """Weights of one dense MLP block."""
+    return _mlp_params(spec.hidden, spec.ffn, spec.mlp == "swiglu", spec.mlp_bias)
+
+
+def expert_params(spec: ModelSpec) -> int:
+    """Weights of one routed expert."""
+    return _mlp_params(spec.hidden, spec.moe_ffn or spec.ffn, spec.mlp == "swiglu", spec.mlp_bias)
+
+
+def moe_layers(spec: ModelSpec) -> int:
+    """Number of layers whose MLP is a mixture of experts."""
+    return spec.layers - spec.first_dense_layers if spec.is_moe else 0
+
+
+def norm_params_per_layer(spec: ModelSpec) -> int:
+    """Two norms per layer (RMSNorm: weight; LayerNorm: weight and bias)."""
+    return 2 * spec.hidden * (2 if spec.norm == "layer" else 1)
+
+
+@dataclass(frozen=True, slots=True)
+class ParamCounts:
+    """Parameter counts of a model, split the way parallelism splits them."""
+
+    total: int
+    active: int  # used per token (MoE: routed experts_per_token of experts)
+    embedding: int  # input embedding (+ learned positions)
+    lm_head: int  # output projection (0 when tied)
+    attention: int  # all layers
+    dense_mlp: int  # all dense-MLP layers
+    experts: int  # all routed experts, all layers
+    experts_active: int  # routed experts used per token, all layers
+    shared_and_router: int  # shared experts + routers, all MoE layers
+    norms: int
+
+    @property
+    def layer_matmul_active(self) -> int:
+        """Matmul weights touched per token inside the decoder layers (all layers)."""
+        return self.attention + self.dense_mlp + self.experts_active + self.shared_and_router
+
+
+def count_params(spec: ModelSpec) -> ParamCounts:
+    """Count parameters: total, active per token, and by part."""
+    h = spec.hidden
+    embedding = spec.vocab * h + (spec.max_positions * h if spec.positions == "learned" else 0)
+    lm_head = 0 if spec.tied_embeddings else spec.vocab * h
+    n_moe = moe_layers(spec)
+    attention = spec.layers * attention_params(spec)
+    dense_mlp = (spec.layers - n_moe) * dense_mlp_params(spec)
+    per_expert = expert_params(spec)
+    experts = n_moe * spec.experts * per_expert
+    experts_active = n_moe * spec.experts_per_token * per_expert
+    shared_and_router = n_moe * (spec.shared_experts * per_expert + h * spec.experts)
+    final_norm = h * (2 if spec.norm == "layer" else 1)
+    norms = spec.layers * norm_params_per_layer(spec) + final_norm
+    total = embedding + lm_head + attention + dense_mlp + experts + shared_and_router + norms
+    active = total - experts + experts_active
+    return ParamCounts(
+        total=total,
+        active=active,
+        embedding=embedding,
+        lm_head=lm_head,
+        attention=attention,
+        dense_mlp=dense_mlp,
+        experts=experts,
+        experts_active=experts_active,
+        shared_and_router=shared_and_router,
+        norms=norms,
+    )
+
+
+def forward_flops_per_token(spec: ModelSpec, context: int) -> float:
+    """Model FLOPs of one forward pass per token at attention context ``context``.
+
+    2 x (active matmul weights in the layers + the output projection) + 4 x context x
+    heads x (qk + v)/2 per layer for the attention scores and their weighted sum.
+    """
+    counts = count_params(spec)
+    matmul = 2.0 * (counts.layer_matmul_active + spec.vocab * spec.hidden)
+    return matmul + attention_core_flops_per_token(spec, context) * spec.layers
+
+
+def attention_core_flops_per_token(spec: ModelSpec, context: int) -> float:
+    """FLOPs of QK^T and AV for one token in one layer (full square, as Megatron counts)."""
+    return 2.0 * context * spec.heads * (qk_dim(spec) + v_dim(spec))
+
+
+def kv_bytes_per_token(spec: ModelSpec, bytes_per_value: float = 2.0) -> float:
+    """KV-cache bytes per token for the whole model (all layers, one replica).
+
+    GQA stores kv_heads keys and values; MLA stores the compressed latent and the rope key.
+    """
+    if spec.is_mla:
+        return spec.layers * (spec.kv_lora_rank + spec.qk_rope_head_dim) * bytes_per_value
+    return spec.layers * 2 * spec.kv_heads * head_dim(spec) * bytes_per_value

@@ -1,0 +1,207 @@
+"""Collective cost model: alpha-beta with nccl-tests bus-bandwidth conventions.
+
+For an operation on ``n`` ranks moving a buffer of ``size_bytes`` (for all_gather and
+reduce_scatter: the total array, as nccl-tests counts it), nccl-tests defines
+
+    algbw = size / time,   busbw = algbw * factor(op, n)
+
+with factor 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and all_to_all,
+and 1 for broadcast and send_recv. A bandwidth-optimal algorithm moves size * factor bytes
+through each rank's slowest link, so time = latency + size * factor / busbw_achievable, and
+busbw_achievable is what each link can carry:
+
+* inside one node, the link's line rate x its efficiency (NCCL's own topology figures);
+  NVLink SHARP (NVLS) all_reduce instead reaches algbw = nvls_algbw_fraction x line rate;
+* across nodes (ring), every ring crosses each node boundary once in each direction, so the
+  bus bandwidth is the node's NIC bandwidth: nics_per_node x NIC rate x efficiency, shared by
+  the groups that run at the same time on that node; all_to_all sends (n - g)/n of every
+  rank's data off-node, so it gets the NIC bandwidth divided among the node's g ranks.
+
+Latency: ring algorithms take steps proportional to n (2(n-1) for all_reduce); a tree
+all_reduce takes 2 log2(nodes) network steps; the cheaper one is used, as NCCL's tuner does.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from fabriclens.catalog.schema import IntraLink, Network
+
+Op = Literal["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv"]
+OPS: tuple[Op, ...] = (
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "all_to_all",
+    "broadcast",
+    "send_recv",
+)
+
+# Fixed cost of launching one collective (kernel launch, proxy hand-off). Estimate: NCCL's
+# tuner uses base latencies of a few microseconds per algorithm/protocol.
+BASE_LATENCY_S = 6e-6
+
+
+def bus_factor(op: Op, ranks: int) -> float:
+    """nccl-tests bus-bandwidth factor: busbw = algbw * bus_factor(op, ranks)."""
+    if ranks <= 1:
+        return 0.0 if op != "send_recv" else 1.0
+    if op == "all_reduce":
+        return 2.0 * (ranks - 1) / ranks
+    if op in ("all_gather", "reduce_scatter", "all_to_all"):
+        return (ranks - 1) / ranks
+    return 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Fabric:
+    """What connects the GPUs: one intra-node link type, one NIC type, NICs per node."""
+
+    intra: IntraLink
+    network: Network | None
+    gpus_per_node: int
+    nics_per_node: int = 1
+
+    def intra_busbw(self) -> float:
+        """Achievable bus bandwidth of the intra-node link, bytes/s per GPU."""
+        return self.intra.bw_bytes_per_s * self.intra.efficiency
+
+    def node_net_bw(self) -> float:
+        """Achievable network bandwidth out of one node (all its NICs), bytes/s."""
+        if self.network is None:
+            return 0.0
+        return self.nics_per_node * self.network.bw_bytes_per_s * self.network.efficiency
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveEstimate:
+    """Predicted cost of one collective."""
+
+    op: Op
+    size_bytes: float
+    ranks: int
+    nodes: int
+    time_s: float
+    algbw_bytes_per_s: float
+    busbw_bytes_per_s: float
+    latency_s: float
+    bottleneck: str  # "intra-node link", "network", "latency" or "none"
+    link: str  # "nvlink", "pcie", "network", "none"
+    algorithm: str  # "ring", "tree", "nvls", "direct", "none"
+
+
+def _none(op: Op, size: float, ranks: int) -> CollectiveEstimate:
+    return CollectiveEstimate(op, size, ranks, 1, 0.0, 0.0, 0.0, 0.0, "none", "none", "none")
+
+
+def _pick(candidates: list[tuple[float, float, str]], wanted: str) -> tuple[float, float, str]:
+    """The forced algorithm if available, else the fastest; ring unless another saves >5%."""
+    for cand in candidates:
+        if cand[2] == wanted:
+            return cand
+    if wanted not in ("auto", ""):
+        return candidates[0]
+    best = min(candidates)
+    return candidates[0] if candidates[0][0] <= best[0] * 1.05 else best
+
+
+def estimate_collective(
+    op: Op,
+    size_bytes: float,
+    ranks: int,
+    fabric: Fabric,
+    ranks_per_node: int | None = None,
+    concurrent_per_node: int = 1,
+    algorithm: str = "auto",
+) -> CollectiveEstimate:
+    """Predict time, algbw and busbw of one collective on ``ranks`` ranks.
+
+    ``ranks_per_node``: how many of the group's ranks share a node (default: as many as fit).
+    ``concurrent_per_node``: how many such groups run at once on a node and share its NICs
+    (e.g. the tp data-parallel groups of a node, each doing its gradient all-reduce).
+    ``algorithm``: "auto" (the fastest, as NCCL's tuner picks), or force "ring", "tree" or
+    "nvls" (like NCCL_ALGO); a forced algorithm the hardware lacks falls back to ring.
+    """
+    if ranks <= 1 or size_bytes <= 0:
+        return _none(op, size_bytes, ranks)
+    g = min(ranks, ranks_per_node or fabric.gpus_per_node, fabric.gpus_per_node)
+    nodes = math.ceil(ranks / g)
+    factor = bus_factor(op, ranks)
+    intra_bw = fabric.intra_busbw()
+    intra_lat = fabric.intra.latency_s
+    link_kind = fabric.intra.kind
+
+    if nodes == 1:
+        candidates: list[tuple[float, float, str]] = []  # (time, latency, algorithm)
+        steps = {"all_reduce": 2 * (ranks - 1), "send_recv": 1}.get(op, ranks - 1)
+        lat = BASE_LATENCY_S + steps * intra_lat
+        bw_time = size_bytes * factor / intra_bw if intra_bw > 0 else math.inf
+        candidates.append((lat + bw_time, lat, "ring" if op != "send_recv" else "direct"))
+        if op == "all_reduce" and fabric.intra.nvls and ranks > 2:
+            nvls_algbw = fabric.intra.bw_bytes_per_s * fabric.intra.nvls_algbw_fraction
+            nvls_lat = BASE_LATENCY_S + 2 * intra_lat
+            candidates.append((nvls_lat + size_bytes / nvls_algbw, nvls_lat, "nvls"))
+        time_s, lat, algorithm = _pick(candidates, algorithm)
+        bottleneck = "latency" if lat > time_s / 2 else "intra-node link"
+        algbw = size_bytes / time_s
+        return CollectiveEstimate(
+            op,
+            size_bytes,
+            ranks,
+            1,
+            time_s,
+            algbw,
+            algbw * factor,
+            lat,
+            bottleneck,
+            link_kind,
+            algorithm,
+        )
+
+    if fabric.network is None:
+        raise ValueError("a collective across nodes needs a network")
+    net = fabric.network
+    node_bw = fabric.node_net_bw() / max(1, concurrent_per_node)
+    if op == "all_to_all":
+        # each rank's off-node share (n-g)/n crosses the NICs the node's g ranks share
+        net_busbw = node_bw / g * (ranks - 1) / max(1, ranks - g)
+    elif op == "send_recv":
+        # one rank's point-to-point traffic rides one NIC (rail), shared if groups outnumber NICs
+        nic_bw = net.bw_bytes_per_s * net.efficiency
+        net_busbw = min(nic_bw, node_bw)
+    else:
+        net_busbw = node_bw
+    busbw = min(intra_bw, net_busbw) if g > 1 else net_busbw
+    bottleneck = "network" if net_busbw <= intra_bw or g == 1 else "intra-node link"
+
+    ring_steps = 2 * (ranks - 1) if op == "all_reduce" else max(1, ranks - 1)
+    net_steps = 2 * nodes if op == "all_reduce" else nodes
+    if op == "send_recv":
+        ring_steps, net_steps = 1, 1
+    ring_lat = BASE_LATENCY_S + net_steps * net.latency_s + (ring_steps - net_steps) * intra_lat
+    candidates = [(ring_lat + size_bytes * factor / busbw, ring_lat, "ring")]
+    if op in ("all_reduce", "broadcast"):
+        depth = math.ceil(math.log2(nodes)) + 1
+        mult = 2 if op == "all_reduce" else 1
+        tree_lat = BASE_LATENCY_S + mult * (depth * net.latency_s + (g - 1) * intra_lat)
+        # NCCL's tree moves the whole buffer up and down once: bus-equivalent time as ring
+        candidates.append((tree_lat + size_bytes * factor / busbw, tree_lat, "tree"))
+    time_s, lat, algorithm = _pick(candidates, algorithm)
+    if lat > time_s / 2:
+        bottleneck = "latency"
+    algbw = size_bytes / time_s
+    return CollectiveEstimate(
+        op,
+        size_bytes,
+        ranks,
+        nodes,
+        time_s,
+        algbw,
+        algbw * factor,
+        lat,
+        bottleneck,
+        "network",
+        algorithm,
+    )

@@ -1,0 +1,209 @@
+"""Inference: prefill (time to first token), decode speed, KV cache, tensor-parallel traffic.
+
+Decode is bound by reading the weights and the KV cache once per step (memory-bandwidth
+roofline), or by compute for large batches; the engine adds fixed per-step and per-layer costs
+(catalog: engines.toml). Tensor parallelism adds two all-reduces of batch x hidden values per
+layer per token, which are latency-bound and therefore sensitive to the link they cross.
+A mixture of experts reads only the experts the batch's tokens select: with uniform routing,
+E x (1 - (1 - k/E)^B) distinct experts per layer for B tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabriclens.catalog.schema import Engine, Gpu, ModelSpec
+from fabriclens.model.arch import (
+    ParamCounts,
+    attention_core_flops_per_token,
+    expert_params,
+    kv_bytes_per_token,
+    moe_layers,
+)
+from fabriclens.model.collectives import Fabric, estimate_collective
+from fabriclens.model.layout import WEIGHT_BYTES
+from fabriclens.model.memory import MemoryLedger, inference_memory, param_share
+from fabriclens.model.step import ATTENTION_EFFICIENCY, peak_flops
+
+PREFILL_CHUNK_TOKENS = 8192  # chunked prefill working set (vLLM-style), estimate
+
+
+@dataclass(frozen=True, slots=True)
+class TokenComm:
+    """Per generated token: one kind of collective across a parallel group."""
+
+    group: str
+    op: str
+    size_bytes: float
+    count_per_token: float
+    link: str
+    time_per_token_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class InferenceEstimate:
+    """Serving one batch: prefill, decode, KV cache and communication."""
+
+    ttft_s: float
+    prefill_s: float
+    decode_step_s: float
+    decode_tokens_per_s: float  # per sequence
+    batch_tokens_per_s: float
+    e2e_s: float
+    kv_cache_bytes_per_token: float  # whole model, one replica
+    kv_cache_bytes_per_gpu: float
+    weights_read_per_step_bytes: float
+    decode_bound: str  # memory bandwidth, compute, communication, engine overhead
+    comm: tuple[TokenComm, ...]
+    memory: MemoryLedger
+    assumptions: tuple[str, ...]
+
+
+def experts_touched(experts: int, per_token: int, tokens: int) -> float:
+    """Expected distinct experts a layer reads for ``tokens`` tokens (uniform routing)."""
+    if experts == 0:
+        return 0.0
+    return experts * (1.0 - (1.0 - per_token / experts) ** tokens)
+
+
+def estimate_inference(
+    spec: ModelSpec,
+    counts: ParamCounts,
+    gpu: Gpu,
+    fabric: Fabric,
+    engine: Engine,
+    *,
+    tp: int,
+    pp: int,
+    batch: int,
+    prompt_tokens: int,
+    output_tokens: int,
+    precision: str = "bf16",
+    kv_precision: str = "bf16",
+) -> InferenceEstimate:
+    """Estimate one batch of ``batch`` requests on a tp x pp group of GPUs."""
+    wbytes = WEIGHT_BYTES[precision]
+    kvbytes = WEIGHT_BYTES[kv_precision]
+    peak = peak_flops(gpu, "fp8" if precision == "fp8" and gpu.fp8_flops_per_s else "bf16")
+    mm_rate = peak * gpu.matmul_efficiency
+    mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
+    share = param_share(spec, counts, tp, pp, 1)
+    layers = spec.layers / pp
+    h = spec.hidden
+
+    # --- prefill: compute-bound over batch x prompt tokens ---
+    tokens = batch * prompt_tokens
+    mm_flops = 2.0 * tokens * counts.layer_matmul_active / spec.layers * layers / tp
+    core = tokens * attention_core_flops_per_token(spec, prompt_tokens) / 2 * layers / tp
+    head = 2.0 * batch * h * spec.vocab / tp
+    weights_bytes = share.total * wbytes
+    prefill_compute = mm_flops / mm_rate + core / (peak * ATTENTION_EFFICIENCY) + head / mm_rate
+    prefill_stage = max(prefill_compute, weights_bytes / mem_rate)
+    comm: list[TokenComm] = []
+    prefill_comm = 0.0
+    step_comm = 0.0
+    if tp > 1:
+        ar_prefill = estimate_collective("all_reduce", tokens * h * 2.0, tp, fabric)
+        prefill_comm += 2 * layers * ar_prefill.time_s
+        ar_decode = estimate_collective("all_reduce", batch * h * 2.0, tp, fabric)
+        step_comm += 2 * layers * ar_decode.time_s
+        comm.append(
+            TokenComm(
+                "tp",
+                "all_reduce",
+                batch * h * 2.0,
+                2 * spec.layers / pp,
+                ar_decode.link,
+                2 * layers * ar_decode.time_s,
+            )
+        )
+    if pp > 1:
+        p2p_decode = estimate_collective("send_recv", batch * h * 2.0, 2, fabric, ranks_per_node=1)
+        p2p_prefill = estimate_collective(
+            "send_recv", tokens * h * 2.0, 2, fabric, ranks_per_node=1
+        )
+        step_comm += (pp - 1) * p2p_decode.time_s
+        prefill_comm += (pp - 1) * p2p_prefill.time_s
+        comm.append(
+            TokenComm(
+                "pp",
+                "send_recv",
+                batch * h * 2.0,
+                pp - 1,
+                p2p_decode.link,
+                (pp - 1) * p2p_decode.time_s,
+            )
+        )
+    overhead = engine.step_overhead_s + engine.layer_overhead_s * spec.layers
+    prefill_s = pp * prefill_stage + prefill_comm + overhead
+
+    # --- decode: read weights (experts touched) + KV cache per step ---
+    if spec.is_moe:
+        n_moe = moe_layers(spec)
+        touched = experts_touched(spec.experts, spec.experts_per_token, batch)
+        unread = n_moe * (spec.experts - touched) * expert_params(spec)
+        read_params = (share.dense + (counts.experts - unread) / (tp * pp)) if counts.experts else 0
+        read_params = max(read_params, share.dense)
+    else:
+        read_params = share.total
+    weights_read = read_params * wbytes
+    kv_total = kv_bytes_per_token(spec, kvbytes)
+    kv_shard = 1.0 if spec.is_mla else min(tp, spec.kv_heads)
+    kv_per_gpu_token = kv_total / kv_shard / pp
+    avg_context = prompt_tokens + output_tokens / 2
+    kv_read = batch * avg_context * kv_per_gpu_token
+    t_mem = (weights_read + kv_read) / mem_rate
+    dec_flops = 2.0 * batch * (counts.active / (tp * pp))
+    dec_core = batch * attention_core_flops_per_token(spec, int(avg_context)) * layers / tp
+    t_compute = dec_flops / mm_rate + dec_core / (peak * ATTENTION_EFFICIENCY)
+    t_stage = max(t_mem, t_compute)
+    step = pp * t_stage + step_comm + overhead
+    parts = {
+        "memory bandwidth": pp * t_mem if t_mem >= t_compute else 0.0,
+        "compute": pp * t_compute if t_compute > t_mem else 0.0,
+        "communication": step_comm,
+        "engine overhead": overhead,
+    }
+    bound = max(parts.items(), key=lambda kv: kv[1])[0]
+    memory = inference_memory(
+        spec,
+        counts,
+        tp=tp,
+        pp=pp,
+        batch=batch,
+        context_tokens=prompt_tokens + output_tokens,
+        prefill_chunk_tokens=min(tokens, PREFILL_CHUNK_TOKENS),
+        weight_precision=precision,
+        kv_bytes_per_value=kvbytes,
+        capacity_bytes=gpu.memory_bytes,
+    )
+    assumptions = (
+        f"decode: weights ({precision}) and KV cache ({kv_precision}) read once per step at "
+        f"{gpu.memory_bw_efficiency:.0%} of {gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s; "
+        f"average context {avg_context:.0f} tokens",
+        f"prefill: {peak / 1e12:.0f} TFLOP/s x {gpu.matmul_efficiency:.3g} for matmuls, causal "
+        f"attention at {ATTENTION_EFFICIENCY:.0%} of peak",
+        f"engine {engine.name}: {engine.step_overhead_s * 1e3:.2g} ms per step + "
+        f"{engine.layer_overhead_s * 1e6:.0f} us per layer ({engine.source})",
+        "tensor parallel: 2 all-reduces of batch x hidden per layer per token, not overlapped",
+    ) + (
+        ("MoE: uniform routing; distinct experts read per layer E(1-(1-k/E)^B)",)
+        if spec.is_moe
+        else ()
+    )
+    ttft = prefill_s
+    return InferenceEstimate(
+        ttft_s=ttft,
+        prefill_s=prefill_s,
+        decode_step_s=step,
+        decode_tokens_per_s=1.0 / step,
+        batch_tokens_per_s=batch / step,
+        e2e_s=ttft + max(0, output_tokens - 1) * step,
+        kv_cache_bytes_per_token=kv_total,
+        kv_cache_bytes_per_gpu=memory.per_gpu_bytes["kv_cache"],
+        weights_read_per_step_bytes=weights_read,
+        decode_bound=bound,
+        comm=tuple(comm),
+        memory=memory,
+        assumptions=assumptions + memory.notes,
+    )

@@ -1,0 +1,92 @@
+"""A training job's layout: parallel degrees, batch, precision, and where each group's ranks sit.
+
+Ranks are placed as Megatron-LM does: tensor-parallel ranks innermost, then context, then data
+(expert-parallel groups are carved out of data-parallel ranks), pipeline stages outermost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Workload = Literal["pretrain", "full-finetune", "lora", "inference"]
+Recompute = Literal["none", "selective", "full"]
+Precision = Literal["bf16", "fp16", "fp8", "int8", "int4"]
+
+WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+
+
+@dataclass(frozen=True, slots=True)
+class TrainConfig:
+    """Everything about a training step except the model and the hardware."""
+
+    gpus: int
+    gpus_per_node: int
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    cp: int = 1
+    ep: int = 1
+    zero: int = 1
+    recompute: Recompute = "none"
+    sequence_parallel: bool = False
+    seq_len: int = 4096
+    global_batch: int = 256  # sequences per optimizer step
+    micro_batch: int = 1
+    interleave: int = 1  # virtual pipeline stages per GPU
+    precision: Precision = "bf16"  # compute precision of the matmuls
+    workload: Workload = "pretrain"
+    flash_attention: bool = True
+    dropout: bool = False
+    lora_rank: int = 16
+    lora_base_bits: int = 16  # 16 = LoRA on a bf16 base, 4 = QLoRA
+    grad_bytes: float = 2.0  # gradient all-reduce element size (bf16)
+    overlap_dp: bool = True  # gradient comm bucketed behind backward compute
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def model_parallel(self) -> int:
+        """GPUs in one model replica's tensor x context x pipeline slice."""
+        return self.tp * self.cp * self.pp
+
+    @property
+    def microbatches(self) -> int:
+        """Micro-batches per pipeline per optimizer step (gradient accumulation steps x pp)."""
+        return max(1, self.global_batch // (self.dp * self.micro_batch))
+
+    @property
+    def trains_base(self) -> bool:
+        """False for LoRA: the base weights are frozen."""
+        return self.workload != "lora"
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """One kind of parallel group and how its ranks spread over nodes."""
+
+    name: str  # tp, cp, ep, dp, pp
+    size: int
+    per_node: int  # ranks of one group on one node
+    concurrent_per_node: int  # groups of this kind with ranks on one node (they share NICs)
+
+    @property
+    def crosses_nodes(self) -> bool:
+        """True when the group spans more than one node."""
+        return self.size > self.per_node
+
+
+def place_groups(cfg: TrainConfig) -> dict[str, Group]:
+    """Where each group's ranks sit, given Megatron's tp-cp-dp-pp rank order."""
+    gpn = cfg.gpus_per_node
+    groups: dict[str, Group] = {}
+    stride = 1
+    for name, size in (("tp", cfg.tp), ("cp", cfg.cp), ("dp", cfg.dp), ("pp", cfg.pp)):
+        per_node = max(1, min(size, gpn // stride)) if stride <= gpn else 1
+        # ranks of one node = gpn; this group's ranks on it = per_node
+        concurrent = max(1, min(gpn, cfg.gpus) // per_node)
+        groups[name] = Group(name, size, per_node, concurrent)
+        stride *= size
+    dp = groups["dp"]
+    ep_per_node = max(1, min(cfg.ep, dp.per_node))
+    groups["ep"] = Group("ep", cfg.ep, ep_per_node, max(1, min(gpn, cfg.gpus) // ep_per_node))
+    return groups

@@ -1,0 +1,219 @@
+"""Memory ledger per GPU for training (full, LoRA, QLoRA) and inference.
+
+Sources: mixed-precision Adam keeps bf16 weights and gradients plus fp32 master weights and two
+fp32 moments, 16 bytes per parameter, sharded by ZeRO stage (Rajbhandari et al. 2020, ZeRO).
+Activations per layer follow Korthikanti et al. 2022 (arXiv 2205.05198, section 4), generalised
+to GQA, gated MLPs, mixture of experts and FlashAttention (which keeps no score matrix).
+QLoRA stores the frozen base as 4-bit NF4 with double-quantised constants, 4.127 bits per
+parameter (Dettmers et al. 2023).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fabriclens.catalog.schema import ModelSpec
+from fabriclens.model.arch import ParamCounts, head_dim, kv_bytes_per_token, moe_layers, v_dim
+from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
+
+GIB = 2**30
+CUDA_CONTEXT_BYTES = 1 * GIB  # CUDA context, cuBLAS/cuDNN workspaces (estimate)
+FRAGMENTATION = 0.05  # allocator slack on top of what is allocated (estimate)
+NCCL_BUFFER_BYTES = 0.5 * GIB  # NCCL channel buffers when a collective runs (estimate)
+QLORA_BYTES_PER_PARAM = 4.127 / 8
+OPTIMIZER_BYTES_PER_PARAM = 12.0  # fp32 master + Adam m + v
+ADAPTER_BYTES_PER_PARAM = 16.0  # adapters train with full mixed-precision Adam
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryLedger:
+    """Bytes per GPU by component, and whether they fit."""
+
+    per_gpu_bytes: dict[str, float]
+    capacity_bytes: float
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def total_per_gpu_bytes(self) -> float:
+        """Sum of all components."""
+        return sum(self.per_gpu_bytes.values())
+
+    @property
+    def fits(self) -> bool:
+        """True when the total fits in the GPU's memory."""
+        return self.total_per_gpu_bytes <= self.capacity_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ParamShare:
+    """Parameters held by the GPU of the busiest pipeline stage (before ZeRO sharding)."""
+
+    dense: float  # sharded by tp (and ZeRO over dp)
+    expert: float  # sharded by tp x ep (and ZeRO over dp / ep)
+    layers: float  # decoder layers held by one stage
+
+    @property
+    def total(self) -> float:
+        """All parameters held, dense and expert."""
+        return self.dense + self.expert
+
+
+def param_share(spec: ModelSpec, counts: ParamCounts, tp: int, pp: int, ep: int) -> ParamShare:
+    """Parameters on one GPU of the heaviest stage (first or last: embedding or LM head)."""
+    layers = spec.layers / pp
+    per_layer_dense = (counts.attention + counts.dense_mlp + counts.shared_and_router) / spec.layers
+    per_layer_dense += counts.norms / spec.layers
+    per_layer_expert = counts.experts / spec.layers
+    if pp == 1:
+        ends = counts.embedding + counts.lm_head
+    else:
+        ends = max(counts.embedding, counts.lm_head or counts.embedding)
+    dense = (layers * per_layer_dense + ends) / tp
+    expert = layers * per_layer_expert / (tp * ep)
+    return ParamShare(dense=dense, expert=expert, layers=layers)
+
+
+def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str) -> float:
+    """Activation bytes one GPU keeps for one layer and one micro-batch (bf16)."""
+    t = cfg.tp
+    tokens = cfg.micro_batch * cfg.seq_len / cfg.cp
+    h = spec.hidden
+    sp = cfg.sequence_parallel or t == 1
+    if recompute == "full":
+        return 2.0 * tokens * h / (t if sp else 1)
+    hd = head_dim(spec)
+    q_w, kv_w, o_w = spec.heads * hd, spec.kv_heads * hd, spec.heads * v_dim(spec)
+    if spec.is_mla:  # MLA materialises full per-head K and V after decompression
+        kv_w = spec.heads * hd
+    replicated = tokens * h * (8 + (2 if cfg.dropout else 0))
+    attn = 2 * tokens * (q_w + kv_w) + 2 * tokens * kv_w + 2 * tokens * o_w
+    f: float = spec.ffn
+    if spec.is_moe:  # tokens pass through k routed + shared experts in the MoE layers
+        moe_f = (spec.moe_ffn or spec.ffn) * (spec.experts_per_token + spec.shared_experts)
+        n_moe = moe_layers(spec)
+        f = (moe_f * n_moe + spec.ffn * (spec.layers - n_moe)) / spec.layers
+    mlp = (6 if spec.mlp == "swiglu" else 4) * tokens * f
+    if cfg.flash_attention:
+        scores = 4.0 * spec.heads * tokens  # log-sum-exp, fp32
+    else:
+        seq = cfg.seq_len / cfg.cp
+        scores = (5 if cfg.dropout else 2) * spec.heads * seq * tokens
+    if recompute == "selective":
+        scores = 0.0 if not cfg.flash_attention else scores
+    split = attn + mlp + scores
+    return replicated / (t if sp else 1) + split / t
+
+
+def _in_flight(cfg: TrainConfig) -> float:
+    """Micro-batches whose activations the first stage holds at once (1F1B, interleaved)."""
+    if cfg.pp == 1:
+        return 1.0
+    held = float(min(cfg.pp, cfg.microbatches))
+    if cfg.interleave > 1:
+        held *= 1 + (cfg.pp - 1) / (cfg.pp * cfg.interleave)
+    return held
+
+
+def adapter_params(spec: ModelSpec, rank: int) -> float:
+    """LoRA adapter parameters on every attention and MLP projection of every layer."""
+    h = spec.hidden
+    hd = head_dim(spec)
+    attn = rank * ((h + spec.heads * hd) * 2 + (h + spec.kv_heads * hd) * 2)
+    f = spec.moe_ffn or spec.ffn
+    n_mlp = 3 if spec.mlp == "swiglu" else 2
+    mlp_mats = n_mlp * (spec.experts_per_token if spec.is_moe else 1)
+    return spec.layers * (attn + mlp_mats * rank * (h + f))
+
+
+def training_memory(
+    spec: ModelSpec, counts: ParamCounts, cfg: TrainConfig, capacity_bytes: float
+) -> MemoryLedger:
+    """Per-GPU memory for one training step of the heaviest pipeline stage."""
+    share = param_share(spec, counts, cfg.tp, cfg.pp, cfg.ep)
+    dp_dense: int = cfg.dp * cfg.cp
+    dp_expert: int = max(1, dp_dense // cfg.ep)
+    notes: list[str] = []
+    comp: dict[str, float] = {}
+
+    def sharded(bytes_per_param: float, stage_needed: int) -> float:
+        if cfg.zero >= stage_needed:
+            return bytes_per_param * (share.dense / dp_dense + share.expert / dp_expert)
+        return bytes_per_param * share.total
+
+    if cfg.trains_base:
+        comp["weights"] = sharded(2.0, 3)
+        comp["gradients"] = sharded(2.0, 2)
+        comp["optimizer"] = sharded(OPTIMIZER_BYTES_PER_PARAM, 1)
+        notes.append(
+            "memory: bf16 weights and gradients, fp32 master weights and Adam moments "
+            f"(16 bytes/parameter), ZeRO stage {cfg.zero} over {dp_dense} data-parallel ranks"
+        )
+    else:
+        base = QLORA_BYTES_PER_PARAM if cfg.lora_base_bits == 4 else 2.0
+        comp["weights"] = base * share.total
+        adapters = adapter_params(spec, cfg.lora_rank) / (cfg.tp * cfg.pp)
+        comp["gradients"] = 2.0 * adapters
+        comp["optimizer"] = (ADAPTER_BYTES_PER_PARAM - 2.0) * adapters
+        kind = "QLoRA: 4-bit NF4 base" if cfg.lora_base_bits == 4 else "LoRA: frozen bf16 base"
+        notes.append(
+            f"memory: {kind}, rank-{cfg.lora_rank} adapters on every projection "
+            f"({adapter_params(spec, cfg.lora_rank) / 1e6:.1f}M trainable parameters)"
+        )
+
+    per_layer = activation_bytes_per_layer(spec, cfg, cfg.recompute)
+    acts = per_layer * share.layers * _in_flight(cfg)
+    if cfg.recompute == "full":  # one layer's full activations exist while it is recomputed
+        acts += activation_bytes_per_layer(spec, cfg, "none")
+    tokens = cfg.micro_batch * cfg.seq_len / cfg.cp
+    logits = tokens * spec.vocab / cfg.tp * (2 + 4)  # bf16 logits + fp32 copy for the loss
+    comp["activations"] = acts + logits
+    notes.append(
+        f"activations: {cfg.recompute} recompute, "
+        f"{'FlashAttention (no score matrix)' if cfg.flash_attention else 'score matrix kept'}, "
+        f"sequence parallel {'on' if cfg.sequence_parallel else 'off'}, "
+        f"{_in_flight(cfg):.2g} micro-batch(es) in flight on the first stage, "
+        "fp32 logits for the loss"
+    )
+    buffers = NCCL_BUFFER_BYTES if cfg.gpus > 1 else 0.0
+    if cfg.zero >= 3 and cfg.trains_base:
+        buffers += 2 * 2.0 * share.total / max(1.0, share.layers)  # gathered layer + prefetch
+    comp["comm_buffers"] = buffers
+    allocated = sum(comp.values())
+    comp["framework_overhead"] = CUDA_CONTEXT_BYTES + FRAGMENTATION * allocated
+    notes.append("overhead: 1 GiB CUDA context + 5% allocator fragmentation (estimate)")
+    return MemoryLedger(comp, capacity_bytes, tuple(notes))
+
+
+def inference_memory(
+    spec: ModelSpec,
+    counts: ParamCounts,
+    *,
+    tp: int,
+    pp: int,
+    batch: int,
+    context_tokens: int,
+    prefill_chunk_tokens: int,
+    weight_precision: str,
+    kv_bytes_per_value: float,
+    capacity_bytes: float,
+) -> MemoryLedger:
+    """Per-GPU memory for serving ``batch`` sequences of ``context_tokens`` each."""
+    share = param_share(spec, counts, tp, pp, 1)
+    comp: dict[str, float] = {}
+    comp["weights"] = WEIGHT_BYTES[weight_precision] * share.total
+    kv_shard = 1.0 if spec.is_mla else min(tp, spec.kv_heads)
+    kv_per_token = kv_bytes_per_token(spec, kv_bytes_per_value) / kv_shard / pp
+    comp["kv_cache"] = batch * context_tokens * kv_per_token
+    f = (spec.moe_ffn or spec.ffn) * max(1, spec.experts_per_token)
+    comp["activations"] = prefill_chunk_tokens * (4 * spec.hidden + 6 * f / tp) + 4 * (
+        batch * spec.vocab / tp
+    )
+    comp["comm_buffers"] = NCCL_BUFFER_BYTES if tp * pp > 1 else 0.0
+    allocated = sum(comp.values())
+    comp["framework_overhead"] = CUDA_CONTEXT_BYTES + FRAGMENTATION * allocated
+    notes = (
+        f"memory: {weight_precision} weights, KV cache {kv_bytes_per_value:g} bytes/value for "
+        f"{batch} x {context_tokens} tokens, prefill chunk {prefill_chunk_tokens} tokens",
+        "overhead: 1 GiB CUDA context + 5% allocator fragmentation (estimate)",
+    )
+    return MemoryLedger(comp, capacity_bytes, notes)

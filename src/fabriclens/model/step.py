@@ -1,0 +1,384 @@
+"""Training step time: compute at achievable efficiency, pipeline bubble, exposed communication.
+
+Per micro-batch and pipeline stage, each layer costs
+    matmuls   / (peak x matmul_efficiency)              (catalog: measured MAMF where published)
+  + attention / (peak x ATTENTION_EFFICIENCY)           (FlashAttention kernels; causal half)
+  + elementwise bytes / (HBM bandwidth x memory_bw_efficiency)
+where the elementwise traffic (norms, activations, softmax, dropout, residual adds) is taken as
+twice the activation bytes the layer stores (each is written once and read back once).
+Backward costs twice the forward; recomputation adds a forward (full) or the attention core
+(selective). The pipeline adds (pp-1)/interleave micro-batch times of bubble (Narayanan et al.
+2021). Tensor, expert and pipeline communication is exposed (Megatron's default, no overlap);
+data-parallel gradient traffic hides behind the last micro-batch's backward; context-parallel
+KV exchange hides behind attention; ZeRO-3 gathers hide behind the layer's compute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabriclens.catalog.schema import Gpu, ModelSpec
+from fabriclens.model.arch import (
+    ParamCounts,
+    attention_core_flops_per_token,
+    forward_flops_per_token,
+)
+from fabriclens.model.collectives import Fabric
+from fabriclens.model.comm import CommEntry, entry
+from fabriclens.model.layout import TrainConfig, place_groups
+from fabriclens.model.memory import (
+    MemoryLedger,
+    activation_bytes_per_layer,
+    adapter_params,
+    param_share,
+    training_memory,
+)
+
+# FlashAttention-2 reaches 50-73% of A100 peak forward and less backward (Dao 2023, Fig. 4-6).
+ATTENTION_EFFICIENCY = 0.55
+ADAM_BYTES_PER_PARAM = 28.0  # read grad(2) master(4) m(4) v(4); write master, m, v, bf16 weight
+QLORA_DEQUANT_BYTES_PER_PARAM = 4.5  # read 4-bit (0.5), write + read bf16 copy (2 + 2)
+OVERHEAD_SHARE_FOR_BOTTLENECK = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class StepEstimate:
+    """One training step, decomposed."""
+
+    time_s: float
+    compute_s: float
+    comm_exposed_s: float
+    bubble_s: float
+    optimizer_s: float
+    microbatch_compute_s: float
+    comm: tuple[CommEntry, ...]
+    memory: MemoryLedger
+    model_flops: float  # whole step, all GPUs, no recompute
+    hw_flops: float  # including recompute
+    tokens_per_step: float
+    gpus: int
+    peak_flops_per_s: float
+    bottleneck: str
+    assumptions: tuple[str, ...]
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Training throughput in tokens per second."""
+        return self.tokens_per_step / self.time_s
+
+    @property
+    def tflops_per_gpu(self) -> float:
+        """Model TFLOP/s per GPU (no recompute)."""
+        return self.model_flops / self.time_s / self.gpus / 1e12
+
+    @property
+    def hw_tflops_per_gpu(self) -> float:
+        """Hardware TFLOP/s per GPU (recompute included)."""
+        return self.hw_flops / self.time_s / self.gpus / 1e12
+
+    @property
+    def mfu(self) -> float:
+        """Model FLOPs utilisation."""
+        return self.tflops_per_gpu * 1e12 / self.peak_flops_per_s
+
+    @property
+    def hfu(self) -> float:
+        """Hardware FLOPs utilisation."""
+        return self.hw_tflops_per_gpu * 1e12 / self.peak_flops_per_s
+
+    @property
+    def comm_share(self) -> float:
+        """Share of the step spent in exposed communication."""
+        return self.comm_exposed_s / self.time_s
+
+
+def peak_flops(gpu: Gpu, precision: str) -> float:
+    """Dense tensor-core peak for the compute precision (int weights compute in bf16)."""
+    if precision == "fp8":
+        return gpu.fp8_flops_per_s
+    if precision == "fp16":
+        return gpu.fp16_flops_per_s
+    return gpu.bf16_flops_per_s
+
+
+def estimate_training_step(
+    spec: ModelSpec, counts: ParamCounts, gpu: Gpu, fabric: Fabric, cfg: TrainConfig
+) -> StepEstimate:
+    """Estimate one optimizer step of ``cfg`` on ``gpu`` x ``cfg.gpus`` connected by ``fabric``."""
+    peak = peak_flops(gpu, cfg.precision)
+    mm_rate = peak * gpu.matmul_efficiency
+    attn_rate = peak * ATTENTION_EFFICIENCY
+    mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
+    t, h = cfg.tp, spec.hidden
+    tokens = cfg.micro_batch * cfg.seq_len / cfg.cp  # per GPU per micro-batch
+    share = param_share(spec, counts, t, cfg.pp, cfg.ep)
+    layers = share.layers
+    m = cfg.microbatches
+
+    # --- compute per micro-batch per stage ---
+    layer_mm = 2.0 * tokens * counts.layer_matmul_active / spec.layers / t
+    core = tokens * attention_core_flops_per_token(spec, cfg.seq_len) / t
+    core_hw = core * (0.5 if cfg.flash_attention else 1.0)  # causal blocks skipped
+    act_none = activation_bytes_per_layer(spec, cfg, "none")
+    elem = 2.0 * act_none
+    t_mm = layer_mm / mm_rate
+    t_core = core_hw / attn_rate if cfg.flash_attention else core_hw / mm_rate
+    t_elem = elem / mem_rate
+    if not cfg.flash_attention:
+        scores_bytes = act_none - activation_bytes_per_layer(spec, cfg, "selective")
+        t_core += 2.0 * scores_bytes / mem_rate
+    fwd = t_mm + t_core + t_elem
+    # a frozen base (LoRA) needs input gradients only, no weight gradients; adapters are tiny
+    bwd = 2.0 * fwd if cfg.trains_base else t_mm + 2.0 * (t_core + t_elem)
+    recompute = {"none": 0.0, "selective": t_core, "full": fwd}[cfg.recompute]
+    dequant = 0.0
+    if not cfg.trains_base and cfg.lora_base_bits == 4:
+        passes = 3 if cfg.recompute == "full" else 2
+        dequant = passes * QLORA_DEQUANT_BYTES_PER_PARAM * share.total / layers / mem_rate
+    per_layer = fwd + bwd + recompute + dequant
+    logits_flops = 2.0 * tokens * h * spec.vocab / t
+    logits = (3.0 if cfg.trains_base else 2.0) * logits_flops / mm_rate
+    compute_mb = layers * per_layer + logits
+
+    # --- communication ledger ---
+    groups = place_groups(cfg)
+    comm: list[CommEntry] = []
+    act_bytes = tokens * h * 2.0
+    n_passes = 2 + 2 + (2 if cfg.recompute == "full" else 0)  # fwd, bwd, recompute fwd
+    if t > 1:
+        calls = n_passes * layers * m
+        if cfg.sequence_parallel:
+            comm.append(
+                entry(
+                    groups["tp"],
+                    "all_gather",
+                    act_bytes,
+                    calls,
+                    fabric,
+                    note="sequence parallel: gather before each block",
+                )
+            )
+            comm.append(
+                entry(
+                    groups["tp"],
+                    "reduce_scatter",
+                    act_bytes,
+                    calls,
+                    fabric,
+                    note="sequence parallel: scatter after each block",
+                )
+            )
+        else:
+            comm.append(
+                entry(
+                    groups["tp"],
+                    "all_reduce",
+                    act_bytes,
+                    calls,
+                    fabric,
+                    note="2 per layer forward, 2 backward (Megatron)",
+                )
+            )
+    if spec.is_moe and cfg.ep > 1:
+        moe_per_stage = layers * (spec.layers - spec.first_dense_layers) / spec.layers
+        size = tokens * spec.experts_per_token * h * 2.0
+        comm.append(
+            entry(
+                groups["ep"],
+                "all_to_all",
+                size,
+                n_passes * moe_per_stage * m,
+                fabric,
+                note="dispatch + combine per MoE layer",
+            )
+        )
+    if cfg.cp > 1:
+        kv_w = spec.kv_heads * (spec.head_dim or h // spec.heads)
+        size = tokens * cfg.cp * 2 * kv_w * 2.0
+        passes = 2 if cfg.recompute != "full" else 3
+        comm.append(
+            entry(
+                groups["cp"],
+                "all_gather",
+                size,
+                passes * layers * m,
+                fabric,
+                overlap_window_s=m * layers * t_core * 3,
+                note="KV exchange, hidden behind attention",
+            )
+        )
+    if cfg.pp > 1:
+        size = act_bytes / (t if cfg.sequence_parallel else 1)
+        comm.append(
+            entry(
+                groups["pp"],
+                "send_recv",
+                size,
+                2 * m * cfg.interleave,
+                fabric,
+                note="activations forward, gradients backward",
+            )
+        )
+
+    dp_group = groups["dp"]
+    if cfg.dp * cfg.cp > 1:
+        if cfg.trains_base:
+            grad_dense = share.dense * cfg.grad_bytes
+            grad_expert = share.expert * cfg.grad_bytes
+        else:
+            grad_dense = adapter_params(spec, cfg.lora_rank) / (t * cfg.pp) * cfg.grad_bytes
+            grad_expert = 0.0
+        window = bwd * layers * 0.9 if cfg.overlap_dp else 0.0
+        if cfg.zero >= 3 and cfg.trains_base:
+            gathered = share.dense * 2.0 * cfg.dp
+            comm.append(
+                entry(
+                    dp_group,
+                    "all_gather",
+                    gathered,
+                    2 * m,
+                    fabric,
+                    overlap_window_s=m * layers * (fwd + bwd) * 0.9,
+                    note="ZeRO-3: gather weights for forward and backward",
+                )
+            )
+            comm.append(
+                entry(
+                    dp_group,
+                    "reduce_scatter",
+                    grad_dense * cfg.dp,
+                    m,
+                    fabric,
+                    overlap_window_s=m * layers * bwd * 0.9 / 2,
+                    note="ZeRO-3: scatter gradients",
+                )
+            )
+        elif cfg.zero >= 1:
+            comm.append(
+                entry(
+                    dp_group,
+                    "reduce_scatter",
+                    grad_dense * cfg.dp,
+                    1,
+                    fabric,
+                    overlap_window_s=window,
+                    note="gradients, after last backward",
+                )
+            )
+            comm.append(
+                entry(
+                    dp_group,
+                    "all_gather",
+                    share.dense * 2.0 * cfg.dp,
+                    1,
+                    fabric,
+                    overlap_window_s=fwd * layers * 0.9 if cfg.overlap_dp else 0.0,
+                    note="updated weights, behind next forward",
+                )
+            )
+        else:
+            comm.append(
+                entry(
+                    dp_group,
+                    "all_reduce",
+                    grad_dense,
+                    1,
+                    fabric,
+                    overlap_window_s=window,
+                    note="gradients, bucketed behind backward",
+                )
+            )
+        if grad_expert > 0 and cfg.dp // cfg.ep > 1:
+            from fabriclens.model.layout import Group
+
+            edp = Group(
+                "dp-expert",
+                cfg.dp // cfg.ep,
+                max(1, dp_group.per_node // cfg.ep),
+                dp_group.concurrent_per_node,
+            )
+            comm.append(
+                entry(
+                    edp,
+                    "all_reduce",
+                    grad_expert,
+                    1,
+                    fabric,
+                    overlap_window_s=window,
+                    note="expert gradients",
+                )
+            )
+
+    comm_exposed = sum(c.exposed_s for c in comm)
+    per_mb_exposed = sum(c.exposed_s for c in comm if c.group in ("tp", "ep", "cp", "pp"))
+    comm_exposed - per_mb_exposed
+    mb_time = compute_mb + per_mb_exposed / m
+    bubble = (cfg.pp - 1) / cfg.interleave * mb_time if cfg.pp > 1 else 0.0
+
+    if cfg.trains_base:
+        optimized = share.total / (cfg.dp * cfg.cp if cfg.zero >= 1 else 1)
+    else:
+        optimized = adapter_params(spec, cfg.lora_rank) / (t * cfg.pp)
+    optimizer = ADAM_BYTES_PER_PARAM * optimized / mem_rate
+    compute_total = m * compute_mb + optimizer
+    time_s = compute_total + comm_exposed + bubble
+
+    tokens_step = float(cfg.global_batch * cfg.seq_len)
+    fwd_flops = forward_flops_per_token(spec, cfg.seq_len) * tokens_step
+    model_flops = (3.0 if cfg.trains_base else 2.0) * fwd_flops
+    core_total = attention_core_flops_per_token(spec, cfg.seq_len) * spec.layers * tokens_step
+    hw_flops = (
+        model_flops + {"none": 0.0, "selective": core_total, "full": fwd_flops}[cfg.recompute]
+    )
+
+    memory = training_memory(spec, counts, cfg, gpu.memory_bytes)
+    link_exposed: dict[str, float] = {}
+    for c in comm:
+        key = "network" if c.link == "network" else "intra-node link"
+        link_exposed[key] = link_exposed.get(key, 0.0) + c.exposed_s
+    overheads = {**link_exposed, "pipeline bubble": bubble}
+    worst = max(overheads.items(), key=lambda kv: kv[1], default=("compute", 0.0))
+    if not memory.fits:
+        bottleneck = "memory capacity"
+    elif worst[1] >= OVERHEAD_SHARE_FOR_BOTTLENECK * time_s:
+        bottleneck = worst[0]
+    else:
+        bottleneck = "compute"
+
+    assumptions = (
+        f"compute: {gpu.title} {cfg.precision} peak {peak / 1e12:.0f} TFLOP/s x matmul "
+        f"efficiency {gpu.matmul_efficiency:.3g} ({gpu.matmul_efficiency_source})",
+        f"attention: {'FlashAttention, causal half of the score square, ' if cfg.flash_attention else 'unfused score matrix, '}"
+        f"{ATTENTION_EFFICIENCY:.0%} of peak (FlashAttention-2 paper)",
+        f"elementwise ops: 2 x stored activation bytes at {gpu.memory_bw_efficiency:.0%} of "
+        f"{gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s HBM",
+        "FLOPs: 2 x weights per token per matmul, 4 x context x width for attention, backward = "
+        "2 x forward (Narayanan et al. 2021)"
+        + ("; LoRA: no weight gradients for the frozen base" if not cfg.trains_base else ""),
+        f"pipeline: 1F1B, bubble (pp-1)/interleave = {cfg.pp - 1}/{cfg.interleave} micro-batch times"
+        if cfg.pp > 1
+        else "pipeline: none",
+        "communication: tensor/expert/pipeline collectives exposed (no overlap); data-parallel "
+        "gradients hide behind 90% of the last micro-batch's backward"
+        + ("" if cfg.overlap_dp else " (overlap off)"),
+        f"optimizer: Adam, {ADAM_BYTES_PER_PARAM:.0f} bytes of HBM traffic per updated parameter",
+        f"bottleneck: the largest overhead when it takes >= {OVERHEAD_SHARE_FOR_BOTTLENECK:.0%} "
+        "of the step, else compute",
+    )
+    return StepEstimate(
+        time_s=time_s,
+        compute_s=compute_total,
+        comm_exposed_s=comm_exposed,
+        bubble_s=bubble,
+        optimizer_s=optimizer,
+        microbatch_compute_s=compute_mb,
+        comm=tuple(comm),
+        memory=memory,
+        model_flops=model_flops,
+        hw_flops=hw_flops,
+        tokens_per_step=tokens_step,
+        gpus=cfg.gpus,
+        peak_flops_per_s=peak,
+        bottleneck=bottleneck,
+        assumptions=assumptions + memory.notes,
+    )

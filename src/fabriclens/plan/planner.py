@@ -1,0 +1,432 @@
+"""Turn a PlanRequest into estimates: validate, fill defaults (stating each), evaluate."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from fabriclens.catalog import find_engine, find_gpu, find_link, find_network
+from fabriclens.catalog.schema import Gpu, IntraLink, ModelSpec, Network
+from fabriclens.errors import InputError
+from fabriclens.model.arch import ParamCounts, count_params
+from fabriclens.model.collectives import Fabric
+from fabriclens.model.inference import InferenceEstimate, estimate_inference
+from fabriclens.model.layout import TrainConfig
+from fabriclens.model.memory import training_memory
+from fabriclens.model.step import StepEstimate, estimate_training_step
+from fabriclens.plan.request import PlanRequest
+
+WORKLOADS = ("pretrain", "full-finetune", "lora", "qlora", "inference")
+DEFAULT_MULTI_NODE_NETWORK = "ndr-ib"
+DEFAULT_GLOBAL_BATCH = {"pretrain": 512, "full-finetune": 128, "lora": 64}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One evaluated plan for one network choice."""
+
+    request: PlanRequest
+    model: ModelSpec
+    counts: ParamCounts
+    gpu: Gpu
+    intra: IntraLink
+    network: Network | None
+    nics_per_node: int
+    gpus_per_node: int
+    workload: str
+    config: TrainConfig | None
+    training: StepEstimate | None
+    inference: InferenceEstimate | None
+    tp: int
+    pp: int
+    defaults: tuple[str, ...]
+
+    @property
+    def nodes(self) -> int:
+        """Nodes in the job."""
+        return math.ceil(self.request.gpus / self.gpus_per_node)
+
+    @property
+    def network_name(self) -> str:
+        """The network id, or "none" for a single node."""
+        return self.network.name if self.network else "none"
+
+    @property
+    def network_cost(self) -> float:
+        """Relative network cost of the whole job: ports x per-port cost."""
+        if self.network is None or self.nodes <= 1:
+            return 0.0
+        return self.network.cost_relative * self.nics_per_node * self.nodes
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _check_positive(name: str, value: int | None) -> None:
+    if value is not None and value < 1:
+        raise InputError(f"--{name} must be at least 1 (got {value})", f"give a positive --{name}")
+
+
+def resolve_fabric(
+    gpu: Gpu,
+    gpus: int,
+    *,
+    gpus_per_node: int | None = None,
+    intra_link: str | None = None,
+    network_name: str | None = None,
+    nics_per_node: int | None = None,
+) -> tuple[Fabric, list[str]]:
+    """The fabric for ``gpus`` of ``gpu``, filling what is not given and saying so."""
+    notes: list[str] = []
+    gpn = gpus_per_node or min(gpu.max_gpus_per_node, gpus)
+    if gpus_per_node is None:
+        notes.append(f"gpus per node: {gpn} (at most {gpu.max_gpus_per_node} for {gpu.title})")
+    if gpus > gpn and gpus % gpn:
+        raise InputError(
+            f"{gpus} GPUs do not fill whole nodes of {gpn}",
+            "use a multiple of --gpus-per-node, or change --gpus-per-node",
+        )
+    intra = find_link(intra_link or (gpu.intra_link if gpn > 1 else "none"))
+    if gpn > intra.max_gpus:
+        raise InputError(
+            f"intra-node link {intra.name} joins at most {intra.max_gpus} GPUs, not {gpn}",
+            "lower --gpus-per-node or choose another --intra-link",
+        )
+    nodes = math.ceil(gpus / gpn)
+    network: Network | None = None
+    if network_name:
+        network = find_network(network_name)
+    elif nodes > 1:
+        network = find_network(DEFAULT_MULTI_NODE_NETWORK)
+        notes.append(f"network: {network.title} (default for multi-node; set --network)")
+    if nics_per_node is not None:
+        nics = nics_per_node
+    elif network is not None and network.kind != "tcp" and gpn >= 4:
+        nics = gpn
+        notes.append(
+            f"NICs per node: {nics}, one per GPU (HGX reference design; set --nics-per-node)"
+        )
+    else:
+        nics = 1
+        if network is not None and nodes > 1:
+            notes.append("NICs per node: 1 (set --nics-per-node)")
+    return Fabric(intra, network, gpn, nics), notes
+
+
+def _validate_layout(spec: ModelSpec, cfg: TrainConfig) -> None:
+    if spec.heads % cfg.tp:
+        raise InputError(
+            f"--tp {cfg.tp} does not divide the {spec.heads} attention heads of {spec.title or spec.name}",
+            f"use a --tp from {[d for d in _divisors(spec.heads) if d <= 64]}",
+        )
+    if cfg.pp > spec.layers:
+        raise InputError(f"--pp {cfg.pp} exceeds the {spec.layers} layers", "use a smaller --pp")
+    if cfg.gpus % (cfg.tp * cfg.pp * cfg.cp):
+        raise InputError(
+            f"{cfg.gpus} GPUs are not divisible by tp x pp x cp = {cfg.tp * cfg.pp * cfg.cp}",
+            "change --gpus, --tp, --pp or --cp so that they divide",
+        )
+    if cfg.tp * cfg.pp * cfg.cp * cfg.dp != cfg.gpus:
+        raise InputError(
+            f"tp x pp x cp x dp = {cfg.tp * cfg.pp * cfg.cp * cfg.dp}, not the {cfg.gpus} GPUs",
+            "leave --dp out to derive it, or make the product match --gpus",
+        )
+    if cfg.ep > 1:
+        if not spec.is_moe:
+            raise InputError(f"--ep {cfg.ep} needs a mixture-of-experts model", "drop --ep")
+        if spec.experts % cfg.ep or (cfg.dp * cfg.cp) % cfg.ep:
+            raise InputError(
+                f"--ep {cfg.ep} must divide the {spec.experts} experts and dp x cp",
+                "choose an --ep that divides both",
+            )
+    if cfg.interleave > 1 and (cfg.pp == 1 or spec.layers % (cfg.pp * cfg.interleave)):
+        raise InputError(
+            f"--interleave {cfg.interleave} needs pp > 1 and layers divisible by pp x interleave",
+            "drop --interleave or change --pp",
+        )
+    if cfg.global_batch % (cfg.dp * cfg.micro_batch):
+        raise InputError(
+            f"global batch {cfg.global_batch} is not divisible by dp x micro-batch = "
+            f"{cfg.dp * cfg.micro_batch}",
+            "change --global-batch or --micro-batch",
+        )
+    if cfg.seq_len % cfg.cp:
+        raise InputError(
+            f"--seq-len {cfg.seq_len} is not divisible by --cp {cfg.cp}", "change --cp"
+        )
+
+
+def _training_candidates(req: PlanRequest, spec: ModelSpec, gpn: int) -> list[dict[str, object]]:
+    """Layouts to try for the parts the user left out (small, ordered, pruned)."""
+    tps = [req.tp] if req.tp else [t for t in (1, 2, 4, 8) if t <= gpn and spec.heads % t == 0]
+    cp = req.cp or 1
+    out: list[dict[str, object]] = []
+    for tp in tps:
+        if req.pp:
+            pps = [req.pp]
+        else:
+            max_pp = req.gpus // (tp * cp)
+            pps = [p for p in (1, 2, 4, 8, 16) if p <= max_pp and spec.layers >= p]
+        for pp in pps:
+            if req.gpus % (tp * pp * cp):
+                continue
+            dp = req.gpus // (tp * pp * cp)
+            if req.dp and req.dp != dp:
+                continue
+            zeros = [req.zero] if req.zero is not None else ([1, 3] if dp > 1 else [0])
+            recs = [req.recompute] if req.recompute else ["none", "selective", "full"]
+            mbs = [req.micro_batch] if req.micro_batch else [1, 2, 4, 8]
+            for zero in zeros:
+                for rec in recs:
+                    for mb in mbs:
+                        out.append(
+                            {
+                                "tp": tp,
+                                "pp": pp,
+                                "dp": dp,
+                                "zero": zero,
+                                "recompute": rec,
+                                "micro_batch": mb,
+                            }
+                        )
+    return out
+
+
+def _base_config(
+    req: PlanRequest, spec: ModelSpec, gpu: Gpu, gpn: int
+) -> tuple[TrainConfig, list[str]]:
+    notes: list[str] = []
+    workload = "lora" if req.workload == "qlora" else req.workload
+    base_bits = 4 if req.workload == "qlora" else req.lora_base_bits
+    seq = req.seq_len or min(spec.max_positions, 4096)
+    if req.seq_len is None:
+        notes.append(f"sequence length: {seq}")
+    precision = req.precision or "bf16"
+    if precision == "fp8" and gpu.fp8_flops_per_s == 0:
+        raise InputError(f"{gpu.title} has no FP8 tensor cores", "use --precision bf16")
+    if precision not in ("bf16", "fp16", "fp8"):
+        raise InputError(
+            f"training precision {precision!r} is not supported", "use bf16, fp16 or fp8"
+        )
+    gb = req.global_batch or DEFAULT_GLOBAL_BATCH[workload]
+    cfg = TrainConfig(
+        gpus=req.gpus,
+        gpus_per_node=gpn,
+        cp=req.cp or 1,
+        ep=req.ep or 1,
+        seq_len=seq,
+        global_batch=gb,
+        interleave=req.interleave or 1,
+        precision=precision,  # type: ignore[arg-type]
+        workload=workload,  # type: ignore[arg-type]
+        flash_attention=req.flash_attention,
+        lora_rank=req.lora_rank,
+        lora_base_bits=base_bits,
+        sequence_parallel=bool(req.sequence_parallel),
+    )
+    return cfg, notes
+
+
+def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
+    spec, counts = req.model, count_params(req.model)
+    gpu = find_gpu(req.gpu)
+    fabric, notes = resolve_fabric(
+        gpu,
+        req.gpus,
+        gpus_per_node=req.gpus_per_node,
+        intra_link=req.intra_link,
+        network_name=network_name,
+        nics_per_node=req.nics_per_node,
+    )
+    base, more = _base_config(req, spec, gpu, fabric.gpus_per_node)
+    notes += more
+    if req.tp and spec.heads % req.tp:
+        raise InputError(
+            f"--tp {req.tp} does not divide the {spec.heads} attention heads of {spec.title or spec.name}",
+            f"use a --tp from {[d for d in _divisors(spec.heads) if d <= 64]}",
+        )
+    fixed = (req.tp or 1) * (req.pp or 1) * (req.cp or 1)
+    if req.gpus % fixed:
+        raise InputError(
+            f"{req.gpus} GPUs are not divisible by tp x pp x cp = {fixed}",
+            "change --gpus, --tp, --pp or --cp so that they divide",
+        )
+    cands = _training_candidates(req, spec, fabric.gpus_per_node)
+    if not cands:
+        raise InputError(
+            f"no layout of {req.gpus} GPUs matches the given --tp/--pp/--dp/--cp",
+            "check that tp x pp x cp x dp equals --gpus",
+        )
+    best: tuple[float, TrainConfig, StepEstimate] | None = None
+    smallest: tuple[float, TrainConfig] | None = None
+    first_error: InputError | None = None
+    for cand in cands:
+        gb = base.global_batch
+        dp, mb = int(cand["dp"]), int(cand["micro_batch"])  # type: ignore[call-overload]
+        if req.global_batch is None and gb % (dp * mb):
+            gb = math.ceil(gb / (dp * mb)) * dp * mb
+        sp = base.sequence_parallel if req.sequence_parallel is not None else int(cand["tp"]) > 1  # type: ignore[call-overload]
+        cfg = replace(base, global_batch=gb, sequence_parallel=sp, **cand)  # type: ignore[arg-type]
+        try:
+            _validate_layout(spec, cfg)
+        except InputError as exc:
+            first_error = first_error or exc
+            continue
+        mem = training_memory(spec, counts, cfg, gpu.memory_bytes)
+        if smallest is None or mem.total_per_gpu_bytes < smallest[0]:
+            smallest = (mem.total_per_gpu_bytes, cfg)
+        if not mem.fits and len(cands) > 1:
+            continue
+        est = estimate_training_step(spec, counts, gpu, fabric, cfg)
+        if best is None or est.time_s < best[0]:
+            best = (est.time_s, cfg, est)
+    if best is None:
+        if smallest is None:
+            assert first_error is not None
+            raise first_error
+        cfg = smallest[1]
+        est = estimate_training_step(spec, counts, gpu, fabric, cfg)
+        notes.append("no layout fits in memory: showing the one that needs least")
+    else:
+        _, cfg, est = best
+    chosen = []
+    for key, given in (
+        ("tp", req.tp),
+        ("pp", req.pp),
+        ("zero", req.zero),
+        ("recompute", req.recompute),
+        ("micro_batch", req.micro_batch),
+    ):
+        if given is None and len(cands) > 1:
+            chosen.append(f"{key.replace('_', '-')} {getattr(cfg, key)}")
+    if chosen:
+        notes.append("layout chosen as the fastest that fits: " + ", ".join(chosen))
+    if req.global_batch is None:
+        notes.append(
+            f"global batch: {cfg.global_batch} sequences ({cfg.global_batch * cfg.seq_len / 1e6:.2g}M tokens)"
+        )
+    return Plan(
+        req,
+        spec,
+        counts,
+        gpu,
+        fabric.intra,
+        fabric.network,
+        fabric.nics_per_node,
+        fabric.gpus_per_node,
+        req.workload,
+        cfg,
+        est,
+        None,
+        cfg.tp,
+        cfg.pp,
+        tuple(notes),
+    )
+
+
+def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
+    spec, counts = req.model, count_params(req.model)
+    gpu = find_gpu(req.gpu)
+    fabric, notes = resolve_fabric(
+        gpu,
+        req.gpus,
+        gpus_per_node=req.gpus_per_node,
+        intra_link=req.intra_link,
+        network_name=network_name,
+        nics_per_node=req.nics_per_node,
+    )
+    engine = find_engine(req.engine)
+    precision = req.precision or "bf16"
+    if precision not in ("bf16", "fp16", "fp8", "int8", "int4"):
+        raise InputError(
+            f"inference precision {precision!r} is not supported", "use bf16, fp8, int8 or int4"
+        )
+    if precision == "fp8" and gpu.fp8_flops_per_s == 0:
+        notes.append(f"{gpu.title} has no FP8 tensor cores: fp8 weights, bf16 compute")
+    kv_precision = req.kv_precision or ("fp8" if precision == "fp8" else "bf16")
+    for name, value in (
+        ("batch", req.batch),
+        ("prompt-tokens", req.prompt_tokens),
+        ("output-tokens", req.output_tokens),
+    ):
+        if value < 1:
+            raise InputError(
+                f"--{name} must be at least 1 (got {value})", f"give a positive --{name}"
+            )
+    pp = req.pp if req.pp is not None else 1
+    if req.tp is not None:
+        tp = req.tp
+    else:
+        tp = req.gpus // pp
+        notes.append(f"tp {tp}: one model replica across all {req.gpus} GPUs (set --tp/--pp)")
+    if tp * pp != req.gpus:
+        raise InputError(
+            f"inference uses one replica: tp x pp = {tp * pp} must equal --gpus {req.gpus}",
+            "set --gpus to tp x pp (plan replicas with `fabriclens capacity`)",
+        )
+    if spec.heads % tp:
+        raise InputError(
+            f"--tp {tp} does not divide the {spec.heads} attention heads of {spec.title or spec.name}",
+            f"use a --tp from {[d for d in _divisors(spec.heads) if d <= 64]}",
+        )
+    est = estimate_inference(
+        spec,
+        counts,
+        gpu,
+        fabric,
+        engine,
+        tp=tp,
+        pp=pp,
+        batch=req.batch,
+        prompt_tokens=req.prompt_tokens,
+        output_tokens=req.output_tokens,
+        precision=precision,
+        kv_precision=kv_precision,
+    )
+    return Plan(
+        req,
+        spec,
+        counts,
+        gpu,
+        fabric.intra,
+        fabric.network,
+        fabric.nics_per_node,
+        fabric.gpus_per_node,
+        "inference",
+        None,
+        None,
+        est,
+        tp,
+        pp,
+        tuple(notes),
+    )
+
+
+def make_plans(req: PlanRequest) -> list[Plan]:
+    """Evaluate the request once per network (or once if none is given)."""
+    if req.workload not in WORKLOADS:
+        raise InputError(f"unknown workload {req.workload!r}", f"use one of {', '.join(WORKLOADS)}")
+    if req.gpus < 1:
+        raise InputError(f"--gpus must be at least 1 (got {req.gpus})", "give a positive --gpus")
+    for name in (
+        "gpus_per_node",
+        "nics_per_node",
+        "tp",
+        "pp",
+        "dp",
+        "cp",
+        "ep",
+        "seq_len",
+        "global_batch",
+        "micro_batch",
+        "interleave",
+    ):
+        _check_positive(name.replace("_", "-"), getattr(req, name))
+    if req.zero is not None and req.zero not in (0, 1, 2, 3):
+        raise InputError(f"--zero {req.zero} is not a ZeRO stage", "use 0, 1, 2 or 3")
+    if req.recompute is not None and req.recompute not in ("none", "selective", "full"):
+        raise InputError(f"--recompute {req.recompute!r} is unknown", "use none, selective or full")
+    networks: tuple[str | None, ...] = req.networks or (None,)
+    run = _plan_inference if req.workload == "inference" else _plan_training
+    return [run(req, net) for net in networks]

@@ -1,0 +1,1 @@
+"""Rendering: JSON documents (the stable API) and terminal text."""

@@ -1,0 +1,165 @@
+"""Plain-dict documents for `--json`: stable keys, SI units in the key names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fabriclens.model.collectives import CollectiveEstimate, Fabric
+from fabriclens.plan.planner import Plan
+
+
+def _r(x: float, digits: int = 6) -> float:
+    return float(f"{x:.{digits}g}")
+
+
+def plan_doc(plan: Plan) -> dict[str, Any]:
+    """The JSON object for one plan (one network choice)."""
+    doc: dict[str, Any] = {
+        "network": plan.network_name,
+        "model": {
+            "name": plan.model.name,
+            "params": plan.counts.total,
+            "active_params": plan.counts.active,
+            "source": plan.model.source,
+        },
+        "workload": plan.workload,
+        "gpu": plan.gpu.name,
+        "gpus": plan.request.gpus,
+        "gpus_per_node": plan.gpus_per_node,
+        "nodes": plan.nodes,
+        "intra_link": plan.intra.name,
+        "nics_per_node": plan.nics_per_node if plan.network else 0,
+        "network_cost_relative": _r(plan.network_cost),
+    }
+    if plan.training is not None and plan.config is not None:
+        est, cfg = plan.training, plan.config
+        mem = est.memory
+        doc["layout"] = {
+            "tp": cfg.tp,
+            "pp": cfg.pp,
+            "dp": cfg.dp,
+            "cp": cfg.cp,
+            "ep": cfg.ep,
+            "zero": cfg.zero,
+            "recompute": cfg.recompute,
+            "sequence_parallel": cfg.sequence_parallel,
+            "micro_batch": cfg.micro_batch,
+            "global_batch": cfg.global_batch,
+            "seq_len": cfg.seq_len,
+            "interleave": cfg.interleave,
+            "precision": cfg.precision,
+            "microbatches": cfg.microbatches,
+        }
+        doc["memory"] = {
+            "per_gpu_bytes": {k: round(v) for k, v in mem.per_gpu_bytes.items()},
+            "total_per_gpu_bytes": round(mem.total_per_gpu_bytes),
+            "capacity_bytes": mem.capacity_bytes,
+            "fits": mem.fits,
+        }
+        doc["step"] = {
+            "time_s": _r(est.time_s),
+            "compute_s": _r(est.compute_s),
+            "comm_exposed_s": _r(est.comm_exposed_s),
+            "bubble_s": _r(est.bubble_s),
+            "optimizer_s": _r(est.optimizer_s),
+        }
+        doc["throughput"] = {
+            "tokens_per_s": _r(est.tokens_per_s),
+            "tflops_per_gpu": _r(est.tflops_per_gpu),
+            "hw_tflops_per_gpu": _r(est.hw_tflops_per_gpu),
+            "mfu": _r(est.mfu, 4),
+            "hfu": _r(est.hfu, 4),
+            "gpu_utilisation": _r(est.compute_s / est.time_s, 4),
+            "comm_share": _r(est.comm_share, 4),
+        }
+        doc["bottleneck"] = est.bottleneck
+        doc["comm"] = [
+            {
+                "group": c.group,
+                "op": c.op,
+                "size_bytes": round(c.size_bytes),
+                "count": c.count,
+                "bytes_per_step": round(c.bytes_per_step),
+                "link": c.link,
+                "busbw_GBps": _r(c.busbw_bytes_per_s / 1e9, 4),
+                "time_s": _r(c.time_s),
+                "exposed_s": _r(c.exposed_s),
+                "note": c.note,
+            }
+            for c in est.comm
+        ]
+        doc["assumptions"] = list(plan.defaults) + list(est.assumptions)
+    elif plan.inference is not None:
+        inf = plan.inference
+        mem = inf.memory
+        doc["layout"] = {
+            "tp": plan.tp,
+            "pp": plan.pp,
+            "batch": plan.request.batch,
+            "prompt_tokens": plan.request.prompt_tokens,
+            "output_tokens": plan.request.output_tokens,
+            "engine": plan.request.engine,
+        }
+        doc["memory"] = {
+            "per_gpu_bytes": {k: round(v) for k, v in mem.per_gpu_bytes.items()},
+            "total_per_gpu_bytes": round(mem.total_per_gpu_bytes),
+            "capacity_bytes": mem.capacity_bytes,
+            "fits": mem.fits,
+        }
+        comm_s = sum(c.time_per_token_s for c in inf.comm)
+        doc["step"] = {
+            "time_s": _r(inf.decode_step_s),
+            "compute_s": _r(inf.decode_step_s - comm_s),
+            "comm_exposed_s": _r(comm_s),
+            "bubble_s": 0.0,
+        }
+        doc["throughput"] = {"tokens_per_s": _r(inf.batch_tokens_per_s)}
+        doc["inference"] = {
+            "kv_cache_bytes_per_token": round(inf.kv_cache_bytes_per_token),
+            "kv_cache_bytes_per_gpu": round(inf.kv_cache_bytes_per_gpu),
+            "ttft_s": _r(inf.ttft_s),
+            "decode_step_s": _r(inf.decode_step_s),
+            "decode_tokens_per_s": _r(inf.decode_tokens_per_s),
+            "batch_tokens_per_s": _r(inf.batch_tokens_per_s),
+            "e2e_s": _r(inf.e2e_s),
+            "weights_read_per_step_bytes": round(inf.weights_read_per_step_bytes),
+            "decode_bound": inf.decode_bound,
+        }
+        doc["bottleneck"] = "memory capacity" if not mem.fits else inf.decode_bound
+        doc["comm"] = [
+            {
+                "group": c.group,
+                "op": c.op,
+                "size_bytes": round(c.size_bytes),
+                "count_per_token": c.count_per_token,
+                "link": c.link,
+                "time_per_token_s": _r(c.time_per_token_s),
+            }
+            for c in inf.comm
+        ]
+        doc["assumptions"] = list(plan.defaults) + list(inf.assumptions)
+    return doc
+
+
+def collective_doc(
+    est: CollectiveEstimate, fabric: Fabric, assumptions: list[str]
+) -> dict[str, Any]:
+    """The JSON object for `fabriclens collective`."""
+    return {
+        "op": est.op,
+        "size_bytes": round(est.size_bytes),
+        "ranks": est.ranks,
+        "nodes": est.nodes,
+        "gpus_per_node": fabric.gpus_per_node,
+        "intra_link": fabric.intra.name,
+        "network": fabric.network.name if fabric.network else "none",
+        "nics_per_node": fabric.nics_per_node if fabric.network else 0,
+        "time_s": _r(est.time_s),
+        "algbw_GBps": _r(est.algbw_bytes_per_s / 1e9, 5),
+        "busbw_GBps": _r(est.busbw_bytes_per_s / 1e9, 5),
+        "latency_s": _r(est.latency_s),
+        "algorithm": est.algorithm,
+        "bottleneck": est.bottleneck,
+        "link": est.link,
+        "assumptions": assumptions,
+    }

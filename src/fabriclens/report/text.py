@@ -1,0 +1,289 @@
+"""Terminal rendering with rich. Every function returns rich renderables or a string."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from fabriclens.units import format_bytes, format_decimal_bytes, format_time
+
+COMPONENT_LABELS = {
+    "weights": "weights",
+    "gradients": "gradients",
+    "optimizer": "optimizer states",
+    "activations": "activations",
+    "kv_cache": "KV cache",
+    "comm_buffers": "communication buffers",
+    "framework_overhead": "framework overhead",
+}
+
+
+def render(renderables: Iterable[RenderableType], width: int = 110) -> str:
+    """Render to a plain string (no colour codes) — what tests and pipes see."""
+    console = Console(width=width, color_system=None, highlight=False, record=True, file=io.StringIO())
+    for r in renderables:
+        console.print(r)
+    return console.export_text()
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _gbps(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def memory_table(doc: dict[str, Any]) -> Table:
+    """Per-GPU memory ledger."""
+    mem = doc["memory"]
+    table = Table(title="Memory per GPU", box=box.SIMPLE_HEAD, title_justify="left")
+    table.add_column("component")
+    table.add_column("size", justify="right")
+    for key, value in mem["per_gpu_bytes"].items():
+        table.add_row(COMPONENT_LABELS.get(key, key), format_bytes(value))
+    verdict = "fits" if mem["fits"] else "DOES NOT FIT"
+    table.add_row(
+        Text("total", style="bold"),
+        Text(
+            f"{format_bytes(mem['total_per_gpu_bytes'])} of {format_bytes(mem['capacity_bytes'])} — {verdict}",
+            style="bold" if mem["fits"] else "bold red",
+        ),
+    )
+    return table
+
+
+def comm_table(doc: dict[str, Any]) -> Table:
+    """Communication ledger of a training step."""
+    table = Table(title="Communication per step", box=box.SIMPLE_HEAD, title_justify="left")
+    for col, just in (
+        ("group", "left"),
+        ("op", "left"),
+        ("size", "right"),
+        ("calls", "right"),
+        ("link", "left"),
+        ("busbw GB/s", "right"),
+        ("time", "right"),
+        ("exposed", "right"),
+        ("", "left"),
+    ):
+        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    for c in doc["comm"]:
+        table.add_row(
+            c["group"],
+            c["op"],
+            format_decimal_bytes(c["size_bytes"]),
+            f"{c['count']:g}",
+            c["link"],
+            _gbps(c["busbw_GBps"]),
+            format_time(c["time_s"]),
+            format_time(c["exposed_s"]),
+            c["note"],
+        )
+    return table
+
+
+def plan_summary(doc: dict[str, Any]) -> list[RenderableType]:
+    """Header lines: what was planned, on what."""
+    lay = doc["layout"]
+    head = Text()
+    head.append(f"{doc['model']['name']}", style="bold")
+    head.append(f" ({doc['model']['params'] / 1e9:.1f}B params")
+    if doc["model"]["active_params"] != doc["model"]["params"]:
+        head.append(f", {doc['model']['active_params'] / 1e9:.1f}B active")
+    head.append(f") · {doc['workload']} · {doc['gpus']} x {doc['gpu']}")
+    head.append(f" · {doc['nodes']} node(s) x {doc['gpus_per_node']} GPUs over {doc['intra_link']}")
+    if doc["network"] != "none":
+        head.append(f" · network {doc['network']} x {doc['nics_per_node']} per node")
+    if doc["workload"] == "inference":
+        layout = (
+            f"layout: tp {lay['tp']} · pp {lay['pp']} · batch {lay['batch']} · prompt "
+            f"{lay['prompt_tokens']} · output {lay['output_tokens']} tokens · engine {lay['engine']}"
+        )
+    else:
+        layout = (
+            f"layout: tp {lay['tp']} · pp {lay['pp']} · dp {lay['dp']} · cp {lay['cp']} · ep {lay['ep']}"
+            f" · ZeRO {lay['zero']} · recompute {lay['recompute']} · sequence-parallel "
+            f"{'on' if lay['sequence_parallel'] else 'off'} · micro-batch {lay['micro_batch']} x "
+            f"{lay['microbatches']} · global batch {lay['global_batch']} x {lay['seq_len']} tokens"
+            f" · {lay['precision']}"
+        )
+    return [head, Text(layout)]
+
+
+def step_lines(doc: dict[str, Any]) -> list[RenderableType]:
+    """Step time decomposition and throughput."""
+    s, t = doc["step"], doc["throughput"]
+    lines = Text()
+    lines.append("Step ", style="bold")
+    lines.append(
+        f"{format_time(s['time_s'])} = compute {format_time(s['compute_s'])} + exposed communication "
+        f"{format_time(s['comm_exposed_s'])} + pipeline bubble {format_time(s['bubble_s'])}\n"
+    )
+    lines.append("Throughput ", style="bold")
+    lines.append(
+        f"{t['tokens_per_s']:,.0f} tokens/s · {t['tflops_per_gpu']:.0f} TFLOP/s per GPU "
+        f"(hardware {t['hw_tflops_per_gpu']:.0f}) · MFU {_pct(t['mfu'])} · HFU {_pct(t['hfu'])} · "
+        f"GPU busy {_pct(t['gpu_utilisation'])}\n"
+    )
+    lines.append("Bottleneck ", style="bold")
+    lines.append(doc["bottleneck"])
+    return [lines]
+
+
+def inference_lines(doc: dict[str, Any]) -> list[RenderableType]:
+    """Prefill, decode, KV cache, per-token communication."""
+    inf = doc["inference"]
+    text = Text()
+    text.append("Time to first token ", style="bold")
+    text.append(f"{format_time(inf['ttft_s'])} (prefill)\n")
+    text.append("Decode ", style="bold")
+    text.append(
+        f"{inf['decode_tokens_per_s']:.1f} tokens/s per sequence · {inf['batch_tokens_per_s']:.0f} "
+        f"tokens/s for the batch · {format_time(inf['decode_step_s'])} per step, bound by "
+        f"{inf['decode_bound']}\n"
+    )
+    text.append("KV cache ", style="bold")
+    text.append(
+        f"{format_decimal_bytes(inf['kv_cache_bytes_per_token'])} per token (whole model) · "
+        f"{format_bytes(inf['kv_cache_bytes_per_gpu'])} per GPU for this batch\n"
+    )
+    text.append("End to end ", style="bold")
+    text.append(f"{format_time(inf['e2e_s'])} per request")
+    out: list[RenderableType] = [text]
+    if doc["comm"]:
+        table = Table(
+            title="Communication per generated token", box=box.SIMPLE_HEAD, title_justify="left"
+        )
+        for col in ("group", "op", "size", "calls", "link", "time per token"):
+            table.add_column(col)
+        for c in doc["comm"]:
+            table.add_row(
+                c["group"],
+                c["op"],
+                format_decimal_bytes(c["size_bytes"]),
+                f"{c['count_per_token']:g}",
+                c["link"],
+                format_time(c["time_per_token_s"]),
+            )
+        out.append(table)
+    return out
+
+
+def assumptions_block(lines: Sequence[str]) -> Text:
+    """The assumptions, one per line, dimmed."""
+    text = Text("Assumptions\n", style="bold")
+    for line in lines:
+        text.append(f"  · {line}\n", style="dim")
+    return text
+
+
+def plan_renderables(doc: dict[str, Any], explain: bool) -> list[RenderableType]:
+    """Everything `fabriclens plan` prints for one network."""
+    out: list[RenderableType] = [*plan_summary(doc), memory_table(doc)]
+    if doc["workload"] == "inference":
+        out += inference_lines(doc)
+    else:
+        if doc["comm"]:
+            out.append(comm_table(doc))
+        out += step_lines(doc)
+    if explain:
+        out.append(assumptions_block(doc["assumptions"]))
+    else:
+        out.append(
+            Text(
+                "(--explain lists the formulas and catalog values behind every number)", style="dim"
+            )
+        )
+    return out
+
+
+def comparison_renderables(docs: list[dict[str, Any]], explain: bool) -> list[RenderableType]:
+    """The same job across network choices, side by side."""
+    first = docs[0]
+    out: list[RenderableType] = [plan_summary(first)[0]]
+    inference = first["workload"] == "inference"
+    table = Table(title="Network comparison", box=box.SIMPLE_HEAD, title_justify="left")
+    cols = ["network", "NICs/node"]
+    cols += (
+        ["TTFT", "decode tok/s", "per-token comm", "bound"]
+        if inference
+        else ["step", "tokens/s", "GPU busy", "MFU", "comm share", "layout", "bottleneck"]
+    )
+    cols += ["net cost", "fits"]
+    for c in cols:
+        table.add_column(
+            c, justify="left" if c in ("network", "layout", "bottleneck", "bound") else "right"
+        )
+    best = min(d["step"]["time_s"] for d in docs)
+    for d in docs:
+        row = [d["network"], str(d["nics_per_node"])]
+        if inference:
+            inf = d["inference"]
+            comm = sum(c["time_per_token_s"] for c in d["comm"])
+            row += [
+                format_time(inf["ttft_s"]),
+                f"{inf['decode_tokens_per_s']:.1f}",
+                format_time(comm),
+                inf["decode_bound"],
+            ]
+        else:
+            s, t, lay = d["step"], d["throughput"], d["layout"]
+            slower = s["time_s"] / best - 1
+            row += [
+                format_time(s["time_s"]) + (f" (+{100 * slower:.0f}%)" if slower > 0.005 else ""),
+                f"{t['tokens_per_s']:,.0f}",
+                _pct(t["gpu_utilisation"]),
+                _pct(t["mfu"]),
+                _pct(t["comm_share"]),
+                f"tp{lay['tp']} pp{lay['pp']} dp{lay['dp']} z{lay['zero']}",
+                d["bottleneck"],
+            ]
+        row += [f"{d['network_cost_relative']:.3g}", "yes" if d["memory"]["fits"] else "NO"]
+        table.add_row(*row)
+    out.append(table)
+    out.append(
+        Text(
+            "net cost: NIC ports x relative per-port cost (100GbE port = 1); an estimate for ranking",
+            style="dim",
+        )
+    )
+    if explain:
+        out.append(assumptions_block(first["assumptions"]))
+    return out
+
+
+def collective_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    """`fabriclens collective` output."""
+    text = Text()
+    text.append(
+        f"{doc['op']} of {format_decimal_bytes(doc['size_bytes'])} on {doc['ranks']} ranks",
+        style="bold",
+    )
+    text.append(f" ({doc['nodes']} node(s) x {doc['gpus_per_node']} GPUs, {doc['intra_link']}")
+    if doc["network"] != "none":
+        text.append(f", {doc['network']} x {doc['nics_per_node']} per node")
+    text.append(")\n")
+    text.append(
+        f"time {format_time(doc['time_s'])} · algbw {doc['algbw_GBps']:.2f} GB/s · busbw "
+        f"{doc['busbw_GBps']:.2f} GB/s · algorithm {doc['algorithm']} · latency "
+        f"{format_time(doc['latency_s'])}\n"
+    )
+    text.append(f"bottleneck: {doc['bottleneck']}")
+    return [text, assumptions_block(doc["assumptions"])]
+
+
+def catalog_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> Group:
+    """A catalog listing."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    for c in columns:
+        table.add_column(c)
+    for row in rows:
+        table.add_row(*row)
+    return Group(table)

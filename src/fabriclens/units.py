@@ -1,0 +1,154 @@
+"""Human quantities: one parser each for sizes, rates, times and fractions, and formatters.
+
+Conventions (DESIGN.md): GB = 1e9 bytes, GiB = 2**30 bytes; link rates are bits per second;
+bandwidths are bytes per second. A bare suffix on a size (``64M``) is decimal, like ``64MB``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from fabriclens.errors import InputError
+
+_NUM = r"(?P<num>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)"
+
+_SIZE_UNITS: dict[str, float] = {
+    "": 1,
+    "b": 1,
+    "k": 1e3,
+    "kb": 1e3,
+    "m": 1e6,
+    "mb": 1e6,
+    "g": 1e9,
+    "gb": 1e9,
+    "t": 1e12,
+    "tb": 1e12,
+    "p": 1e15,
+    "pb": 1e15,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+    "pib": 2**50,
+}
+
+_RATE_UNITS: dict[str, float] = {
+    "": 1,
+    "bps": 1,
+    "bit": 1,
+    "k": 1e3,
+    "kbit": 1e3,
+    "kbps": 1e3,
+    "m": 1e6,
+    "mbit": 1e6,
+    "mbps": 1e6,
+    "g": 1e9,
+    "gbit": 1e9,
+    "gbps": 1e9,
+    "gbe": 1e9,
+    "t": 1e12,
+    "tbit": 1e12,
+    "tbps": 1e12,
+}
+
+_TIME_UNITS: dict[str, float] = {
+    "": 1,
+    "s": 1,
+    "sec": 1,
+    "ms": 1e-3,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ns": 1e-9,
+    "min": 60,
+    "m": 60,
+    "h": 3600,
+}
+
+
+def _parse(text: str, units: dict[str, float], what: str, example: str) -> float:
+    raw = str(text).strip()
+    match = re.fullmatch(_NUM + r"\s*(?P<unit>[a-zA-Zµ/]*)", raw)
+    unit = match.group("unit").lower().replace("/s", "ps") if match else ""
+    if match is None or unit not in units:
+        raise InputError(f"cannot read {raw!r} as a {what}", f"write it like {example}")
+    value = float(match.group("num")) * units[unit]
+    if not math.isfinite(value):
+        raise InputError(f"{raw!r} is not a finite {what}", f"write it like {example}")
+    return value
+
+
+def parse_size(text: str | int | float) -> int:
+    """Parse a size such as ``140GB``, ``1GiB``, ``64M`` or ``4096``; returns bytes."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        if text < 0:
+            raise InputError(f"size {text} is negative", "give a size of zero or more")
+        return int(text)
+    return round(_parse(str(text), _SIZE_UNITS, "size", "140GB, 1GiB or 64M"))
+
+
+def parse_rate(text: str | int | float) -> float:
+    """Parse a link rate such as ``1gbit``, ``100G``, ``400Gbps``; returns bits per second."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        return float(text)
+    return _parse(str(text), _RATE_UNITS, "rate", "1gbit, 100G or 400Gbps")
+
+
+def parse_time(text: str | int | float) -> float:
+    """Parse a duration such as ``5ms``, ``1.5s``, ``200us``; returns seconds."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        return float(text)
+    return _parse(str(text), _TIME_UNITS, "duration", "5ms, 200us or 1.5s")
+
+
+def parse_fraction(text: str | int | float) -> float:
+    """Parse ``0.5%`` or ``0.005``; returns a fraction in [0, 1]."""
+    raw = str(text).strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise InputError(
+            f"cannot read {raw!r} as a fraction", "write it like 0.5% or 0.005"
+        ) from None
+    if not 0.0 <= value <= 1.0:
+        raise InputError(f"fraction {raw!r} is outside 0..100%", "give a value between 0% and 100%")
+    return value
+
+
+def _scaled(value: float, steps: list[tuple[float, str]], digits: int) -> str:
+    for scale, suffix in steps:
+        if abs(value) >= scale:
+            return f"{value / scale:.{digits}g} {suffix}".rstrip()
+    scale, suffix = steps[-1]
+    return f"{value / scale:.{digits}g} {suffix}".rstrip()
+
+
+def format_bytes(size_bytes: float, digits: int = 3) -> str:
+    """Render bytes with binary units (GiB) — memory is reported the way nvidia-smi does."""
+    steps = [(2.0**40, "TiB"), (2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB"), (1.0, "B")]
+    return _scaled(size_bytes, steps, digits)
+
+
+def format_decimal_bytes(size_bytes: float, digits: int = 3) -> str:
+    """Render bytes with decimal units (GB = 1e9), as message sizes and transfers are."""
+    steps = [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")]
+    return _scaled(size_bytes, steps, digits)
+
+
+def format_time(time_s: float, digits: int = 3) -> str:
+    """Render seconds as s, ms, µs or ns."""
+    if time_s == 0:
+        return "0 s"
+    steps = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
+    return _scaled(time_s, steps, digits)
+
+
+def format_rate(rate_bits_per_s: float, digits: int = 3) -> str:
+    """Render a link rate in bit/s units (Gbit/s)."""
+    steps = [(1e12, "Tbit/s"), (1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1.0, "bit/s")]
+    return _scaled(rate_bits_per_s, steps, digits)
+
+
+def format_bw(bw_bytes_per_s: float, digits: int = 3) -> str:
+    """Render a bandwidth in GB/s (1e9 bytes per second, as nccl-tests does)."""
+    return f"{bw_bytes_per_s / 1e9:.{digits}g} GB/s"
