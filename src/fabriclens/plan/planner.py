@@ -11,9 +11,10 @@ from fabriclens.errors import InputError
 from fabriclens.model.arch import ParamCounts, count_params
 from fabriclens.model.collectives import Fabric
 from fabriclens.model.inference import InferenceEstimate, estimate_inference
-from fabriclens.model.layout import TrainConfig
+from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
 from fabriclens.model.memory import training_memory
 from fabriclens.model.step import StepEstimate, estimate_training_step
+from fabriclens.plan.fit import min_gpus_inference, min_gpus_training
 from fabriclens.plan.request import PlanRequest
 
 WORKLOADS = ("pretrain", "full-finetune", "lora", "qlora", "inference")
@@ -40,6 +41,7 @@ class Plan:
     tp: int
     pp: int
     defaults: tuple[str, ...]
+    min_gpus: int | None = None
 
     @property
     def nodes(self) -> int:
@@ -306,6 +308,7 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
         notes.append(
             f"global batch: {cfg.global_batch} sequences ({cfg.global_batch * cfg.seq_len / 1e6:.2g}M tokens)"
         )
+    min_gpus = min_gpus_training(spec, counts, gpu, base, fabric.gpus_per_node)
     return Plan(
         req,
         spec,
@@ -322,6 +325,7 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
         cfg.tp,
         cfg.pp,
         tuple(notes),
+        min_gpus,
     )
 
 
@@ -400,6 +404,15 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         tp,
         pp,
         tuple(notes),
+        min_gpus_inference(
+            spec,
+            counts,
+            gpu,
+            batch=req.batch,
+            context_tokens=req.prompt_tokens + req.output_tokens,
+            precision=precision,
+            kv_bytes_per_value=WEIGHT_BYTES[kv_precision],
+        ),
     )
 
 

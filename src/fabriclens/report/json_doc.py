@@ -55,6 +55,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "total_per_gpu_bytes": round(mem.total_per_gpu_bytes),
             "capacity_bytes": mem.capacity_bytes,
             "fits": mem.fits,
+            "min_gpus": plan.min_gpus,
         }
         doc["step"] = {
             "time_s": _r(est.time_s),
@@ -105,6 +106,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "total_per_gpu_bytes": round(mem.total_per_gpu_bytes),
             "capacity_bytes": mem.capacity_bytes,
             "fits": mem.fits,
+            "min_gpus": plan.min_gpus,
         }
         comm_s = sum(c.time_per_token_s for c in inf.comm)
         doc["step"] = {

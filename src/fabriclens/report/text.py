@@ -26,7 +26,9 @@ COMPONENT_LABELS = {
 
 def render(renderables: Iterable[RenderableType], width: int = 110) -> str:
     """Render to a plain string (no colour codes) — what tests and pipes see."""
-    console = Console(width=width, color_system=None, highlight=False, record=True, file=io.StringIO())
+    console = Console(
+        width=width, color_system=None, highlight=False, record=True, file=io.StringIO()
+    )
     for r in renderables:
         console.print(r)
     return console.export_text()
@@ -56,6 +58,9 @@ def memory_table(doc: dict[str, Any]) -> Table:
             style="bold" if mem["fits"] else "bold red",
         ),
     )
+    if mem.get("min_gpus"):
+        table.caption = f"fewest {doc['gpu']} GPUs that can hold this job: {mem['min_gpus']}"
+        table.caption_justify = "left"
     return table
 
 

@@ -1,0 +1,209 @@
+"""The command line: every command with --json, the text output, and the error paths."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from fabriclens.cli.app import run
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
+    assert run([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_plan_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _json(capsys, "plan", "llama-3.1-8b", "--gpus", "16", "--network", "100g-roce")
+    assert isinstance(doc, dict)
+    assert set(doc["memory"]) >= {"per_gpu_bytes", "total_per_gpu_bytes", "fits", "min_gpus"}
+    assert set(doc["step"]) >= {"time_s", "compute_s", "comm_exposed_s", "bubble_s"}
+    assert set(doc["throughput"]) >= {
+        "tokens_per_s",
+        "tflops_per_gpu",
+        "hw_tflops_per_gpu",
+        "mfu",
+        "hfu",
+    }
+    assert doc["bottleneck"] in {
+        "compute",
+        "network",
+        "intra-node link",
+        "pipeline bubble",
+        "memory capacity",
+    }
+    assert doc["assumptions"] and all(isinstance(a, str) for a in doc["assumptions"])
+    for c in doc["comm"]:
+        assert set(c) >= {"group", "op", "bytes_per_step", "link", "time_s", "exposed_s"}
+    assert doc["memory"]["total_per_gpu_bytes"] == pytest.approx(
+        sum(doc["memory"]["per_gpu_bytes"].values()), abs=8
+    )
+
+
+def test_plan_with_several_networks_is_a_list(capsys: pytest.CaptureFixture[str]) -> None:
+    docs = _json(
+        capsys,
+        "plan",
+        "llama-3.1-8b",
+        "--gpus",
+        "16",
+        "--network",
+        "1gbe,100g-roce",
+        "--network",
+        "ndr-ib",
+    )
+    assert isinstance(docs, list)
+    assert [d["network"] for d in docs] == ["1gbe", "100g-roce", "ndr-ib"]
+    assert docs[0]["step"]["time_s"] >= docs[2]["step"]["time_s"]
+
+
+def test_plan_explicit_layout_is_respected(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _json(capsys, "plan", "llama-3.1-70b", "--gpus", "32", "--tp", "8", "--pp", "2", "--zero", "1",
+                "--recompute", "selective", "--micro-batch", "2", "--global-batch", "64", "--seq-len", "8192",
+                "--network", "ndr-ib", "--nics-per-node", "4")  # fmt: skip
+    assert isinstance(doc, dict)
+    lay = doc["layout"]
+    assert (lay["tp"], lay["pp"], lay["dp"], lay["zero"], lay["recompute"]) == (
+        8,
+        2,
+        2,
+        1,
+        "selective",
+    )
+    assert (lay["micro_batch"], lay["global_batch"], lay["seq_len"]) == (2, 64, 8192)
+    assert doc["nics_per_node"] == 4
+
+
+def test_plan_inference_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _json(capsys, "plan", "llama-3.1-70b", "-w", "inference", "--gpus", "4", "--batch", "8",
+                "--prompt-tokens", "2000", "--output-tokens", "300")  # fmt: skip
+    assert isinstance(doc, dict)
+    inf = doc["inference"]
+    assert set(inf) >= {
+        "kv_cache_bytes_per_token",
+        "ttft_s",
+        "decode_tokens_per_s",
+        "batch_tokens_per_s",
+    }
+    assert inf["kv_cache_bytes_per_token"] == 327680
+    assert inf["batch_tokens_per_s"] == pytest.approx(8 * inf["decode_tokens_per_s"], rel=1e-4)
+
+
+@pytest.mark.parametrize("workload", ["pretrain", "full-finetune", "lora", "qlora"])
+def test_every_training_workload_runs(capsys: pytest.CaptureFixture[str], workload: str) -> None:
+    doc = _json(capsys, "plan", "qwen2.5-7b", "-w", workload, "--gpus", "8")
+    assert isinstance(doc, dict) and doc["step"]["time_s"] > 0
+
+
+def test_plan_from_config_json_and_from_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    by_file = _json(
+        capsys, "plan", str(FIXTURES / "hf" / "mixtral-8x7b.json"), "--gpus", "8", "--ep", "2"
+    )
+    by_flags = _json(capsys, "plan", "--layers", "32", "--hidden", "4096", "--heads", "32", "--kv-heads", "8",
+                     "--ffn", "14336", "--vocab", "32000", "--experts", "8", "--experts-per-token", "2",
+                     "--gpus", "8", "--ep", "2")  # fmt: skip
+    assert isinstance(by_file, dict) and isinstance(by_flags, dict)
+    assert by_file["model"]["params"] == by_flags["model"]["params"]
+    assert any(c["op"] == "all_to_all" for c in by_file["comm"])
+
+
+def test_plan_text_shows_ledgers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["plan", "llama-3.1-8b", "--gpus", "16", "--network", "100g-roce", "--explain"]) == 0
+    out = capsys.readouterr().out
+    for needle in (
+        "Memory per GPU",
+        "Communication per step",
+        "Step",
+        "MFU",
+        "Bottleneck",
+        "Assumptions",
+    ):
+        assert needle in out
+
+
+def test_compare_networks_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["plan", "llama-3.1-8b", "--gpus", "16", "--compare-networks"]) == 0
+    out = capsys.readouterr().out
+    assert "Network comparison" in out and "1gbe" in out and "ndr-ib" in out
+
+
+def test_collective_json_and_text(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _json(capsys, "collective", "all_reduce", "8GiB", "--ranks", "8", "--gpu", "h200")
+    assert isinstance(doc, dict)
+    assert set(doc) >= {"time_s", "algbw_GBps", "busbw_GBps", "bottleneck"}
+    assert doc["busbw_GBps"] == pytest.approx(doc["algbw_GBps"] * 2 * 7 / 8, rel=1e-3)
+    assert run(["collective", "allgather", "1GB", "--ranks", "32", "--network", "hdr-ib"]) == 0
+    assert "bottleneck" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kind", ["gpus", "links", "networks", "models", "engines"])
+def test_catalog_lists(capsys: pytest.CaptureFixture[str], kind: str) -> None:
+    entries = _json(capsys, "catalog", kind)
+    assert isinstance(entries, list) and entries and all(e["source"] for e in entries)
+    assert run(["catalog", kind]) == 0
+
+
+def test_rtx_4090_has_no_nvlink_note(capsys: pytest.CaptureFixture[str]) -> None:
+    gpus = _json(capsys, "catalog", "gpus")
+    assert isinstance(gpus, list)
+    rtx = next(g for g in gpus if g["name"] == "rtx-4090")
+    assert "no NVLink" in rtx["notes"] and rtx["intra_link"].endswith("-host")
+
+
+BAD = [
+    (["plan", "llama-9b"], "unknown model"),
+    (["plan", "llama-3.1-70b", "--gpu", "h900"], "unknown GPU"),
+    (["plan", "llama-3.1-70b", "--network", "5g"], "unknown network"),
+    (["plan", "llama-3.1-70b", "--tp", "3"], "does not divide the 64 attention heads"),
+    (
+        ["plan", "llama-3.1-70b", "--gpus", "32", "--tp", "8", "--pp", "3"],
+        "not divisible by tp x pp",
+    ),
+    (["plan", "llama-3.1-70b", "--gpus", "30"], "whole nodes"),
+    (["plan", "llama-3.1-70b", "--seq-len", "-5"], "must be at least 1"),
+    (["plan", "llama-3.1-70b", "--gpus", "abc"], "Invalid value"),
+    (["plan", "llama-3.1-70b", "--zero", "5"], "ZeRO stage"),
+    (["plan", "llama-3.1-70b", "--workload", "finetune"], "unknown workload"),
+    (["plan", "llama-3.1-70b", "--gpu", "a100", "--precision", "fp8"], "no FP8"),
+    (
+        ["plan", "llama-3.1-70b", "--gpus", "16", "--global-batch", "7", "--tp", "8", "--pp", "1"],
+        "not divisible by dp x micro-batch",
+    ),
+    (["plan", "llama-3.1-70b", "-w", "inference", "--gpus", "4", "--tp", "2"], "tp x pp"),
+    (["plan"], "no model given"),
+    (["collective", "all_reduce", "1XB"], "as a size"),
+    (["collective", "bogus", "1GB"], "unknown collective"),
+    (["collective", "all_reduce", "1GB", "--ranks", "1"], "at least 2 ranks"),
+    (["catalog", "foo"], "unknown catalog"),
+]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"), BAD, ids=lambda x: " ".join(x) if isinstance(x, list) else x
+)
+def test_bad_input_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert run(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("fabriclens: error: ")
+    assert message in err
+
+
+def test_corrupt_config_json_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "config.json"
+    bad.write_text('{"model_type": "llama", "hidden_size": ')
+    assert run(["plan", str(bad)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_real_process_never_prints_a_traceback() -> None:
+    proc = subprocess.run([sys.executable, "-m", "fabriclens", "plan", "llama-3.1-70b", "--tp", "7"],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1

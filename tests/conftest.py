@@ -1,0 +1,10 @@
+"""Shared test set-up: the benchmarks' reference loaders are importable from tests."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -1,0 +1,64 @@
+"""Parameter, FLOP and KV-cache arithmetic against published figures."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from fabriclens.catalog import find_model, models
+from fabriclens.model.arch import count_params, forward_flops_per_token, kv_bytes_per_token
+from reference import reference_dir
+
+
+def _published() -> list[dict[str, str]]:
+    with (reference_dir() / "models.csv").open(encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.mark.parametrize("row", _published(), ids=lambda r: r["model"])
+def test_parameter_count_matches_models_csv(row: dict[str, str]) -> None:
+    """Source: shared/reference/models.csv (HF configs / model cards). Tolerance 0.1%."""
+    spec = find_model(row["model"])
+    counts = count_params(spec)
+    assert counts.total == pytest.approx(float(row["params"]), rel=1e-3)
+    assert spec.layers == int(row["layers"]) and spec.hidden == int(row["hidden"])
+
+
+def test_every_catalog_model_matches_its_published_count() -> None:
+    for spec in models():
+        # MPT-7B is published as a rounded "6.7B"; the others to 3-4 significant digits
+        tol = 0.01 if spec.name == "mpt-7b" else 1e-3
+        assert count_params(spec).total == pytest.approx(spec.params_published, rel=tol), spec.name
+
+
+def test_llama_31_70b_weights_in_bf16() -> None:
+    """70.554e9 parameters x 2 bytes = 141.1 GB (meta-llama sku list)."""
+    counts = count_params(find_model("llama-3.1-70b"))
+    assert counts.total * 2 == pytest.approx(141.108e9, rel=1e-4)
+
+
+def test_moe_active_parameters() -> None:
+    """Mixtral-8x7B: 12.88e9 active (models.csv notes); DeepSeek-V3: 37e9 active (paper)."""
+    assert count_params(find_model("mixtral-8x7b")).active == pytest.approx(12.88e9, rel=2e-3)
+    assert count_params(find_model("deepseek-v3")).active == pytest.approx(37e9, rel=0.02)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("llama-3.1-70b", 80 * 2 * 8 * 128 * 2),  # GQA: 8 KV heads x 128 dims, K and V, bf16
+        ("llama-2-7b", 32 * 2 * 32 * 128 * 2),  # MHA
+        ("deepseek-v3", 61 * (512 + 64) * 2),  # MLA: latent 512 + rope key 64
+    ],
+)
+def test_kv_bytes_per_token(name: str, expected: int) -> None:
+    assert kv_bytes_per_token(find_model(name)) == expected
+
+
+def test_forward_flops_are_about_two_per_parameter() -> None:
+    """Kaplan et al. 2020: forward FLOPs per token ~ 2N + attention; at short context ~2N."""
+    spec = find_model("llama-3.1-8b")
+    n = count_params(spec).total - spec.vocab * spec.hidden  # input embedding is a lookup
+    assert forward_flops_per_token(spec, 1) == pytest.approx(2 * n, rel=1e-3)
+    assert forward_flops_per_token(spec, 8192) > forward_flops_per_token(spec, 1024)

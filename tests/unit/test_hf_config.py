@@ -1,0 +1,92 @@
+"""Hugging Face config.json → model spec, for every supported model_type."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from fabriclens.catalog import find_model
+from fabriclens.catalog.load import load_hf_config
+from fabriclens.errors import InputError
+from fabriclens.model.arch import count_params, kv_bytes_per_token
+
+# Published total parameter counts (model cards / safetensors metadata).
+EXPECTED = {
+    "llama-3.1-8b.json": 8.030e9,
+    "mixtral-8x7b.json": 46.70e9,
+    "qwen2.5-7b.json": 7.616e9,
+    "mistral-7b.json": 7.242e9,
+    "deepseek-v3.json": 671e9,
+    "gpt2.json": 124.44e6,
+    "pythia-160m.json": 162.32e6,
+    "mpt-7b.json": 6.65e9,
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_config_json_gives_published_parameter_count(name: str) -> None:
+    spec = find_model(str(FIXTURES / "hf" / name))
+    assert count_params(spec).total == pytest.approx(EXPECTED[name], rel=2e-3)
+
+
+def test_config_json_matches_catalog_entry() -> None:
+    from_file = find_model(str(FIXTURES / "hf" / "llama-3.1-8b.json"))
+    from_catalog = find_model("llama-3.1-8b")
+    assert count_params(from_file) == count_params(from_catalog)
+    assert kv_bytes_per_token(from_file) == kv_bytes_per_token(from_catalog)
+
+
+def test_features_are_read() -> None:
+    ds = find_model(str(FIXTURES / "hf" / "deepseek-v3.json"))
+    assert ds.is_mla and ds.is_moe and ds.first_dense_layers == 3
+    gpt2 = find_model(str(FIXTURES / "hf" / "gpt2.json"))
+    assert gpt2.positions == "learned" and gpt2.tied_embeddings
+    qwen = find_model(str(FIXTURES / "hf" / "qwen2.5-7b.json"))
+    assert qwen.qkv_bias and qwen.sliding_window == 0
+    assert find_model(str(FIXTURES / "hf" / "mistral-7b.json")).sliding_window == 4096
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{", "not valid JSON"),
+        ("[1, 2]", "no JSON object"),
+        ('{"model_type": "bert"}', "not supported"),
+        ('{"model_type": "llama", "hidden_size": 4096}', "has no num_attention_heads"),
+        (
+            '{"model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": "x", "hidden_size": 1,'
+            ' "intermediate_size": 1, "vocab_size": 1}',
+            "not a whole number",
+        ),
+        (
+            '{"model_type": "llama", "num_attention_heads": 32, "num_key_value_heads": 5, "num_hidden_layers": 2,'
+            ' "hidden_size": 64, "intermediate_size": 1, "vocab_size": 1}',
+            "multiple of kv_heads",
+        ),
+    ],
+)
+def test_corrupt_config_gives_one_clear_error(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(content)
+    with pytest.raises(InputError) as info:
+        load_hf_config(path)
+    assert message in info.value.message
+    assert "\n" not in info.value.message
+
+
+def test_missing_file_and_directory_lookup(tmp_path: Path) -> None:
+    with pytest.raises(InputError):
+        find_model(str(tmp_path / "nope.json"))
+    (tmp_path / "config.json").write_text(
+        json.dumps(json.loads((FIXTURES / "hf" / "gpt2.json").read_text()))
+    )
+    assert find_model(str(tmp_path)).layers == 12
+
+
+def test_unknown_name_lists_close_matches() -> None:
+    with pytest.raises(InputError) as info:
+        find_model("lama-3.1-70b")
+    assert "llama-3.1-70b" in info.value.message

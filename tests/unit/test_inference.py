@@ -1,0 +1,62 @@
+"""Inference model: published decode speed and invariants."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabriclens.catalog import find_engine, find_gpu, find_link, find_model, find_network
+from fabriclens.model.arch import count_params
+from fabriclens.model.collectives import Fabric
+from fabriclens.model.inference import estimate_inference, experts_touched
+from reference import inference_cases, median_abs_error
+
+CASES = list(inference_cases())
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_decode_speed_within_15_percent(case) -> None:  # type: ignore[no-untyped-def]
+    """Source: QwenLM/Qwen2.5 speed benchmark (shared/reference/inference.csv). Tolerance 15%."""
+    assert abs(case.error) <= 0.15, f"{case.name}: {case.predicted:.1f} vs {case.measured}"
+    assert median_abs_error(CASES) <= 0.15
+
+
+SPEC = find_model("llama-3.1-70b")
+COUNTS = count_params(SPEC)
+H100 = find_gpu("h100-sxm")
+
+
+def _run(fabric: Fabric, **kw: int):  # type: ignore[no-untyped-def]
+    args = {"tp": 2, "pp": 1, "batch": 1, "prompt_tokens": 1000, "output_tokens": 200} | kw
+    return estimate_inference(SPEC, COUNTS, H100, fabric, find_engine("vllm"), **args)  # type: ignore[arg-type]
+
+
+def test_batching_raises_throughput_but_not_per_sequence_speed() -> None:
+    fabric = Fabric(find_link("nvlink4-nvswitch"), None, 8)
+    one, many = _run(fabric, batch=1), _run(fabric, batch=32)
+    assert many.batch_tokens_per_s > 10 * one.batch_tokens_per_s
+    assert many.decode_tokens_per_s <= one.decode_tokens_per_s
+
+
+def test_tensor_parallel_over_a_network_costs_per_token_latency() -> None:
+    """Two single-GPU nodes over 10GbE vs two GPUs on NVLink: the TP all-reduces dominate."""
+    nvlink = _run(Fabric(find_link("nvlink4-nvswitch"), None, 8))
+    lan = _run(Fabric(find_link("none"), find_network("10gbe"), 1, 1))
+    assert lan.decode_step_s > nvlink.decode_step_s
+    assert lan.comm[0].link == "network"
+    assert lan.comm[0].time_per_token_s > nvlink.comm[0].time_per_token_s * 5
+
+
+def test_prefill_grows_with_prompt() -> None:
+    fabric = Fabric(find_link("nvlink4-nvswitch"), None, 8)
+    assert _run(fabric, prompt_tokens=8000).ttft_s > _run(fabric, prompt_tokens=1000).ttft_s
+
+
+def test_moe_reads_only_touched_experts() -> None:
+    assert experts_touched(8, 2, 1) == pytest.approx(2.0)
+    assert 7.9 < experts_touched(8, 2, 64) <= 8.0
+    spec = find_model("mixtral-8x7b")
+    counts = count_params(spec)
+    fabric = Fabric(find_link("nvlink4-nvswitch"), None, 8)
+    est = estimate_inference(spec, counts, H100, fabric, find_engine("vllm"), tp=2, pp=1, batch=1,
+                             prompt_tokens=100, output_tokens=100)  # fmt: skip
+    assert est.weights_read_per_step_bytes < 0.4 * counts.total * 2 / 2
