@@ -49,7 +49,13 @@ class Case:
 
 
 def _rows(name: str) -> list[dict[str, str]]:
-    with (reference_dir() / name).open(newline="", encoding="utf-8") as fh:
+    path = reference_dir() / name
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} not found: the published reference data lives in shared/reference beside "
+            "the checkout; set FABRICLENS_REFERENCE to its folder"
+        )
+    with path.open(newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh))
 
 
