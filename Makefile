@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/fabriclens plan llama-3.1-70b --workload full-finetune --gpu h100-sxm --gpus 32 \
-		--network 25gbe,100gbe,100g-roce,200g-roce,400g-ib --nics-per-node 8
+		--network 10gbe,25gbe,100gbe,100g-roce,200g-roce,ndr-ib --nics-per-node 1
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

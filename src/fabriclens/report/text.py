@@ -94,7 +94,7 @@ def comm_table(doc: dict[str, Any]) -> Table:
     return table
 
 
-def plan_summary(doc: dict[str, Any]) -> list[RenderableType]:
+def plan_summary(doc: dict[str, Any], with_network: bool = True) -> list[RenderableType]:
     """Header lines: what was planned, on what."""
     lay = doc["layout"]
     head = Text()
@@ -104,7 +104,7 @@ def plan_summary(doc: dict[str, Any]) -> list[RenderableType]:
         head.append(f", {doc['model']['active_params'] / 1e9:.1f}B active")
     head.append(f") · {doc['workload']} · {doc['gpus']} x {doc['gpu']}")
     head.append(f" · {doc['nodes']} node(s) x {doc['gpus_per_node']} GPUs over {doc['intra_link']}")
-    if doc["network"] != "none":
+    if with_network and doc["network"] != "none":
         head.append(f" · network {doc['network']} x {doc['nics_per_node']} per node")
     if doc["workload"] == "inference":
         layout = (
@@ -212,7 +212,7 @@ def plan_renderables(doc: dict[str, Any], explain: bool) -> list[RenderableType]
 def comparison_renderables(docs: list[dict[str, Any]], explain: bool) -> list[RenderableType]:
     """The same job across network choices, side by side."""
     first = docs[0]
-    out: list[RenderableType] = [plan_summary(first)[0]]
+    out: list[RenderableType] = [plan_summary(first, with_network=False)[0]]
     inference = first["workload"] == "inference"
     table = Table(title="Network comparison", box=box.SIMPLE_HEAD, title_justify="left")
     cols = ["network", "NICs/node"]
