@@ -117,11 +117,7 @@ def resolve_fabric(
 
 
 def _validate_layout(spec: ModelSpec, cfg: TrainConfig) -> None:
-    if spec.heads % cfg.tp:
-        raise InputError(
-            f"--tp {cfg.tp} does not divide the {spec.heads} attention heads of {spec.title or spec.name}",
-            f"use a --tp from {[d for d in _divisors(spec.heads) if d <= 64]}",
-        )
+    _check_tp(spec, cfg.tp)
     if cfg.pp > spec.layers:
         raise InputError(f"--pp {cfg.pp} exceeds the {spec.layers} layers", "use a smaller --pp")
     if cfg.gpus % (cfg.tp * cfg.pp * cfg.cp):
@@ -230,8 +226,10 @@ def _base_config(
     return cfg, notes
 
 
-def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
-    spec, counts = req.model, count_params(req.model)
+def _setup(
+    req: PlanRequest, network_name: str | None
+) -> tuple[ModelSpec, ParamCounts, Gpu, Fabric, list[str]]:
+    """What every plan starts from: the model, its counts, the GPU and the fabric."""
     gpu = find_gpu(req.gpu)
     fabric, notes = resolve_fabric(
         gpu,
@@ -241,13 +239,23 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
         network_name=network_name,
         nics_per_node=req.nics_per_node,
     )
-    base, more = _base_config(req, spec, gpu, fabric.gpus_per_node)
-    notes += more
-    if req.tp and spec.heads % req.tp:
+    return req.model, count_params(req.model), gpu, fabric, notes
+
+
+def _check_tp(spec: ModelSpec, tp: int) -> None:
+    if spec.heads % tp:
         raise InputError(
-            f"--tp {req.tp} does not divide the {spec.heads} attention heads of {spec.title or spec.name}",
+            f"--tp {tp} does not divide the {spec.heads} attention heads of {spec.title or spec.name}",
             f"use a --tp from {[d for d in _divisors(spec.heads) if d <= 64]}",
         )
+
+
+def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
+    spec, counts, gpu, fabric, notes = _setup(req, network_name)
+    base, more = _base_config(req, spec, gpu, fabric.gpus_per_node)
+    notes += more
+    if req.tp:
+        _check_tp(spec, req.tp)
     fixed = (req.tp or 1) * (req.pp or 1) * (req.cp or 1)
     if req.gpus % fixed:
         raise InputError(
@@ -330,16 +338,7 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
 
 
 def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
-    spec, counts = req.model, count_params(req.model)
-    gpu = find_gpu(req.gpu)
-    fabric, notes = resolve_fabric(
-        gpu,
-        req.gpus,
-        gpus_per_node=req.gpus_per_node,
-        intra_link=req.intra_link,
-        network_name=network_name,
-        nics_per_node=req.nics_per_node,
-    )
+    spec, counts, gpu, fabric, notes = _setup(req, network_name)
     engine = find_engine(req.engine)
     precision = req.precision or "bf16"
     if precision not in ("bf16", "fp16", "fp8", "int8", "int4"):
@@ -369,11 +368,7 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
             f"inference uses one replica: tp x pp = {tp * pp} must equal --gpus {req.gpus}",
             "set --gpus to tp x pp (plan replicas with `fabriclens capacity`)",
         )
-    if spec.heads % tp:
-        raise InputError(
-            f"--tp {tp} does not divide the {spec.heads} attention heads of {spec.title or spec.name}",
-            f"use a --tp from {[d for d in _divisors(spec.heads) if d <= 64]}",
-        )
+    _check_tp(spec, tp)
     est = estimate_inference(
         spec,
         counts,

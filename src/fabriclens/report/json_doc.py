@@ -5,11 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from fabriclens.model.collectives import CollectiveEstimate, Fabric
+from fabriclens.model.memory import MemoryLedger
 from fabriclens.plan.planner import Plan
 
 
 def _r(x: float, digits: int = 6) -> float:
     return float(f"{x:.{digits}g}")
+
+
+def _memory_doc(mem: MemoryLedger, min_gpus: int | None) -> dict[str, Any]:
+    return {
+        "per_gpu_bytes": {k: round(v) for k, v in mem.per_gpu_bytes.items()},
+        "total_per_gpu_bytes": round(mem.total_per_gpu_bytes),
+        "capacity_bytes": mem.capacity_bytes,
+        "fits": mem.fits,
+        "min_gpus": min_gpus,
+    }
 
 
 def plan_doc(plan: Plan) -> dict[str, Any]:
@@ -50,13 +61,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "precision": cfg.precision,
             "microbatches": cfg.microbatches,
         }
-        doc["memory"] = {
-            "per_gpu_bytes": {k: round(v) for k, v in mem.per_gpu_bytes.items()},
-            "total_per_gpu_bytes": round(mem.total_per_gpu_bytes),
-            "capacity_bytes": mem.capacity_bytes,
-            "fits": mem.fits,
-            "min_gpus": plan.min_gpus,
-        }
+        doc["memory"] = _memory_doc(mem, plan.min_gpus)
         doc["step"] = {
             "time_s": _r(est.time_s),
             "compute_s": _r(est.compute_s),
@@ -101,13 +106,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "output_tokens": plan.request.output_tokens,
             "engine": plan.request.engine,
         }
-        doc["memory"] = {
-            "per_gpu_bytes": {k: round(v) for k, v in mem.per_gpu_bytes.items()},
-            "total_per_gpu_bytes": round(mem.total_per_gpu_bytes),
-            "capacity_bytes": mem.capacity_bytes,
-            "fits": mem.fits,
-            "min_gpus": plan.min_gpus,
-        }
+        doc["memory"] = _memory_doc(mem, plan.min_gpus)
         comm_s = sum(c.time_per_token_s for c in inf.comm)
         doc["step"] = {
             "time_s": _r(inf.decode_step_s),
