@@ -9,6 +9,7 @@ import typer
 
 from fabriclens.cli.catalog_cmd import catalog
 from fabriclens.cli.collective_cmd import collective
+from fabriclens.cli.lab_cmd import lab_app
 from fabriclens.cli.plan_cmd import plan
 from fabriclens.errors import ExitStatus, FabricLensError
 
@@ -22,6 +23,7 @@ app = typer.Typer(
 app.command()(plan)
 app.command()(collective)
 app.command()(catalog)
+app.add_typer(lab_app, name="lab")
 
 
 def _fail(message: str, status: ExitStatus) -> int:

@@ -1,0 +1,1 @@
+"""Host I/O: the only layer (with bench and lab) that touches the machine."""
