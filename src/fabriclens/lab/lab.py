@@ -416,15 +416,15 @@ def _free_subnet() -> ipaddress.IPv4Network:
         for iface in json.loads(result.stdout or "[]"):
             for a in iface.get("addr_info", []):
                 host_nets.append(
-                    ipaddress.ip_network(f"{a['local']}/{a['prefixlen']}", strict=False)
+                    ipaddress.IPv4Network(f"{a['local']}/{a['prefixlen']}", strict=False)
                 )
     routes = ip("-j", "-4", "route", "show", "table", "all", check=False)
     with contextlib.suppress(ValueError):
         for r in json.loads(routes.stdout or "[]"):
             dst = r.get("dst", "")
-            if (dst and dst != "default" and "/" in dst) or dst.count(".") == 3:
+            if dst and dst != "default":
                 with contextlib.suppress(ValueError):
-                    host_nets.append(ipaddress.ip_network(dst, strict=False))
+                    host_nets.append(ipaddress.IPv4Network(dst, strict=False))
     for net in LAB_NET.subnets(new_prefix=24):
         if str(net) in used or any(net.overlaps(h) for h in host_nets):
             continue
