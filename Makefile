@@ -4,7 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+SYSTOOLS := ip tc iperf3 ping ethtool mtr
+
+.PHONY: demo test lint bench sysdeps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,12 +24,26 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: lint
+# System tools the lab tests use; installed when missing and run as root (CI is root).
+sysdeps:
+	@missing=""; for t in $(SYSTOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing system tools:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      iproute2 iperf3 iputils-ping ethtool mtr-tiny >/dev/null; \
+	  else \
+	    echo "missing:$$missing — lab tests will skip (run make test as root to install them)"; \
+	  fi; \
+	fi
+
+test: lint sysdeps
 	$(BIN)/pytest
 
-bench: $(STAMP)
+bench: $(STAMP) sysdeps
 	$(BIN)/python benchmarks/accuracy.py
 	$(BIN)/python benchmarks/speed.py
+	$(BIN)/python benchmarks/lab.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -11,7 +11,9 @@ from fabriclens.cli.app import run
 small = st.one_of(st.none(), st.sampled_from([-1, 0, 1, 2, 3, 4, 8, 16, 64]))
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     model=st.sampled_from(["llama-3.1-8b", "mixtral-8x7b", "deepseek-v3", "gpt2", "qwen2.5-7b"]),
     workload=st.sampled_from(["pretrain", "full-finetune", "lora", "qlora", "inference", "bogus"]),
@@ -31,7 +33,23 @@ small = st.one_of(st.none(), st.sampled_from([-1, 0, 1, 2, 3, 4, 8, 16, 64]))
     precision=st.one_of(st.none(), st.sampled_from(["bf16", "fp8", "int4", "fp64"])),
 )
 def test_plan_never_fails_internally(
-    capsys: pytest.CaptureFixture[str], model, workload, gpu, gpus, gpn, tp, pp, dp, cp, ep, zero, mb, gb, seq, network, precision
+    capsys: pytest.CaptureFixture[str],
+    model,
+    workload,
+    gpu,
+    gpus,
+    gpn,
+    tp,
+    pp,
+    dp,
+    cp,
+    ep,
+    zero,
+    mb,
+    gb,
+    seq,
+    network,
+    precision,
 ) -> None:  # type: ignore[no-untyped-def]
     argv = ["plan", model, "-w", workload, "--gpu", gpu, "--gpus", str(gpus), "--json"]
     for flag, value in (("--gpus-per-node", gpn), ("--tp", tp), ("--pp", pp), ("--dp", dp), ("--cp", cp),

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -230,7 +230,7 @@ class Lab:
         self.down()
 
     # ---- links --------------------------------------------------------------------------
-    def _plumb(self, host: Host) -> None:
+    def _plumb(self, host: Host, mac: str | None = None) -> None:
         spec = host.link
         sw = self.switch_netns
         use_tap = spec.impaired and self.impairment == "userspace"
@@ -260,6 +260,8 @@ class Lab:
         prefix = ipaddress.ip_network(self.subnet).prefixlen
         ip("link", "set", host.switch_port, "mtu", str(spec.mtu), "master", "br0", "up", netns=sw)
         ip("link", "set", "eth0", "mtu", str(spec.mtu), netns=host.netns)
+        if mac:  # keep the host's MAC so its peers' ARP caches stay right
+            ip("link", "set", "eth0", "address", mac, netns=host.netns)
         ip("addr", "add", f"{host.address}/{prefix}", "dev", "eth0", netns=host.netns)
         ip("link", "set", "eth0", "up" if spec.up else "down", netns=host.netns)
         self._shape(host)
@@ -326,10 +328,11 @@ class Lab:
         new = with_settings(old, settings)
         host.link = new
         if new.impaired and host.path == "veth" and self.impairment == "userspace":
-            # no netem: move this link onto the userspace stage
+            # no netem: move this link onto the userspace stage, keeping the host's MAC
+            shown = ip("-j", "link", "show", "eth0", netns=host.netns, check=False)
+            mac = json.loads(shown.stdout)[0]["address"] if shown.ok else None
             ip("link", "del", host.switch_port, netns=self.switch_netns)
-            host.link = replace(new, up=new.up)
-            self._plumb(host)
+            self._plumb(host, mac)
         else:
             if host.path == "tap":
                 self._params_file(host).write_text(json.dumps(new.to_json()))
