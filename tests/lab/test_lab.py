@@ -97,7 +97,7 @@ def test_up_status_down_touches_nothing_else() -> None:
 
 
 def test_bandwidth_cap_measured_with_iperf3() -> None:
-    """tbf at 100 Mbit/s: TCP goodput within 5% of rate x 1448/1514."""
+    """100 Mbit/s: TCP goodput within 5% of what a real wire gives (rate x 1448/1538)."""
     with lab_session("bw", hosts=2, link=LinkSpec(bandwidth_bits_per_s=100e6)) as lab:
         got = _iperf3(lab, "h1", "h2")
     expected = 100e6 * MSS_OVER_FRAME

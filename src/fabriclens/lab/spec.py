@@ -18,7 +18,7 @@ MIN_MTU, MAX_MTU = 576, 9000
 class LinkSpec:
     """One host's link to the lab switch. Delay, jitter and loss apply in each direction."""
 
-    bandwidth_bits_per_s: float = 0.0  # 0 = unshaped
+    bandwidth_bits_per_s: float = 0.0  # wire rate, Ethernet framing counted; 0 = unshaped
     delay_s: float = 0.0  # one way, each direction
     jitter_s: float = 0.0  # uniform +/- jitter, packets stay in order
     loss: float = 0.0  # drop probability per packet per direction
