@@ -19,8 +19,8 @@ demo: $(STAMP)
 		--network 10gbe,25gbe,100gbe,100g-roce,200g-roce,ndr-ib --nics-per-node 1
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff format --check src tests benchmarks examples
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
