@@ -115,7 +115,8 @@ def test_delay_measured_with_ping() -> None:
 
 def test_loss_measured_with_ping() -> None:
     """10% per direction on h2's link -> an echo is lost with 1 - 0.9^2 = 19%; 2,000 probes
-    must land inside the binomial 99% interval."""
+    must land inside the binomial 99.99% interval (the benchmark reports the 99% one; a test
+    that fails 1 run in 100 by chance would make CI flaky)."""
     p_link = 0.10
     p = 1 - (1 - p_link) ** 2
     n = 2000
@@ -123,7 +124,7 @@ def test_loss_measured_with_ping() -> None:
         _ping(lab, "h1", "h2", 3)
         sent, got, _, _ = _ping(lab, "h1", "h2", n, interval=0.002)
     lost = sent - got
-    half_width = 2.576 * math.sqrt(n * p * (1 - p))
+    half_width = 3.891 * math.sqrt(n * p * (1 - p))
     assert abs(lost - n * p) <= half_width, (
         f"lost {lost} of {n}, expected {n * p:.0f} ± {half_width:.0f}"
     )
