@@ -207,3 +207,53 @@ def test_real_process_never_prints_a_traceback() -> None:
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_transfer_json(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _json(capsys, "transfer", "140GB", "--link", "1gbe", "--hosts", "4")
+    assert isinstance(doc, dict)
+    assert set(doc) >= {
+        "size_bytes",
+        "goodput_bits_per_s",
+        "time_s",
+        "strategies",
+        "best",
+        "advice",
+    }
+    assert doc["time_s"] == pytest.approx(140e9 * 8 / 0.94e9, rel=1e-4)
+    assert run(["transfer", "140GB", "--link", "10gbe", "--measured", "8gbit"]) == 0
+    assert "Advice" in capsys.readouterr().out
+
+
+def test_capacity_json(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _json(capsys, "capacity", "llama-3.1-8b", "--users", "50", "--output-tokens", "300", "--gpu", "l40s",
+                "--latency-slo", "tpot=40ms,ttft=1s")  # fmt: skip
+    assert isinstance(doc, dict)
+    assert set(doc) >= {
+        "replica",
+        "replicas",
+        "gpus",
+        "required_tokens_per_s",
+        "egress_bits_per_s",
+        "slo_met",
+    }
+    assert doc["gpus"] == doc["replicas"] * doc["replica"]["gpus"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["transfer", "lots", "--link", "1gbe"], "as a size"),
+        (["transfer", "1GB", "--link", "1gbe", "--protocol", "rdma"], "has no RDMA"),
+        (["transfer", "1GB", "--link", "warp"], "unknown network"),
+        (["capacity", "llama-3.1-8b", "--latency-slo", "speed=fast"], "tpot=... or ttft"),
+        (["capacity", "llama-3.1-8b", "--users", "0"], "at least 1"),
+        (["capacity", "llama-3.1-405b", "--gpu", "rtx-4090", "--tp", "1"], "does not fit"),
+    ],
+)
+def test_transfer_and_capacity_errors(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert run(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

@@ -7,10 +7,12 @@ import sys
 
 import typer
 
+from fabriclens.cli.capacity_cmd import capacity
 from fabriclens.cli.catalog_cmd import catalog
 from fabriclens.cli.collective_cmd import collective
 from fabriclens.cli.lab_cmd import lab_app
 from fabriclens.cli.plan_cmd import plan
+from fabriclens.cli.transfer_cmd import transfer
 from fabriclens.errors import ExitStatus, FabricLensError
 
 app = typer.Typer(
@@ -22,6 +24,8 @@ app = typer.Typer(
 )
 app.command()(plan)
 app.command()(collective)
+app.command()(capacity)
+app.command()(transfer)
 app.command()(catalog)
 app.add_typer(lab_app, name="lab")
 

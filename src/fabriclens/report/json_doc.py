@@ -6,7 +6,9 @@ from typing import Any
 
 from fabriclens.model.collectives import CollectiveEstimate, Fabric
 from fabriclens.model.memory import MemoryLedger
+from fabriclens.plan.capacity import CapacityPlan
 from fabriclens.plan.planner import Plan
+from fabriclens.plan.transfer import TransferPlan
 
 
 def _r(x: float, digits: int = 6) -> float:
@@ -163,4 +165,58 @@ def collective_doc(
         "bottleneck": est.bottleneck,
         "link": est.link,
         "assumptions": assumptions,
+    }
+
+
+def transfer_doc(plan: TransferPlan) -> dict[str, Any]:
+    """The JSON object for `fabriclens transfer`."""
+    return {
+        "size_bytes": round(plan.size_bytes),
+        "link": plan.link,
+        "protocol": plan.protocol,
+        "goodput_bits_per_s": _r(plan.goodput_bits_per_s),
+        "goodput_source": plan.goodput_source,
+        "hosts": plan.hosts,
+        "time_s": _r(plan.time_one_s),
+        "strategies": [
+            {"name": s.name, "time_s": _r(s.time_s), "note": s.note} for s in plan.strategies
+        ],
+        "best": plan.best.name,
+        "advice": list(plan.advice),
+    }
+
+
+def capacity_doc(plan: CapacityPlan) -> dict[str, Any]:
+    """The JSON object for `fabriclens capacity`."""
+    est = plan.estimate
+    return {
+        "users": plan.users,
+        "prompt_tokens": plan.prompt_tokens,
+        "output_tokens": plan.output_tokens,
+        "tpot_slo_s": plan.tpot_slo_s,
+        "ttft_slo_s": plan.ttft_slo_s,
+        "slo_met": plan.slo_met,
+        "replica": {
+            "tp": plan.tp,
+            "pp": plan.pp,
+            "gpus": plan.gpus_per_replica,
+            "max_batch_kv": plan.max_batch_kv,
+            "batch": plan.batch,
+            "decode_step_s": _r(est.decode_step_s),
+            "tokens_per_s_per_user": _r(est.decode_tokens_per_s),
+            "tokens_per_s": _r(est.batch_tokens_per_s),
+            "ttft_s": _r(plan.ttft_s),
+            "comm_per_token_s": _r(sum(c.time_per_token_s for c in est.comm)),
+            "kv_cache_bytes_per_token": round(est.kv_cache_bytes_per_token),
+        },
+        "replicas": plan.replicas,
+        "gpus": plan.gpus,
+        "required_tokens_per_s": _r(plan.required_tokens_per_s),
+        "provided_tokens_per_s": _r(plan.provided_tokens_per_s),
+        "egress_bits_per_s": _r(plan.egress_bits_per_s),
+        "weights_bytes": round(plan.weights_bytes),
+        "weights_load_s": _r(plan.weights_load_s) if plan.weights_load_s is not None else None,
+        "network": plan.network,
+        "advice": list(plan.advice),
+        "assumptions": list(plan.assumptions),
     }

@@ -292,3 +292,70 @@ def catalog_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[st
     for row in rows:
         table.add_row(*row)
     return Group(table)
+
+
+def transfer_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    """`fabriclens transfer` output."""
+    head = Text()
+    head.append(
+        f"{format_decimal_bytes(doc['size_bytes'])} over {doc['link']} ({doc['protocol']})",
+        style="bold",
+    )
+    head.append(
+        f": {doc['goodput_bits_per_s'] / 1e9:.3g} Gbit/s of goodput ({doc['goodput_source']})"
+    )
+    table = Table(title=f"to {doc['hosts']} host(s)", box=box.SIMPLE_HEAD, title_justify="left")
+    for col in ("strategy", "time", ""):
+        table.add_column(col)
+    for s in doc["strategies"]:
+        name = s["name"] + (
+            " (fastest)" if s["name"] == doc["best"] and len(doc["strategies"]) > 1 else ""
+        )
+        table.add_row(name, _duration(s["time_s"]), s["note"])
+    advice = Text("Advice\n", style="bold")
+    for line in doc["advice"]:
+        advice.append(f"  · {line}\n")
+    return [head, table, advice]
+
+
+def capacity_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    """`fabriclens capacity` output."""
+    rep = doc["replica"]
+    head = Text()
+    head.append(
+        f"{doc['gpus']} GPU(s): {doc['replicas']} replica(s) of tp {rep['tp']} x pp {rep['pp']}",
+        style="bold",
+    )
+    head.append(f" for {doc['users']} users at ≤ {doc['tpot_slo_s'] * 1e3:g} ms per token")
+    if not doc["slo_met"]:
+        head.append(" — TARGET NOT MET", style="bold red")
+    table = Table(title="One replica", box=box.SIMPLE, title_justify="left", show_header=False)
+    table.add_column("")
+    table.add_column("", justify="right")
+    rows = [
+        ("concurrent requests the KV cache holds", f"{rep['max_batch_kv']}"),
+        ("batch that meets the target", f"{rep['batch']}"),
+        ("decode step", format_time(rep["decode_step_s"])),
+        ("tokens/s per user", f"{rep['tokens_per_s_per_user']:.1f}"),
+        ("tokens/s per replica", f"{rep['tokens_per_s']:,.0f}"),
+        ("time to first token under load", format_time(rep["ttft_s"])),
+        ("tensor-parallel communication per token", format_time(rep["comm_per_token_s"])),
+        ("KV cache per token (whole model)", format_decimal_bytes(rep["kv_cache_bytes_per_token"])),
+    ]
+    for label, value in rows:
+        table.add_row(label, value)
+    totals = Text()
+    totals.append(f"required {doc['required_tokens_per_s']:,.0f} tokens/s · provided {doc['provided_tokens_per_s']:,.0f} tokens/s · "
+                  f"egress {doc['egress_bits_per_s'] / 1e6:.3g} Mbit/s · weights {format_decimal_bytes(doc['weights_bytes'])}")  # fmt: skip
+    advice = Text("Advice\n", style="bold")
+    for line in doc["advice"]:
+        advice.append(f"  · {line}\n")
+    return [head, table, totals, advice]
+
+
+def _duration(time_s: float) -> str:
+    if time_s >= 3600:
+        return f"{time_s / 3600:.2f} h"
+    if time_s >= 120:
+        return f"{time_s / 60:.1f} min"
+    return format_time(time_s)
