@@ -257,3 +257,28 @@ def test_transfer_and_capacity_errors(
     assert run(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_advise_json(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _json(
+        capsys, "advise", "llama-3.1-8b", "--gpus", "16", "--network", "25gbe,100g-roce,ndr-ib"
+    )
+    assert isinstance(doc, dict)
+    assert set(doc) >= {"facts", "advice", "tiers", "recommended", "reason", "sensitivity"}
+    assert doc["recommended"] in {"25gbe", "100g-roce", "ndr-ib"}
+    assert [t["network"] for t in doc["tiers"]] == ["25gbe", "100g-roce", "ndr-ib"]
+    guide = _json(capsys, "advise", "--scenario", "personal", "--nodes", "1")
+    assert isinstance(guide, dict) and guide["tiers"] == [] and guide["advice"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["advise", "--scenario", "home"], "unknown scenario"),
+        (["advise", "--slack", "200%"], "outside 0..100%"),
+        (["advise", "llama-3.1-8b", "--network", "5g"], "unknown network"),
+    ],
+)
+def test_advise_errors(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    assert run(argv) == 2
+    assert message in capsys.readouterr().err

@@ -7,6 +7,7 @@ import sys
 
 import typer
 
+from fabriclens.cli.advise_cmd import advise
 from fabriclens.cli.capacity_cmd import capacity
 from fabriclens.cli.catalog_cmd import catalog
 from fabriclens.cli.collective_cmd import collective
@@ -24,6 +25,7 @@ app = typer.Typer(
 )
 app.command()(plan)
 app.command()(collective)
+app.command()(advise)
 app.command()(capacity)
 app.command()(transfer)
 app.command()(catalog)

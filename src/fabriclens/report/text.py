@@ -359,3 +359,39 @@ def _duration(time_s: float) -> str:
     if time_s >= 120:
         return f"{time_s / 60:.1f} min"
     return format_time(time_s)
+
+
+def advise_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    """`fabriclens advise` output."""
+    out: list[RenderableType] = []
+    facts = doc["facts"]
+    head = Text()
+    head.append(f"{facts['scenario']}, {facts['nodes']} node(s)", style="bold")
+    head.append(f" · {'cloud' if facts['cloud'] else 'own data centre'} · network engineer: "
+                f"{'yes' if facts['network_engineer'] else 'no'}" + (f" · {facts['workload']}" if facts["workload"] else ""))  # fmt: skip
+    out.append(head)
+    if doc["tiers"]:
+        table = Table(title="Network tiers for this job", box=box.SIMPLE_HEAD, title_justify="left")
+        for col in ("network", "time", "net cost", "bottleneck", "comm share", "verdict"):
+            table.add_column(
+                col, justify="right" if col in ("time", "net cost", "comm share") else "left"
+            )
+        for t in doc["tiers"]:
+            style = "bold" if t["verdict"] == "recommended" else ""
+            table.add_row(t["network"], format_time(t["time_s"]), f"{t['network_cost_relative']:.3g}", t["bottleneck"],
+                          _pct(t["comm_share"]), Text(t["verdict"], style=style))  # fmt: skip
+        out.append(table)
+        rec = Text("Recommendation ", style="bold")
+        rec.append(doc["reason"])
+        if doc["sensitivity"]:
+            rec.append("\n" + doc["sensitivity"][0].upper() + doc["sensitivity"][1:])
+        out.append(rec)
+    guide = Text("\nGuide\n", style="bold")
+    for a in doc["advice"]:
+        guide.append(f"  {a['topic']}: ", style="bold")
+        guide.append(f"{a['advice']}\n")
+        guide.append(f"    because {a['because']}\n", style="dim")
+        if a["watch"]:
+            guide.append(f"    watch: {'; '.join(a['watch'])}\n", style="dim")
+    out.append(guide)
+    return out

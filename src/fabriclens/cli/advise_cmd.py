@@ -1,0 +1,115 @@
+"""`fabriclens advise`: which network to buy, and why — rules plus the planner across tiers."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from fabriclens.cli._output import print_json, print_rich, split_list
+
+
+def advise(
+    model: Annotated[
+        str | None, typer.Argument(help="Optional: a model to plan across network tiers")
+    ] = None,
+    scenario: Annotated[
+        str, typer.Option(help="personal | team-inference | small-cluster | large-cluster")
+    ] = "small-cluster",
+    nodes: Annotated[int, typer.Option(help="Nodes in the cluster [default: from --gpus]")] = 0,
+    network_engineer: Annotated[
+        bool,
+        typer.Option(
+            "--network-engineer/--no-network-engineer",
+            help="A dedicated network engineer on the team",
+        ),
+    ] = False,
+    cloud: Annotated[
+        bool, typer.Option("--cloud/--own-dc", help="Cloud or your own data centre")
+    ] = False,
+    utilisation: Annotated[
+        float, typer.Option(help="Expected GPU utilisation over the hardware's life, 0-1")
+    ] = 0.5,
+    sensitive_data: Annotated[
+        bool, typer.Option("--sensitive-data", help="Regulated or proprietary data")
+    ] = False,
+    workload: Annotated[
+        str,
+        typer.Option(
+            "--workload", "-w", help="pretrain | full-finetune | lora | qlora | inference"
+        ),
+    ] = "pretrain",
+    gpu: Annotated[str, typer.Option(help="GPU SKU")] = "h100-sxm",
+    gpus: Annotated[int, typer.Option(help="Total GPUs")] = 16,
+    gpus_per_node: Annotated[int | None, typer.Option(help="GPUs per node")] = None,
+    nics_per_node: Annotated[int | None, typer.Option(help="NICs per node for every tier")] = None,
+    network: Annotated[
+        list[str] | None, typer.Option(help="Tiers to compare (comma list) [default: 10GbE to NDR]")
+    ] = None,
+    slack: Annotated[
+        str, typer.Option(help="Accept a tier this much slower than the best, e.g. 10%")
+    ] = "10%",
+    json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+) -> None:
+    """A network selection guide for your situation; with a model, the cheapest tier that is fast enough."""
+    from fabriclens.plan.advise import TIERS, Facts
+    from fabriclens.plan.advise import advise as run_advise
+    from fabriclens.units import parse_fraction
+
+    request = None
+    gpn = gpus_per_node or 8
+    if model is not None:
+        from fabriclens.catalog import find_model
+        from fabriclens.plan.request import PlanRequest
+
+        request = PlanRequest(model=find_model(model), gpu=gpu, gpus=gpus, workload=workload,
+                              gpus_per_node=gpus_per_node, nics_per_node=nics_per_node)  # fmt: skip
+    facts = Facts(
+        scenario=scenario, nodes=nodes or max(1, -(-gpus // gpn)), network_engineer=network_engineer,
+        cloud=cloud, utilisation=utilisation, sensitive_data=sensitive_data,
+        workload=workload if model is not None or workload != "pretrain" else "",
+    )  # fmt: skip
+    tiers = tuple(split_list(network)) or TIERS
+    result = run_advise(facts, request, slack=parse_fraction(slack), tiers=tiers)
+    doc = _doc(result)
+    if json_out:
+        print_json(doc)
+        return
+    from fabriclens.report.text import advise_renderables
+
+    print_rich(advise_renderables(doc))
+
+
+def _doc(result: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return {
+        "facts": asdict(result.facts),
+        "advice": [
+            {
+                "rule": r.id,
+                "topic": r.topic,
+                "advice": r.advice,
+                "because": r.because,
+                "watch": list(r.watch),
+            }
+            for r in result.fired
+        ],
+        "tiers": [
+            {
+                "network": t.network,
+                "time_s": float(f"{t.time_s:.6g}"),
+                "network_cost_relative": t.cost_relative,
+                "fits": t.fits,
+                "bottleneck": t.bottleneck,
+                "comm_share": round(t.comm_share, 4),
+                "verdict": t.verdict,
+            }
+            for t in result.tiers
+        ],
+        "recommended": result.recommended.network if result.recommended else None,
+        "reason": result.reason,
+        "sensitivity": result.sensitivity,
+        "slack": result.slack,
+        "assumptions": list(result.assumptions),
+    }
