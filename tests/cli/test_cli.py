@@ -282,3 +282,27 @@ def test_advise_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_advise_errors(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     assert run(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_datapath_json(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _json(
+        capsys,
+        "datapath",
+        "--gpu",
+        "a100",
+        "--gpus",
+        "4",
+        "--storage-network",
+        "1gbe",
+        "--images-per-s",
+        "2500",
+    )
+    assert isinstance(doc, dict)
+    assert set(doc) >= {"stages", "narrowest", "slowdown", "advice"}
+    assert doc["slowdown"] > 9
+    model = _json(capsys, "datapath", "llama-3.1-8b", "--gpus", "16", "--storage-bw", "5GB")
+    assert isinstance(model, dict) and model["checkpoint_bytes"] == pytest.approx(
+        16 * 8.03e9, rel=1e-3
+    )
+    assert run(["datapath", "--gpus", "4"]) == 2
+    assert "no input rate" in capsys.readouterr().err

@@ -29,6 +29,9 @@ class Gpu(_Entry):
     matmul_efficiency_source: str = Field(min_length=3)
     memory_bw_efficiency: float = Field(gt=0, le=1, description="achievable streaming / peak")
     intra_link: str = Field(description="default intra-node link id")
+    host_link: str = Field(
+        default="pcie4-x16", description="PCIe link between host memory and the GPU"
+    )
     max_gpus_per_node: int = Field(default=8, ge=1)
     power_w: float = Field(default=0, ge=0)
 

@@ -11,6 +11,7 @@ from fabriclens.cli.advise_cmd import advise
 from fabriclens.cli.capacity_cmd import capacity
 from fabriclens.cli.catalog_cmd import catalog
 from fabriclens.cli.collective_cmd import collective
+from fabriclens.cli.datapath_cmd import datapath
 from fabriclens.cli.lab_cmd import lab_app
 from fabriclens.cli.plan_cmd import plan
 from fabriclens.cli.transfer_cmd import transfer
@@ -28,6 +29,7 @@ app.command()(collective)
 app.command()(advise)
 app.command()(capacity)
 app.command()(transfer)
+app.command()(datapath)
 app.command()(catalog)
 app.add_typer(lab_app, name="lab")
 

@@ -395,3 +395,31 @@ def advise_renderables(doc: dict[str, Any]) -> list[RenderableType]:
             guide.append(f"    watch: {'; '.join(a['watch'])}\n", style="dim")
     out.append(guide)
     return out
+
+
+def datapath_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    """`fabriclens datapath` output."""
+    table = Table(
+        title=f"Data path of {doc['nodes']} node(s) x {doc['gpus_per_node']} GPUs",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+    )
+    for col in ("stage", "capacity", "demand", "busy", ""):
+        table.add_column(col, justify="right" if col in ("capacity", "demand", "busy") else "left")
+    for s in doc["stages"]:
+        busy = Text(_pct(s["utilisation"]), style="bold red" if s["utilisation"] > 1 else "")
+        table.add_row(
+            s["name"],
+            f"{s['capacity_bytes_per_s'] / 1e6:,.0f} MB/s",
+            f"{s['demand_bytes_per_s'] / 1e6:,.1f} MB/s",
+            busy,
+            s["note"],
+        )
+    text = Text()
+    text.append("Narrowest ", style="bold")
+    text.append(
+        f"{doc['narrowest']} · the job runs {doc['slowdown']:.2f}x as long as the GPUs need\n"
+    )
+    for line in doc["advice"]:
+        text.append(f"  · {line}\n")
+    return [table, text, assumptions_block(doc["assumptions"])]
