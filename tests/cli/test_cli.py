@@ -306,3 +306,16 @@ def test_datapath_json(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert run(["datapath", "--gpus", "4"]) == 2
     assert "no input rate" in capsys.readouterr().err
+
+
+def test_search_json(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _json(capsys, "search", "llama-3.1-8b", "--gpus", "16", "--network", "25gbe,ndr-ib", "--top", "3")
+    assert isinstance(doc, dict)
+    assert set(doc) >= {"networks", "pareto", "upgrades", "layouts_evaluated"}
+    first = doc["networks"][0]
+    assert len(first["top"]) == 3 and first["top"][0]["why_slower"] == ""
+    assert all(x["why_slower"] for x in first["top"][1:])
+    times = [x["time_s"] for x in first["top"]]
+    assert times == sorted(times)
+    assert run(["search", "llama-3.1-8b", "-w", "inference"]) == 2
+    assert "training layouts" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from fabriclens.cli.collective_cmd import collective
 from fabriclens.cli.datapath_cmd import datapath
 from fabriclens.cli.lab_cmd import lab_app
 from fabriclens.cli.plan_cmd import plan
+from fabriclens.cli.search_cmd import search
 from fabriclens.cli.transfer_cmd import transfer
 from fabriclens.errors import ExitStatus, FabricLensError
 
@@ -26,6 +27,7 @@ app = typer.Typer(
 )
 app.command()(plan)
 app.command()(collective)
+app.command()(search)
 app.command()(advise)
 app.command()(capacity)
 app.command()(transfer)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, replace
 
@@ -155,8 +156,11 @@ def _validate_layout(spec: ModelSpec, cfg: TrainConfig) -> None:
         )
 
 
-def _training_candidates(req: PlanRequest, spec: ModelSpec, gpn: int) -> list[dict[str, object]]:
-    """Layouts to try for the parts the user left out (small, ordered, pruned)."""
+def _training_candidates(
+    req: PlanRequest, spec: ModelSpec, gpn: int, wide: bool = False
+) -> list[dict[str, object]]:
+    """Layouts to try for the parts the user left out. ``wide`` (search) adds ZeRO 0 and 2,
+    pipeline interleaving and expert-parallel degrees."""
     tps = [req.tp] if req.tp else [t for t in (1, 2, 4, 8) if t <= gpn and spec.heads % t == 0]
     cp = req.cp or 1
     out: list[dict[str, object]] = []
@@ -172,22 +176,35 @@ def _training_candidates(req: PlanRequest, spec: ModelSpec, gpn: int) -> list[di
             dp = req.gpus // (tp * pp * cp)
             if req.dp and req.dp != dp:
                 continue
-            zeros = [req.zero] if req.zero is not None else ([1, 3] if dp > 1 else [0])
+            if req.zero is not None:
+                zeros = [req.zero]
+            elif dp == 1:
+                zeros = [0]
+            else:
+                zeros = [0, 1, 2, 3] if wide else [1, 3]
             recs = [req.recompute] if req.recompute else ["none", "selective", "full"]
             mbs = [req.micro_batch] if req.micro_batch else [1, 2, 4, 8]
-            for zero in zeros:
-                for rec in recs:
-                    for mb in mbs:
-                        out.append(
-                            {
-                                "tp": tp,
-                                "pp": pp,
-                                "dp": dp,
-                                "zero": zero,
-                                "recompute": rec,
-                                "micro_batch": mb,
-                            }
-                        )
+            if req.interleave:
+                ils = [req.interleave]
+            elif wide and pp > 1:
+                ils = [v for v in (1, 2, 4) if spec.layers % (pp * v) == 0]
+            else:
+                ils = [1]
+            if req.ep:
+                eps = [req.ep]
+            elif wide and spec.is_moe:
+                eps = [
+                    e
+                    for e in (1, 2, 4, 8, 16, 32, 64)
+                    if spec.experts % e == 0 and (dp * cp) % e == 0
+                ]
+            else:
+                eps = [1]
+            for zero, rec, mb, il, ep in itertools.product(zeros, recs, mbs, ils, eps):
+                out.append(
+                    {"tp": tp, "pp": pp, "dp": dp, "zero": zero, "recompute": rec,
+                     "micro_batch": mb, "interleave": il, "ep": ep}
+                )  # fmt: skip
     return out
 
 
@@ -250,7 +267,24 @@ def _check_tp(spec: ModelSpec, tp: int) -> None:
         )
 
 
-def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
+@dataclass
+class Evaluated:
+    """Every layout tried for one network: the ones that fit, ranked by step time."""
+
+    spec: ModelSpec
+    counts: ParamCounts
+    gpu: Gpu
+    fabric: Fabric
+    base: TrainConfig
+    notes: list[str]
+    ranked: list[tuple[TrainConfig, StepEstimate]]  # fitting layouts, fastest first
+    tried: int
+    fallback: TrainConfig | None  # least memory, when nothing fits
+
+
+def evaluate_layouts(req: PlanRequest, network_name: str | None, wide: bool = False) -> Evaluated:
+    """Evaluate every layout the request leaves open (``wide``: also ZeRO 0/2, interleaving and
+    expert parallelism, as `search` does); raises InputError when no layout is valid."""
     spec, counts, gpu, fabric, notes = _setup(req, network_name)
     base, more = _base_config(req, spec, gpu, fabric.gpus_per_node)
     notes += more
@@ -262,13 +296,13 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
             f"{req.gpus} GPUs are not divisible by tp x pp x cp = {fixed}",
             "change --gpus, --tp, --pp or --cp so that they divide",
         )
-    cands = _training_candidates(req, spec, fabric.gpus_per_node)
+    cands = _training_candidates(req, spec, fabric.gpus_per_node, wide)
     if not cands:
         raise InputError(
             f"no layout of {req.gpus} GPUs matches the given --tp/--pp/--dp/--cp",
             "check that tp x pp x cp x dp equals --gpus",
         )
-    best: tuple[float, TrainConfig, StepEstimate] | None = None
+    ranked: list[tuple[TrainConfig, StepEstimate]] = []
     smallest: tuple[float, TrainConfig] | None = None
     first_error: InputError | None = None
     for cand in cands:
@@ -288,18 +322,25 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
             smallest = (mem.total_per_gpu_bytes, cfg)
         if not mem.fits and len(cands) > 1:
             continue
-        est = estimate_training_step(spec, counts, gpu, fabric, cfg)
-        if best is None or est.time_s < best[0]:
-            best = (est.time_s, cfg, est)
-    if best is None:
-        if smallest is None:
-            assert first_error is not None
-            raise first_error
-        cfg = smallest[1]
+        ranked.append((cfg, estimate_training_step(spec, counts, gpu, fabric, cfg)))
+    if not ranked and smallest is None:
+        assert first_error is not None
+        raise first_error
+    ranked.sort(key=lambda ce: ce[1].time_s)
+    fallback = smallest[1] if smallest is not None and not ranked else None
+    return Evaluated(spec, counts, gpu, fabric, base, notes, ranked, len(cands), fallback)
+
+
+def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
+    ev = evaluate_layouts(req, network_name)
+    spec, counts, gpu, fabric, notes = ev.spec, ev.counts, ev.gpu, ev.fabric, ev.notes
+    if ev.ranked:
+        cfg, est = ev.ranked[0]
+    else:
+        assert ev.fallback is not None
+        cfg = ev.fallback
         est = estimate_training_step(spec, counts, gpu, fabric, cfg)
         notes.append("no layout fits in memory: showing the one that needs least")
-    else:
-        _, cfg, est = best
     chosen = []
     for key, given in (
         ("tp", req.tp),
@@ -308,7 +349,7 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
         ("recompute", req.recompute),
         ("micro_batch", req.micro_batch),
     ):
-        if given is None and len(cands) > 1:
+        if given is None and ev.tried > 1:
             chosen.append(f"{key.replace('_', '-')} {getattr(cfg, key)}")
     if chosen:
         notes.append("layout chosen as the fastest that fits: " + ", ".join(chosen))
@@ -316,7 +357,7 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
         notes.append(
             f"global batch: {cfg.global_batch} sequences ({cfg.global_batch * cfg.seq_len / 1e6:.2g}M tokens)"
         )
-    min_gpus = min_gpus_training(spec, counts, gpu, base, fabric.gpus_per_node)
+    min_gpus = min_gpus_training(spec, counts, gpu, ev.base, fabric.gpus_per_node)
     return Plan(
         req,
         spec,

@@ -423,3 +423,45 @@ def datapath_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     for line in doc["advice"]:
         text.append(f"  · {line}\n")
     return [table, text, assumptions_block(doc["assumptions"])]
+
+
+def search_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    """`fabriclens search` output."""
+    out: list[RenderableType] = []
+    for net in doc["networks"]:
+        table = Table(
+            title=f"{net['network']}: {net['layouts_fitting']} of {net['layouts_tried']} layouts fit",
+            box=box.SIMPLE_HEAD, title_justify="left",
+        )  # fmt: skip
+        for col in (
+            "#",
+            "layout",
+            "step",
+            "tokens/s",
+            "MFU",
+            "memory/GPU",
+            "bottleneck",
+            "why it loses to the one above",
+        ):
+            table.add_column(
+                col,
+                justify="right"
+                if col in ("#", "step", "tokens/s", "MFU", "memory/GPU")
+                else "left",
+            )
+        for i, x in enumerate(net["top"], start=1):
+            table.add_row(str(i), x["layout"], format_time(x["time_s"]), f"{x['tokens_per_s']:,.0f}", _pct(x["mfu"]),
+                          format_bytes(x["memory_per_gpu_bytes"]), x["bottleneck"], x["why_slower"])  # fmt: skip
+        out.append(table)
+    if len(doc["networks"]) > 1:
+        text = Text("Pareto front (network cost vs step time): ", style="bold")
+        text.append(" < ".join(doc["pareto"]) + "\n")
+        for line in doc["upgrades"]:
+            text.append(f"  · {line}\n")
+        out.append(text)
+    out.append(
+        Text(
+            f"{doc['layouts_evaluated']} layouts evaluated in {doc['elapsed_s']:.2f} s", style="dim"
+        )
+    )
+    return out

@@ -1,0 +1,106 @@
+"""`fabriclens search`: the best layouts for a job, and the network tiers worth paying for."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from fabriclens.cli._output import print_json, print_rich, split_list
+
+
+def search(
+    model: Annotated[str, typer.Argument(help="Catalog model name or a config.json path")],
+    workload: Annotated[
+        str, typer.Option("--workload", "-w", help="pretrain | full-finetune | lora | qlora")
+    ] = "pretrain",
+    gpu: Annotated[str, typer.Option(help="GPU SKU")] = "h100-sxm",
+    gpus: Annotated[int, typer.Option(help="Total GPUs")] = 8,
+    gpus_per_node: Annotated[int | None, typer.Option(help="GPUs per node")] = None,
+    network: Annotated[
+        list[str] | None, typer.Option(help="Network(s) to search on; several give a Pareto front")
+    ] = None,
+    nics_per_node: Annotated[int | None, typer.Option(help="NICs per node")] = None,
+    tp: Annotated[int | None, typer.Option(help="Pin tensor parallelism")] = None,
+    pp: Annotated[int | None, typer.Option(help="Pin pipeline parallelism")] = None,
+    zero: Annotated[int | None, typer.Option(help="Pin the ZeRO stage")] = None,
+    recompute: Annotated[str | None, typer.Option(help="Pin recompute")] = None,
+    micro_batch: Annotated[int | None, typer.Option(help="Pin the micro-batch")] = None,
+    seq_len: Annotated[int | None, typer.Option(help="Sequence length")] = None,
+    global_batch: Annotated[int | None, typer.Option(help="Sequences per step")] = None,
+    precision: Annotated[str | None, typer.Option(help="bf16 | fp16 | fp8")] = None,
+    top: Annotated[int, typer.Option(help="Layouts to show per network")] = 5,
+    json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+) -> None:
+    """Rank every layout that fits (TP x PP x DP x EP x micro-batch x ZeRO x recompute x interleaving)."""
+    from fabriclens.catalog import find_model
+    from fabriclens.errors import InputError
+    from fabriclens.plan.request import PlanRequest
+    from fabriclens.plan.search import search as run_search
+
+    if workload == "inference":
+        raise InputError(
+            "search ranks training layouts",
+            "for inference use `fabriclens capacity` or `plan -w inference`",
+        )
+    if top < 1:
+        raise InputError(f"--top {top} must be at least 1", "give --top 5")
+    req = PlanRequest(
+        model=find_model(model), gpu=gpu, gpus=gpus, workload=workload, gpus_per_node=gpus_per_node,
+        nics_per_node=nics_per_node, tp=tp, pp=pp, zero=zero, recompute=recompute, micro_batch=micro_batch,
+        seq_len=seq_len, global_batch=global_batch, precision=precision,
+    )  # fmt: skip
+    from fabriclens.plan.planner import make_plans
+
+    make_plans(req)  # validates the request's flags once, with the planner's messages
+    nets: tuple[str | None, ...] = tuple(split_list(network)) or (None,)
+    result = run_search(req, nets, top=top)
+    doc = _doc(result)
+    if json_out:
+        print_json(doc)
+        return
+    from fabriclens.report.text import search_renderables
+
+    print_rich(search_renderables(doc))
+
+
+def _doc(result: Any) -> dict[str, Any]:
+    from fabriclens.plan.search import describe
+
+    return {
+        "layouts_evaluated": result.layouts_evaluated,
+        "elapsed_s": round(result.elapsed_s, 4),
+        "networks": [
+            {
+                "network": r.network,
+                "network_cost_relative": r.cost_relative,
+                "layouts_tried": r.tried,
+                "layouts_fitting": r.fitting,
+                "best_time_s": float(f"{r.best_time_s:.6g}") if r.top else None,
+                "top": [
+                    {
+                        "layout": describe(x.config),
+                        "tp": x.config.tp,
+                        "pp": x.config.pp,
+                        "dp": x.config.dp,
+                        "ep": x.config.ep,
+                        "zero": x.config.zero,
+                        "micro_batch": x.config.micro_batch,
+                        "recompute": x.config.recompute,
+                        "interleave": x.config.interleave,
+                        "time_s": float(f"{x.estimate.time_s:.6g}"),
+                        "tokens_per_s": float(f"{x.estimate.tokens_per_s:.6g}"),
+                        "mfu": round(x.estimate.mfu, 4),
+                        "memory_per_gpu_bytes": round(x.estimate.memory.total_per_gpu_bytes),
+                        "bottleneck": x.estimate.bottleneck,
+                        "why_slower": x.why_slower,
+                    }
+                    for x in r.top
+                ],
+                "assumptions": list(r.notes),
+            }
+            for r in result.results
+        ],
+        "pareto": list(result.pareto),
+        "upgrades": list(result.upgrades),
+    }

@@ -1,0 +1,134 @@
+"""`search`: rank every layout that fits, say why each loses to the one above it, and put
+network tiers on a Pareto front of step time against network cost."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, replace
+
+from fabriclens.model.layout import TrainConfig
+from fabriclens.model.step import StepEstimate
+from fabriclens.plan.planner import evaluate_layouts
+from fabriclens.plan.request import PlanRequest
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One layout in the ranking."""
+
+    config: TrainConfig
+    estimate: StepEstimate
+    why_slower: str  # against the layout ranked just above ("" for the best)
+
+
+@dataclass(frozen=True)
+class NetworkResult:
+    """The search on one network."""
+
+    network: str
+    cost_relative: float
+    tried: int
+    fitting: int
+    top: tuple[Ranked, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def best_time_s(self) -> float:
+        """Step time of the best layout (inf when nothing fits)."""
+        return self.top[0].estimate.time_s if self.top else float("inf")
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Rankings per network, the Pareto front, and what each tier upgrade buys."""
+
+    results: tuple[NetworkResult, ...]
+    pareto: tuple[str, ...]
+    upgrades: tuple[str, ...]
+    layouts_evaluated: int
+    elapsed_s: float
+
+
+def describe(cfg: TrainConfig) -> str:
+    """A layout in one short line."""
+    parts = [f"tp{cfg.tp}", f"pp{cfg.pp}", f"dp{cfg.dp}"]
+    if cfg.ep > 1:
+        parts.append(f"ep{cfg.ep}")
+    if cfg.cp > 1:
+        parts.append(f"cp{cfg.cp}")
+    parts += [f"z{cfg.zero}", f"mb{cfg.micro_batch}", cfg.recompute]
+    if cfg.interleave > 1:
+        parts.append(f"v{cfg.interleave}")
+    return " ".join(parts)
+
+
+def _components(est: StepEstimate) -> dict[str, float]:
+    parts: dict[str, float] = {
+        "compute": est.compute_s - est.optimizer_s,
+        "pipeline bubble": est.bubble_s,
+        "optimizer": est.optimizer_s,
+    }
+    for c in est.comm:
+        key = f"exposed {c.group} {c.op} ({c.link})"
+        parts[key] = parts.get(key, 0.0) + c.exposed_s
+    return parts
+
+
+def why_slower(
+    better: tuple[TrainConfig, StepEstimate], worse: tuple[TrainConfig, StepEstimate]
+) -> str:
+    """The biggest time component by which ``worse`` trails ``better``, with the layout change."""
+    a, b = _components(better[1]), _components(worse[1])
+    deltas = {k: b.get(k, 0.0) - a.get(k, 0.0) for k in set(a) | set(b)}
+    key, delta = max(deltas.items(), key=lambda kv: kv[1])
+    changed = [f"{name} {getattr(better[0], name)}->{getattr(worse[0], name)}"
+               for name in ("tp", "pp", "dp", "ep", "zero", "micro_batch", "recompute", "interleave")
+               if getattr(better[0], name) != getattr(worse[0], name)]  # fmt: skip
+    total = worse[1].time_s - better[1].time_s
+    return (
+        f"+{total:.3g} s, mostly {key} (+{delta:.3g} s); changed: {', '.join(changed) or 'nothing'}"
+    )
+
+
+def search(req: PlanRequest, networks: tuple[str | None, ...], top: int = 5) -> SearchResult:
+    """Search every layout on every network."""
+    t0 = time.perf_counter()
+    results: list[NetworkResult] = []
+    evaluated = 0
+    for net in networks:
+        ev = evaluate_layouts(replace(req, networks=()), net, wide=True)
+        evaluated += ev.tried
+        ranked: list[Ranked] = []
+        for i, (cfg, est) in enumerate(ev.ranked[:top]):
+            reason = why_slower(ev.ranked[i - 1], (cfg, est)) if i else ""
+            ranked.append(Ranked(cfg, est, reason))
+        fabric = ev.fabric
+        nodes = -(-req.gpus // fabric.gpus_per_node)
+        cost = (
+            fabric.network.cost_relative * fabric.nics_per_node * nodes
+            if fabric.network and nodes > 1
+            else 0.0
+        )
+        name = fabric.network.name if fabric.network else "none"
+        results.append(
+            NetworkResult(name, cost, ev.tried, len(ev.ranked), tuple(ranked), tuple(ev.notes))
+        )
+    front: list[NetworkResult] = []
+    for r in sorted((r for r in results if r.top), key=lambda r: (r.cost_relative, r.best_time_s)):
+        if not front or r.best_time_s < front[-1].best_time_s:
+            front.append(r)
+    upgrades = []
+    for lo, hi in itertools.pairwise(front):
+        speed = lo.best_time_s / hi.best_time_s - 1
+        cost = hi.cost_relative / lo.cost_relative - 1 if lo.cost_relative else float("inf")
+        upgrades.append(
+            f"{hi.network} over {lo.network}: +{100 * speed:.1f}% tokens/s for +{100 * cost:.0f}% network cost"
+        )
+    return SearchResult(
+        tuple(results),
+        tuple(r.network for r in front),
+        tuple(upgrades),
+        evaluated,
+        time.perf_counter() - t0,
+    )

@@ -1,0 +1,58 @@
+"""Layout search: finds the published layouts of training.csv (or one the model rates at least
+as fast), explains every rank, and builds a Pareto front across networks."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+from dataclasses import replace
+
+import pytest
+
+from fabriclens.catalog import find_model
+from fabriclens.plan.planner import make_plans
+from fabriclens.plan.request import PlanRequest
+from fabriclens.plan.search import search
+from reference import _gpt_spec, reference_dir
+
+
+def _rows() -> list[dict[str, str]]:
+    with (reference_dir() / "training.csv").open(encoding="utf-8") as fh:
+        return [r for r in csv.DictReader(fh) if r["model"] in ("22B", "GPT-3 175B")]
+
+
+@pytest.mark.parametrize("row", _rows(), ids=lambda r: f"{r['model']} {r['recompute']}")
+def test_search_finds_the_published_layout_or_better(row: dict[str, str]) -> None:
+    """Source: Korthikanti et al. 2022 Table 5 (shared/reference/training.csv)."""
+    req = PlanRequest(
+        model=_gpt_spec(row), gpu="a100-sxm-80gb", gpus=int(row["gpus"]), workload="pretrain",
+        networks=("hdr-ib",), nics_per_node=8, seq_len=int(row["seq_len"]),
+        global_batch=int(row["global_batch"]), flash_attention=False,
+    )  # fmt: skip
+    published = make_plans(replace(req, tp=int(row["tp"]), pp=int(row["pp"]), micro_batch=1,
+                                   recompute=row["recompute"], interleave=int(row["interleave"]),
+                                   sequence_parallel=row["sequence_parallel"] == "yes"))[0]  # fmt: skip
+    assert published.training is not None
+    found = search(req, ("hdr-ib",), top=3).results[0]
+    assert found.top, "nothing fits"
+    assert found.best_time_s <= published.training.time_s * (1 + 1e-9)
+    assert all(x.why_slower for x in found.top[1:])
+
+
+def test_pareto_front_and_upgrades() -> None:
+    req = PlanRequest(
+        model=find_model("llama-3.1-8b"),
+        gpu="h100-sxm",
+        gpus=16,
+        workload="pretrain",
+        nics_per_node=1,
+    )
+    result = search(req, ("10gbe", "100gbe", "100g-roce", "ndr-ib"), top=2)
+    times = {r.network: r.best_time_s for r in result.results}
+    costs = {r.network: r.cost_relative for r in result.results}
+    front = list(result.pareto)
+    assert front[0] == min(costs, key=lambda n: costs[n])
+    for lo, hi in itertools.pairwise(front):
+        assert costs[hi] > costs[lo] and times[hi] < times[lo]
+    assert len(result.upgrades) == len(front) - 1
+    assert result.layouts_evaluated >= 4 * 100
