@@ -118,9 +118,14 @@ def estimate_inference(
             )
         )
     if pp > 1:
-        p2p_decode = estimate_collective("send_recv", batch * h * 2.0, 2, fabric, ranks_per_node=1)
+        # stages sit tp GPUs apart: on one node while the replica fits in it, else across nodes
+        same_node = tp * pp <= fabric.gpus_per_node or fabric.network is None
+        per_node = 2 if same_node else 1
+        p2p_decode = estimate_collective(
+            "send_recv", batch * h * 2.0, 2, fabric, ranks_per_node=per_node
+        )
         p2p_prefill = estimate_collective(
-            "send_recv", tokens * h * 2.0, 2, fabric, ranks_per_node=1
+            "send_recv", tokens * h * 2.0, 2, fabric, ranks_per_node=per_node
         )
         step_comm += (pp - 1) * p2p_decode.time_s
         prefill_comm += (pp - 1) * p2p_prefill.time_s
