@@ -86,9 +86,11 @@ def why_slower(
                for name in ("tp", "pp", "dp", "ep", "zero", "micro_batch", "recompute", "interleave")
                if getattr(better[0], name) != getattr(worse[0], name)]  # fmt: skip
     total = worse[1].time_s - better[1].time_s
-    return (
-        f"+{total:.3g} s, mostly {key} (+{delta:.3g} s); changed: {', '.join(changed) or 'nothing'}"
-    )
+    what = ", ".join(changed) or "nothing"
+    if total <= 5e-4 * better[1].time_s:  # within 0.05%: a tie
+        diff = worse[1].memory.total_per_gpu_bytes - better[1].memory.total_per_gpu_bytes
+        return f"ties with the one above ({what}); {abs(diff) / 2**30:.1f} GiB {'more' if diff > 0 else 'less'} memory per GPU"
+    return f"+{total:.3g} s, mostly {key} (+{delta:.3g} s); changed: {what}"
 
 
 def search(req: PlanRequest, networks: tuple[str | None, ...], top: int = 5) -> SearchResult:
