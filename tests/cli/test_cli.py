@@ -309,7 +309,9 @@ def test_datapath_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_search_json(capsys: pytest.CaptureFixture[str]) -> None:
-    doc = _json(capsys, "search", "llama-3.1-8b", "--gpus", "16", "--network", "25gbe,ndr-ib", "--top", "3")
+    doc = _json(
+        capsys, "search", "llama-3.1-8b", "--gpus", "16", "--network", "25gbe,ndr-ib", "--top", "3"
+    )
     assert isinstance(doc, dict)
     assert set(doc) >= {"networks", "pareto", "upgrades", "layouts_evaluated"}
     first = doc["networks"][0]

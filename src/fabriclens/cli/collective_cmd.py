@@ -57,7 +57,7 @@ def collective(
     size_bytes = parse_size(size)
     if size_bytes <= 0:
         raise InputError(f"size {size!r} is not positive", "give a size like 1GB")
-    if ranks < 2 and name != "send_recv":
+    if ranks < 2:
         raise InputError(
             f"--ranks {ranks}: a collective needs at least 2 ranks", "give --ranks 2 or more"
         )

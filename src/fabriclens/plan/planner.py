@@ -82,6 +82,10 @@ def resolve_fabric(
 ) -> tuple[Fabric, list[str]]:
     """The fabric for ``gpus`` of ``gpu``, filling what is not given and saying so."""
     notes: list[str] = []
+    if gpus < 1 or (gpus_per_node is not None and gpus_per_node < 1):
+        raise InputError(
+            "the GPU count and GPUs per node must be at least 1", "give positive counts"
+        )
     gpn = gpus_per_node or min(gpu.max_gpus_per_node, gpus)
     if gpus_per_node is None:
         notes.append(f"gpus per node: {gpn} (at most {gpu.max_gpus_per_node} for {gpu.title})")
