@@ -23,6 +23,17 @@ def print_rich(renderables: list[Any]) -> None:
         console.print(r)
 
 
+def emit(doc: Any, json_out: bool, renderer: str) -> None:
+    """Print a command's document as JSON, or through ``fabriclens.report.text.<renderer>``
+    (imported only then: rich costs start-up time that --json does not need)."""
+    if json_out:
+        print_json(doc)
+        return
+    from fabriclens.report import text
+
+    print_rich(getattr(text, renderer)(doc))
+
+
 def split_list(values: list[str] | None) -> list[str]:
     """Accept repeated flags and comma-separated lists alike."""
     out: list[str] = []

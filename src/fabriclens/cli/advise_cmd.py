@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from fabriclens.cli._output import print_json, print_rich, split_list
+from fabriclens.cli._output import emit, split_list
 
 
 def advise(
@@ -72,12 +72,7 @@ def advise(
     tiers = tuple(split_list(network)) or TIERS
     result = run_advise(facts, request, slack=parse_fraction(slack), tiers=tiers)
     doc = _doc(result)
-    if json_out:
-        print_json(doc)
-        return
-    from fabriclens.report.text import advise_renderables
-
-    print_rich(advise_renderables(doc))
+    emit(doc, json_out, "advise_renderables")
 
 
 def _doc(result: Any) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from fabriclens.cli._output import print_json, print_rich
+from fabriclens.cli._output import emit
 
 
 def capacity(
@@ -54,9 +54,4 @@ def capacity(
         precision=precision,
     )  # fmt: skip
     doc = capacity_doc(plan)
-    if json_out:
-        print_json(doc)
-        return
-    from fabriclens.report.text import capacity_renderables
-
-    print_rich(capacity_renderables(doc))
+    emit(doc, json_out, "capacity_renderables")

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from fabriclens.cli._output import print_json, print_rich
+from fabriclens.cli._output import emit
 
 
 def collective(
@@ -91,9 +91,4 @@ def collective(
     from fabriclens.report.json_doc import collective_doc
 
     doc = collective_doc(est, fabric, notes)
-    if json_out:
-        print_json(doc)
-        return
-    from fabriclens.report import text
-
-    print_rich(text.collective_renderables(doc))
+    emit(doc, json_out, "collective_renderables")

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from fabriclens.cli._output import print_json, print_rich
+from fabriclens.cli._output import emit
 
 
 def datapath(
@@ -92,12 +92,7 @@ def datapath(
         storage_nics=storage_nics, checkpoint_bytes=ckpt,
     )  # fmt: skip
     doc = _doc(result, notes)
-    if json_out:
-        print_json(doc)
-        return
-    from fabriclens.report.text import datapath_renderables
-
-    print_rich(datapath_renderables(doc))
+    emit(doc, json_out, "datapath_renderables")
 
 
 def _doc(result: Any, notes: list[str]) -> dict[str, Any]:

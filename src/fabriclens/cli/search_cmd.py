@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from fabriclens.cli._output import print_json, print_rich, split_list
+from fabriclens.cli._output import emit, split_list
 
 
 def search(
@@ -56,12 +56,7 @@ def search(
     nets: tuple[str | None, ...] = tuple(split_list(network)) or (None,)
     result = run_search(req, nets, top=top)
     doc = _doc(result)
-    if json_out:
-        print_json(doc)
-        return
-    from fabriclens.report.text import search_renderables
-
-    print_rich(search_renderables(doc))
+    emit(doc, json_out, "search_renderables")
 
 
 def _doc(result: Any) -> dict[str, Any]:

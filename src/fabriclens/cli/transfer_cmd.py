@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from fabriclens.cli._output import print_json, print_rich
+from fabriclens.cli._output import emit
 
 
 def transfer(
@@ -34,9 +34,4 @@ def transfer(
         storage_bits_per_s=parse_rate(storage) if storage else None,
     )  # fmt: skip
     doc = transfer_doc(plan)
-    if json_out:
-        print_json(doc)
-        return
-    from fabriclens.report.text import transfer_renderables
-
-    print_rich(transfer_renderables(doc))
+    emit(doc, json_out, "transfer_renderables")

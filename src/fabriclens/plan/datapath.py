@@ -98,17 +98,8 @@ def plan_datapath(
         if storage_bytes_per_s:
             write = min(write, storage_bytes_per_s)
         ckpt_s = checkpoint_bytes / write
-    plan = DatapathPlan(
-        tuple(stages),
-        demand_per_gpu_bytes_per_s,
-        nodes,
-        gpus_per_node,
-        checkpoint_bytes,
-        ckpt_s,
-        (),
-    )
     advice = []
-    worst = plan.narrowest
+    worst = max(stages, key=lambda st: st.utilisation)
     if worst.utilisation > 1:
         advice.append(
             f"the {worst.name} throttles the job: it must carry {worst.demand_bytes_per_s / 1e6:,.0f} MB/s but "
