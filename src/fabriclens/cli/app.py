@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import typer
 
@@ -18,22 +19,44 @@ from fabriclens.cli.search_cmd import search
 from fabriclens.cli.transfer_cmd import transfer
 from fabriclens.errors import ExitStatus, FabricLensError
 
-app = typer.Typer(
-    name="fabriclens",
-    help="See what the network does to your LLM workloads: plan, measure, diagnose.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-app.command()(plan)
-app.command()(collective)
-app.command()(search)
-app.command()(advise)
-app.command()(capacity)
-app.command()(transfer)
-app.command()(datapath)
-app.command()(catalog)
-app.add_typer(lab_app, name="lab")
+COMMANDS: dict[str, Any] = {
+    "plan": plan,
+    "collective": collective,
+    "search": search,
+    "advise": advise,
+    "capacity": capacity,
+    "transfer": transfer,
+    "datapath": datapath,
+    "catalog": catalog,
+}
+GROUPS: dict[str, typer.Typer] = {"lab": lab_app}
+
+
+def build_app(only: str | None = None) -> typer.Typer:
+    """The command tree; ``only`` registers just that command, because typer builds every
+    command's options at start-up and one command is all a run needs."""
+    new = typer.Typer(
+        name="fabriclens",
+        help="See what the network does to your LLM workloads: plan, measure, diagnose.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+
+    @new.callback()
+    def _group() -> None:
+        """See what the network does to your LLM workloads: plan, measure, diagnose."""
+
+    for name, func in COMMANDS.items():
+        if only in (None, name):
+            new.command(name)(func)
+    for name, group in GROUPS.items():
+        if only in (None, name):
+            new.add_typer(group, name=name)
+    return new
+
+
+app = build_app()
 
 
 def _fail(message: str, status: ExitStatus) -> int:
@@ -52,8 +75,11 @@ def _kind(exc: BaseException) -> str:
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status instead of exiting (for tests)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    first = args[0] if args else None
+    chosen = build_app(first) if first in COMMANDS or first in GROUPS else app
     try:
-        result = app(args=argv, standalone_mode=False, prog_name="fabriclens")
+        result = chosen(args=args, standalone_mode=False, prog_name="fabriclens")
     except FabricLensError as exc:
         return _fail(exc.message, exc.exit_status)
     except BrokenPipeError:
