@@ -321,3 +321,24 @@ def test_search_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert times == sorted(times)
     assert run(["search", "llama-3.1-8b", "-w", "inference"]) == 2
     assert "training layouts" in capsys.readouterr().err
+
+
+def test_bench_import(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _json(capsys, "bench", "import", str(FIXTURES / "nccl-tests-h200-8gpu.txt"))
+    assert isinstance(doc, dict)
+    assert set(doc) >= {
+        "sizes",
+        "plateau_busbw_GBps",
+        "expected_busbw_GBps",
+        "efficiency",
+        "verdict",
+    }
+    assert doc["plateau_busbw_GBps"] == pytest.approx(475.39)
+
+
+def test_bench_import_slow_run_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    slow = tmp_path / "slow.txt"
+    slow.write_text((FIXTURES / "nccl-tests-h200-8gpu.txt").read_text().replace("475.", "175."))
+    assert run(["bench", "import", str(slow), "--op", "all_reduce"]) == 1
+    assert "CRITICAL" in capsys.readouterr().out
+    assert run(["bench", "import", str(tmp_path / "missing.txt")]) == 2

@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from fabriclens.cli.advise_cmd import advise
+from fabriclens.cli.bench_cmd import bench_app
 from fabriclens.cli.capacity_cmd import capacity
 from fabriclens.cli.catalog_cmd import catalog
 from fabriclens.cli.collective_cmd import collective
@@ -29,7 +30,7 @@ COMMANDS: dict[str, Any] = {
     "datapath": datapath,
     "catalog": catalog,
 }
-GROUPS: dict[str, typer.Typer] = {"lab": lab_app}
+GROUPS: dict[str, typer.Typer] = {"bench": bench_app, "lab": lab_app}
 
 
 def build_app(only: str | None = None) -> typer.Typer:

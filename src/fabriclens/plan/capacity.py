@@ -114,6 +114,8 @@ def plan_capacity(
         notes.append(
             f"replica: tp {tp} x pp {pp}, the fewest GPUs that hold the weights and one request"
         )
+    if tp < 1:
+        raise InputError(f"--tp {tp} must be at least 1", "give a positive --tp")
     if spec.heads % tp:
         raise InputError(
             f"--tp {tp} does not divide the {spec.heads} attention heads", "choose another --tp"

@@ -465,3 +465,27 @@ def search_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         )
     )
     return out
+
+
+def bench_import_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    """`fabriclens bench import` output: the sweep like nccl-tests, then the judgement."""
+    table = Table(title=f"{doc['op']} on {doc['ranks']} ranks ({doc['nodes']} node(s) x {doc['gpus_per_node']} {doc['gpu']})",
+                  box=box.SIMPLE_HEAD, title_justify="left")  # fmt: skip
+    for col in ("size", "time", "algbw GB/s", "busbw GB/s", "in-place busbw", "#wrong"):
+        table.add_column(col, justify="right")
+    for r in doc["sizes"]:
+        inplace = r["inplace_busbw_GBps"]
+        table.add_row(format_decimal_bytes(r["size_bytes"]), format_time(r["time_us"] * 1e-6), f"{r['algbw_GBps']:.2f}",
+                      f"{r['busbw_GBps']:.2f}", f"{inplace:.2f}" if inplace is not None else "-",
+                      "N/A" if r["wrong"] is None else str(r["wrong"]))  # fmt: skip
+    text = Text()
+    text.append("Plateau ", style="bold")
+    text.append(
+        f"{doc['plateau_busbw_GBps']:.2f} GB/s busbw · expected {doc['expected_busbw_GBps']:.2f} GB/s · efficiency {_pct(doc['efficiency'])}\n"
+    )
+    style = {"ok": "bold green", "warning": "bold yellow", "critical": "bold red"}[doc["level"]]
+    text.append(f"{doc['level'].upper()} ", style=style)
+    text.append(doc["verdict"] + "\n")
+    for check in doc["next_checks"]:
+        text.append(f"  next: {check}\n")
+    return [table, text, assumptions_block(doc["assumptions"])]

@@ -1,0 +1,109 @@
+"""nccl-tests output: the shared sample, real variants, garbage; and the judgement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import FIXTURES
+from fabriclens.errors import InputError
+from fabriclens.parse.nccl_tests import parse_nccl_tests
+from fabriclens.plan.expect import gpu_from_name, judge, plateau
+from reference import reference_dir
+
+SAMPLE = reference_dir().parent / "samples" / "nccl-tests-allreduce.txt"
+
+
+def test_shared_sample() -> None:
+    run = parse_nccl_tests(SAMPLE.read_text())
+    assert run.op == "all_reduce"
+    assert len(run.rows) == 1
+    row = run.rows[0]
+    assert (row.size_bytes, row.count, row.dtype) == (133169160, 33292290, "float")
+    assert (row.busbw_GBps, row.inplace_busbw_GBps, row.wrong) == (95.74, 95.94, 0)
+    assert run.avg_busbw_GBps == pytest.approx(84.8558)
+
+
+def test_rank_lines_give_world_hosts_and_gpu() -> None:
+    run = parse_nccl_tests((FIXTURES / "nccl-tests-h200-8gpu.txt").read_text())
+    assert run.world_size == 8 and run.hosts == ["gpu49"] and run.gpu_names == ["NVIDIA H200"]
+    assert len(run.rows) == 5
+    assert plateau(run) == (4294967296, pytest.approx(475.39))
+
+
+VARIANTS = {
+    "mpirun --tag-output": "[1,0]<stdout>:   8388608       2097152     float     sum      -1    120.5   69.61  121.82      0    119.8   70.02  122.54      0",
+    "srun -l": "0:   8388608       2097152     float     sum      -1    120.5   69.61  121.82      0    119.8   70.02  122.54      0",
+    "old layout, no redop/root": "     8388608       2097152     float    120.5   69.61  121.82  0e+00    119.8   70.02  122.54  0e+00",
+    "N/A in #wrong": "     8388608       2097152     float     sum      -1    120.5   69.61  121.82    N/A    119.8   70.02  122.54    N/A",
+    "all_gather (none, root)": "     8388608        262144     float    none      -1    120.5   69.61   60.91      0    119.8   70.02   61.27      0",
+    "out-of-place only": "     8388608       2097152     float     sum      -1    120.5   69.61  121.82      0",
+}
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_real_variants(name: str) -> None:
+    run = parse_nccl_tests(VARIANTS[name])
+    assert len(run.rows) == 1, name
+    row = run.rows[0]
+    assert row.size_bytes == 8388608 and row.time_us == pytest.approx(120.5)
+    assert row.algbw_GBps == pytest.approx(69.61)
+    if name == "N/A in #wrong":
+        assert row.wrong is None
+    if name == "out-of-place only":
+        assert row.inplace_busbw_GBps is None
+
+
+@given(st.text(max_size=400))
+def test_garbage_never_crashes(text: str) -> None:
+    run = parse_nccl_tests(text)
+    assert run.unparsed_lines >= 0
+
+
+def test_op_inferred_from_the_bus_factor() -> None:
+    from fabriclens.plan.expect import infer_op
+
+    run = parse_nccl_tests((FIXTURES / "nccl-tests-h200-8gpu.txt").read_text())
+    assert run.op is None and infer_op(run, 8) == "all_reduce"
+    gather = parse_nccl_tests(VARIANTS["all_gather (none, root)"])
+    assert infer_op(gather, 8) == "all_gather"
+
+
+def test_gpu_names() -> None:
+    assert gpu_from_name("NVIDIA H200").name == "h200"  # type: ignore[union-attr]
+    assert gpu_from_name("NVIDIA A100-SXM4-80GB").name == "a100-sxm-80gb"  # type: ignore[union-attr]
+    assert gpu_from_name("NVIDIA H100 80GB HBM3").name == "h100-sxm"  # type: ignore[union-attr]
+    assert gpu_from_name("Tesla V100") is None
+
+
+def test_judge_nvls_run_is_ok() -> None:
+    verdict = judge(parse_nccl_tests((FIXTURES / "nccl-tests-h200-8gpu.txt").read_text()))
+    assert verdict.level == "ok" and verdict.efficiency == pytest.approx(
+        475.39 / verdict.expected_busbw_GBps
+    )
+
+
+def test_judge_flags_a_slow_multi_node_run_with_next_checks() -> None:
+    """3 nodes x 8 A100, 4 HDR NICs: the published 95.9 GB/s is fine; a third of it is not."""
+    slow = SAMPLE.read_text().replace("95.74", "31.00").replace("95.94", "31.50")
+    verdict = judge(
+        parse_nccl_tests(slow),
+        ranks=24,
+        gpu="a100-sxm-40gb",
+        gpus_per_node=8,
+        network="hdr-ib",
+        nics_per_node=4,
+    )
+    assert verdict.level == "critical"
+    assert any("NET/Socket" in c for c in verdict.next_checks)
+
+
+def test_judge_needs_what_the_log_lacks(tmp_path: Path) -> None:
+    run = parse_nccl_tests(SAMPLE.read_text())
+    with pytest.raises(InputError, match="ranks"):
+        judge(run)
+    with pytest.raises(InputError, match="no result rows"):
+        judge(parse_nccl_tests("# all_reduce_perf\nnothing here"), ranks=8, gpu="h100-sxm")
