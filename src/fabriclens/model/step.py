@@ -105,7 +105,12 @@ def peak_flops(gpu: Gpu, precision: str) -> float:
 
 
 def estimate_training_step(
-    spec: ModelSpec, counts: ParamCounts, gpu: Gpu, fabric: Fabric, cfg: TrainConfig
+    spec: ModelSpec,
+    counts: ParamCounts,
+    gpu: Gpu,
+    fabric: Fabric,
+    cfg: TrainConfig,
+    memory: MemoryLedger | None = None,
 ) -> StepEstimate:
     """Estimate one optimizer step of ``cfg`` on ``gpu`` x ``cfg.gpus`` connected by ``fabric``."""
     peak = peak_flops(gpu, cfg.precision)
@@ -333,7 +338,8 @@ def estimate_training_step(
         model_flops + {"none": 0.0, "selective": core_total, "full": fwd_flops}[cfg.recompute]
     )
 
-    memory = training_memory(spec, counts, cfg, gpu.memory_bytes)
+    if memory is None:  # callers that already checked the fit pass the ledger in
+        memory = training_memory(spec, counts, cfg, gpu.memory_bytes)
     link_exposed: dict[str, float] = {}
     for c in comm:
         key = "network" if c.link == "network" else "intra-node link"

@@ -204,7 +204,8 @@ def _training_candidates(
                 ]
             else:
                 eps = [1]
-            for zero, rec, mb, il, ep in itertools.product(zeros, recs, mbs, ils, eps):
+            # micro-batch innermost: evaluate_layouts stops at the first one that does not fit
+            for zero, rec, il, ep, mb in itertools.product(zeros, recs, ils, eps, mbs):
                 out.append(
                     {"tp": tp, "pp": pp, "dp": dp, "zero": zero, "recompute": rec,
                      "micro_batch": mb, "interleave": il, "ep": ep}
@@ -309,7 +310,11 @@ def evaluate_layouts(req: PlanRequest, network_name: str | None, wide: bool = Fa
     ranked: list[tuple[TrainConfig, StepEstimate]] = []
     smallest: tuple[float, TrainConfig] | None = None
     first_error: InputError | None = None
+    too_big: tuple[object, ...] | None = None  # a layout whose smaller micro-batch did not fit
     for cand in cands:
+        family = tuple(v for k, v in cand.items() if k != "micro_batch")
+        if family == too_big:
+            continue  # memory only grows with the micro-batch
         gb = base.global_batch
         dp, mb = int(cand["dp"]), int(cand["micro_batch"])  # type: ignore[call-overload]
         if req.global_batch is None and gb % (dp * mb):
@@ -325,8 +330,9 @@ def evaluate_layouts(req: PlanRequest, network_name: str | None, wide: bool = Fa
         if smallest is None or mem.total_per_gpu_bytes < smallest[0]:
             smallest = (mem.total_per_gpu_bytes, cfg)
         if not mem.fits and len(cands) > 1:
+            too_big = family
             continue
-        ranked.append((cfg, estimate_training_step(spec, counts, gpu, fabric, cfg)))
+        ranked.append((cfg, estimate_training_step(spec, counts, gpu, fabric, cfg, mem)))
     if not ranked and smallest is None:
         assert first_error is not None
         raise first_error
