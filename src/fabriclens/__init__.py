@@ -1,6 +1,8 @@
 """fabriclens: see what the network does to large-language-model workloads.
 
-The public API is re-exported lazily so that `import fabriclens` stays cheap.
+`import fabriclens` stays cheap: import what you need from its packages, e.g.
+`fabriclens.plan.planner.make_plans`, `fabriclens.model.collectives.estimate_collective`,
+`fabriclens.lab.lab_session`.
 """
 
 from __future__ import annotations

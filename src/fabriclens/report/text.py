@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -22,16 +21,6 @@ COMPONENT_LABELS = {
     "comm_buffers": "communication buffers",
     "framework_overhead": "framework overhead",
 }
-
-
-def render(renderables: Iterable[RenderableType], width: int = 110) -> str:
-    """Render to a plain string (no colour codes) — what tests and pipes see."""
-    console = Console(
-        width=width, color_system=None, highlight=False, record=True, file=io.StringIO()
-    )
-    for r in renderables:
-        console.print(r)
-    return console.export_text()
 
 
 def _pct(x: float) -> str:
