@@ -15,6 +15,7 @@ from fabriclens.cli.catalog_cmd import catalog
 from fabriclens.cli.collective_cmd import collective
 from fabriclens.cli.datapath_cmd import datapath
 from fabriclens.cli.lab_cmd import lab_app
+from fabriclens.cli.logs_cmd import logs
 from fabriclens.cli.plan_cmd import plan
 from fabriclens.cli.search_cmd import search
 from fabriclens.cli.transfer_cmd import transfer
@@ -28,6 +29,7 @@ COMMANDS: dict[str, Any] = {
     "capacity": capacity,
     "transfer": transfer,
     "datapath": datapath,
+    "logs": logs,
     "catalog": catalog,
 }
 GROUPS: dict[str, typer.Typer] = {"bench": bench_app, "lab": lab_app}

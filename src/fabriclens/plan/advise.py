@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from importlib import resources
 from typing import Any
 
+from fabriclens.conditions import check_known, holds
 from fabriclens.errors import InputError
 from fabriclens.plan.planner import Plan, make_plans
 from fabriclens.plan.request import PlanRequest
@@ -47,17 +48,7 @@ class Rule:
 
     def fires(self, facts: Facts) -> bool:
         """True when every condition holds (equality, or <fact>_min / <fact>_max bounds)."""
-        values = asdict(facts)
-        for key, want in self.when.items():
-            if key.endswith("_min"):
-                if values[key[:-4]] < want:
-                    return False
-            elif key.endswith("_max"):
-                if values[key[:-4]] > want:
-                    return False
-            elif values[key] != want:
-                return False
-        return True
+        return holds(self.when, asdict(facts))
 
 
 @functools.cache
@@ -67,10 +58,7 @@ def rules() -> tuple[Rule, ...]:
     known = set(Facts.__dataclass_fields__)
     out = []
     for raw in tomllib.loads(text)["rule"]:
-        for key in raw["when"]:
-            base = key.removesuffix("_min").removesuffix("_max")
-            if base not in known:
-                raise RuntimeError(f"rule {raw['id']}: unknown fact {key!r}")
+        check_known(raw["id"], raw["when"], known)
         out.append(
             Rule(
                 raw["id"],

@@ -478,3 +478,38 @@ def bench_import_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     for check in doc["next_checks"]:
         text.append(f"  next: {check}\n")
     return [table, text, assumptions_block(doc["assumptions"])]
+
+
+def logs_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    """`fabriclens logs` output: what NCCL used, then findings by severity."""
+    nccl = doc["nccl"]
+    head = Text()
+    head.append("NCCL ", style="bold")
+    head.append(f"{nccl['version'] or 'version ?'} · transport {nccl['transport'] or 'not seen'}")
+    if nccl["ib_devices"]:
+        head.append(f" · HCAs {', '.join(nccl['ib_devices'])}")
+    if nccl["oob"]:
+        head.append(f" · OOB {nccl['oob']}")
+    if nccl["socket_ifaces"]:
+        head.append(f" · sockets on {', '.join(nccl['socket_ifaces'])}")
+    if nccl["gdr"] is not None:
+        head.append(f" · GPUDirect RDMA {'on' if nccl['gdr'] else 'off'}")
+    if nccl["env"]:
+        head.append(" · overrides " + ", ".join(f"{k}={v}" for k, v in nccl["env"].items()))
+    out: list[RenderableType] = [head]
+    styles = {"critical": "bold red", "warning": "bold yellow", "info": "bold"}
+    for f in doc["findings"]:
+        text = Text()
+        text.append(f"{f['severity'].upper()} ", style=styles[f["severity"]])
+        text.append(f"{f['symptom']}\n", style="bold")
+        text.append(f"  cause: {f['cause']}\n")
+        for line in f["evidence"]:
+            text.append(f"  evidence: {line}\n", style="dim")
+        for line in f["check"]:
+            text.append(f"  check: {line}\n")
+        if f["fix"]:
+            text.append(f"  fix: {f['fix']}\n")
+        out.append(text)
+    if not doc["findings"]:
+        out.append(Text("no findings"))
+    return out

@@ -1,0 +1,77 @@
+"""`fabriclens logs`: NCCL and PyTorch logs -> transport, devices, timeouts, stragglers, findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+def logs(
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Log files (NCCL_DEBUG=INFO output, PyTorch stderr), one or many ranks"
+        ),
+    ],
+    json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+) -> None:
+    """Read NCCL and PyTorch logs: what NCCL used, what failed, which rank is behind."""
+    from fabriclens.cli._output import emit
+    from fabriclens.diagnose.engine import diagnose, facts
+    from fabriclens.errors import ExitStatus, InputError
+    from fabriclens.parse.nccl_log import NcclLog, parse_nccl_log
+    from fabriclens.parse.torch_log import TorchLog, parse_torch_log
+
+    nccl, torch = NcclLog(), TorchLog()
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror}", "check the path") from None
+        parse_nccl_log(text, nccl)
+        parse_torch_log(text, torch)
+    findings = diagnose(nccl, torch)
+    doc: dict[str, Any] = {
+        "files": [str(p) for p in files],
+        "nccl": {
+            "version": nccl.version,
+            "transport": nccl.transport,
+            "ib_devices": nccl.ib_devices,
+            "oob": nccl.oob,
+            "socket_ifaces": nccl.socket_ifaces,
+            "gdr": nccl.gdr,
+            "env": nccl.env,
+            "channels_via": dict(nccl.via),
+            "warnings": nccl.warnings,
+        },
+        "timeouts": [
+            {
+                "rank": t.rank,
+                "op": t.op,
+                "seq": t.seq,
+                "numel": t.numel,
+                "timeout_s": t.timeout_s,
+                "ran_s": t.ran_s,
+            }
+            for t in torch.timeouts
+        ],
+        "last_completed": {str(k): v for k, v in sorted(torch.last_completed.items())},
+        "facts": facts(nccl, torch),
+        "findings": [
+            {
+                "rule": f.rule,
+                "severity": f.severity,
+                "symptom": f.symptom,
+                "cause": f.cause,
+                "check": list(f.check),
+                "fix": f.fix,
+                "evidence": list(f.evidence),
+            }
+            for f in findings
+        ],
+    }
+    emit(doc, json_out, "logs_renderables")
+    if any(f.severity in ("warning", "critical") for f in findings):
+        raise typer.Exit(int(ExitStatus.FINDINGS))

@@ -1,0 +1,1 @@
+"""Pure diagnosis: evidence in, findings out, from rules kept as data."""

@@ -1,0 +1,86 @@
+"""PyTorch ProcessGroupNCCL watchdog / error output -> timed-out collectives per rank.
+
+Handles the newer format (`[rank1]:[E626 ...] [Rank 1] Watchdog caught collective operation
+timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=..., NumelOut=..., Timeout(ms)=600000)
+ran for 600020 milliseconds before timing out.` and `last enqueued NCCL work: 811, last completed
+NCCL work: 807`) and older ones without SeqNum or sizes. Unknown lines are ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from fabriclens.parse._prefix import strip_launcher
+
+RANK_RE = re.compile(r"\[Rank (\d+)\]|\[rank(\d+)\]")
+WORK_RE = re.compile(r"WorkNCCL\((?P<body>(?:[^()]|\([^)]*\))*)\)")
+FIELD_RE = re.compile(r"(\w+(?:\(ms\))?)=([^,]+)")
+RAN_RE = re.compile(r"ran for (\d+) milliseconds")
+PROGRESS_RE = re.compile(
+    r"last enqueued NCCL work:\s*(-?\d+),\s*last completed NCCL work:\s*(-?\d+)"
+)
+
+
+@dataclass(frozen=True)
+class Timeout:
+    """One watchdog timeout."""
+
+    rank: int | None
+    op: str | None
+    seq: int | None
+    numel: int | None
+    timeout_s: float | None
+    ran_s: float | None
+    line: str
+
+
+@dataclass
+class TorchLog:
+    """Timeouts and per-rank progress."""
+
+    timeouts: list[Timeout] = field(default_factory=list)
+    last_completed: dict[int, int] = field(default_factory=dict)  # rank -> last completed work
+    last_enqueued: dict[int, int] = field(default_factory=dict)
+
+
+def _rank(line: str) -> int | None:
+    m = RANK_RE.search(line)
+    if not m:
+        return None
+    return int(m.group(1) or m.group(2))
+
+
+def _num(fields: dict[str, str], key: str) -> int | None:
+    value = fields.get(key, "")
+    return int(value) if value.lstrip("-").isdigit() else None
+
+
+def parse_torch_log(text: str, log: TorchLog | None = None) -> TorchLog:
+    """Parse PyTorch NCCL watchdog output (adds to ``log`` when given)."""
+    out = log or TorchLog()
+    for raw in text.splitlines():
+        line = strip_launcher(raw.rstrip()).strip()
+        if "Watchdog caught collective operation timeout" in line:
+            fields: dict[str, str] = {}
+            if (w := WORK_RE.search(line)) is not None:
+                fields = {k: v.strip() for k, v in FIELD_RE.findall(w.group("body"))}
+            ran = RAN_RE.search(line)
+            timeout_ms = _num(fields, "Timeout(ms)")
+            out.timeouts.append(
+                Timeout(
+                    rank=_rank(line),
+                    op=fields.get("OpType"),
+                    seq=_num(fields, "SeqNum"),
+                    numel=_num(fields, "NumelIn"),
+                    timeout_s=timeout_ms / 1000 if timeout_ms is not None else None,
+                    ran_s=int(ran.group(1)) / 1000 if ran else None,
+                    line=line,
+                )
+            )
+        if (p := PROGRESS_RE.search(line)) is not None:
+            rank = _rank(line)
+            if rank is not None:
+                out.last_enqueued[rank] = int(p.group(1))
+                out.last_completed[rank] = int(p.group(2))
+    return out

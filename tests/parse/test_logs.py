@@ -1,0 +1,115 @@
+"""NCCL and PyTorch logs: the shared samples, launcher prefixes, older formats, garbage; rules."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fabriclens.diagnose.engine import diagnose, facts, rules, stragglers
+from fabriclens.parse.nccl_log import NcclLog, parse_nccl_log
+from fabriclens.parse.torch_log import TorchLog, parse_torch_log
+from reference import reference_dir
+
+SAMPLES = reference_dir().parent / "samples"
+
+
+def _ids(nccl: NcclLog, torch: TorchLog) -> set[str]:
+    return {f.rule for f in diagnose(nccl, torch)}
+
+
+def test_ib_sample() -> None:
+    log = parse_nccl_log((SAMPLES / "nccl-debug-ib.log").read_text())
+    assert log.transport == "IB"
+    assert log.ib_devices == ["mlx5_1:1/IB", "mlx5_3:1/IB", "mlx5_0:1/IB", "mlx5_2:1/IB"]
+    assert log.oob == "enP5p1s0f0:192.168.64.206<0>"
+    assert _ids(log, TorchLog()) == {"nccl-ib-in-use"}
+
+
+def test_socket_fallback_sample() -> None:
+    log = parse_nccl_log((SAMPLES / "nccl-debug-socket-fallback.log").read_text())
+    assert log.transport == "Socket" and log.ib_no_device
+    assert log.socket_ifaces == ["eth0:10.106.68.39<0>"]
+    assert log.via["NET/Socket"] == 1
+    found = diagnose(log, TorchLog())
+    assert found[0].rule == "nccl-socket-no-ib" and found[0].severity == "warning"
+    assert any("No device found" in e for e in found[0].evidence)
+
+
+def test_watchdog_sample() -> None:
+    torch = parse_torch_log((SAMPLES / "pytorch-watchdog-timeout.log").read_text())
+    (t,) = torch.timeouts
+    assert (t.rank, t.op, t.seq, t.numel, t.timeout_s, t.ran_s) == (
+        1,
+        "ALLREDUCE",
+        808,
+        9801523,
+        600.0,
+        600.02,
+    )
+    assert torch.last_completed == {1: 807} and torch.last_enqueued == {1: 811}
+    assert "nccl-timeout" in _ids(NcclLog(), torch)
+
+
+def test_older_watchdog_format_and_launcher_prefix() -> None:
+    text = ("[1,3]<stderr>:[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: "
+            "WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1800453 milliseconds before timing out.")  # fmt: skip
+    (t,) = parse_torch_log(text).timeouts
+    assert (t.rank, t.op, t.seq, t.timeout_s) == (3, "BROADCAST", None, 1800.0)
+
+
+def test_straggler_across_ranks() -> None:
+    torch = TorchLog()
+    for rank, done in ((0, 807), (1, 807), (2, 806), (3, 807)):
+        parse_torch_log(f"[rank{rank}]:[E] [PG 0 Rank {rank}] Exception (either an error or timeout) detected by watchdog "
+                        f"at work: 808, last enqueued NCCL work: 811, last completed NCCL work: {done}.", torch)  # fmt: skip
+    assert stragglers(torch) == [2]
+    found = {f.rule: f for f in diagnose(NcclLog(), torch)}
+    assert "straggler-rank" in found and "rank 2" in found["straggler-rank"].evidence[0]
+
+
+def test_completion_errors_env_overrides_and_gdr() -> None:
+    text = "\n".join([
+        "node1:100:200 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1",
+        "node1:100:200 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 1",
+        "node1:100:200 [0] NCCL INFO Using network IB",
+        "node1:100:200 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA",
+        "node1:100:201 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<12345> with status=12 opcode=0 len=0 vendor err 129",
+        "0: node1:100:200 [0] NCCL INFO NET/IB : Failed to open libibverbs.so[.1]",
+    ])  # fmt: skip
+    log = parse_nccl_log(text)
+    assert log.env == {"NCCL_IB_DISABLE": "1", "NCCL_P2P_DISABLE": "1"}
+    assert log.gdr is True and log.completion_errors[0][0] == 12 and log.libibverbs_failed
+    ids = _ids(log, TorchLog())
+    assert {"ib-completion-error", "ib-retry-exceeded", "nccl-warnings", "ib-disabled-by-env",
+            "p2p-disabled-by-env", "libibverbs-missing"} <= ids  # fmt: skip
+    assert "gdr-off" not in ids
+
+
+@given(st.text(max_size=500))
+def test_garbage_never_crashes(text: str) -> None:
+    nccl, torch = parse_nccl_log(text), parse_torch_log(text)
+    assert facts(nccl, torch)["logs_read"] >= 0
+    diagnose(nccl, torch)
+
+
+def test_every_rule_is_reachable_and_well_formed() -> None:
+    ids = [r.id for r in rules()]
+    assert len(ids) == len(set(ids))
+    assert all(r.symptom and r.cause for r in rules())
+    assert all(r.check for r in rules() if r.severity != "info")
+    assert _ids(NcclLog(), TorchLog()) == {"nothing-to-read"}
+
+
+@pytest.mark.parametrize(
+    "name", ["nccl-debug-ib.log", "nccl-debug-socket-fallback.log", "pytorch-watchdog-timeout.log"]
+)
+def test_cli_logs_json(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from fabriclens.cli.app import run
+
+    status = run(["logs", str(SAMPLES / name), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) >= {"nccl", "timeouts", "findings", "facts"}
+    assert status == (0 if name == "nccl-debug-ib.log" else 1)
