@@ -56,3 +56,16 @@ def test_pareto_front_and_upgrades() -> None:
         assert costs[hi] > costs[lo] and times[hi] < times[lo]
     assert len(result.upgrades) == len(front) - 1
     assert result.layouts_evaluated >= 4 * 100
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-70b", "mixtral-8x7b"])
+def test_vectorised_ranking_equals_one_by_one(model: str) -> None:
+    from fabriclens.plan.planner import evaluate_layouts
+
+    req = PlanRequest(model=find_model(model), gpu="h100-sxm", gpus=32, workload="pretrain")
+    fast = evaluate_layouts(req, "ndr-ib", wide=True, top=8, vectorised=True)
+    slow = evaluate_layouts(req, "ndr-ib", wide=True, top=8, vectorised=False)
+    assert fast.fitting == slow.fitting > 0
+    assert [e.time_s for _, e in fast.ranked] == pytest.approx(
+        [e.time_s for _, e in slow.ranked], rel=1e-9
+    )

@@ -6,6 +6,8 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from fabriclens.catalog import find_engine, find_gpu, find_link, find_network
 from fabriclens.catalog.schema import Gpu, IntraLink, ModelSpec, Network
 from fabriclens.errors import InputError
@@ -282,14 +284,27 @@ class Evaluated:
     fabric: Fabric
     base: TrainConfig
     notes: list[str]
-    ranked: list[tuple[TrainConfig, StepEstimate]]  # fitting layouts, fastest first
+    ranked: list[tuple[TrainConfig, StepEstimate]]  # fitting layouts, fastest first (up to top)
     tried: int
     fallback: TrainConfig | None  # least memory, when nothing fits
+    fitting: int = 0
 
 
-def evaluate_layouts(req: PlanRequest, network_name: str | None, wide: bool = False) -> Evaluated:
-    """Evaluate every layout the request leaves open (``wide``: also ZeRO 0/2, interleaving and
-    expert parallelism, as `search` does); raises InputError when no layout is valid."""
+@dataclass
+class Prepared:
+    """What evaluating a request's layouts starts from."""
+
+    spec: ModelSpec
+    counts: ParamCounts
+    gpu: Gpu
+    fabric: Fabric
+    base: TrainConfig
+    notes: list[str]
+    candidates: list[dict[str, object]]
+
+
+def prepare_layouts(req: PlanRequest, network_name: str | None, wide: bool = False) -> Prepared:
+    """The fabric, the base configuration and the candidate layouts (validated flags)."""
     spec, counts, gpu, fabric, notes = _setup(req, network_name)
     base, more = _base_config(req, spec, gpu, fabric.gpus_per_node)
     notes += more
@@ -307,6 +322,98 @@ def evaluate_layouts(req: PlanRequest, network_name: str | None, wide: bool = Fa
             f"no layout of {req.gpus} GPUs matches the given --tp/--pp/--dp/--cp",
             "check that tp x pp x cp x dp equals --gpus",
         )
+    return Prepared(spec, counts, gpu, fabric, base, notes, cands)
+
+
+def layout_config(req: PlanRequest, base: TrainConfig, cand: dict[str, object]) -> TrainConfig:
+    """The full configuration of one candidate (global batch rounded up to fit it, unless given)."""
+    gb = base.global_batch
+    dp, mb = int(cand["dp"]), int(cand["micro_batch"])  # type: ignore[call-overload]
+    if req.global_batch is None and gb % (dp * mb):
+        gb = math.ceil(gb / (dp * mb)) * dp * mb
+    sp = base.sequence_parallel if req.sequence_parallel is not None else int(cand["tp"]) > 1  # type: ignore[call-overload]
+    return replace(base, global_batch=gb, sequence_parallel=sp, **cand)  # type: ignore[arg-type]
+
+
+def evaluate_layouts(
+    req: PlanRequest,
+    network_name: str | None,
+    wide: bool = False,
+    top: int | None = None,
+    vectorised: bool | None = None,
+) -> Evaluated:
+    """Evaluate every layout the request leaves open (``wide``: also ZeRO 0/2, interleaving and
+    expert parallelism, as `search` does) and return the ``top`` fastest that fit (all when
+    None); raises InputError when no layout is valid.
+
+    The vectorised model (model/batch.py, tested equal to the scalar one) ranks the candidates;
+    the chosen ones are evaluated again one by one for their full ledgers. Context parallelism,
+    and requests whose every candidate is invalid (to report the precise reason), take the
+    one-by-one path. ``vectorised`` defaults to ``wide``: numpy's import costs more than one
+    network's worth of one-by-one evaluation, so a single plan skips it."""
+    prep = prepare_layouts(req, network_name, wide)
+    if (wide if vectorised is None else vectorised) and (req.cp or 1) == 1:
+        fast = _evaluate_vectorised(req, prep, top)
+        if fast is not None:
+            return fast
+    return _evaluate_one_by_one(req, prep, top)
+
+
+def _evaluate_vectorised(req: PlanRequest, prep: Prepared, top: int | None) -> Evaluated | None:
+
+    from fabriclens.model.batch import REC, evaluate
+
+    spec, base, cands = prep.spec, prep.base, prep.candidates
+    cfgs = [layout_config(req, base, c) for c in cands]
+    n = len(cfgs)
+    get = {k: np.array([getattr(c, k) for c in cfgs], dtype=float) for k in ("tp", "pp", "dp", "ep", "zero", "micro_batch", "interleave", "global_batch")}  # fmt: skip
+    tp, pp, dp, ep, mb, il, gb = (
+        get[k] for k in ("tp", "pp", "dp", "ep", "micro_batch", "interleave", "global_batch")
+    )
+    moe_ok = (ep == 1) | (spec.is_moe & (spec.experts % ep == 0) & (dp % ep == 0))
+    valid = (
+        (spec.heads % tp == 0) & (pp <= spec.layers) & (tp * pp * dp == base.gpus) & moe_ok
+        & ((il == 1) | ((pp > 1) & (spec.layers % (pp * il) == 0))) & (gb % (dp * mb) == 0)
+    )  # fmt: skip
+    idx = np.flatnonzero(valid)
+    if idx.size == 0:
+        return None
+    arrays = {"tp": tp[idx], "pp": pp[idx], "dp": dp[idx], "ep": ep[idx], "zero": get["zero"][idx],
+              "rec": np.array([REC[cfgs[i].recompute] for i in idx]), "mb": mb[idx], "interleave": il[idx],
+              "sp": np.array([float(cfgs[i].sequence_parallel) for i in idx]), "gb": gb[idx]}  # fmt: skip
+    out = evaluate(spec, prep.counts, prep.gpu, prep.fabric, base, arrays)
+    fit = np.flatnonzero(
+        np.logical_or(out["fits"], n == 1)
+    )  # a pinned layout shows even if too big
+    order = fit[np.argsort(out["time_s"][fit], kind="stable")]
+    if top is not None:
+        order = order[:top]
+    ranked = []
+    for j in order:
+        cfg = cfgs[int(idx[j])]
+        _validate_layout(spec, cfg)
+        ranked.append((cfg, estimate_training_step(spec, prep.counts, prep.gpu, prep.fabric, cfg)))
+    fallback = None
+    if not ranked:
+        fallback = cfgs[int(idx[int(np.argmin(out["memory_bytes"]))])]
+    return Evaluated(
+        spec,
+        prep.counts,
+        prep.gpu,
+        prep.fabric,
+        base,
+        prep.notes,
+        ranked,
+        int(idx.size),
+        fallback,
+        int(fit.size),
+    )
+
+
+def _evaluate_one_by_one(req: PlanRequest, prep: Prepared, top: int | None) -> Evaluated:
+    spec, counts, gpu, fabric, base, notes, cands = (
+        prep.spec, prep.counts, prep.gpu, prep.fabric, prep.base, prep.notes, prep.candidates,
+    )  # fmt: skip
     ranked: list[tuple[TrainConfig, StepEstimate]] = []
     smallest: tuple[float, TrainConfig] | None = None
     first_error: InputError | None = None
@@ -315,12 +422,7 @@ def evaluate_layouts(req: PlanRequest, network_name: str | None, wide: bool = Fa
         family = tuple(v for k, v in cand.items() if k != "micro_batch")
         if family == too_big:
             continue  # memory only grows with the micro-batch
-        gb = base.global_batch
-        dp, mb = int(cand["dp"]), int(cand["micro_batch"])  # type: ignore[call-overload]
-        if req.global_batch is None and gb % (dp * mb):
-            gb = math.ceil(gb / (dp * mb)) * dp * mb
-        sp = base.sequence_parallel if req.sequence_parallel is not None else int(cand["tp"]) > 1  # type: ignore[call-overload]
-        cfg = replace(base, global_batch=gb, sequence_parallel=sp, **cand)  # type: ignore[arg-type]
+        cfg = layout_config(req, base, cand)
         try:
             _validate_layout(spec, cfg)
         except InputError as exc:
@@ -338,11 +440,23 @@ def evaluate_layouts(req: PlanRequest, network_name: str | None, wide: bool = Fa
         raise first_error
     ranked.sort(key=lambda ce: ce[1].time_s)
     fallback = smallest[1] if smallest is not None and not ranked else None
-    return Evaluated(spec, counts, gpu, fabric, base, notes, ranked, len(cands), fallback)
+    fitting = len(ranked)
+    return Evaluated(
+        spec,
+        counts,
+        gpu,
+        fabric,
+        base,
+        notes,
+        ranked[:top] if top else ranked,
+        len(cands),
+        fallback,
+        fitting,
+    )
 
 
 def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
-    ev = evaluate_layouts(req, network_name)
+    ev = evaluate_layouts(req, network_name, top=1, vectorised=len(req.networks) > 1)
     spec, counts, gpu, fabric, notes = ev.spec, ev.counts, ev.gpu, ev.fabric, ev.notes
     if ev.ranked:
         cfg, est = ev.ranked[0]

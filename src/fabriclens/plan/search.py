@@ -98,14 +98,15 @@ def search(req: PlanRequest, networks: tuple[str | None, ...], top: int = 5) -> 
     t0 = time.perf_counter()
     results: list[NetworkResult] = []
     evaluated = 0
+    plain = replace(req, networks=())
     for net in networks:
-        ev = evaluate_layouts(replace(req, networks=()), net, wide=True)
-        evaluated += ev.tried
+        ev = evaluate_layouts(plain, net, wide=True, top=top)
+        best, tried, fitting, fabric, notes = ev.ranked, ev.tried, ev.fitting, ev.fabric, ev.notes
+        evaluated += tried
         ranked: list[Ranked] = []
-        for i, (cfg, est) in enumerate(ev.ranked[:top]):
-            reason = why_slower(ev.ranked[i - 1], (cfg, est)) if i else ""
+        for i, (cfg, est) in enumerate(best):
+            reason = why_slower(best[i - 1], (cfg, est)) if i else ""
             ranked.append(Ranked(cfg, est, reason))
-        fabric = ev.fabric
         nodes = -(-req.gpus // fabric.gpus_per_node)
         cost = (
             fabric.network.cost_relative * fabric.nics_per_node * nodes
@@ -113,9 +114,7 @@ def search(req: PlanRequest, networks: tuple[str | None, ...], top: int = 5) -> 
             else 0.0
         )
         name = fabric.network.name if fabric.network else "none"
-        results.append(
-            NetworkResult(name, cost, ev.tried, len(ev.ranked), tuple(ranked), tuple(ev.notes))
-        )
+        results.append(NetworkResult(name, cost, tried, fitting, tuple(ranked), tuple(notes)))
     front: list[NetworkResult] = []
     for r in sorted((r for r in results if r.top), key=lambda r: (r.cost_relative, r.best_time_s)):
         if not front or r.best_time_s < front[-1].best_time_s:

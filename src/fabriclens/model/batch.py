@@ -1,0 +1,345 @@
+"""The training step model evaluated for many layouts at once (numpy), for the layout search.
+
+Same equations as :mod:`fabriclens.model.step`, :mod:`~fabriclens.model.memory` and
+:mod:`~fabriclens.model.collectives`, written over arrays of layouts (tp, pp, dp, ep, zero,
+recompute, micro-batch, interleave, sequence parallel, global batch) for one model, GPU, fabric
+and base configuration. tests/unit/test_batch.py checks, over random layouts and models, that it
+agrees with the scalar model to 1e-9; the search ranks with it and re-evaluates its top layouts
+with the scalar model for their ledgers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fabriclens.catalog.schema import Gpu, ModelSpec
+from fabriclens.model.arch import (
+    ParamCounts,
+    attention_core_flops_per_token,
+    forward_flops_per_token,
+    head_dim,
+    moe_layers,
+    v_dim,
+)
+from fabriclens.model.collectives import BASE_LATENCY_S, Fabric
+from fabriclens.model.layout import TrainConfig
+from fabriclens.model.memory import (
+    ADAPTER_BYTES_PER_PARAM,
+    CUDA_CONTEXT_BYTES,
+    FRAGMENTATION,
+    NCCL_BUFFER_BYTES,
+    OPTIMIZER_BYTES_PER_PARAM,
+    QLORA_BYTES_PER_PARAM,
+    adapter_params,
+)
+from fabriclens.model.step import (
+    ADAM_BYTES_PER_PARAM,
+    ATTENTION_EFFICIENCY,
+    OVERLAP_COMPUTE_TAX,
+    QLORA_DEQUANT_BYTES_PER_PARAM,
+    peak_flops,
+)
+
+Arr = np.ndarray[Any, np.dtype[np.float64]]
+REC = {"none": 0, "selective": 1, "full": 2}
+
+
+def _f(x: Any) -> Arr:
+    return np.asarray(x, dtype=np.float64)
+
+
+def _activation(spec: ModelSpec, base: TrainConfig, tp: Arr, mb: Arr, sp: Arr, rec: Arr) -> Arr:
+    """memory.activation_bytes_per_layer for arrays (rec: 0 none, 1 selective, 2 full)."""
+    tokens = mb * base.seq_len / base.cp
+    h = spec.hidden
+    sp_eff = (sp > 0) | (tp == 1)
+    rep_div = np.where(sp_eff, tp, 1.0)
+    full = 2.0 * tokens * h / rep_div
+    hd = head_dim(spec)
+    q_w, kv_w, o_w = spec.heads * hd, spec.kv_heads * hd, spec.heads * v_dim(spec)
+    if spec.is_mla:
+        kv_w = spec.heads * hd
+    replicated = tokens * h * (8 + (2 if base.dropout else 0))
+    attn = 2 * tokens * (q_w + kv_w) + 2 * tokens * kv_w + 2 * tokens * o_w
+    f: float = spec.ffn
+    if spec.is_moe:
+        moe_f = (spec.moe_ffn or spec.ffn) * (spec.experts_per_token + spec.shared_experts)
+        n_moe = moe_layers(spec)
+        f = (moe_f * n_moe + spec.ffn * (spec.layers - n_moe)) / spec.layers
+    mlp = (6 if spec.mlp == "swiglu" else 4) * tokens * f
+    if base.flash_attention:
+        scores = 4.0 * spec.heads * tokens  # kept under selective recompute too
+    else:
+        scores = (5 if base.dropout else 2) * spec.heads * (base.seq_len / base.cp) * tokens
+        scores = np.where(rec == 1, 0.0, scores)
+    per = replicated / rep_div + (attn + mlp + scores) / tp
+    return np.where(rec == 2, full, per)
+
+
+def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric: Fabric) -> Arr:
+    """collectives.estimate_collective(...).time_s for arrays (algorithm "auto")."""
+    gpn = fabric.gpus_per_node
+    r = np.maximum(ranks, 1.0)
+    g = np.minimum(np.minimum(r, per_node), gpn)
+    nodes = np.ceil(r / g)
+    if op == "all_reduce":
+        factor = 2.0 * (r - 1) / r
+    elif op in ("all_gather", "reduce_scatter", "all_to_all"):
+        factor = (r - 1) / r
+    else:
+        factor = np.ones_like(r)
+    intra_bw = fabric.intra_busbw()
+    intra_lat = fabric.intra.latency_s
+    # one node
+    steps = 2 * (r - 1) if op == "all_reduce" else (np.ones_like(r) if op == "send_recv" else r - 1)
+    lat1 = BASE_LATENCY_S + steps * intra_lat
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ring1 = lat1 + (size * factor / intra_bw if intra_bw > 0 else np.inf)
+    best1 = ring1
+    if op == "all_reduce" and fabric.intra.nvls:
+        nvls_t = (
+            BASE_LATENCY_S
+            + 2 * intra_lat
+            + size / (fabric.intra.bw_bytes_per_s * fabric.intra.nvls_algbw_fraction)
+        )
+        nvls_t = np.where(r > 2, nvls_t, np.inf)
+        best1 = np.where(
+            ring1 <= np.minimum(ring1, nvls_t) * 1.05, ring1, np.minimum(ring1, nvls_t)
+        )
+    # several nodes
+    net = fabric.network
+    if net is not None:
+        node_bw = fabric.node_net_bw() / np.maximum(1.0, conc)
+        if op == "all_to_all":
+            net_busbw = node_bw / g * (r - 1) / np.maximum(1.0, r - g)
+        elif op == "send_recv":
+            net_busbw = np.minimum(net.bw_bytes_per_s * net.efficiency, node_bw)
+        else:
+            net_busbw = node_bw
+        busbw = np.where(g > 1, np.minimum(intra_bw, net_busbw), net_busbw)
+        if op == "all_reduce":
+            ring_steps, net_steps = 2 * (r - 1), 2 * nodes
+        elif op == "send_recv":
+            ring_steps, net_steps = np.ones_like(r), np.ones_like(r)
+        else:
+            ring_steps, net_steps = np.maximum(1.0, r - 1), nodes
+        ring_lat = BASE_LATENCY_S + net_steps * net.latency_s + (ring_steps - net_steps) * intra_lat
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bw_time = size * factor / busbw
+        ringn = ring_lat + bw_time
+        bestn = ringn
+        if op in ("all_reduce", "broadcast"):
+            depth = np.ceil(np.log2(np.maximum(nodes, 1.0))) + 1
+            mult = 2 if op == "all_reduce" else 1
+            tree = BASE_LATENCY_S + mult * (depth * net.latency_s + (g - 1) * intra_lat) + bw_time
+            lowest = np.minimum(ringn, tree)
+            bestn = np.where(ringn <= lowest * 1.05, ringn, lowest)
+    else:
+        bestn = np.full_like(r, np.inf)
+    out = np.where(nodes <= 1, best1, bestn)
+    return np.where((ranks <= 1) | (size <= 0), 0.0, out)
+
+
+def evaluate(
+    spec: ModelSpec,
+    counts: ParamCounts,
+    gpu: Gpu,
+    fabric: Fabric,
+    base: TrainConfig,
+    layouts: dict[str, Any],
+) -> dict[str, Arr]:
+    """Step time, its parts and memory per GPU for every layout in ``layouts`` (arrays)."""
+    tp, pp, dp = _f(layouts["tp"]), _f(layouts["pp"]), _f(layouts["dp"])
+    ep, zero, rec = _f(layouts["ep"]), _f(layouts["zero"]), _f(layouts["rec"])
+    mb, il, sp, gb = (
+        _f(layouts["mb"]),
+        _f(layouts["interleave"]),
+        _f(layouts["sp"]),
+        _f(layouts["gb"]),
+    )
+    cp = float(base.cp)
+    gpus, gpn = base.gpus, base.gpus_per_node
+    L, h = spec.layers, spec.hidden
+    trains = base.trains_base
+    m = np.maximum(1.0, np.floor(gb / (dp * mb)))
+
+    # --- parameters held (memory.param_share) ---
+    layers = L / pp
+    per_dense = (
+        counts.attention + counts.dense_mlp + counts.shared_and_router
+    ) / L + counts.norms / L
+    per_expert = counts.experts / L
+    ends = np.where(
+        pp == 1,
+        counts.embedding + counts.lm_head,
+        max(counts.embedding, counts.lm_head or counts.embedding),
+    )
+    dense = (layers * per_dense + ends) / tp
+    expert = layers * per_expert / (tp * ep)
+    total = dense + expert
+
+    # --- memory (memory.training_memory) ---
+    dp_dense = dp * cp
+    dp_expert = np.maximum(1.0, np.floor(dp_dense / ep))
+
+    def sharded(bpp: float, stage: int) -> Arr:
+        return np.where(zero >= stage, bpp * (dense / dp_dense + expert / dp_expert), bpp * total)
+
+    if trains:
+        states = sharded(2.0, 3) + sharded(2.0, 2) + sharded(OPTIMIZER_BYTES_PER_PARAM, 1)
+    else:
+        base_b = QLORA_BYTES_PER_PARAM if base.lora_base_bits == 4 else 2.0
+        adapters = adapter_params(spec, base.lora_rank) / (tp * pp)
+        states = base_b * total + 2.0 * adapters + (ADAPTER_BYTES_PER_PARAM - 2.0) * adapters
+    act_rec = _activation(spec, base, tp, mb, sp, rec)
+    act_none = _activation(spec, base, tp, mb, sp, np.zeros_like(rec))
+    in_flight = np.where(
+        pp == 1, 1.0, np.minimum(pp, m) * np.where(il > 1, 1 + (pp - 1) / (pp * il), 1.0)
+    )
+    acts = act_rec * layers * in_flight + np.where(rec == 2, act_none, 0.0)
+    tokens = mb * base.seq_len / cp
+    acts = acts + tokens * spec.vocab / tp * 6
+    buffers = np.full_like(tp, NCCL_BUFFER_BYTES if gpus > 1 else 0.0)
+    if trains:
+        buffers = buffers + np.where(zero >= 3, 2 * 2.0 * total / np.maximum(1.0, layers), 0.0)
+    allocated = states + acts + buffers
+    memory = allocated + CUDA_CONTEXT_BYTES + FRAGMENTATION * allocated
+
+    # --- compute (step.estimate_training_step) ---
+    peak = peak_flops(gpu, base.precision)
+    mm_rate = peak * gpu.matmul_efficiency
+    attn_rate = peak * ATTENTION_EFFICIENCY
+    mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
+    t_mm = 2.0 * tokens * counts.layer_matmul_active / L / tp / mm_rate
+    core_hw = (
+        tokens
+        * attention_core_flops_per_token(spec, base.seq_len)
+        / tp
+        * (0.5 if base.flash_attention else 1.0)
+    )
+    t_core = core_hw / (attn_rate if base.flash_attention else mm_rate)
+    t_elem = 2.0 * act_none / mem_rate
+    if not base.flash_attention:
+        act_sel = _activation(spec, base, tp, mb, sp, np.ones_like(rec))
+        t_core = t_core + 2.0 * (act_none - act_sel) / mem_rate
+    fwd = t_mm + t_core + t_elem
+    bwd = 2.0 * fwd if trains else t_mm + 2.0 * (t_core + t_elem)
+    recompute = np.select([rec == 0, rec == 1], [0.0, t_core], fwd)
+    dequant: Any = 0.0
+    if not trains and base.lora_base_bits == 4:
+        dequant = (
+            np.where(rec == 2, 3, 2) * QLORA_DEQUANT_BYTES_PER_PARAM * total / layers / mem_rate
+        )
+    per_layer = fwd + bwd + recompute + dequant
+    logits = (3.0 if trains else 2.0) * 2.0 * tokens * h * spec.vocab / tp / mm_rate
+    compute_mb = layers * per_layer + logits
+
+    # --- placement (layout.place_groups) ---
+    def group(size: Arr, stride: Arr) -> tuple[Arr, Arr]:
+        per_node = np.where(
+            stride <= gpn, np.maximum(1.0, np.minimum(size, np.floor(gpn / stride))), 1.0
+        )
+        conc = np.maximum(1.0, np.floor(min(gpn, gpus) / per_node))
+        return per_node, conc
+
+    tp_pn, tp_cc = group(tp, np.ones_like(tp))
+    dp_pn, dp_cc = group(dp, tp * cp)
+    pp_pn, _ = group(pp, tp * cp * dp)
+    ep_pn = np.maximum(1.0, np.minimum(ep, dp_pn))
+    ep_cc = np.maximum(1.0, np.floor(min(gpn, gpus) / ep_pn))
+
+    # --- communication (step.estimate_training_step's ledger) ---
+    act_bytes = tokens * h * 2.0
+    n_passes = np.where(rec == 2, 6.0, 4.0)
+    per_mb_exposed = np.zeros_like(tp)
+    hidden = np.zeros_like(tp)
+    once_exposed = np.zeros_like(tp)
+    calls = n_passes * layers * m
+    tp_time = np.where(
+        sp > 0,
+        _collective("all_gather", act_bytes, tp, tp_pn, tp_cc, fabric)
+        + _collective("reduce_scatter", act_bytes, tp, tp_pn, tp_cc, fabric),
+        _collective("all_reduce", act_bytes, tp, tp_pn, tp_cc, fabric),
+    )
+    per_mb_exposed += np.where(tp > 1, tp_time * calls, 0.0)
+    if spec.is_moe:
+        moe_per_stage = layers * (L - spec.first_dense_layers) / L
+        a2a = _collective(
+            "all_to_all", tokens * spec.experts_per_token * h * 2.0, ep, ep_pn, ep_cc, fabric
+        )
+        per_mb_exposed += np.where(ep > 1, a2a * n_passes * moe_per_stage * m, 0.0)
+    if base.cp > 1:
+        raise ValueError(
+            "the batch model covers cp = 1 (the search does not vary context parallelism)"
+        )
+    p2p_size = act_bytes / np.where(sp > 0, tp, 1.0)
+    crosses = pp > pp_pn
+    p2p = _collective(
+        "send_recv",
+        p2p_size,
+        np.full_like(tp, 2.0),
+        np.where(crosses, 1.0, 2.0),
+        np.full_like(tp, float(gpn)),
+        fabric,
+    )
+    per_mb_exposed += np.where(pp > 1, p2p * 2 * m * il, 0.0)
+
+    if trains:
+        p_dense, p_expert = dense, expert
+    else:
+        p_dense, p_expert = adapter_params(spec, base.lora_rank) / (tp * pp), np.zeros_like(tp)
+    grad_dense = p_dense * base.grad_bytes
+    grad_expert = p_expert * base.grad_bytes
+    window = bwd * layers * 0.9 if base.overlap_dp else np.zeros_like(tp)
+    has_dp = dp * cp > 1
+
+    def add(time: Arr, window_s: Arr | float, mask: Any) -> None:
+        nonlocal once_exposed, hidden
+        exposed = np.maximum(0.0, time - window_s)
+        once_exposed = once_exposed + np.where(mask, exposed, 0.0)
+        hidden = hidden + np.where(mask, time - exposed, 0.0)
+
+    z3 = has_dp & (zero >= 3) & trains
+    z12 = has_dp & (zero >= 1) & ~z3
+    z0 = has_dp & (zero < 1)
+    ag = _collective("all_gather", p_dense * 2.0 * dp, dp, dp_pn, dp_cc, fabric)
+    rs = _collective("reduce_scatter", grad_dense * dp, dp, dp_pn, dp_cc, fabric)
+    ar = _collective("all_reduce", grad_dense, dp, dp_pn, dp_cc, fabric)
+    add(ag * 2 * m, m * layers * (fwd + bwd) * 0.9, z3)
+    add(rs * m, m * layers * bwd * 0.9 / 2, z3)
+    add(rs, window, z12)
+    add(ag, fwd * layers * 0.9 if base.overlap_dp else 0.0, z12)
+    add(ar, window, z0)
+    if trains and spec.is_moe:
+        edp = np.floor(dp / ep)
+        edp_pn = np.maximum(1.0, np.floor(dp_pn / ep))
+        ear = _collective("all_reduce", grad_expert, edp, edp_pn, dp_cc, fabric)
+        add(ear, window, has_dp & (edp > 1) & (grad_expert > 0))
+
+    comm_exposed = per_mb_exposed + once_exposed
+    mb_time = compute_mb + per_mb_exposed / m
+    bubble = np.where(pp > 1, (pp - 1) / il * mb_time, 0.0)
+    optimized = (
+        (total / np.where(zero >= 1, dp * cp, 1.0))
+        if trains
+        else adapter_params(spec, base.lora_rank) / (tp * pp)
+    )
+    optimizer = ADAM_BYTES_PER_PARAM * optimized / mem_rate
+    compute_total = m * compute_mb + optimizer + OVERLAP_COMPUTE_TAX * hidden
+    time_s = compute_total + comm_exposed + bubble
+    tokens_step = gb * base.seq_len
+    model_flops = (
+        (3.0 if trains else 2.0) * forward_flops_per_token(spec, base.seq_len) * tokens_step
+    )
+    return {
+        "time_s": time_s,
+        "compute_s": compute_total,
+        "comm_exposed_s": comm_exposed,
+        "bubble_s": bubble,
+        "memory_bytes": memory,
+        "fits": memory <= gpu.memory_bytes,
+        "mfu": model_flops / time_s / gpus / peak,
+        "microbatches": m,
+    }
