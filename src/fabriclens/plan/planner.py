@@ -364,11 +364,18 @@ def _evaluate_vectorised(req: PlanRequest, prep: Prepared, top: int | None) -> E
     from fabriclens.model.batch import REC, evaluate
 
     spec, base, cands = prep.spec, prep.base, prep.candidates
-    cfgs = [layout_config(req, base, c) for c in cands]
-    n = len(cfgs)
-    get = {k: np.array([getattr(c, k) for c in cfgs], dtype=float) for k in ("tp", "pp", "dp", "ep", "zero", "micro_batch", "interleave", "global_batch")}  # fmt: skip
-    tp, pp, dp, ep, mb, il, gb = (
-        get[k] for k in ("tp", "pp", "dp", "ep", "micro_batch", "interleave", "global_batch")
+    n = len(cands)
+    col = {k: np.array([c[k] for c in cands], dtype=float) for k in ("tp", "pp", "dp", "ep", "zero", "micro_batch", "interleave")}  # fmt: skip
+    tp, pp, dp, ep, mb, il = (col[k] for k in ("tp", "pp", "dp", "ep", "micro_batch", "interleave"))
+    # as layout_config does: round the default global batch up to a multiple of dp x micro-batch
+    if req.global_batch is None:
+        gb = np.ceil(base.global_batch / (dp * mb)) * dp * mb
+    else:
+        gb = np.full(n, float(base.global_batch))
+    sp = (
+        np.full(n, float(base.sequence_parallel))
+        if req.sequence_parallel is not None
+        else (tp > 1).astype(float)
     )
     moe_ok = (ep == 1) | (spec.is_moe & (spec.experts % ep == 0) & (dp % ep == 0))
     valid = (
@@ -378,9 +385,9 @@ def _evaluate_vectorised(req: PlanRequest, prep: Prepared, top: int | None) -> E
     idx = np.flatnonzero(valid)
     if idx.size == 0:
         return None
-    arrays = {"tp": tp[idx], "pp": pp[idx], "dp": dp[idx], "ep": ep[idx], "zero": get["zero"][idx],
-              "rec": np.array([REC[cfgs[i].recompute] for i in idx]), "mb": mb[idx], "interleave": il[idx],
-              "sp": np.array([float(cfgs[i].sequence_parallel) for i in idx]), "gb": gb[idx]}  # fmt: skip
+    rec = np.array([REC[str(cands[i]["recompute"])] for i in idx])
+    arrays = {"tp": tp[idx], "pp": pp[idx], "dp": dp[idx], "ep": ep[idx], "zero": col["zero"][idx], "rec": rec,
+              "mb": mb[idx], "interleave": il[idx], "sp": sp[idx], "gb": gb[idx]}  # fmt: skip
     out = evaluate(spec, prep.counts, prep.gpu, prep.fabric, base, arrays)
     fit = np.flatnonzero(
         np.logical_or(out["fits"], n == 1)
@@ -390,12 +397,12 @@ def _evaluate_vectorised(req: PlanRequest, prep: Prepared, top: int | None) -> E
         order = order[:top]
     ranked = []
     for j in order:
-        cfg = cfgs[int(idx[j])]
+        cfg = layout_config(req, base, cands[int(idx[j])])
         _validate_layout(spec, cfg)
         ranked.append((cfg, estimate_training_step(spec, prep.counts, prep.gpu, prep.fabric, cfg)))
     fallback = None
     if not ranked:
-        fallback = cfgs[int(idx[int(np.argmin(out["memory_bytes"]))])]
+        fallback = layout_config(req, base, cands[int(idx[int(np.argmin(out["memory_bytes"]))])])
     return Evaluated(
         spec,
         prep.counts,
