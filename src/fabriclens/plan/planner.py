@@ -275,22 +275,6 @@ def _check_tp(spec: ModelSpec, tp: int) -> None:
 
 
 @dataclass
-class Evaluated:
-    """Every layout tried for one network: the ones that fit, ranked by step time."""
-
-    spec: ModelSpec
-    counts: ParamCounts
-    gpu: Gpu
-    fabric: Fabric
-    base: TrainConfig
-    notes: list[str]
-    ranked: list[tuple[TrainConfig, StepEstimate]]  # fitting layouts, fastest first (up to top)
-    tried: int
-    fallback: TrainConfig | None  # least memory, when nothing fits
-    fitting: int = 0
-
-
-@dataclass
 class Prepared:
     """What evaluating a request's layouts starts from."""
 
@@ -301,6 +285,47 @@ class Prepared:
     base: TrainConfig
     notes: list[str]
     candidates: list[dict[str, object]]
+
+
+@dataclass
+class Evaluated:
+    """Every layout tried for one network: the ones that fit, ranked by step time."""
+
+    prep: Prepared
+    ranked: list[tuple[TrainConfig, StepEstimate]]  # fitting layouts, fastest first (up to top)
+    tried: int
+    fallback: TrainConfig | None  # least memory, when nothing fits
+    fitting: int = 0
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The model."""
+        return self.prep.spec
+
+    @property
+    def counts(self) -> ParamCounts:
+        """Its parameter counts."""
+        return self.prep.counts
+
+    @property
+    def gpu(self) -> Gpu:
+        """The GPU."""
+        return self.prep.gpu
+
+    @property
+    def fabric(self) -> Fabric:
+        """The fabric the layouts ran on."""
+        return self.prep.fabric
+
+    @property
+    def base(self) -> TrainConfig:
+        """The configuration every layout starts from."""
+        return self.prep.base
+
+    @property
+    def notes(self) -> list[str]:
+        """Defaults chosen, to report."""
+        return self.prep.notes
 
 
 def prepare_layouts(req: PlanRequest, network_name: str | None, wide: bool = False) -> Prepared:
@@ -403,23 +428,12 @@ def _evaluate_vectorised(req: PlanRequest, prep: Prepared, top: int | None) -> E
     fallback = None
     if not ranked:
         fallback = layout_config(req, base, cands[int(idx[int(np.argmin(out["memory_bytes"]))])])
-    return Evaluated(
-        spec,
-        prep.counts,
-        prep.gpu,
-        prep.fabric,
-        base,
-        prep.notes,
-        ranked,
-        int(idx.size),
-        fallback,
-        int(fit.size),
-    )
+    return Evaluated(prep, ranked, int(idx.size), fallback, int(fit.size))
 
 
 def _evaluate_one_by_one(req: PlanRequest, prep: Prepared, top: int | None) -> Evaluated:
-    spec, counts, gpu, fabric, base, notes, cands = (
-        prep.spec, prep.counts, prep.gpu, prep.fabric, prep.base, prep.notes, prep.candidates,
+    spec, counts, gpu, fabric, base, cands = (
+        prep.spec, prep.counts, prep.gpu, prep.fabric, prep.base, prep.candidates,
     )  # fmt: skip
     ranked: list[tuple[TrainConfig, StepEstimate]] = []
     smallest: tuple[float, TrainConfig] | None = None
@@ -448,18 +462,7 @@ def _evaluate_one_by_one(req: PlanRequest, prep: Prepared, top: int | None) -> E
     ranked.sort(key=lambda ce: ce[1].time_s)
     fallback = smallest[1] if smallest is not None and not ranked else None
     fitting = len(ranked)
-    return Evaluated(
-        spec,
-        counts,
-        gpu,
-        fabric,
-        base,
-        notes,
-        ranked[:top] if top else ranked,
-        len(cands),
-        fallback,
-        fitting,
-    )
+    return Evaluated(prep, ranked[:top] if top else ranked, len(cands), fallback, fitting)
 
 
 def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
