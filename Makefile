@@ -40,10 +40,12 @@ sysdeps:
 test: lint sysdeps
 	$(BIN)/pytest
 
+# Benchmarks report; they are not gates (each still exits 1 when it misses a target, and make
+# carries on so that every table is printed).
 bench: $(STAMP) sysdeps
-	$(BIN)/python benchmarks/accuracy.py
-	$(BIN)/python benchmarks/speed.py
-	$(BIN)/python benchmarks/lab.py
+	-$(BIN)/python benchmarks/accuracy.py
+	-$(BIN)/python benchmarks/speed.py
+	-$(BIN)/python benchmarks/lab.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
