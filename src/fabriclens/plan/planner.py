@@ -6,8 +6,6 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from fabriclens.catalog import find_engine, find_gpu, find_link, find_network
 from fabriclens.catalog.schema import Gpu, IntraLink, ModelSpec, Network
 from fabriclens.errors import InputError
@@ -385,6 +383,7 @@ def evaluate_layouts(
 
 
 def _evaluate_vectorised(req: PlanRequest, prep: Prepared, top: int | None) -> Evaluated | None:
+    import numpy as np  # only here: a single plan does not pay for numpy's import
 
     from fabriclens.model.batch import REC, evaluate
 
