@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
 from fabriclens.catalog.schema import ModelSpec
 from fabriclens.errors import InputError
 
@@ -135,8 +133,6 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
             )
     fields.setdefault("kv_heads", fields["heads"])
     try:
-        return ModelSpec.model_validate(fields)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "config"
-        raise InputError(f"config.json: {where}: {first['msg']}", "fix the file") from None
+        return ModelSpec(**fields)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"config.json: {exc}", "fix the file") from None

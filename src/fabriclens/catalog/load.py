@@ -11,8 +11,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
-
 from fabriclens.catalog.hf_config import spec_from_hf_config
 from fabriclens.catalog.schema import Engine, Gpu, IntraLink, ModelSpec, Network, _Entry
 from fabriclens.errors import InputError
@@ -27,10 +25,15 @@ def _normalise(name: str) -> str:
 def _read_table(filename: str, key: str, cls: type[E]) -> tuple[E, ...]:
     text = resources.files("fabriclens.catalog").joinpath("data", filename).read_text("utf-8")
     rows = tomllib.loads(text).get(key, [])
-    try:
-        return tuple(cls.model_validate(row) for row in rows)
-    except ValidationError as exc:  # a broken built-in catalog is our bug, not the user's
-        raise RuntimeError(f"catalog file {filename} is invalid: {exc}") from exc
+    entries = []
+    for row in rows:
+        try:
+            entries.append(cls(**row))
+        except (TypeError, ValueError) as exc:  # a broken built-in catalog is our bug
+            raise RuntimeError(
+                f"catalog file {filename}, entry {row.get('name')!r}: {exc}"
+            ) from exc
+    return tuple(entries)
 
 
 @functools.cache

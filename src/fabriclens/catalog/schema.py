@@ -1,73 +1,172 @@
-"""Catalog entry schemas (pydantic v2). Every entry carries ``source``; estimates say so."""
+"""Catalog entry schemas: frozen dataclasses that check their own fields.
+
+Every entry carries ``source``; estimates say so. The checks run when an entry is built (from
+the TOML files, a Hugging Face config.json or command-line flags) and raise ``ValueError`` with
+the field's name; the loaders turn that into a clear message.
+
+(Plain dataclasses rather than pydantic models: building pydantic classes costs every command
+~0.1-0.2 s of start-up, against a 0.5 s budget for a whole `fabriclens plan`.)
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+def _check(ok: bool, field: str, message: str) -> None:
+    if not ok:
+        raise ValueError(f"{field}: {message}")
 
 
-class _Entry(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+def _positive(entry: object, *fields: str) -> None:
+    for name in fields:
+        value = getattr(entry, name)
+        _check(
+            isinstance(value, int | float) and not isinstance(value, bool),
+            name,
+            f"must be a number, not {value!r}",
+        )
+        _check(value > 0, name, f"must be greater than 0, not {value!r}")
 
-    name: str = Field(description="catalog id, lower case, used on the command line")
+
+def _non_negative(entry: object, *fields: str) -> None:
+    for name in fields:
+        value = getattr(entry, name)
+        _check(
+            isinstance(value, int | float) and not isinstance(value, bool),
+            name,
+            f"must be a number, not {value!r}",
+        )
+        _check(value >= 0, name, f"must be 0 or more, not {value!r}")
+
+
+def _fraction(entry: object, *fields: str) -> None:
+    for name in fields:
+        value = getattr(entry, name)
+        _check(
+            isinstance(value, int | float) and 0 < value <= 1,
+            name,
+            f"must be in (0, 1], not {value!r}",
+        )
+
+
+def _one_of(entry: object, name: str, allowed: tuple[str, ...]) -> None:
+    value = getattr(entry, name)
+    _check(value in allowed, name, f"must be one of {', '.join(allowed)}, not {value!r}")
+
+
+def _integers(entry: object, *fields: str) -> None:
+    for name in fields:
+        value = getattr(entry, name)
+        _check(
+            isinstance(value, int) and not isinstance(value, bool),
+            name,
+            f"must be a whole number, not {value!r}",
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Entry:
+    name: str  # catalog id, lower case, used on the command line
     aliases: tuple[str, ...] = ()
     title: str = ""
-    source: str = Field(min_length=3, description="paper, vendor spec or measured run")
+    source: str  # paper, vendor spec or measured run
     notes: str = ""
 
+    def __post_init__(self) -> None:
+        _check(isinstance(self.name, str) and bool(self.name), "name", "must be a non-empty string")
+        _check(
+            isinstance(self.source, str) and len(self.source) >= 3,
+            "source",
+            "must name where the values come from",
+        )
+        object.__setattr__(self, "aliases", tuple(self.aliases))
 
+
+@dataclass(frozen=True, kw_only=True)
 class Gpu(_Entry):
     """One accelerator SKU. Peaks are dense (no structured sparsity)."""
 
-    memory_bytes: int = Field(gt=0)
-    hbm_bw_bytes_per_s: float = Field(gt=0)
-    bf16_flops_per_s: float = Field(gt=0)
-    fp16_flops_per_s: float = Field(gt=0)
-    fp8_flops_per_s: float = Field(ge=0, description="0 where the GPU has no FP8 tensor cores")
-    matmul_efficiency: float = Field(gt=0, le=1, description="best achievable GEMM / peak")
-    matmul_efficiency_source: str = Field(min_length=3)
-    memory_bw_efficiency: float = Field(gt=0, le=1, description="achievable streaming / peak")
-    intra_link: str = Field(description="default intra-node link id")
-    host_link: str = Field(
-        default="pcie4-x16", description="PCIe link between host memory and the GPU"
-    )
-    max_gpus_per_node: int = Field(default=8, ge=1)
-    power_w: float = Field(default=0, ge=0)
+    memory_bytes: int
+    hbm_bw_bytes_per_s: float
+    bf16_flops_per_s: float
+    fp16_flops_per_s: float
+    fp8_flops_per_s: float  # 0 where the GPU has no FP8 tensor cores
+    matmul_efficiency: float  # best achievable GEMM / peak
+    matmul_efficiency_source: str
+    memory_bw_efficiency: float  # achievable streaming / peak
+    intra_link: str  # default intra-node link id
+    host_link: str = "pcie4-x16"  # PCIe link between host memory and the GPU
+    max_gpus_per_node: int = 8
+    power_w: float = 0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _integers(self, "memory_bytes", "max_gpus_per_node")
+        _positive(
+            self,
+            "memory_bytes",
+            "hbm_bw_bytes_per_s",
+            "bf16_flops_per_s",
+            "fp16_flops_per_s",
+            "max_gpus_per_node",
+        )
+        _non_negative(self, "fp8_flops_per_s", "power_w")
+        _fraction(self, "matmul_efficiency", "memory_bw_efficiency")
+        _check(
+            len(self.matmul_efficiency_source) >= 3,
+            "matmul_efficiency_source",
+            "must say where it comes from",
+        )
 
 
+@dataclass(frozen=True, kw_only=True)
 class IntraLink(_Entry):
     """How GPUs inside one node talk to each other."""
 
     kind: Literal["none", "pcie", "nvlink"]
-    bw_bytes_per_s: float = Field(ge=0, description="line rate per GPU, one direction")
-    efficiency: float = Field(gt=0, le=1, description="achievable bus bandwidth / line rate")
-    efficiency_source: str = Field(min_length=3)
-    latency_s: float = Field(ge=0, description="per ring step (hop) latency")
-    max_gpus: int = Field(ge=1, description="most GPUs this link joins")
+    bw_bytes_per_s: float  # line rate per GPU, one direction
+    efficiency: float  # achievable bus bandwidth / line rate
+    efficiency_source: str
+    latency_s: float  # per ring step (hop)
+    max_gpus: int
     p2p: bool = True
     nvls: bool = False
-    nvls_algbw_fraction: float = Field(
-        default=0.0, ge=0, le=1, description="NVLink SHARP all-reduce algbw / line rate"
-    )
+    nvls_algbw_fraction: float = 0.0  # NVLink SHARP all-reduce algbw / line rate
 
-    @model_validator(mode="after")
-    def _nvls_needs_fraction(self) -> IntraLink:
-        if self.nvls and self.nvls_algbw_fraction <= 0:
-            raise ValueError("an NVLS link needs nvls_algbw_fraction > 0")
-        return self
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _one_of(self, "kind", ("none", "pcie", "nvlink"))
+        _non_negative(self, "bw_bytes_per_s", "latency_s", "nvls_algbw_fraction")
+        _fraction(self, "efficiency")
+        _integers(self, "max_gpus")
+        _positive(self, "max_gpus")
+        _check(self.nvls_algbw_fraction <= 1, "nvls_algbw_fraction", "must be at most 1")
+        _check(
+            not self.nvls or self.nvls_algbw_fraction > 0,
+            "nvls_algbw_fraction",
+            "an NVLS link needs it above 0",
+        )
 
 
+@dataclass(frozen=True, kw_only=True)
 class Network(_Entry):
     """An inter-node network choice: one NIC of this kind per `nics_per_node`."""
 
     kind: Literal["tcp", "roce", "ib"]
-    rate_bits_per_s: float = Field(gt=0, description="line rate per NIC port")
-    efficiency: float = Field(gt=0, le=1, description="achievable collective bus bw / line rate")
-    efficiency_source: str = Field(min_length=3)
-    latency_s: float = Field(gt=0, description="per-message latency (alpha) through the stack")
-    cost_relative: float = Field(gt=0, description="per-node-port cost, 100GbE = 1.0 (estimate)")
-    mtu_bytes: int = Field(default=1500, gt=0)
+    rate_bits_per_s: float  # line rate per NIC port
+    efficiency: float  # achievable collective bus bw / line rate
+    efficiency_source: str
+    latency_s: float  # per-message latency (alpha) through the stack
+    cost_relative: float  # per-node-port cost, 100GbE = 1.0 (estimate)
+    mtu_bytes: int = 1500
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _one_of(self, "kind", ("tcp", "roce", "ib"))
+        _positive(self, "rate_bits_per_s", "latency_s", "cost_relative", "mtu_bytes")
+        _fraction(self, "efficiency")
 
     @property
     def bw_bytes_per_s(self) -> float:
@@ -75,49 +174,63 @@ class Network(_Entry):
         return self.rate_bits_per_s / 8
 
 
+@dataclass(frozen=True, kw_only=True)
 class ModelSpec(_Entry):
     """A transformer architecture; enough to count parameters, FLOPs, memory and traffic."""
 
     family: str = "llama"
-    layers: int = Field(gt=0)
-    hidden: int = Field(gt=0)
-    heads: int = Field(gt=0)
-    kv_heads: int = Field(gt=0)
-    head_dim: int = Field(default=0, ge=0, description="0 means hidden / heads")
-    ffn: int = Field(gt=0)
-    vocab: int = Field(gt=0)
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int = 0  # 0 means hidden / heads
+    ffn: int
+    vocab: int
     tied_embeddings: bool = False
     mlp: Literal["swiglu", "gelu"] = "swiglu"
     positions: Literal["rotary", "learned", "alibi"] = "rotary"
-    max_positions: int = Field(default=4096, gt=0)
+    max_positions: int = 4096
     norm: Literal["rms", "layer"] = "rms"
     attn_bias: bool = False
     qkv_bias: bool = False
     mlp_bias: bool = False
-    sliding_window: int = Field(default=0, ge=0)
+    sliding_window: int = 0
     # Mixture of experts
-    experts: int = Field(default=0, ge=0)
-    experts_per_token: int = Field(default=0, ge=0)
-    moe_ffn: int = Field(default=0, ge=0)
-    shared_experts: int = Field(default=0, ge=0)
-    first_dense_layers: int = Field(default=0, ge=0)
+    experts: int = 0
+    experts_per_token: int = 0
+    moe_ffn: int = 0
+    shared_experts: int = 0
+    first_dense_layers: int = 0
     # Multi-head latent attention (DeepSeek-V2/V3)
-    q_lora_rank: int = Field(default=0, ge=0)
-    kv_lora_rank: int = Field(default=0, ge=0)
-    qk_rope_head_dim: int = Field(default=0, ge=0)
-    qk_nope_head_dim: int = Field(default=0, ge=0)
-    v_head_dim: int = Field(default=0, ge=0)
-    params_published: float = Field(default=0, ge=0, description="published parameter count")
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+    params_published: float = 0  # published parameter count
 
-    @model_validator(mode="after")
-    def _consistent(self) -> ModelSpec:
-        if self.heads % self.kv_heads:
-            raise ValueError(
-                f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})"
-            )
-        if self.experts and not (0 < self.experts_per_token <= self.experts):
-            raise ValueError("experts_per_token must be between 1 and experts")
-        return self
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        counts = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "max_positions")
+        rest = ("head_dim", "sliding_window", "experts", "experts_per_token", "moe_ffn", "shared_experts",
+                "first_dense_layers", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")  # fmt: skip
+        _integers(self, *counts, *rest)
+        _positive(self, *counts)
+        _non_negative(self, *rest, "params_published")
+        _one_of(self, "mlp", ("swiglu", "gelu"))
+        _one_of(self, "positions", ("rotary", "learned", "alibi"))
+        _one_of(self, "norm", ("rms", "layer"))
+        _check(
+            self.heads % self.kv_heads == 0,
+            "kv_heads",
+            f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})",
+        )
+        _check(
+            not self.experts or 0 < self.experts_per_token <= self.experts,
+            "experts_per_token",
+            "must be between 1 and experts",
+        )
+        _check(self.first_dense_layers <= self.layers, "first_dense_layers", "cannot exceed layers")
 
     @property
     def is_moe(self) -> bool:
@@ -130,8 +243,13 @@ class ModelSpec(_Entry):
         return self.kv_lora_rank > 0
 
 
+@dataclass(frozen=True, kw_only=True)
 class Engine(_Entry):
     """An inference engine's fixed costs per decode step (on top of weights and KV reads)."""
 
-    step_overhead_s: float = Field(ge=0, description="per decode step (scheduling, sampling)")
-    layer_overhead_s: float = Field(ge=0, description="per decoder layer per step (launch gaps)")
+    step_overhead_s: float  # per decode step (scheduling, sampling)
+    layer_overhead_s: float  # per decoder layer per step (launch gaps)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _non_negative(self, "step_overhead_s", "layer_overhead_s")

@@ -57,8 +57,6 @@ def resolve_model(
         raise InputError(
             "--experts-per-token must be between 1 and --experts", "set --experts-per-token"
         )
-    from pydantic import ValidationError
-
     try:
         return ModelSpec(
             name="custom",
@@ -70,15 +68,11 @@ def resolve_model(
             kv_heads=kv,
             ffn=width,
             vocab=vocab or 32000,
-            mlp=mlp,
+            mlp=mlp,  # type: ignore[arg-type]  # checked above
             max_positions=max(seq_len or 4096, 4096),
             experts=experts,
             experts_per_token=experts_per_token,
             moe_ffn=width if experts else 0,
         )
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InputError(
-            f"custom model: {first['loc'][0] if first['loc'] else ''} {first['msg']}",
-            "fix the architecture flags",
-        ) from None
+    except ValueError as exc:
+        raise InputError(f"custom model: {exc}", "fix the architecture flags") from None

@@ -23,7 +23,9 @@ def catalog(
         raise InputError(f"unknown catalog {kind!r}", f"use one of {', '.join(KINDS)}")
     entries: tuple[Any, ...] = getattr(cat, kind)()
     if json_out:
-        print_json([e.model_dump(mode="json") for e in entries])
+        from dataclasses import asdict
+
+        print_json([asdict(e) for e in entries])
         return
     from fabriclens.model.arch import count_params
     from fabriclens.report.text import catalog_table
