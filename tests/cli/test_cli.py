@@ -342,3 +342,24 @@ def test_bench_import_slow_run_exits_1(tmp_path: Path, capsys: pytest.CaptureFix
     assert run(["bench", "import", str(slow), "--op", "all_reduce"]) == 1
     assert "CRITICAL" in capsys.readouterr().out
     assert run(["bench", "import", str(tmp_path / "missing.txt")]) == 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["bench", "net"], "no host given"),
+        (["bench", "net", "127.0.0.1", "--tool", "nc"], "unknown --tool"),
+        (["bench", "net", "127.0.0.1", "--expect", "fast"], "neither a network nor a rate"),
+        (
+            ["bench", "net", "127.0.0.1", "--tool", "builtin", "--port", "9", "--duration", "1"],
+            "cannot reach a test server",
+        ),
+        (["bench", "net", "--serve", "--timeout", "0"], "bounded --timeout"),
+    ],
+)
+def test_bench_net_errors(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert run(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

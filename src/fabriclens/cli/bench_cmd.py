@@ -82,3 +82,172 @@ def _doc(run: Any, v: Any) -> dict[str, Any]:
         "unparsed_lines": run.unparsed_lines,
         "assumptions": list(v.assumptions),
     }
+
+
+WIRE_GOODPUT = 1448 / 1538  # TCP payload per 1500-MTU Ethernet frame on the wire
+
+
+@bench_app.command("net")
+def net(
+    host: Annotated[
+        str | None,
+        typer.Argument(help="Host running `fabriclens bench net --serve` (or iperf3 -s)"),
+    ] = None,
+    serve: Annotated[
+        bool, typer.Option("--serve", help="Run the test server here instead")
+    ] = False,
+    bind: Annotated[str, typer.Option(help="Server: address to listen on")] = "127.0.0.1",
+    port: Annotated[
+        int | None, typer.Option(help="Port [default: 5299 built-in, 5201 iperf3]")
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Server: exit after this many seconds")] = 60.0,
+    streams: Annotated[
+        list[str] | None, typer.Option(help="Parallel TCP streams to try, e.g. 1,4")
+    ] = None,
+    duration: Annotated[float, typer.Option(help="Seconds per throughput run")] = 3.0,
+    expect: Annotated[
+        str | None,
+        typer.Option(help="What the link should give: a network id (1gbe) or a wire rate (1gbit)"),
+    ] = None,
+    tool: Annotated[str, typer.Option(help="auto | iperf3 | builtin")] = "auto",
+    json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+) -> None:
+    """TCP throughput (single and parallel streams) and latency to a host, against the expected goodput."""
+    from fabriclens.cli._output import emit, split_list
+    from fabriclens.errors import ExitStatus, InputError
+
+    if serve:
+        from fabriclens.bench.tcp import DEFAULT_PORT
+        from fabriclens.bench.tcp import serve as run_server
+
+        if not 0 < timeout <= 3600:
+            raise InputError(
+                f"--timeout {timeout:g} is outside (0, 3600] s", "give a bounded --timeout"
+            )
+        try:
+            n = run_server(
+                bind,
+                port or DEFAULT_PORT,
+                timeout,
+                ready=lambda p: print(f"serving on {bind}:{p} for {timeout:g} s", flush=True),
+            )
+        except OSError as exc:
+            raise InputError(
+                f"cannot listen on {bind}:{port or DEFAULT_PORT}: {exc.strerror}",
+                "choose another --bind or --port",
+            ) from None
+        print(f"served {n} test(s)")
+        return
+    if host is None:
+        raise InputError(
+            "no host given",
+            "fabriclens bench net HOST, with `fabriclens bench net --serve` running there",
+        )
+    if tool not in ("auto", "iperf3", "builtin"):
+        raise InputError(f"unknown --tool {tool!r}", "use auto, iperf3 or builtin")
+    if not 0 < duration <= 60:
+        raise InputError(f"--duration {duration:g} is outside (0, 60] s", "give --duration 3")
+    counts = [int(x) for x in split_list(streams) or ["1", "4"] if x.isdigit() and 0 < int(x) <= 64]
+    if not counts:
+        raise InputError("--streams needs numbers between 1 and 64", "write it like --streams 1,4")
+    expected, expected_note = _expected_goodput(expect)
+    doc = _measure(host, port, counts, duration, tool)
+    doc["expected_goodput_bits_per_s"] = expected
+    doc["expected_note"] = expected_note
+    best = max(r["goodput_bits_per_s"] for r in doc["runs"])
+    doc["best_goodput_bits_per_s"] = best
+    if expected:
+        eff = best / expected
+        doc["efficiency"] = round(eff, 4)
+        doc["level"] = "ok" if eff >= 0.9 else ("warning" if eff >= 0.6 else "critical")
+        doc["verdict"] = (
+            f"{best / 1e6:,.0f} Mbit/s is {100 * eff:.0f}% of the {expected / 1e6:,.0f} Mbit/s the link should give"
+        )
+    else:
+        doc["efficiency"], doc["level"], doc["verdict"] = (
+            None,
+            "ok",
+            f"{best / 1e6:,.0f} Mbit/s (give --expect to judge it)",
+        )
+    emit(doc, json_out, "bench_net_renderables")
+    if doc["level"] != "ok":
+        raise typer.Exit(int(ExitStatus.FINDINGS))
+
+
+def _expected_goodput(expect: str | None) -> tuple[float | None, str]:
+    if not expect:
+        return None, ""
+    from fabriclens.catalog import find_network, networks
+    from fabriclens.errors import InputError
+    from fabriclens.plan.transfer import link_goodput
+    from fabriclens.units import parse_rate
+
+    names = {n.name for n in networks()} | {a for n in networks() for a in n.aliases}
+    if expect.lower() in names:
+        net = find_network(expect)
+        goodput, source = link_goodput(net, "tcp")
+        return goodput, f"{net.title}: {goodput / 1e6:,.0f} Mbit/s of TCP goodput ({source})"
+    try:
+        rate = parse_rate(expect)
+    except InputError:
+        raise InputError(
+            f"--expect {expect!r} is neither a network nor a rate", "give 1gbe or 1gbit"
+        ) from None
+    return (
+        rate * WIRE_GOODPUT,
+        f"{rate / 1e6:,.0f} Mbit/s on the wire x 1448/1538 (TCP payload per 1500-MTU frame)",
+    )
+
+
+def _measure(
+    host: str, port: int | None, counts: list[int], duration: float, tool: str
+) -> dict[str, Any]:
+    import shutil
+
+    from fabriclens.bench.tcp import DEFAULT_PORT, measure_rtt, measure_throughput, summarise_rtt
+    from fabriclens.errors import InputError
+    from fabriclens.parse.iperf3 import parse_iperf3_json
+    from fabriclens.probes._run import run_command
+
+    runs: list[dict[str, Any]] = []
+    used = "builtin"
+    if tool in ("auto", "iperf3") and shutil.which("iperf3"):
+        for n in counts:
+            argv = [
+                "iperf3",
+                "-c",
+                host,
+                "-p",
+                str(port or 5201),
+                "-t",
+                f"{duration:g}",
+                "-P",
+                str(n),
+                "-J",
+            ]
+            res = run_command(argv, timeout_s=duration + 15)
+            parsed = parse_iperf3_json(res.stdout)
+            if not parsed.ok:
+                runs = []
+                break
+            runs.append({"streams": n, "goodput_bits_per_s": parsed.goodput_bits_per_s, "retransmits": parsed.retransmits,
+                         "command": res.command})  # fmt: skip
+        if runs:
+            used = "iperf3"
+        elif tool == "iperf3":
+            raise InputError(
+                f"iperf3 could not test {host}", "start `iperf3 -s` there, or use --tool builtin"
+            )
+    rtt: dict[str, float] = {}
+    if not runs:
+        p = port or DEFAULT_PORT
+        try:
+            for n in counts:
+                r = measure_throughput(host, p, n, duration)
+                runs.append({"streams": n, "goodput_bits_per_s": r.goodput_bits_per_s, "retransmits": None,
+                             "command": f"fabriclens bench net {host} --port {p} --streams {n}"})  # fmt: skip
+            rtt = summarise_rtt(measure_rtt(host, p))
+        except OSError as exc:
+            raise InputError(f"cannot reach a test server at {host}:{p}: {exc.strerror or exc}",
+                             "run `fabriclens bench net --serve --bind 0.0.0.0` there (or iperf3 -s)") from None  # fmt: skip
+    return {"host": host, "tool": used, "duration_s": duration, "runs": runs, "rtt": rtt}

@@ -513,3 +513,34 @@ def logs_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     if not doc["findings"]:
         out.append(Text("no findings"))
     return out
+
+
+def bench_net_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    """`fabriclens bench net` output."""
+    table = Table(
+        title=f"TCP to {doc['host']} ({doc['tool']}, {doc['duration_s']:g} s per run)",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+    )
+    for col in ("streams", "goodput", "retransmits"):
+        table.add_column(col, justify="right")
+    for r in doc["runs"]:
+        retr = r["retransmits"]
+        table.add_row(
+            str(r["streams"]),
+            f"{r['goodput_bits_per_s'] / 1e6:,.1f} Mbit/s",
+            "-" if retr is None else str(retr),
+        )
+    text = Text()
+    if doc["rtt"]:
+        rtt = doc["rtt"]
+        text.append("TCP round trip ", style="bold")
+        text.append(
+            f"p50 {format_time(rtt['p50_s'])} · p99 {format_time(rtt['p99_s'])} · mean {format_time(rtt['mean_s'])}\n"
+        )
+    style = {"ok": "bold green", "warning": "bold yellow", "critical": "bold red"}[doc["level"]]
+    text.append(f"{doc['level'].upper()} ", style=style)
+    text.append(doc["verdict"] + "\n")
+    if doc["expected_note"]:
+        text.append(f"  expected: {doc['expected_note']}\n", style="dim")
+    return [table, text]

@@ -1,0 +1,1 @@
+"""Measurements on the host (I/O): TCP throughput and latency; collectives later."""

@@ -1,0 +1,162 @@
+"""A built-in TCP throughput and latency test, for hosts without iperf3.
+
+The server is safe by default: it binds 127.0.0.1 unless told otherwise, serves at most
+MAX_CONNECTIONS at once, ends each test after MAX_TEST_S, and exits on its own after its
+timeout. Protocol: the client sends one mode byte. b"S": it streams data until it closes its
+side; the server answers with the byte count it received (8 bytes, big-endian). b"E": it sends
+one-byte messages the server echoes, for round-trip time.
+"""
+
+from __future__ import annotations
+
+import socket
+import statistics
+import struct
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+DEFAULT_PORT = 5299
+MAX_CONNECTIONS = 32
+MAX_TEST_S = 60.0
+CHUNK = 1 << 20
+SOCKET_TIMEOUT_S = 10.0
+
+
+def serve(
+    bind: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    timeout_s: float = 60.0,
+    ready: Callable[[int], None] | None = None,
+) -> int:
+    """Serve tests until ``timeout_s`` passes; returns the number of tests served."""
+    served = 0
+    slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+    deadline = time.monotonic() + timeout_s
+    with socket.create_server((bind, port), reuse_port=False) as srv:
+        srv.settimeout(0.2)
+        if ready:
+            ready(srv.getsockname()[1])
+        while time.monotonic() < deadline:
+            try:
+                conn, _ = srv.accept()
+            except TimeoutError:
+                continue
+            if not slots.acquire(blocking=False):
+                conn.close()
+                continue
+            served += 1
+            threading.Thread(target=_handle, args=(conn, slots), daemon=True).start()
+    return served
+
+
+def _handle(conn: socket.socket, slots: threading.BoundedSemaphore) -> None:
+    try:
+        conn.settimeout(SOCKET_TIMEOUT_S)
+        mode = conn.recv(1)
+        end = time.monotonic() + MAX_TEST_S
+        if mode == b"S":
+            total = 0
+            buf = bytearray(CHUNK)
+            while time.monotonic() < end:
+                n = conn.recv_into(buf)
+                if n == 0:
+                    break
+                total += n
+            conn.sendall(struct.pack(">Q", total))
+        elif mode == b"E":
+            while time.monotonic() < end:
+                b = conn.recv(1)
+                if not b:
+                    break
+                conn.sendall(b)
+    except OSError:
+        pass
+    finally:
+        conn.close()
+        slots.release()
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """One throughput run."""
+
+    streams: int
+    duration_s: float
+    bytes_received: int
+
+    @property
+    def goodput_bits_per_s(self) -> float:
+        """Payload bits per second the server received."""
+        return self.bytes_received * 8 / self.duration_s
+
+
+def measure_throughput(
+    host: str, port: int, streams: int = 1, duration_s: float = 3.0
+) -> Throughput:
+    """Stream to the server on ``streams`` connections for ``duration_s``; raises OSError."""
+    conns = [
+        socket.create_connection((host, port), timeout=SOCKET_TIMEOUT_S) for _ in range(streams)
+    ]
+    payload = bytes(CHUNK)
+    received = [0] * streams
+    errors: list[BaseException] = []
+
+    def run(i: int, conn: socket.socket) -> None:
+        try:
+            conn.sendall(b"S")
+            end = time.monotonic() + duration_s
+            while time.monotonic() < end:
+                conn.sendall(payload)
+            conn.shutdown(socket.SHUT_WR)
+            reply = b""
+            while len(reply) < 8:
+                part = conn.recv(8 - len(reply))
+                if not part:
+                    break
+                reply += part
+            received[i] = struct.unpack(">Q", reply)[0] if len(reply) == 8 else 0
+        except OSError as exc:
+            errors.append(exc)
+        finally:
+            conn.close()
+
+    start = time.monotonic()
+    threads = [threading.Thread(target=run, args=(i, c), daemon=True) for i, c in enumerate(conns)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(duration_s + 2 * SOCKET_TIMEOUT_S)
+    elapsed = time.monotonic() - start
+    if errors and not any(received):
+        raise errors[0]
+    return Throughput(streams, elapsed, sum(received))
+
+
+def measure_rtt(host: str, port: int, count: int = 200) -> list[float]:
+    """Round-trip times (seconds) of one-byte messages over one TCP connection."""
+    with socket.create_connection((host, port), timeout=SOCKET_TIMEOUT_S) as conn:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn.sendall(b"E")
+        rtts = []
+        for _ in range(count):
+            t0 = time.perf_counter()
+            conn.sendall(b"x")
+            if not conn.recv(1):
+                break
+            rtts.append(time.perf_counter() - t0)
+    return rtts
+
+
+def summarise_rtt(rtts: list[float]) -> dict[str, float]:
+    """Mean, p50, p99 and spread of round-trip times, seconds."""
+    if not rtts:
+        return {}
+    ordered = sorted(rtts)
+    return {
+        "mean_s": statistics.fmean(rtts),
+        "p50_s": ordered[len(ordered) // 2],
+        "p99_s": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))],
+        "stdev_s": statistics.pstdev(rtts),
+    }

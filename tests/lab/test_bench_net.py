@@ -1,0 +1,56 @@
+"""`fabriclens bench net` across a lab link: the measured goodput is what the cap allows."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from fabriclens.lab import LinkSpec, lab_session
+
+WIRE_GOODPUT = 1448 / 1538
+
+
+@pytest.mark.parametrize("tool", ["builtin", "iperf3"])
+def test_bench_net_measures_the_lab_cap(tool: str) -> None:
+    """200 Mbit/s lab link: goodput within 5% of 200 x 1448/1538 Mbit/s, and judged ok."""
+    with lab_session("bn", hosts=2, link=LinkSpec(bandwidth_bits_per_s=200e6)) as lab:
+        if tool == "builtin":
+            server = [
+                sys.executable,
+                "-m",
+                "fabriclens",
+                "bench",
+                "net",
+                "--serve",
+                "--bind",
+                "0.0.0.0",
+                "--timeout",
+                "30",
+            ]
+        else:
+            server = ["iperf3", "-s"]
+        lab.popen("h2", server, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.8)
+        res = lab.run("h1", [sys.executable, "-m", "fabriclens", "bench", "net", lab.host("h2").address, "--tool", tool,
+                             "--streams", "1", "--duration", "2", "--expect", "200mbit", "--json"], timeout_s=60)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["tool"] == tool
+    assert doc["best_goodput_bits_per_s"] == pytest.approx(200e6 * WIRE_GOODPUT, rel=0.05)
+    assert doc["level"] == "ok"
+
+
+def test_bench_net_flags_a_slow_link() -> None:
+    """A host capped at 50 Mbit/s where 200 Mbit/s was expected: exit 1, critical."""
+    with lab_session("bs", hosts=2, overrides={"h2": {"bandwidth": "50mbit"}}) as lab:
+        lab.popen("h2", [sys.executable, "-m", "fabriclens", "bench", "net", "--serve", "--bind", "0.0.0.0", "--timeout", "30"],
+                  stdout=subprocess.DEVNULL)  # fmt: skip
+        time.sleep(0.8)
+        res = lab.run("h1", [sys.executable, "-m", "fabriclens", "bench", "net", lab.host("h2").address, "--tool", "builtin",
+                             "--streams", "1", "--duration", "2", "--expect", "200mbit", "--json"], timeout_s=60)  # fmt: skip
+    assert res.returncode == 1
+    assert json.loads(res.stdout)["level"] == "critical"

@@ -1,0 +1,30 @@
+"""The built-in TCP test on loopback: the server serves, the client measures, the server stops."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from fabriclens.bench.tcp import measure_rtt, measure_throughput, serve, summarise_rtt
+
+
+def test_builtin_server_and_client_on_loopback() -> None:
+    ports: list[int] = []
+    done: list[int] = []
+    server = threading.Thread(
+        target=lambda: done.append(serve("127.0.0.1", 0, 4.0, ready=ports.append)), daemon=True
+    )
+    server.start()
+    for _ in range(100):
+        if ports:
+            break
+        time.sleep(0.02)
+    assert ports, "the server did not start"
+    result = measure_throughput("127.0.0.1", ports[0], streams=2, duration_s=0.5)
+    assert result.bytes_received > 1e6 and result.goodput_bits_per_s > 0
+    rtts = measure_rtt("127.0.0.1", ports[0], count=50)
+    assert len(rtts) == 50
+    summary = summarise_rtt(rtts)
+    assert 0 < summary["p50_s"] <= summary["p99_s"]
+    server.join(10)
+    assert not server.is_alive() and done == [3]  # the server exits on its own after its timeout
