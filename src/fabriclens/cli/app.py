@@ -14,6 +14,7 @@ from fabriclens.cli.capacity_cmd import capacity
 from fabriclens.cli.catalog_cmd import catalog
 from fabriclens.cli.collective_cmd import collective
 from fabriclens.cli.datapath_cmd import datapath
+from fabriclens.cli.doctor_cmd import doctor
 from fabriclens.cli.lab_cmd import lab_app
 from fabriclens.cli.logs_cmd import logs
 from fabriclens.cli.plan_cmd import plan
@@ -29,6 +30,7 @@ COMMANDS: dict[str, Any] = {
     "capacity": capacity,
     "transfer": transfer,
     "datapath": datapath,
+    "doctor": doctor,
     "logs": logs,
     "catalog": catalog,
 }

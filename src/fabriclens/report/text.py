@@ -502,7 +502,8 @@ def logs_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         text = Text()
         text.append(f"{f['severity'].upper()} ", style=styles[f["severity"]])
         text.append(f"{f['symptom']}\n", style="bold")
-        text.append(f"  cause: {f['cause']}\n")
+        if f["cause"]:
+            text.append(f"  cause: {f['cause']}\n")
         for line in f["evidence"]:
             text.append(f"  evidence: {line}\n", style="dim")
         for line in f["check"]:
@@ -544,3 +545,30 @@ def bench_net_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     if doc["expected_note"]:
         text.append(f"  expected: {doc['expected_note']}\n", style="dim")
     return [table, text]
+
+
+def doctor_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    """`fabriclens doctor` output: interfaces, RDMA ports, then findings by severity."""
+    out: list[RenderableType] = []
+    table = Table(title="Network interfaces", box=box.SIMPLE_HEAD, title_justify="left")
+    for col in ("name", "state", "speed", "supports", "MTU", "errors", "drops"):
+        table.add_column(
+            col,
+            justify="right" if col in ("speed", "supports", "MTU", "errors", "drops") else "left",
+        )
+    for n in doc["interfaces"]:
+        table.add_row(n["name"] + ("" if n["physical"] else " (virtual)"), n["nic_state"],
+                      f"{n['speed_mbps']:,} Mb/s" if n["speed_mbps"] else "-",
+                      f"{n['max_speed_mbps']:,} Mb/s" if n["max_speed_mbps"] else "-",
+                      str(n["mtu"] or "-"), str(n["errors"]), str(n["drops"]))  # fmt: skip
+    out.append(table)
+    if doc["rdma_ports"]:
+        ports = Table(title="RDMA ports", box=box.SIMPLE_HEAD, title_justify="left")
+        for col in ("device", "port", "state", "physical", "link layer"):
+            ports.add_column(col)
+        for p in doc["rdma_ports"]:
+            ports.add_row(p["device"], str(p["port"]), p["state"], p["phys_state"], p["link_layer"])
+        out.append(ports)
+    out += logs_renderables({"nccl": {"version": None, "transport": None, "ib_devices": [], "oob": None,
+                                      "socket_ifaces": [], "gdr": None, "env": {}}, "findings": doc["findings"]})[1:]  # fmt: skip
+    return out

@@ -1,0 +1,92 @@
+"""`fabriclens doctor`: this host's NICs and RDMA ports (and logs), checked against rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+def doctor(
+    logs: Annotated[
+        list[Path] | None, typer.Option("--logs", help="NCCL / PyTorch log files to read too")
+    ] = None,
+    sys_root: Annotated[
+        Path, typer.Option(help="Read sysfs under this root (tests, or a copied tree)")
+    ] = Path("/"),
+    exclude_rdma: Annotated[
+        list[str] | None, typer.Option(help="RDMA devices whose counters must not be read")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+) -> None:
+    """Check the local NICs, RDMA ports and (with --logs) NCCL/PyTorch logs; findings with evidence."""
+    import shutil
+
+    from fabriclens.cli._output import emit, split_list
+    from fabriclens.diagnose.engine import Finding, diagnose
+    from fabriclens.diagnose.host import diagnose_host, nic_facts, rdma_facts
+    from fabriclens.errors import ExitStatus, InputError
+    from fabriclens.parse.ethtool import EthtoolInfo, parse_ethtool
+    from fabriclens.parse.nccl_log import NcclLog, parse_nccl_log
+    from fabriclens.parse.torch_log import TorchLog, parse_torch_log
+    from fabriclens.probes._run import run_command
+    from fabriclens.probes.sysfs_net import read_interfaces, read_rdma_ports
+
+    if not sys_root.is_dir():
+        raise InputError(
+            f"--sys-root {sys_root} is not a directory", "give / or a copied sysfs tree"
+        )
+    live = sys_root.resolve() == Path("/")
+    not_checked: list[Finding] = []
+    nics = read_interfaces(sys_root)
+    have_ethtool = live and shutil.which("ethtool") is not None
+    nic_rows: list[dict[str, Any]] = []
+    for nic in nics:
+        info: EthtoolInfo | None = None
+        if have_ethtool and nic.physical:
+            res = run_command(["ethtool", nic.name], timeout_s=5)
+            info = parse_ethtool(res.stdout) if res.ok else None
+        nic_rows.append(nic_facts(nic, info))
+    if live and not have_ethtool:
+        not_checked.append(Finding("not-checked-ethtool", "info", "supported NIC speeds not checked: ethtool is not installed",
+                                   "", ("apt-get install ethtool; ethtool <iface>",), "", ()))  # fmt: skip
+    ports = read_rdma_ports(sys_root, tuple(split_list(exclude_rdma)))
+    if not ports:
+        not_checked.append(Finding("no-rdma", "info", "no RDMA devices: multi-node NCCL traffic will use TCP sockets",
+                                   "no /sys/class/infiniband entries", ("ls /sys/class/infiniband", "ibstatus"), "", ()))  # fmt: skip
+    if live and shutil.which("nvidia-smi") is None:
+        not_checked.append(Finding("not-checked-gpu", "info", "GPUs not checked: no NVIDIA driver tools here",
+                                   "", ("nvidia-smi", "nvidia-smi topo -m"), "", ()))  # fmt: skip
+    findings = diagnose_host(nic_rows, [rdma_facts(p) for p in ports])
+    if logs:
+        nccl, torch = NcclLog(), TorchLog()
+        for path in logs:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError as exc:
+                raise InputError(f"cannot read {path}: {exc.strerror}", "check the path") from None
+            parse_nccl_log(text, nccl)
+            parse_torch_log(text, torch)
+        findings += diagnose(nccl, torch)
+    order = {"critical": 0, "warning": 1, "info": 2}
+    findings = sorted(findings + not_checked, key=lambda f: order[f.severity])
+    doc = {
+        "interfaces": nic_rows,
+        "rdma_ports": [rdma_facts(p) for p in ports],
+        "findings": [
+            {
+                "rule": f.rule,
+                "severity": f.severity,
+                "symptom": f.symptom,
+                "cause": f.cause,
+                "check": list(f.check),
+                "fix": f.fix,
+                "evidence": list(f.evidence),
+            }
+            for f in findings
+        ],
+    }
+    emit(doc, json_out, "doctor_renderables")
+    if any(f.severity in ("warning", "critical") for f in findings):
+        raise typer.Exit(int(ExitStatus.FINDINGS))

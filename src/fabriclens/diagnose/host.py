@@ -1,0 +1,107 @@
+"""Host findings: NIC and RDMA facts from the probes' raw readings, rules from data/host_rules.toml."""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from fabriclens.conditions import check_known, holds
+from fabriclens.diagnose.engine import Finding
+from fabriclens.parse.ethtool import EthtoolInfo
+from fabriclens.parse.netdev import NetInterface, RdmaPort
+
+FACTS = {
+    "nic": {"name", "physical", "nic_state", "speed_mbps", "max_speed_mbps", "speed_below", "errors",
+            "crc_errors", "drops", "mtu"},
+    "rdma": {"device", "port", "state", "phys_state", "port_active", "link_layer", "symbol_errors",
+             "link_downed", "ecn_marked", "cnp_handled", "cnp_sent", "ack_timeouts", "out_of_sequence", "xmit_discards"},
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class HostRule:
+    """A rule evaluated once per NIC or RDMA port."""
+
+    id: str
+    scope: str
+    severity: str
+    when: dict[str, Any]
+    symptom: str
+    cause: str
+    check: tuple[str, ...]
+    fix: str
+    evidence: str
+
+
+@functools.cache
+def host_rules() -> tuple[HostRule, ...]:
+    """The built-in host rules, checked against the facts each scope provides."""
+    text = (
+        resources.files("fabriclens.diagnose")
+        .joinpath("data", "host_rules.toml")
+        .read_text("utf-8")
+    )
+    out = []
+    for raw in tomllib.loads(text)["rule"]:
+        check_known(raw["id"], raw["when"], FACTS[raw["scope"]])
+        out.append(HostRule(raw["id"], raw["scope"], raw["severity"], dict(raw["when"]), raw["symptom"], raw["cause"],
+                            tuple(raw.get("check", ())), raw.get("fix", ""), raw["evidence"]))  # fmt: skip
+    return tuple(out)
+
+
+def nic_facts(nic: NetInterface, ethtool: EthtoolInfo | None) -> dict[str, Any]:
+    """Facts about one interface."""
+    speed = nic.speed_mbps or (ethtool.speed_mbps if ethtool else None) or 0
+    top = (ethtool.max_supported_mbps if ethtool else None) or 0
+    s = nic.stats
+    return {
+        "name": nic.name,
+        "physical": nic.physical,
+        "nic_state": nic.operstate or "unknown",
+        "speed_mbps": speed,
+        "max_speed_mbps": top,
+        "speed_below": bool(speed and top and speed < top and nic.operstate == "up"),
+        "errors": s.get("rx_errors", 0) + s.get("tx_errors", 0),
+        "crc_errors": s.get("rx_crc_errors", 0),
+        "drops": s.get("rx_dropped", 0) + s.get("tx_dropped", 0),
+        "mtu": nic.mtu or 0,
+    }
+
+
+def rdma_facts(port: RdmaPort) -> dict[str, Any]:
+    """Facts about one RDMA port."""
+    c, hw = port.counters, port.hw_counters
+    return {
+        "device": port.device,
+        "port": port.port,
+        "state": port.state or "unknown",
+        "phys_state": port.phys_state or "unknown",
+        "port_active": port.active,
+        "link_layer": port.link_layer or "unknown",
+        "symbol_errors": c.get("symbol_error", 0),
+        "link_downed": c.get("link_downed", 0),
+        "ecn_marked": hw.get("np_ecn_marked_roce_packets", 0),
+        "cnp_handled": hw.get("rp_cnp_handled", 0),
+        "cnp_sent": hw.get("np_cnp_sent", 0),
+        "ack_timeouts": hw.get("local_ack_timeout_err", 0),
+        "out_of_sequence": hw.get("out_of_sequence", 0),
+        "xmit_discards": c.get("port_xmit_discards", 0),
+    }
+
+
+def diagnose_host(nics: list[dict[str, Any]], ports: list[dict[str, Any]]) -> list[Finding]:
+    """Findings for every subject, one per rule that fires."""
+    found = []
+    for rule in host_rules():
+        for facts in nics if rule.scope == "nic" else ports:
+            if holds(rule.when, facts):
+                fill = {k: str(v) for k, v in facts.items()}
+                found.append(Finding(
+                    rule.id, rule.severity, rule.symptom, rule.cause,
+                    tuple(c.format_map(fill) for c in rule.check), rule.fix.format_map(fill),
+                    (rule.evidence.format_map(fill),),
+                ))  # fmt: skip
+    return found

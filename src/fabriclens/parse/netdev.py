@@ -1,0 +1,38 @@
+"""Raw records of network interfaces and RDMA ports, as the sysfs probes read them (pure types)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class NetInterface:
+    """What sysfs says about one network interface."""
+
+    name: str
+    operstate: str | None
+    speed_mbps: int | None  # None when unknown (down links, virtual devices report -1)
+    duplex: str | None
+    mtu: int | None
+    driver: str | None
+    physical: bool  # backed by a device (not lo, veth, bridge, tun)
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RdmaPort:
+    """One port of an RDMA device (what `ibstatus` prints, read directly)."""
+
+    device: str
+    port: int
+    state: str | None  # e.g. "4: ACTIVE"
+    phys_state: str | None  # e.g. "5: LinkUp"
+    rate: str | None  # e.g. "400 Gb/sec (4X NDR)"
+    link_layer: str | None  # InfiniBand or Ethernet (RoCE)
+    counters: dict[str, int] = field(default_factory=dict)
+    hw_counters: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def active(self) -> bool:
+        """True when the port state is ACTIVE."""
+        return bool(self.state) and "ACTIVE" in (self.state or "")

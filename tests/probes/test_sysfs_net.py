@@ -1,0 +1,118 @@
+"""sysfs probes on a committed fake tree (a degraded RoCE host), and one live cross-check."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from fabriclens.cli.app import run
+from fabriclens.diagnose.host import diagnose_host, host_rules, nic_facts, rdma_facts
+from fabriclens.parse.ethtool import parse_ethtool
+from fabriclens.probes.sysfs_net import read_interfaces, read_rdma_ports
+
+TREE = FIXTURES / "sysfs-roce-degraded"
+
+
+def test_interfaces_from_the_fake_tree() -> None:
+    nics = {n.name: n for n in read_interfaces(TREE)}
+    ens = nics["ens1f0"]
+    assert (ens.operstate, ens.speed_mbps, ens.mtu, ens.driver, ens.physical) == (
+        "up",
+        100000,
+        9000,
+        "mlx5_core",
+        True,
+    )
+    assert ens.stats["rx_crc_errors"] == 12
+    assert not nics["lo"].physical and nics["lo"].speed_mbps is None
+
+
+def test_rdma_ports_from_the_fake_tree_and_exclusion() -> None:
+    ports = {(p.device, p.port): p for p in read_rdma_ports(TREE)}
+    roce = ports[("mlx5_0", 1)]
+    assert roce.active and roce.link_layer == "Ethernet" and roce.counters["link_downed"] == 2
+    assert roce.hw_counters["np_ecn_marked_roce_packets"] == 5000
+    assert not ports[("mlx5_1", 1)].active
+    assert [p.device for p in read_rdma_ports(TREE, exclude=("mlx5_1",))] == ["mlx5_0"]
+
+
+def test_missing_root_is_empty_not_an_error(tmp_path: Path) -> None:
+    assert read_interfaces(tmp_path) == [] and read_rdma_ports(tmp_path) == []
+
+
+def test_a_400g_nic_negotiated_at_100g_is_flagged() -> None:
+    info = parse_ethtool((FIXTURES / "ethtool-400g-at-100g.txt").read_text())
+    assert (
+        info.supported_mbps == [10000, 25000, 100000, 200000, 400000] and info.speed_mbps == 100000
+    )
+    nic = {n.name: n for n in read_interfaces(TREE)}["ens1f0"]
+    found = {f.rule: f for f in diagnose_host([nic_facts(nic, info)], [])}
+    assert "nic-speed-below-capability" in found
+    assert found["nic-speed-below-capability"].evidence == (
+        "ens1f0: negotiated 100000 Mb/s, supports 400000 Mb/s",
+    )
+
+
+def test_host_findings_from_the_tree() -> None:
+    nics = [nic_facts(n, None) for n in read_interfaces(TREE)]
+    ports = [rdma_facts(p) for p in read_rdma_ports(TREE)]
+    ids = {f.rule for f in diagnose_host(nics, ports)}
+    assert {"rdma-port-not-active", "rdma-link-flaps", "rdma-ecn-without-cnp", "rdma-ack-timeouts", "nic-errors",
+            "nic-crc-errors"} <= ids  # fmt: skip
+    assert "nic-speed-below-capability" not in ids  # no ethtool reading: not claimed
+    assert len({r.id for r in host_rules()}) == len(host_rules())
+
+
+def test_doctor_on_the_tree(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["doctor", "--sys-root", str(TREE), "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["findings"][0]["severity"] == "critical"
+    assert {"interfaces", "rdma_ports", "findings"} <= set(doc)
+    assert run(["doctor", "--sys-root", str(TREE / "nope")]) == 2
+
+
+@pytest.mark.skipif(shutil.which("ip") is None, reason="needs iproute2 for the cross-check")
+def test_live_cross_check_with_ip() -> None:
+    """What sysfs gives here matches `ip -j link` on this machine."""
+    ours = {n.name: n.mtu for n in read_interfaces(Path("/"))}
+    theirs = {link["ifname"]: link["mtu"] for link in json.loads(
+        subprocess.run(["ip", "-j", "link", "show"], capture_output=True, text=True, timeout=10, check=True).stdout)}  # fmt: skip
+    assert ours == theirs
+
+
+NIC_OK = {"name": "eth9", "physical": True, "nic_state": "up", "speed_mbps": 25000, "max_speed_mbps": 25000,
+          "speed_below": False, "errors": 0, "crc_errors": 0, "drops": 0, "mtu": 1500}  # fmt: skip
+PORT_OK = {"device": "mlx5_9", "port": 1, "state": "4: ACTIVE", "phys_state": "5: LinkUp", "port_active": True,
+           "link_layer": "Ethernet", "symbol_errors": 0, "link_downed": 0, "ecn_marked": 0, "cnp_handled": 0,
+           "cnp_sent": 0, "ack_timeouts": 0, "out_of_sequence": 0, "xmit_discards": 0}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("rule", "nic", "port"),
+    [
+        ("nic-down", {"nic_state": "down"}, None),
+        ("nic-speed-below-capability", {"speed_mbps": 10000, "speed_below": True}, None),
+        ("nic-errors", {"errors": 3}, None),
+        ("nic-crc-errors", {"crc_errors": 1}, None),
+        ("nic-drops", {"drops": 5000}, None),
+        ("rdma-port-not-active", None, {"port_active": False}),
+        ("rdma-symbol-errors", None, {"symbol_errors": 7}),
+        ("rdma-link-flaps", None, {"link_downed": 1}),
+        ("rdma-ecn-without-cnp", None, {"ecn_marked": 10}),
+        ("rdma-ack-timeouts", None, {"ack_timeouts": 2}),
+        ("rdma-xmit-discards", None, {"xmit_discards": 4}),
+    ],
+)
+def test_each_host_rule_case_by_case(
+    rule: str, nic: dict[str, object] | None, port: dict[str, object] | None
+) -> None:
+    assert diagnose_host([NIC_OK], [PORT_OK]) == []  # a healthy host: no findings
+    found = diagnose_host(
+        [NIC_OK | nic] if nic else [NIC_OK], [PORT_OK | port] if port else [PORT_OK]
+    )
+    assert [f.rule for f in found] == [rule]
