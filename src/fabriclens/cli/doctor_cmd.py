@@ -23,13 +23,12 @@ def doctor(
     """Check the local NICs, RDMA ports and (with --logs) NCCL/PyTorch logs; findings with evidence."""
     import shutil
 
+    from fabriclens.cli._findings import exit_for, findings_doc, read_logs
     from fabriclens.cli._output import emit, split_list
     from fabriclens.diagnose.engine import Finding, diagnose
     from fabriclens.diagnose.host import diagnose_host, nic_facts, rdma_facts
-    from fabriclens.errors import ExitStatus, InputError
+    from fabriclens.errors import InputError
     from fabriclens.parse.ethtool import EthtoolInfo, parse_ethtool
-    from fabriclens.parse.nccl_log import NcclLog, parse_nccl_log
-    from fabriclens.parse.torch_log import TorchLog, parse_torch_log
     from fabriclens.probes._run import run_command
     from fabriclens.probes.sysfs_net import read_interfaces, read_rdma_ports
 
@@ -60,33 +59,12 @@ def doctor(
                                    "", ("nvidia-smi", "nvidia-smi topo -m"), "", ()))  # fmt: skip
     findings = diagnose_host(nic_rows, [rdma_facts(p) for p in ports])
     if logs:
-        nccl, torch = NcclLog(), TorchLog()
-        for path in logs:
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError as exc:
-                raise InputError(f"cannot read {path}: {exc.strerror}", "check the path") from None
-            parse_nccl_log(text, nccl)
-            parse_torch_log(text, torch)
-        findings += diagnose(nccl, torch)
-    order = {"critical": 0, "warning": 1, "info": 2}
-    findings = sorted(findings + not_checked, key=lambda f: order[f.severity])
+        findings += diagnose(*read_logs(logs))
+    findings += not_checked
     doc = {
         "interfaces": nic_rows,
         "rdma_ports": [rdma_facts(p) for p in ports],
-        "findings": [
-            {
-                "rule": f.rule,
-                "severity": f.severity,
-                "symptom": f.symptom,
-                "cause": f.cause,
-                "check": list(f.check),
-                "fix": f.fix,
-                "evidence": list(f.evidence),
-            }
-            for f in findings
-        ],
+        "findings": findings_doc(findings),
     }
     emit(doc, json_out, "doctor_renderables")
-    if any(f.severity in ("warning", "critical") for f in findings):
-        raise typer.Exit(int(ExitStatus.FINDINGS))
+    exit_for(findings)

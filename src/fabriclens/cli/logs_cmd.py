@@ -18,20 +18,11 @@ def logs(
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> None:
     """Read NCCL and PyTorch logs: what NCCL used, what failed, which rank is behind."""
+    from fabriclens.cli._findings import exit_for, findings_doc, read_logs
     from fabriclens.cli._output import emit
     from fabriclens.diagnose.engine import diagnose, facts
-    from fabriclens.errors import ExitStatus, InputError
-    from fabriclens.parse.nccl_log import NcclLog, parse_nccl_log
-    from fabriclens.parse.torch_log import TorchLog, parse_torch_log
 
-    nccl, torch = NcclLog(), TorchLog()
-    for path in files:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise InputError(f"cannot read {path}: {exc.strerror}", "check the path") from None
-        parse_nccl_log(text, nccl)
-        parse_torch_log(text, torch)
+    nccl, torch = read_logs(files)
     findings = diagnose(nccl, torch)
     doc: dict[str, Any] = {
         "files": [str(p) for p in files],
@@ -59,19 +50,7 @@ def logs(
         ],
         "last_completed": {str(k): v for k, v in sorted(torch.last_completed.items())},
         "facts": facts(nccl, torch),
-        "findings": [
-            {
-                "rule": f.rule,
-                "severity": f.severity,
-                "symptom": f.symptom,
-                "cause": f.cause,
-                "check": list(f.check),
-                "fix": f.fix,
-                "evidence": list(f.evidence),
-            }
-            for f in findings
-        ],
+        "findings": findings_doc(findings),
     }
     emit(doc, json_out, "logs_renderables")
-    if any(f.severity in ("warning", "critical") for f in findings):
-        raise typer.Exit(int(ExitStatus.FINDINGS))
+    exit_for(findings)
