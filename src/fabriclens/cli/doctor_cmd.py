@@ -26,9 +26,16 @@ def doctor(
     from fabriclens.cli._findings import exit_for, findings_doc, read_logs
     from fabriclens.cli._output import emit, split_list
     from fabriclens.diagnose.engine import Finding, diagnose
-    from fabriclens.diagnose.host import diagnose_host, nic_facts, rdma_facts
+    from fabriclens.diagnose.host import (
+        diagnose_host,
+        gpu_facts,
+        nic_facts,
+        rdma_facts,
+        topology_facts,
+    )
     from fabriclens.errors import InputError
     from fabriclens.parse.ethtool import EthtoolInfo, parse_ethtool
+    from fabriclens.parse.nvidia_smi import QUERY_COMMAND, parse_gpu_query, parse_topo
     from fabriclens.probes._run import run_command
     from fabriclens.probes.sysfs_net import read_interfaces, read_rdma_ports
 
@@ -54,16 +61,28 @@ def doctor(
     if not ports:
         not_checked.append(Finding("no-rdma", "info", "no RDMA devices: multi-node NCCL traffic will use TCP sockets",
                                    "no /sys/class/infiniband entries", ("ls /sys/class/infiniband", "ibstatus"), "", ()))  # fmt: skip
+    gpu_rows: list[dict[str, Any]] = []
+    topo_rows: list[dict[str, Any]] = []
     if live and shutil.which("nvidia-smi") is None:
         not_checked.append(Finding("not-checked-gpu", "info", "GPUs not checked: no NVIDIA driver tools here",
                                    "", ("nvidia-smi", "nvidia-smi topo -m"), "", ()))  # fmt: skip
-    findings = diagnose_host(nic_rows, [rdma_facts(p) for p in ports])
+    elif live:
+        query = run_command(QUERY_COMMAND, timeout_s=10)
+        gpu_rows = [gpu_facts(g) for g in parse_gpu_query(query.stdout)] if query.ok else []
+        topo = run_command(["nvidia-smi", "topo", "-m"], timeout_s=10)
+        if topo.ok:
+            topo_rows = [topology_facts(parse_topo(topo.stdout))]
+        if not query.ok:
+            not_checked.append(Finding("not-checked-gpu", "info", f"GPUs not checked: {query.command} failed",
+                                       query.stderr.strip()[:200], (query.command,), "", ()))  # fmt: skip
+    findings = diagnose_host(nic_rows, [rdma_facts(p) for p in ports], gpu_rows, topo_rows)
     if logs:
         findings += diagnose(*read_logs(logs))
     findings += not_checked
     doc = {
         "interfaces": nic_rows,
         "rdma_ports": [rdma_facts(p) for p in ports],
+        "gpus": gpu_rows,
         "findings": findings_doc(findings),
     }
     emit(doc, json_out, "doctor_renderables")

@@ -12,12 +12,16 @@ from fabriclens.conditions import check_known, holds
 from fabriclens.diagnose.engine import Finding
 from fabriclens.parse.ethtool import EthtoolInfo
 from fabriclens.parse.netdev import NetInterface, RdmaPort
+from fabriclens.parse.nvidia_smi import GpuReading, Topology
 
 FACTS = {
     "nic": {"name", "physical", "nic_state", "speed_mbps", "max_speed_mbps", "speed_below", "errors",
             "crc_errors", "drops", "mtu"},
     "rdma": {"device", "port", "state", "phys_state", "port_active", "link_layer", "symbol_errors",
              "link_downed", "ecn_marked", "cnp_handled", "cnp_sent", "ack_timeouts", "out_of_sequence", "xmit_discards"},
+    "gpu": {"index", "name", "pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max", "pcie_width_below",
+            "pcie_gen_below", "busy_low_power", "utilization_pct", "power_w", "power_limit_w"},
+    "topology": {"gpus", "pairs", "nvlink_pairs"},
 }  # fmt: skip
 
 
@@ -92,11 +96,36 @@ def rdma_facts(port: RdmaPort) -> dict[str, Any]:
     }
 
 
-def diagnose_host(nics: list[dict[str, Any]], ports: list[dict[str, Any]]) -> list[Finding]:
+def gpu_facts(gpu: GpuReading) -> dict[str, Any]:
+    """Facts about one GPU."""
+    width, width_max = gpu.pcie_width or 0, gpu.pcie_width_max or 0
+    gen, gen_max = gpu.pcie_gen or 0, gpu.pcie_gen_max or 0
+    util, power, limit = gpu.utilization_pct or 0.0, gpu.power_w or 0.0, gpu.power_limit_w or 0.0
+    return {
+        "index": gpu.index, "name": gpu.name, "pcie_gen": gen, "pcie_gen_max": gen_max, "pcie_width": width,
+        "pcie_width_max": width_max, "pcie_width_below": bool(width and width_max and width < width_max),
+        "pcie_gen_below": bool(gen and gen_max and gen < gen_max),
+        "busy_low_power": bool(util >= 95 and limit and power < 0.4 * limit),
+        "utilization_pct": util, "power_w": power, "power_limit_w": limit,
+    }  # fmt: skip
+
+
+def topology_facts(topo: Topology) -> dict[str, Any]:
+    """Facts about the node's GPU-to-GPU links."""
+    return {"gpus": len(topo.gpus), "pairs": topo.pairs, "nvlink_pairs": topo.nvlink_pairs}
+
+
+def diagnose_host(
+    nics: list[dict[str, Any]],
+    ports: list[dict[str, Any]],
+    gpus: list[dict[str, Any]] | None = None,
+    topology: list[dict[str, Any]] | None = None,
+) -> list[Finding]:
     """Findings for every subject, one per rule that fires."""
+    subjects = {"nic": nics, "rdma": ports, "gpu": gpus or [], "topology": topology or []}
     found = []
     for rule in host_rules():
-        for facts in nics if rule.scope == "nic" else ports:
+        for facts in subjects[rule.scope]:
             if holds(rule.when, facts):
                 fill = {k: str(v) for k, v in facts.items()}
                 found.append(Finding(
