@@ -228,3 +228,21 @@ def test_cli_lab_round_trip(capsys: pytest.CaptureFixture[str]) -> None:
     finally:
         assert run(["lab", "down", "--name", "cli"]) == 0
     assert run(["lab", "status", "--name", "cli"]) == 2
+
+
+def test_ctrl_c_during_lab_up_removes_what_was_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C (KeyboardInterrupt) half-way through `lab up`: nothing is left behind."""
+    real = Lab._plumb
+    calls = {"n": 0}
+
+    def interrupted(self: Lab, host, mac=None):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(self, host, mac)
+
+    monkeypatch.setattr(Lab, "_plumb", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        Lab.up("intr", hosts=3, overrides={"h1": {"delay": "1ms"}})
+    assert calls["n"] == 2
+    assert leftovers() == []
