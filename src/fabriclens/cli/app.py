@@ -15,6 +15,7 @@ from fabriclens.cli.catalog_cmd import catalog
 from fabriclens.cli.collective_cmd import collective
 from fabriclens.cli.datapath_cmd import datapath
 from fabriclens.cli.doctor_cmd import doctor
+from fabriclens.cli.http_cmd import http
 from fabriclens.cli.lab_cmd import lab_app
 from fabriclens.cli.logs_cmd import logs
 from fabriclens.cli.plan_cmd import plan
@@ -32,6 +33,7 @@ COMMANDS: dict[str, Any] = {
     "datapath": datapath,
     "doctor": doctor,
     "logs": logs,
+    "http": http,
     "catalog": catalog,
 }
 GROUPS: dict[str, typer.Typer] = {"bench": bench_app, "lab": lab_app}

@@ -572,3 +572,40 @@ def doctor_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     out += logs_renderables({"nccl": {"version": None, "transport": None, "ib_devices": [], "oob": None,
                                       "socket_ifaces": [], "gdr": None, "env": {}}, "findings": doc["findings"]})[1:]  # fmt: skip
     return out
+
+
+def http_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    """`fabriclens http` output: a waterfall of the median request."""
+    from fabriclens.report.phases import PHASE_LABELS, PHASES
+
+    table = Table(title=f"{doc['method']} {doc['url']} · {doc['requests']} request(s) · status {sorted(set(map(str, doc['status'])))}",
+                  box=box.SIMPLE_HEAD, title_justify="left")  # fmt: skip
+    for col in ("phase", "p50", "p90", "p99", "waterfall (p50)"):
+        table.add_column(col, justify="right" if col in ("p50", "p90", "p99") else "left")
+    total = sum(doc["phases_s"][p]["p50"] for p in PHASES) or 1.0
+    start = 0.0
+    for p in PHASES:
+        s = doc["phases_s"][p]
+        width, offset = 40 * s["p50"] / total, 40 * start / total
+        start += s["p50"]
+        bar = " " * int(offset) + "█" * max(1 if s["p50"] > 0 else 0, round(width))
+        table.add_row(
+            PHASE_LABELS[p],
+            format_time(s["p50"]),
+            format_time(s["p90"]),
+            format_time(s["p99"]),
+            bar,
+        )
+    text = Text()
+    text.append("Time to first byte ", style="bold")
+    text.append(f"{format_time(doc['ttfb_s']['p50'])}")
+    if doc["ttft_s"]:
+        text.append(" · time to first token ", style="bold")
+        text.append(f"{format_time(doc['ttft_s']['p50'])} · {doc['tokens_seen']} streamed events")
+        if doc["usage_tokens"] is not None:
+            text.append(f" · {doc['usage_tokens']} tokens by the server's count")
+    text.append(" · total ", style="bold")
+    text.append(f"{format_time(doc['total_s']['p50'])}\n")
+    text.append("Most of the time: ", style="bold")
+    text.append(doc["where"])
+    return [table, text]
