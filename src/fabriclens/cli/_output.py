@@ -23,11 +23,21 @@ def print_rich(renderables: list[Any]) -> None:
         console.print(r)
 
 
-def emit(doc: Any, json_out: bool, renderer: str) -> None:
-    """Print a command's document as JSON, or through ``fabriclens.report.text.<renderer>``
+def emit(doc: Any, json_out: bool, renderer: str, markdown: bool = False) -> None:
+    """Print a command's document as JSON, as Markdown through
+    ``fabriclens.report.markdown.<name>_markdown``, or through ``fabriclens.report.text.<renderer>``
     (imported only then: rich costs start-up time that --json does not need)."""
+    if json_out and markdown:
+        from fabriclens.errors import InputError
+
+        raise InputError("--json and --markdown were both given", "choose one output format")
     if json_out:
         print_json(doc)
+        return
+    if markdown:
+        from fabriclens.report import markdown as md
+
+        sys.stdout.write(getattr(md, renderer.replace("_renderables", "_markdown"))(doc))
         return
     from fabriclens.report import text
 

@@ -19,6 +19,9 @@ def doctor(
         list[str] | None, typer.Option(help="RDMA devices whose counters must not be read")
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Markdown output, to paste into a ticket")
+    ] = False,
 ) -> None:
     """Check the local NICs, RDMA ports and (with --logs) NCCL/PyTorch logs; findings with evidence."""
     import shutil
@@ -85,5 +88,5 @@ def doctor(
         "gpus": gpu_rows,
         "findings": findings_doc(findings),
     }
-    emit(doc, json_out, "doctor_renderables")
+    emit(doc, json_out, "doctor_renderables", markdown)
     exit_for(findings)

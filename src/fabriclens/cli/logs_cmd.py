@@ -16,6 +16,9 @@ def logs(
         ),
     ],
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Markdown output, to paste into a ticket")
+    ] = False,
 ) -> None:
     """Read NCCL and PyTorch logs: what NCCL used, what failed, which rank is behind."""
     from fabriclens.cli._findings import exit_for, findings_doc, read_logs
@@ -52,5 +55,5 @@ def logs(
         "facts": facts(nccl, torch),
         "findings": findings_doc(findings),
     }
-    emit(doc, json_out, "logs_renderables")
+    emit(doc, json_out, "logs_renderables", markdown)
     exit_for(findings)
