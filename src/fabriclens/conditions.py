@@ -1,4 +1,5 @@
 """Conditions of rules kept as data: equality, or `<fact>_min` / `<fact>_max` bounds.
+A bound on a fact that was not measured (None) does not hold.
 
 Shared by the selection guide (plan/advise) and the diagnosis rules (diagnose/): a rule fires
 when every condition holds. No expressions are evaluated; unknown facts are an error.
@@ -19,6 +20,8 @@ def holds(when: Mapping[str, Any], facts: Mapping[str, Any]) -> bool:
     """True when every condition in ``when`` holds for ``facts``."""
     for key, want in when.items():
         value = facts[fact_name(key)]
+        if value is None and key.endswith(("_min", "_max")):
+            return False
         if key.endswith("_min"):
             if value < want:
                 return False

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -86,7 +87,8 @@ def test_live_cross_check_with_ip() -> None:
 
 
 NIC_OK = {"name": "eth9", "physical": True, "nic_state": "up", "speed_mbps": 25000, "max_speed_mbps": 25000,
-          "speed_below": False, "errors": 0, "crc_errors": 0, "drops": 0, "mtu": 1500}  # fmt: skip
+          "speed_below": False, "errors": 0, "crc_errors": 0, "drops": 0, "mtu": 1500, "sample_s": 2.0,
+          "errors_new": 0, "drops_new": 0, "rx_bits_per_s": 0.0, "tx_bits_per_s": 0.0}  # fmt: skip
 PORT_OK = {"device": "mlx5_9", "port": 1, "state": "4: ACTIVE", "phys_state": "5: LinkUp", "port_active": True,
            "link_layer": "Ethernet", "symbol_errors": 0, "link_downed": 0, "ecn_marked": 0, "cnp_handled": 0,
            "cnp_sent": 0, "ack_timeouts": 0, "out_of_sequence": 0, "xmit_discards": 0}  # fmt: skip
@@ -99,6 +101,8 @@ PORT_OK = {"device": "mlx5_9", "port": 1, "state": "4: ACTIVE", "phys_state": "5
         ("nic-speed-below-capability", {"speed_mbps": 10000, "speed_below": True}, None),
         ("nic-errors", {"errors": 3}, None),
         ("nic-crc-errors", {"crc_errors": 1}, None),
+        ("nic-errors-rising", {"errors_new": 1}, None),
+        ("nic-drops-rising", {"drops_new": 1000}, None),
         ("nic-drops", {"drops": 5000}, None),
         ("rdma-port-not-active", None, {"port_active": False}),
         ("rdma-symbol-errors", None, {"symbol_errors": 7}),
@@ -116,3 +120,91 @@ def test_each_host_rule_case_by_case(
         [NIC_OK | nic] if nic else [NIC_OK], [PORT_OK | port] if port else [PORT_OK]
     )
     assert [f.rule for f in found] == [rule]
+
+
+def test_sampling_sees_errors_rising_and_the_rate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Counters change while doctor waits: the new errors fire the rule, the byte delta is a rate."""
+    import threading
+
+    root = tmp_path / "tree"
+    shutil.copytree(TREE, root, symlinks=True)
+    stats = root / "sys" / "class" / "net" / "ens1f0" / "statistics"
+    (stats / "rx_bytes").write_text("1000\n")
+
+    def bump() -> None:
+        (stats / "rx_errors").write_text(str(int((stats / "rx_errors").read_text()) + 5) + "\n")
+        (stats / "rx_bytes").write_text(str(1000 + 2_000_000) + "\n")
+
+    timer = threading.Timer(0.1, bump)
+    timer.start()
+    try:
+        assert run(["doctor", "--sys-root", str(root), "--sample", "0.6", "--json"]) == 1
+    finally:
+        timer.cancel()
+    doc = json.loads(capsys.readouterr().out)
+    ens = {n["name"]: n for n in doc["interfaces"]}["ens1f0"]
+    assert ens["errors_new"] == 5 and ens["drops_new"] == 0 and ens["sample_s"] >= 0.6
+    assert ens["rx_bits_per_s"] == pytest.approx(16_000_000 / ens["sample_s"], rel=0.01)
+    rising = [f for f in doc["findings"] if f["rule"] == "nic-errors-rising"]
+    assert rising and rising[0]["evidence"] == [f"ens1f0: 5 new errors in {ens['sample_s']} s"]
+
+
+def test_without_sampling_nothing_claims_to_be_rising(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["doctor", "--sys-root", str(TREE), "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert all(n["errors_new"] is None and n["rx_bits_per_s"] is None for n in doc["interfaces"])
+    assert not {"nic-errors-rising", "nic-drops-rising"} & {f["rule"] for f in doc["findings"]}
+    assert run(["doctor", "--sys-root", str(TREE), "--sample", "-1"]) == 2
+
+
+def test_a_counter_that_went_backwards_is_no_change() -> None:
+    from dataclasses import replace
+
+    (nic,) = [n for n in read_interfaces(TREE) if n.name == "ens1f0"]
+    later = replace(nic, stats={**nic.stats, "rx_errors": 0, "rx_dropped": 2000})
+    facts = nic_facts(later, None, nic, 2.0)
+    assert (facts["errors_new"], facts["drops_new"]) == (0, 2000 - nic.stats["rx_dropped"])
+    assert "nic-drops-rising" in {f.rule for f in diagnose_host([facts], [])}
+
+
+@pytest.mark.skipif(shutil.which("ip") is None, reason="needs iproute2 for the cross-check")
+def test_live_loopback_rate_covers_the_bytes_sent(capsys: pytest.CaptureFixture[str]) -> None:
+    """Send a known number of bytes over loopback during the window: lo's rate accounts for them."""
+    import socket
+    import threading
+
+    sent = 0
+    stop = threading.Event()
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(5)
+
+    def sink() -> None:
+        conn, _ = server.accept()
+        conn.settimeout(5)
+        with conn:
+            while conn.recv(1 << 16):
+                pass
+
+    def source() -> None:
+        nonlocal sent
+        with socket.create_connection(server.getsockname(), timeout=5) as c:
+            chunk = b"x" * (1 << 16)
+            time.sleep(0.2)  # inside the window
+            while sent < 50_000_000 and not stop.is_set():
+                sent += c.send(chunk)
+
+    threads = [threading.Thread(target=sink), threading.Thread(target=source)]
+    for t in threads:
+        t.start()
+    try:
+        assert run(["doctor", "--sample", "1.5", "--json"]) in (0, 1)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(10)
+        server.close()
+    lo = {n["name"]: n for n in json.loads(capsys.readouterr().out)["interfaces"]}["lo"]
+    # payload only; headers add a little, so the measured bytes are at least what was sent
+    assert lo["rx_bits_per_s"] * lo["sample_s"] >= sent * 8 * 0.99

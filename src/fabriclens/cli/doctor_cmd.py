@@ -18,6 +18,12 @@ def doctor(
     exclude_rdma: Annotated[
         list[str] | None, typer.Option(help="RDMA devices whose counters must not be read")
     ] = None,
+    sample: Annotated[
+        float,
+        typer.Option(
+            help="Read the counters twice this many seconds apart: rates, and errors rising now"
+        ),
+    ] = 0.0,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Markdown output, to paste into a ticket")
@@ -25,6 +31,7 @@ def doctor(
 ) -> None:
     """Check the local NICs, RDMA ports and (with --logs) NCCL/PyTorch logs; findings with evidence."""
     import shutil
+    import time
 
     from fabriclens.cli._findings import exit_for, findings_doc, read_logs
     from fabriclens.cli._output import emit, split_list
@@ -38,6 +45,7 @@ def doctor(
     )
     from fabriclens.errors import InputError
     from fabriclens.parse.ethtool import EthtoolInfo, parse_ethtool
+    from fabriclens.parse.netdev import NetInterface
     from fabriclens.parse.nvidia_smi import QUERY_COMMAND, parse_gpu_query, parse_topo
     from fabriclens.probes._run import run_command
     from fabriclens.probes.sysfs_net import read_interfaces, read_rdma_ports
@@ -46,8 +54,16 @@ def doctor(
         raise InputError(
             f"--sys-root {sys_root} is not a directory", "give / or a copied sysfs tree"
         )
+    if not 0 <= sample <= 300:
+        raise InputError(f"--sample {sample:g} is out of range", "give 0 (off) to 300 seconds")
     live = sys_root.resolve() == Path("/")
     not_checked: list[Finding] = []
+    earlier: dict[str, NetInterface] = {}
+    if sample > 0:
+        earlier = {n.name: n for n in read_interfaces(sys_root)}
+        started = time.monotonic()
+        time.sleep(sample)
+        sample = time.monotonic() - started
     nics = read_interfaces(sys_root)
     have_ethtool = live and shutil.which("ethtool") is not None
     nic_rows: list[dict[str, Any]] = []
@@ -56,7 +72,7 @@ def doctor(
         if have_ethtool and nic.physical:
             res = run_command(["ethtool", nic.name], timeout_s=5)
             info = parse_ethtool(res.stdout) if res.ok else None
-        nic_rows.append(nic_facts(nic, info))
+        nic_rows.append(nic_facts(nic, info, earlier.get(nic.name), sample))
     if live and not have_ethtool:
         not_checked.append(Finding("not-checked-ethtool", "info", "supported NIC speeds not checked: ethtool is not installed",
                                    "", ("apt-get install ethtool; ethtool <iface>",), "", ()))  # fmt: skip

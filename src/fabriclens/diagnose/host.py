@@ -16,7 +16,7 @@ from fabriclens.parse.nvidia_smi import GpuReading, Topology
 
 FACTS = {
     "nic": {"name", "physical", "nic_state", "speed_mbps", "max_speed_mbps", "speed_below", "errors",
-            "crc_errors", "drops", "mtu"},
+            "crc_errors", "drops", "mtu", "sample_s", "errors_new", "drops_new", "rx_bits_per_s", "tx_bits_per_s"},
     "rdma": {"device", "port", "state", "phys_state", "port_active", "link_layer", "symbol_errors",
              "link_downed", "ecn_marked", "cnp_handled", "cnp_sent", "ack_timeouts", "out_of_sequence", "xmit_discards"},
     "gpu": {"index", "name", "pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max", "pcie_width_below",
@@ -56,8 +56,33 @@ def host_rules() -> tuple[HostRule, ...]:
     return tuple(out)
 
 
-def nic_facts(nic: NetInterface, ethtool: EthtoolInfo | None) -> dict[str, Any]:
-    """Facts about one interface."""
+def _sampled(nic: NetInterface, earlier: NetInterface | None, seconds: float) -> dict[str, Any]:
+    """What changed between two readings ``seconds`` apart; None for all when not sampled.
+    A counter that went backwards (driver reload, reset) counts as no change."""
+    if earlier is None or seconds <= 0:
+        return dict.fromkeys(
+            ("sample_s", "errors_new", "drops_new", "rx_bits_per_s", "tx_bits_per_s")
+        )
+
+    def delta(*keys: str) -> int:
+        return sum(max(0, nic.stats.get(k, 0) - earlier.stats.get(k, 0)) for k in keys)
+
+    return {
+        "sample_s": round(seconds, 3),
+        "errors_new": delta("rx_errors", "tx_errors"),
+        "drops_new": delta("rx_dropped", "tx_dropped"),
+        "rx_bits_per_s": delta("rx_bytes") * 8 / seconds,
+        "tx_bits_per_s": delta("tx_bytes") * 8 / seconds,
+    }
+
+
+def nic_facts(
+    nic: NetInterface,
+    ethtool: EthtoolInfo | None,
+    earlier: NetInterface | None = None,
+    seconds: float = 0.0,
+) -> dict[str, Any]:
+    """Facts about one interface; with an ``earlier`` reading ``seconds`` before, the rates too."""
     speed = nic.speed_mbps or (ethtool.speed_mbps if ethtool else None) or 0
     top = (ethtool.max_supported_mbps if ethtool else None) or 0
     s = nic.stats
@@ -72,6 +97,7 @@ def nic_facts(nic: NetInterface, ethtool: EthtoolInfo | None) -> dict[str, Any]:
         "crc_errors": s.get("rx_crc_errors", 0),
         "drops": s.get("rx_dropped", 0) + s.get("tx_dropped", 0),
         "mtu": nic.mtu or 0,
+        **_sampled(nic, earlier, seconds),
     }
 
 

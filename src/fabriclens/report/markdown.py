@@ -53,12 +53,18 @@ def _counts(findings: list[dict[str, Any]]) -> str:
 def doctor_markdown(doc: dict[str, Any]) -> str:
     """`fabriclens doctor --markdown`."""
     lines = ["# fabriclens doctor", "", f"Findings: {_counts(doc['findings'])}.", ""]
-    lines += ["## Network interfaces", ""]
-    lines += _table(
-        ["name", "state", "speed Mb/s", "supports Mb/s", "MTU", "errors", "drops"],
-        [[n["name"] + ("" if n["physical"] else " (virtual)"), n["nic_state"], n["speed_mbps"] or None,
-          n["max_speed_mbps"] or None, n["mtu"], n["errors"], n["drops"]] for n in doc["interfaces"]],
-    )  # fmt: skip
+    sampled = next((n["sample_s"] for n in doc["interfaces"] if n.get("sample_s")), None)
+    lines += ["## Network interfaces" + (f" (rates over {sampled:.1f} s)" if sampled else ""), ""]
+    header = ["name", "state", "speed Mb/s", "supports Mb/s", "MTU", "errors", "drops"]
+    header += ["rx Mb/s", "tx Mb/s", "new errors", "new drops"] if sampled else []
+    rows: list[list[object]] = []
+    for n in doc["interfaces"]:
+        rows.append([n["name"] + ("" if n["physical"] else " (virtual)"), n["nic_state"], n["speed_mbps"] or None,
+                     n["max_speed_mbps"] or None, n["mtu"], n["errors"], n["drops"]])  # fmt: skip
+        if sampled:
+            rows[-1] += [f"{n['rx_bits_per_s'] / 1e6:.1f}", f"{n['tx_bits_per_s'] / 1e6:.1f}",
+                         n["errors_new"], n["drops_new"]]  # fmt: skip
+    lines += _table(header, rows)
     if doc["rdma_ports"]:
         lines += ["", "## RDMA ports", ""]
         lines += _table(

@@ -550,17 +550,22 @@ def bench_net_renderables(doc: dict[str, Any]) -> list[RenderableType]:
 def doctor_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     """`fabriclens doctor` output: interfaces, RDMA ports, then findings by severity."""
     out: list[RenderableType] = []
-    table = Table(title="Network interfaces", box=box.SIMPLE_HEAD, title_justify="left")
-    for col in ("name", "state", "speed", "supports", "MTU", "errors", "drops"):
-        table.add_column(
-            col,
-            justify="right" if col in ("speed", "supports", "MTU", "errors", "drops") else "left",
-        )
+    sampled = next((n["sample_s"] for n in doc["interfaces"] if n.get("sample_s")), None)
+    title = "Network interfaces" + (f" (rates over {sampled:.1f} s)" if sampled else "")
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    cols = ["name", "state", "speed", "supports", "MTU", "errors", "drops"]
+    cols += ["rx Mb/s", "tx Mb/s", "new errors", "new drops"] if sampled else []
+    for col in cols:
+        table.add_column(col, justify="left" if col in ("name", "state") else "right")
     for n in doc["interfaces"]:
-        table.add_row(n["name"] + ("" if n["physical"] else " (virtual)"), n["nic_state"],
-                      f"{n['speed_mbps']:,} Mb/s" if n["speed_mbps"] else "-",
-                      f"{n['max_speed_mbps']:,} Mb/s" if n["max_speed_mbps"] else "-",
-                      str(n["mtu"] or "-"), str(n["errors"]), str(n["drops"]))  # fmt: skip
+        row = [n["name"] + ("" if n["physical"] else " (virtual)"), n["nic_state"],
+               f"{n['speed_mbps']:,} Mb/s" if n["speed_mbps"] else "-",
+               f"{n['max_speed_mbps']:,} Mb/s" if n["max_speed_mbps"] else "-",
+               str(n["mtu"] or "-"), str(n["errors"]), str(n["drops"])]  # fmt: skip
+        if sampled:
+            row += [f"{n['rx_bits_per_s'] / 1e6:,.1f}", f"{n['tx_bits_per_s'] / 1e6:,.1f}",
+                    str(n["errors_new"]), str(n["drops_new"])]  # fmt: skip
+        table.add_row(*row)
     out.append(table)
     if doc["rdma_ports"]:
         ports = Table(title="RDMA ports", box=box.SIMPLE_HEAD, title_justify="left")
