@@ -91,7 +91,9 @@ NIC_OK = {"name": "eth9", "physical": True, "nic_state": "up", "speed_mbps": 250
           "errors_new": 0, "drops_new": 0, "rx_bits_per_s": 0.0, "tx_bits_per_s": 0.0}  # fmt: skip
 PORT_OK = {"device": "mlx5_9", "port": 1, "state": "4: ACTIVE", "phys_state": "5: LinkUp", "port_active": True,
            "link_layer": "Ethernet", "symbol_errors": 0, "link_downed": 0, "ecn_marked": 0, "cnp_handled": 0,
-           "cnp_sent": 0, "ack_timeouts": 0, "out_of_sequence": 0, "xmit_discards": 0}  # fmt: skip
+           "cnp_sent": 0, "ack_timeouts": 0, "out_of_sequence": 0, "xmit_discards": 0, "sample_s": 2.0,
+           "errors_new": 0, "flaps_new": 0, "ack_timeouts_new": 0, "rx_bits_per_s": 0.0,
+           "tx_bits_per_s": 0.0}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -110,6 +112,9 @@ PORT_OK = {"device": "mlx5_9", "port": 1, "state": "4: ACTIVE", "phys_state": "5
         ("rdma-ecn-without-cnp", None, {"ecn_marked": 10}),
         ("rdma-ack-timeouts", None, {"ack_timeouts": 2}),
         ("rdma-xmit-discards", None, {"xmit_discards": 4}),
+        ("rdma-errors-rising", None, {"errors_new": 1}),
+        ("rdma-link-flapping-now", None, {"flaps_new": 1}),
+        ("rdma-ack-timeouts-rising", None, {"ack_timeouts_new": 1}),
     ],
 )
 def test_each_host_rule_case_by_case(
@@ -132,10 +137,18 @@ def test_sampling_sees_errors_rising_and_the_rate(
     shutil.copytree(TREE, root, symlinks=True)
     stats = root / "sys" / "class" / "net" / "ens1f0" / "statistics"
     (stats / "rx_bytes").write_text("1000\n")
+    ib = root / "sys" / "class" / "infiniband" / "mlx5_0" / "ports" / "1" / "counters"
+    (ib / "port_xmit_data").write_text("0\n")
+
+    def add(path: Path, n: int) -> None:
+        path.write_text(str(int(path.read_text()) + n) + "\n")
 
     def bump() -> None:
-        (stats / "rx_errors").write_text(str(int((stats / "rx_errors").read_text()) + 5) + "\n")
-        (stats / "rx_bytes").write_text(str(1000 + 2_000_000) + "\n")
+        add(stats / "rx_errors", 5)
+        add(stats / "rx_bytes", 2_000_000)
+        add(ib / "symbol_error", 3)
+        add(ib / "link_downed", 1)
+        add(ib / "port_xmit_data", 250_000)  # 4-octet words: 1 MB
 
     timer = threading.Timer(0.1, bump)
     timer.start()
@@ -149,13 +162,21 @@ def test_sampling_sees_errors_rising_and_the_rate(
     assert ens["rx_bits_per_s"] == pytest.approx(16_000_000 / ens["sample_s"], rel=0.01)
     rising = [f for f in doc["findings"] if f["rule"] == "nic-errors-rising"]
     assert rising and rising[0]["evidence"] == [f"ens1f0: 5 new errors in {ens['sample_s']} s"]
+    port = {(p["device"], p["port"]): p for p in doc["rdma_ports"]}[("mlx5_0", 1)]
+    assert (port["errors_new"], port["flaps_new"], port["ack_timeouts_new"]) == (3, 1, 0)
+    assert port["tx_bits_per_s"] == pytest.approx(8_000_000 / port["sample_s"], rel=0.01)
+    assert {"rdma-errors-rising", "rdma-link-flapping-now"} <= {f["rule"] for f in doc["findings"]}
+    assert "rdma-ack-timeouts-rising" not in {f["rule"] for f in doc["findings"]}
 
 
 def test_without_sampling_nothing_claims_to_be_rising(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["doctor", "--sys-root", str(TREE), "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
-    assert all(n["errors_new"] is None and n["rx_bits_per_s"] is None for n in doc["interfaces"])
-    assert not {"nic-errors-rising", "nic-drops-rising"} & {f["rule"] for f in doc["findings"]}
+    rows = doc["interfaces"] + doc["rdma_ports"]
+    assert all(r["errors_new"] is None and r["rx_bits_per_s"] is None for r in rows)
+    rising = {"nic-errors-rising", "nic-drops-rising", "rdma-errors-rising", "rdma-link-flapping-now",
+              "rdma-ack-timeouts-rising"}  # fmt: skip
+    assert not rising & {f["rule"] for f in doc["findings"]}
     assert run(["doctor", "--sys-root", str(TREE), "--sample", "-1"]) == 2
 
 

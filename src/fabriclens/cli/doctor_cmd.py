@@ -45,7 +45,7 @@ def doctor(
     )
     from fabriclens.errors import InputError
     from fabriclens.parse.ethtool import EthtoolInfo, parse_ethtool
-    from fabriclens.parse.netdev import NetInterface
+    from fabriclens.parse.netdev import NetInterface, RdmaPort
     from fabriclens.parse.nvidia_smi import QUERY_COMMAND, parse_gpu_query, parse_topo
     from fabriclens.probes._run import run_command
     from fabriclens.probes.sysfs_net import read_interfaces, read_rdma_ports
@@ -58,9 +58,12 @@ def doctor(
         raise InputError(f"--sample {sample:g} is out of range", "give 0 (off) to 300 seconds")
     live = sys_root.resolve() == Path("/")
     not_checked: list[Finding] = []
+    excluded = tuple(split_list(exclude_rdma))
     earlier: dict[str, NetInterface] = {}
+    earlier_ports: dict[tuple[str, int], RdmaPort] = {}
     if sample > 0:
         earlier = {n.name: n for n in read_interfaces(sys_root)}
+        earlier_ports = {(p.device, p.port): p for p in read_rdma_ports(sys_root, excluded)}
         started = time.monotonic()
         time.sleep(sample)
         sample = time.monotonic() - started
@@ -76,7 +79,8 @@ def doctor(
     if live and not have_ethtool:
         not_checked.append(Finding("not-checked-ethtool", "info", "supported NIC speeds not checked: ethtool is not installed",
                                    "", ("apt-get install ethtool; ethtool <iface>",), "", ()))  # fmt: skip
-    ports = read_rdma_ports(sys_root, tuple(split_list(exclude_rdma)))
+    ports = read_rdma_ports(sys_root, excluded)
+    port_rows = [rdma_facts(p, earlier_ports.get((p.device, p.port)), sample) for p in ports]
     if not ports:
         not_checked.append(Finding("no-rdma", "info", "no RDMA devices: multi-node NCCL traffic will use TCP sockets",
                                    "no /sys/class/infiniband entries", ("ls /sys/class/infiniband", "ibstatus"), "", ()))  # fmt: skip
@@ -94,13 +98,13 @@ def doctor(
         if not query.ok:
             not_checked.append(Finding("not-checked-gpu", "info", f"GPUs not checked: {query.command} failed",
                                        query.stderr.strip()[:200], (query.command,), "", ()))  # fmt: skip
-    findings = diagnose_host(nic_rows, [rdma_facts(p) for p in ports], gpu_rows, topo_rows)
+    findings = diagnose_host(nic_rows, port_rows, gpu_rows, topo_rows)
     if logs:
         findings += diagnose(*read_logs(logs))
     findings += not_checked
     doc = {
         "interfaces": nic_rows,
-        "rdma_ports": [rdma_facts(p) for p in ports],
+        "rdma_ports": port_rows,
         "gpus": gpu_rows,
         "findings": findings_doc(findings),
     }

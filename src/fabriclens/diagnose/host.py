@@ -18,7 +18,8 @@ FACTS = {
     "nic": {"name", "physical", "nic_state", "speed_mbps", "max_speed_mbps", "speed_below", "errors",
             "crc_errors", "drops", "mtu", "sample_s", "errors_new", "drops_new", "rx_bits_per_s", "tx_bits_per_s"},
     "rdma": {"device", "port", "state", "phys_state", "port_active", "link_layer", "symbol_errors",
-             "link_downed", "ecn_marked", "cnp_handled", "cnp_sent", "ack_timeouts", "out_of_sequence", "xmit_discards"},
+             "link_downed", "ecn_marked", "cnp_handled", "cnp_sent", "ack_timeouts", "out_of_sequence", "xmit_discards",
+             "sample_s", "errors_new", "flaps_new", "ack_timeouts_new", "rx_bits_per_s", "tx_bits_per_s"},
     "gpu": {"index", "name", "pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max", "pcie_width_below",
             "pcie_gen_below", "busy_low_power", "utilization_pct", "power_w", "power_limit_w"},
     "topology": {"gpus", "pairs", "nvlink_pairs"},
@@ -101,8 +102,42 @@ def nic_facts(
     }
 
 
-def rdma_facts(port: RdmaPort) -> dict[str, Any]:
-    """Facts about one RDMA port."""
+RDMA_ERROR_COUNTERS = ("symbol_error", "port_rcv_errors", "local_link_integrity_errors",
+                       "excessive_buffer_overrun_errors", "link_error_recovery")  # fmt: skip
+
+
+def _rdma_sampled(port: RdmaPort, earlier: RdmaPort | None, seconds: float) -> dict[str, Any]:
+    """What changed on an RDMA port between two readings; None for all when not sampled.
+    port_rcv_data / port_xmit_data count 4-octet words (kernel sysfs-class-infiniband ABI)."""
+    keys = (
+        "sample_s",
+        "errors_new",
+        "flaps_new",
+        "ack_timeouts_new",
+        "rx_bits_per_s",
+        "tx_bits_per_s",
+    )
+    if earlier is None or seconds <= 0:
+        return dict.fromkeys(keys)
+
+    def delta(counters: str, *names: str) -> int:
+        now, then = getattr(port, counters), getattr(earlier, counters)
+        return sum(max(0, now.get(n, 0) - then.get(n, 0)) for n in names)
+
+    return {
+        "sample_s": round(seconds, 3),
+        "errors_new": delta("counters", *RDMA_ERROR_COUNTERS),
+        "flaps_new": delta("counters", "link_downed"),
+        "ack_timeouts_new": delta("hw_counters", "local_ack_timeout_err"),
+        "rx_bits_per_s": delta("counters", "port_rcv_data") * 32 / seconds,
+        "tx_bits_per_s": delta("counters", "port_xmit_data") * 32 / seconds,
+    }
+
+
+def rdma_facts(
+    port: RdmaPort, earlier: RdmaPort | None = None, seconds: float = 0.0
+) -> dict[str, Any]:
+    """Facts about one RDMA port; with an ``earlier`` reading ``seconds`` before, the rates too."""
     c, hw = port.counters, port.hw_counters
     return {
         "device": port.device,
@@ -119,6 +154,7 @@ def rdma_facts(port: RdmaPort) -> dict[str, Any]:
         "ack_timeouts": hw.get("local_ack_timeout_err", 0),
         "out_of_sequence": hw.get("out_of_sequence", 0),
         "xmit_discards": c.get("port_xmit_discards", 0),
+        **_rdma_sampled(port, earlier, seconds),
     }
 
 
