@@ -10,6 +10,7 @@ the field's name; the loaders turn that into a clear message.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,7 +20,10 @@ def _check(ok: bool, field: str, message: str) -> None:
         raise ValueError(f"{field}: {message}")
 
 
-def _positive(entry: object, *fields: str) -> None:
+def _numbers(
+    entry: object, fields: tuple[str, ...], ok: Callable[[float], bool], bound: str
+) -> None:
+    """Each field is a number (not a bool) for which ``ok`` holds; ``bound`` says what ok means."""
     for name in fields:
         value = getattr(entry, name)
         _check(
@@ -27,18 +31,15 @@ def _positive(entry: object, *fields: str) -> None:
             name,
             f"must be a number, not {value!r}",
         )
-        _check(value > 0, name, f"must be greater than 0, not {value!r}")
+        _check(ok(value), name, f"must be {bound}, not {value!r}")
+
+
+def _positive(entry: object, *fields: str) -> None:
+    _numbers(entry, fields, lambda v: v > 0, "greater than 0")
 
 
 def _non_negative(entry: object, *fields: str) -> None:
-    for name in fields:
-        value = getattr(entry, name)
-        _check(
-            isinstance(value, int | float) and not isinstance(value, bool),
-            name,
-            f"must be a number, not {value!r}",
-        )
-        _check(value >= 0, name, f"must be 0 or more, not {value!r}")
+    _numbers(entry, fields, lambda v: v >= 0, "0 or more")
 
 
 def _fraction(entry: object, *fields: str) -> None:
