@@ -47,15 +47,23 @@ class Finding:
     evidence: tuple[str, ...]
 
 
+def rule_table(filename: str) -> list[dict[str, Any]]:
+    """The [[rule]] entries of a rules file in diagnose/data, their severities checked
+    (a broken rules file is our bug, so it raises)."""
+    text = resources.files("fabriclens.diagnose").joinpath("data", filename).read_text("utf-8")
+    table: list[dict[str, Any]] = tomllib.loads(text)["rule"]
+    for raw in table:
+        if raw["severity"] not in SEVERITY_ORDER:
+            raise RuntimeError(f"rule {raw['id']}: unknown severity {raw['severity']!r}")
+    return table
+
+
 @functools.cache
 def rules() -> tuple[Rule, ...]:
     """The built-in rules, checked against the facts the engine provides."""
-    text = resources.files("fabriclens.diagnose").joinpath("data", "rules.toml").read_text("utf-8")
     out = []
-    for raw in tomllib.loads(text)["rule"]:
+    for raw in rule_table("rules.toml"):
         check_known(raw["id"], raw["when"], FACTS)
-        if raw["severity"] not in SEVERITY_ORDER:
-            raise RuntimeError(f"rule {raw['id']}: unknown severity {raw['severity']!r}")
         out.append(Rule(raw["id"], raw["severity"], dict(raw["when"]), raw["symptom"], raw["cause"],
                         tuple(raw.get("check", ())), raw.get("fix", ""), tuple(raw.get("evidence", ()))))  # fmt: skip
     return tuple(out)

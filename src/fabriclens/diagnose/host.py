@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import functools
-import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from fabriclens.conditions import check_known, holds
-from fabriclens.diagnose.engine import Finding
+from fabriclens.diagnose.engine import Finding, rule_table
 from fabriclens.parse.ethtool import EthtoolInfo
 from fabriclens.parse.netdev import NetInterface, RdmaPort
 from fabriclens.parse.nvidia_smi import GpuReading, Topology
@@ -44,29 +43,29 @@ class HostRule:
 @functools.cache
 def host_rules() -> tuple[HostRule, ...]:
     """The built-in host rules, checked against the facts each scope provides."""
-    text = (
-        resources.files("fabriclens.diagnose")
-        .joinpath("data", "host_rules.toml")
-        .read_text("utf-8")
-    )
     out = []
-    for raw in tomllib.loads(text)["rule"]:
+    for raw in rule_table("host_rules.toml"):
         check_known(raw["id"], raw["when"], FACTS[raw["scope"]])
         out.append(HostRule(raw["id"], raw["scope"], raw["severity"], dict(raw["when"]), raw["symptom"], raw["cause"],
                             tuple(raw.get("check", ())), raw.get("fix", ""), raw["evidence"]))  # fmt: skip
     return tuple(out)
 
 
+def _grew(now: Mapping[str, int], then: Mapping[str, int], names: tuple[str, ...]) -> int:
+    """How much the named counters rose between two readings; one that went backwards (driver
+    reload, reset) counts as no change."""
+    return sum(max(0, now.get(n, 0) - then.get(n, 0)) for n in names)
+
+
 def _sampled(nic: NetInterface, earlier: NetInterface | None, seconds: float) -> dict[str, Any]:
-    """What changed between two readings ``seconds`` apart; None for all when not sampled.
-    A counter that went backwards (driver reload, reset) counts as no change."""
+    """What changed between two readings ``seconds`` apart; None for all when not sampled."""
     if earlier is None or seconds <= 0:
         return dict.fromkeys(
             ("sample_s", "errors_new", "drops_new", "rx_bits_per_s", "tx_bits_per_s")
         )
 
     def delta(*keys: str) -> int:
-        return sum(max(0, nic.stats.get(k, 0) - earlier.stats.get(k, 0)) for k in keys)
+        return _grew(nic.stats, earlier.stats, keys)
 
     return {
         "sample_s": round(seconds, 3),
@@ -121,8 +120,7 @@ def _rdma_sampled(port: RdmaPort, earlier: RdmaPort | None, seconds: float) -> d
         return dict.fromkeys(keys)
 
     def delta(counters: str, *names: str) -> int:
-        now, then = getattr(port, counters), getattr(earlier, counters)
-        return sum(max(0, now.get(n, 0) - then.get(n, 0)) for n in names)
+        return _grew(getattr(port, counters), getattr(earlier, counters), names)
 
     return {
         "sample_s": round(seconds, 3),
