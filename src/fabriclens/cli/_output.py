@@ -23,14 +23,19 @@ def print_rich(renderables: list[Any]) -> None:
         console.print(r)
 
 
-def emit(doc: Any, json_out: bool, renderer: str, markdown: bool = False) -> None:
-    """Print a command's document as JSON, as Markdown through
-    ``fabriclens.report.markdown.<name>_markdown``, or through ``fabriclens.report.text.<renderer>``
-    (imported only then: rich costs start-up time that --json does not need)."""
+def check_formats(json_out: bool, markdown: bool) -> None:
+    """Refuse --json with --markdown; called before a command does any work (doctor may sleep)."""
     if json_out and markdown:
         from fabriclens.errors import InputError
 
         raise InputError("--json and --markdown were both given", "choose one output format")
+
+
+def emit(doc: Any, json_out: bool, renderer: str, markdown: bool = False) -> None:
+    """Print a command's document as JSON, as Markdown through
+    ``fabriclens.report.markdown.<name>_markdown``, or through ``fabriclens.report.text.<renderer>``
+    (imported only then: rich costs start-up time that --json does not need). Commands that take
+    --markdown call ``check_formats`` first."""
     if json_out:
         print_json(doc)
         return

@@ -34,7 +34,7 @@ def doctor(
     import time
 
     from fabriclens.cli._findings import exit_for, findings_doc, read_logs
-    from fabriclens.cli._output import emit, split_list
+    from fabriclens.cli._output import check_formats, emit, split_list
     from fabriclens.diagnose.engine import Finding, diagnose
     from fabriclens.diagnose.host import (
         diagnose_host,
@@ -50,6 +50,7 @@ def doctor(
     from fabriclens.probes._run import run_command
     from fabriclens.probes.sysfs_net import read_interfaces, read_rdma_ports
 
+    check_formats(json_out, markdown)
     if not sys_root.is_dir():
         raise InputError(
             f"--sys-root {sys_root} is not a directory", "give / or a copied sysfs tree"

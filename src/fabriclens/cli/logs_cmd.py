@@ -22,9 +22,10 @@ def logs(
 ) -> None:
     """Read NCCL and PyTorch logs: what NCCL used, what failed, which rank is behind."""
     from fabriclens.cli._findings import exit_for, findings_doc, read_logs
-    from fabriclens.cli._output import emit
+    from fabriclens.cli._output import check_formats, emit
     from fabriclens.diagnose.engine import diagnose, facts
 
+    check_formats(json_out, markdown)
     nccl, torch = read_logs(files)
     findings = diagnose(nccl, torch)
     doc: dict[str, Any] = {
