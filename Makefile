@@ -46,6 +46,7 @@ bench: $(STAMP) sysdeps
 	-$(BIN)/python benchmarks/accuracy.py
 	-$(BIN)/python benchmarks/speed.py
 	-$(BIN)/python benchmarks/lab.py
+	-$(BIN)/python benchmarks/serve.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -7,29 +7,35 @@ from collections.abc import Iterator
 
 import pytest
 
-import streaming_server as ss
-from fabriclens.bench.http_timing import time_request, token_text
+from fabriclens.bench.http_timing import time_request
+from fabriclens.bench.stream_server import spawn
 from fabriclens.cli.app import run
+
+TTFT_S, GAP_S, TOKENS = 0.15, 0.02, 5
+BODY = b'{"stream_options": {"include_usage": true}}'
 
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    server, url = ss.start()
+    proc, url = spawn(
+        ["--ttft", str(TTFT_S), "--itl", str(GAP_S), "--tokens", str(TOKENS), "--lifetime", "300"]
+    )
     yield url
-    server.shutdown()
+    proc.kill()
+    proc.wait(timeout=5)
 
 
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/api/generate"])
 def test_first_token_and_token_count(base_url: str, path: str) -> None:
     """Headers come at once, the first token after the server's 150 ms TTFT."""
     t = time_request(
-        base_url + path, method="POST", headers={"Content-Type": "application/json"}, body=b"{}"
+        base_url + path, method="POST", headers={"Content-Type": "application/json"}, body=BODY
     )
     assert t.status == 200
-    assert t.ttfb_s is not None and t.ttfb_s < ss.TTFT_S
-    assert t.first_token_s is not None and ss.TTFT_S <= t.first_token_s < ss.TTFT_S + 0.1
-    assert t.tokens_seen == ss.TOKENS and t.usage_tokens == 5
-    assert t.total_s >= ss.TTFT_S + (ss.TOKENS - 1) * ss.GAP_S
+    assert t.ttfb_s is not None and t.ttfb_s < TTFT_S
+    assert t.first_token_s is not None and TTFT_S <= t.first_token_s < TTFT_S + 0.1
+    assert t.tokens_seen == TOKENS and t.usage_tokens == TOKENS
+    assert t.total_s >= TTFT_S + (TOKENS - 1) * GAP_S
     assert t.dns_s <= t.connect_s <= t.sent_s <= t.ttfb_s <= t.first_token_s <= t.total_s
 
 
@@ -38,24 +44,34 @@ def test_plain_response_has_no_first_token(base_url: str) -> None:
     assert t.status == 200 and t.first_token_s is None and t.tokens_seen == 0 and t.body_bytes > 0
 
 
-def test_token_text_formats() -> None:
-    assert token_text({"choices": [{"delta": {"content": "a"}}]}) == "a"
-    assert token_text({"choices": [{"text": "b"}]}) == "b"
-    assert token_text({"response": "c"}) == "c"
-    assert token_text({"message": {"content": "d"}}) == "d"
-    assert token_text({"choices": [{"delta": {}}]}) == "" and token_text([1]) == ""
-
-
 def test_cli_http(base_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert (
         run(["http", base_url + "/v1/chat/completions", "-n", "3", "--data", "{}", "--json"]) == 0
     )
     doc = json.loads(capsys.readouterr().out)
     assert doc["requests"] == 3 and doc["status"] == [200, 200, 200]
-    assert ss.TTFT_S <= doc["ttft_s"]["p50"] < ss.TTFT_S + 0.1
+    assert TTFT_S <= doc["ttft_s"]["p50"] < TTFT_S + 0.1
     assert doc["biggest_phase"] in ("first_token", "wait")
     assert run(["http", base_url + "/v1/chat/completions", "--data", "{}"]) == 0
     assert "time to first token" in capsys.readouterr().out
+
+
+def test_cli_http_baselines(base_url: str, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """On loopback the path is ~0 and the server's 150 ms is the server's, with either baseline."""
+    url = base_url + "/api/generate"
+    assert run(["http", url, "--data", "{}", "-n", "2", "--json"]) == 0
+    base = tmp_path / "base.json"
+    base.write_text(capsys.readouterr().out)
+    for extra in (["--baseline", str(base)], ["--baseline-url", url]):
+        assert run(["http", url, "--data", "{}", "-n", "2", "--json", *extra]) == 0
+        att = json.loads(capsys.readouterr().out)["attribution"]
+        assert att["method"].startswith("baseline") and att["network_s"] < 0.005
+        assert att["server_s"] == pytest.approx(TTFT_S, abs=0.03)
+        assert "prefill" in att["verdict"]  # Ollama reports prompt_eval_duration: the prefill part
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert run(["http", url, "--baseline", str(bad)]) == 2
+    assert "not the output of" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -8,13 +8,13 @@ to see the first token when it arrives.
 
 from __future__ import annotations
 
-import json
 import socket
 import ssl
 import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
+
+from fabriclens.parse.llm_stream import BodyLines, header_info, parse_line
 
 MAX_BODY_BYTES = 64 << 20
 
@@ -34,81 +34,8 @@ class HttpTiming:
     body_bytes: int
     tokens_seen: int  # streamed events that carried text
     usage_tokens: int | None  # completion tokens the server reported, where it did
-
-
-def token_text(event: Any) -> str:
-    """Text a streamed event carries: OpenAI chat/completions delta, or Ollama generate/chat."""
-    if not isinstance(event, dict):
-        return ""
-    choices = event.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        delta = choices[0].get("delta")
-        if isinstance(delta, dict) and isinstance(delta.get("content"), str):
-            return str(delta["content"])
-        if isinstance(choices[0].get("text"), str):
-            return str(choices[0]["text"])
-    if isinstance(event.get("response"), str):
-        return str(event["response"])
-    message = event.get("message")
-    if isinstance(message, dict) and isinstance(message.get("content"), str):
-        return str(message["content"])
-    return ""
-
-
-def _usage(event: Any) -> int | None:
-    if isinstance(event, dict):
-        usage = event.get("usage")
-        if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
-            return int(usage["completion_tokens"])
-        if isinstance(event.get("eval_count"), int):  # Ollama's final object
-            return int(event["eval_count"])
-    return None
-
-
-class _Lines:
-    """Body bytes -> complete lines, decoding chunked transfer encoding incrementally."""
-
-    def __init__(self, chunked: bool) -> None:
-        self.chunked = chunked
-        self.raw = b""
-        self.body = b""
-        self.need = -1  # bytes left in the current chunk; -1: expecting a size line
-
-    def feed(self, data: bytes) -> list[bytes]:
-        if not self.chunked:
-            self.body += data
-        else:
-            self.raw += data
-            while True:
-                if self.need < 0:
-                    end = self.raw.find(b"\r\n")
-                    if end < 0:
-                        break
-                    size_text = self.raw[:end].split(b";")[0].strip()
-                    self.raw = self.raw[end + 2 :]
-                    try:
-                        self.need = int(size_text or b"0", 16)
-                    except ValueError:
-                        self.need = 0
-                    if self.need == 0:
-                        self.raw = b""
-                        break
-                else:
-                    take = self.raw[: self.need]
-                    self.body += take
-                    self.raw = self.raw[len(take) :]
-                    self.need -= len(take)
-                    if self.need:
-                        break
-                    if self.raw.startswith(b"\r\n"):
-                        self.raw = self.raw[2:]
-                        self.need = -1
-                    elif len(self.raw) < 2:
-                        self.need = -1
-                        break
-        lines = self.body.split(b"\n")
-        self.body = lines.pop()
-        return lines
+    tls_version: str | None = None
+    server_s: dict[str, float] = field(default_factory=dict)  # what the server said it spent
 
 
 def time_request(
@@ -134,11 +61,13 @@ def time_request(
     try:
         sock.connect(addr[4])
         connect = time.perf_counter() - t0
-        tls = None
+        tls = tls_version = None
         conn: socket.socket = sock
         if parts.scheme == "https":
-            conn = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+            wrapped = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
             tls = time.perf_counter() - t0
+            tls_version = wrapped.version()
+            conn = wrapped
         head = [f"{method} {path} HTTP/1.1", f"Host: {parts.netloc}", "User-Agent: fabriclens", "Connection: close",
                 "Accept: */*"]  # fmt: skip
         for k, v in (headers or {}).items():
@@ -150,9 +79,10 @@ def time_request(
         ttfb = first_token = None
         status = None
         buf = b""
-        lines: _Lines | None = None
+        lines: BodyLines | None = None
         total_bytes = tokens = 0
         usage = None
+        server_s: dict[str, float] = {}
         while total_bytes < MAX_BODY_BYTES:
             data = conn.recv(65536)
             now = time.perf_counter() - t0
@@ -166,36 +96,23 @@ def time_request(
                 end = buf.find(b"\r\n\r\n")
                 if end < 0:
                     continue
-                header_text = buf[:end].decode("latin-1")
-                status_line, *header_lines = header_text.split("\r\n")
-                try:
-                    status = int(status_line.split()[1])
-                except (IndexError, ValueError):
-                    status = None
-                chunked = any(
-                    h.lower().startswith("transfer-encoding:") and "chunked" in h.lower()
-                    for h in header_lines
-                )
-                lines = _Lines(chunked)
+                status, chunked, _ = header_info(buf[:end])
+                lines = BodyLines(chunked)
                 data = buf[end + 4 :]
             for line in lines.feed(data):
-                text = line.strip()
-                if text.startswith(b"data:"):
-                    text = text[5:].strip()
-                if not text or text == b"[DONE]" or not text.startswith(b"{"):
+                event = parse_line(line)
+                if event is None:
                     continue
-                try:
-                    event = json.loads(text)
-                except ValueError:
-                    continue
-                if token_text(event):
+                if event.text:
                     tokens += 1
                     if first_token is None:
                         first_token = now
-                usage = _usage(event) or usage
+                usage = event.completion_tokens or usage
+                server_s = event.server_s or server_s
+            if lines.finished:
+                break
         total = time.perf_counter() - t0
     finally:
         sock.close()
-    return HttpTiming(
-        dns, connect, tls, sent, ttfb, first_token, total, status, total_bytes, tokens, usage
-    )
+    return HttpTiming(dns, connect, tls, sent, ttfb, first_token, total, status, total_bytes, tokens,
+                      usage, tls_version, server_s)  # fmt: skip

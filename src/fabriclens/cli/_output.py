@@ -34,8 +34,9 @@ def check_formats(json_out: bool, markdown: bool) -> None:
 def emit(doc: Any, json_out: bool, renderer: str, markdown: bool = False) -> None:
     """Print a command's document as JSON, as Markdown through
     ``fabriclens.report.markdown.<name>_markdown``, or through ``fabriclens.report.text.<renderer>``
-    (imported only then: rich costs start-up time that --json does not need). Commands that take
-    --markdown call ``check_formats`` first."""
+    (``module.function`` names another module of ``fabriclens.report``; imported only then: rich
+    costs start-up time that --json does not need). Commands that take --markdown call
+    ``check_formats`` first."""
     if json_out:
         print_json(doc)
         return
@@ -44,9 +45,10 @@ def emit(doc: Any, json_out: bool, renderer: str, markdown: bool = False) -> Non
 
         sys.stdout.write(getattr(md, renderer.replace("_renderables", "_markdown"))(doc))
         return
-    from fabriclens.report import text
+    import importlib
 
-    print_rich(getattr(text, renderer)(doc))
+    module, _, func = renderer.rpartition(".")
+    print_rich(getattr(importlib.import_module(f"fabriclens.report.{module or 'text'}"), func)(doc))
 
 
 def split_list(values: list[str] | None) -> list[str]:
@@ -55,3 +57,19 @@ def split_list(values: list[str] | None) -> list[str]:
     for v in values or []:
         out += [x.strip() for x in v.split(",") if x.strip()]
     return out
+
+
+def parse_headers(items: list[str] | None) -> dict[str, str]:
+    """Repeated ``--header 'Name: value'`` flags as a dict; one clear error for a bad one."""
+    from fabriclens.errors import InputError
+
+    headers: dict[str, str] = {}
+    for item in items or []:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise InputError(
+                f"--header {item!r} is not 'Name: value'",
+                "write it like --header 'Authorization: Bearer X'",
+            )
+        headers[name.strip()] = value.strip()
+    return headers

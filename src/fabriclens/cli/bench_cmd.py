@@ -7,11 +7,15 @@ from typing import Annotated, Any
 
 import typer
 
+from fabriclens.cli.serve_cmd import serve
+
 bench_app = typer.Typer(
     name="bench",
     help="Benchmarks, each judged against what the fabric should give.",
     no_args_is_help=True,
 )
+
+bench_app.command("serve")(serve)
 
 
 @bench_app.command("import")

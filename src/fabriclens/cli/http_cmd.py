@@ -21,14 +21,24 @@ def http(
         str | None, typer.Option(help="[default: POST with --data, else GET]")
     ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per request")] = 30.0,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            help="`fabriclens http --json` output from the same request made on the server"
+        ),
+    ] = None,
+    baseline_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Also time this URL (the server's own address, e.g. http://localhost:8000/...) as the baseline"
+        ),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> None:
     """Time DNS, connect, TLS, first byte, first token and total for a request; say where the time goes."""
-    import statistics
-
-    from fabriclens.bench.http_timing import time_request
-    from fabriclens.cli._output import emit
+    from fabriclens.cli._output import emit, parse_headers
     from fabriclens.errors import InputError
+    from fabriclens.measure.attribution import attribute
 
     if not 1 <= n <= 1000:
         raise InputError(f"-n {n} is outside 1..1000", "give -n between 1 and 1000")
@@ -46,15 +56,52 @@ def http(
         else:
             body = data.encode()
     headers = {"Content-Type": "application/json"} if body is not None else {}
-    for item in header or []:
-        name, sep, value = item.partition(":")
-        if not sep or not name.strip():
-            raise InputError(
-                f"--header {item!r} is not 'Name: value'",
-                "write it like --header 'Authorization: Bearer X'",
-            )
-        headers[name.strip()] = value.strip()
+    headers.update(parse_headers(header))
+    if baseline is not None and baseline_url is not None:
+        raise InputError("--baseline and --baseline-url were both given", "choose one baseline")
+    base_phases = _read_baseline(baseline) if baseline is not None else None
     verb = (method or ("POST" if body is not None else "GET")).upper()
+    runs = _time_many(url, n, verb, headers, body, timeout)
+    doc = _summary(url, verb, runs)
+    if baseline_url is not None:
+        base_doc = _summary(
+            baseline_url, verb, _time_many(baseline_url, n, verb, headers, body, timeout)
+        )
+        base_phases = {p: base_doc["phases_s"][p]["p50"] for p in PHASES}
+        doc["baseline"] = {"url": baseline_url, "phases_s": base_doc["phases_s"]}
+    elif baseline is not None:
+        doc["baseline"] = {"file": str(baseline), "phases_s": base_phases}
+    doc["attribution"] = attribute(
+        {p: doc["phases_s"][p]["p50"] for p in PHASES}, base_phases,
+        tls_version=runs[-1].tls_version, server_s=runs[-1].server_s,
+    )  # fmt: skip
+    emit(doc, json_out, "serving_text.http_renderables")
+
+
+def _read_baseline(path: Path) -> dict[str, float]:
+    import json
+
+    from fabriclens.errors import InputError
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        return {p: float(doc["phases_s"][p]["p50"]) for p in PHASES}
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {path}: {exc.strerror}", "check the --baseline path"
+        ) from None
+    except (ValueError, KeyError, TypeError):
+        raise InputError(
+            f"{path} is not the output of `fabriclens http --json`",
+            "run `fabriclens http URL --json > base.json` on the server and give that file",
+        ) from None
+
+
+def _time_many(url: str, n: int, verb: str, headers: dict[str, str], body: bytes | None,
+               timeout: float) -> list[Any]:  # fmt: skip
+    from fabriclens.bench.http_timing import time_request
+    from fabriclens.errors import InputError
+
     runs = []
     for _ in range(n):
         try:
@@ -70,6 +117,11 @@ def http(
                 f"request to {url} failed: {exc.strerror or exc}",
                 "check the address, the port and that the server runs",
             ) from None
+    return runs
+
+
+def _summary(url: str, verb: str, runs: list[Any]) -> dict[str, Any]:
+    from fabriclens.measure.serving import summarize
 
     def phases(t: Any) -> dict[str, float]:
         tls_end = t.tls_s if t.tls_s is not None else t.connect_s
@@ -79,37 +131,28 @@ def http(
                 "wait": first_byte - t.sent_s, "first_token": token - first_byte, "transfer": t.total_s - token}  # fmt: skip
 
     def stats(values: list[float]) -> dict[str, float]:
-        ordered = sorted(values)
-
-        def pick(q: float) -> float:
-            return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-        return {
-            "mean": statistics.fmean(values),
-            "p50": pick(0.5),
-            "p90": pick(0.9),
-            "p99": pick(0.99),
-        }
+        return summarize(values) or {"mean": 0.0, "p50": 0.0, "p90": 0.0, "p99": 0.0}
 
     per = [phases(t) for t in runs]
     summary = {p: stats([x[p] for x in per]) for p in PHASES}
     ttfts = [t.first_token_s for t in runs if t.first_token_s is not None]
     biggest = max(PHASES, key=lambda p: summary[p]["p50"])
-    doc = {
+    return {
         "url": url,
         "method": verb,
-        "requests": n,
+        "requests": len(runs),
         "status": [t.status for t in runs],
         "phases_s": summary,
-        "ttfb_s": stats([t.ttfb_s for t in runs if t.ttfb_s is not None] or [0.0]),
+        "ttfb_s": stats([t.ttfb_s for t in runs if t.ttfb_s is not None]),
         "ttft_s": stats(ttfts) if ttfts else None,
         "total_s": stats([t.total_s for t in runs]),
         "tokens_seen": runs[-1].tokens_seen,
         "usage_tokens": runs[-1].usage_tokens,
+        "tls_version": runs[-1].tls_version,
+        "server_reported_s": runs[-1].server_s,
         "biggest_phase": biggest,
         "where": _where(biggest, summary),
     }
-    emit(doc, json_out, "http_renderables")
 
 
 def _where(biggest: str, summary: dict[str, dict[str, float]]) -> str:

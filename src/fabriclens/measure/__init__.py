@@ -1,0 +1,1 @@
+"""Pure figures from raw measurements (no I/O): serving metrics, HTTP attribution."""

@@ -1,0 +1,63 @@
+"""PNG plots (matplotlib, an optional extra: ``pip install 'fabriclens[plot]'``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fabriclens.errors import InputError
+
+
+def require_matplotlib() -> None:
+    """Fail before any work when --plot was asked for and matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise InputError(
+            "--plot needs matplotlib", "pip install 'fabriclens[plot]' (or pip install matplotlib)"
+        ) from None
+
+
+def serve_plot(doc: dict[str, Any], path: Path) -> None:
+    """`bench serve`: TTFT and ITL (p50, p99) against output tokens/s, one point per load level."""
+    require_matplotlib()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in doc["results"] if r["ttft_s"] and r["itl_s"]]
+    x = [r["output_tokens_per_s"] for r in rows]
+    labels = [
+        f"c={r['concurrency']}" if r["concurrency"] is not None else f"{r['rate']:g}/s"
+        for r in rows
+    ]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
+    for ax, key, title in (
+        (axes[0], "ttft_s", "time to first token"),
+        (axes[1], "itl_s", "inter-token latency"),
+    ):
+        for q, style in (("p50", "o-"), ("p99", "s--")):
+            ax.plot(x, [1e3 * r[key][q] for r in rows], style, label=q)
+        for xi, r, label in zip(x, rows, labels, strict=True):
+            ax.annotate(
+                label,
+                (xi, 1e3 * r[key]["p50"]),
+                textcoords="offset points",
+                xytext=(4, 4),
+                fontsize=8,
+            )
+        ax.set_xlabel("output tokens/s (all requests)")
+        ax.set_ylabel("ms")
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+    fig.suptitle(f"{doc['model']} at {doc['url']}", fontsize=10)
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as exc:
+        raise InputError(
+            f"cannot write {path}: {exc.strerror}", "choose a writable --plot path"
+        ) from None
+    finally:
+        plt.close(fig)

@@ -1,0 +1,218 @@
+"""`fabriclens bench serve` against the reference streaming server on loopback: the configured
+TTFT and inter-token latency come back, tokens are counted exactly, injected errors are named.
+(The same behind a lab link with an added delay: tests/lab/test_serve_lab.py.)"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from fabriclens.bench.stream_server import spawn
+from fabriclens.cli.app import run
+
+Server = Callable[..., str]
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    procs = []
+
+    def start(*args: str) -> str:
+        proc, url = spawn([*args, "--lifetime", "300"])
+        procs.append(proc)
+        return url
+
+    yield start
+    for p in procs:
+        p.kill()
+        p.wait(timeout=5)
+
+
+def _serve(capsys: pytest.CaptureFixture[str], *argv: str, status: int = 0) -> dict:  # type: ignore[type-arg]
+    assert run(["bench", "serve", *argv, "--model", "m", "--json"]) == status, (
+        capsys.readouterr().err
+    )
+    return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(("concurrency", "tol"), [(1, 0.05), (64, 0.10)])
+def test_recovers_configured_ttft_and_itl(server: Server, capsys: pytest.CaptureFixture[str], concurrency: int,
+                                          tol: float) -> None:  # fmt: skip
+    """200 ms TTFT, 20 ms per token in chunks of 2: within 5% at c=1, 10% at c=64; exact tokens."""
+    url = server("--ttft", "0.2", "--itl", "0.02", "--tokens-per-chunk", "2")
+    n = 4 if concurrency == 1 else 128
+    doc = _serve(
+        capsys,
+        url,
+        "--concurrency",
+        str(concurrency),
+        "--requests",
+        str(n),
+        "--output-tokens",
+        "24",
+    )
+    r = doc["results"][0]
+    assert r["completed"] == n and r["errors"] == {}
+    assert r["ttft_s"]["p50"] == pytest.approx(0.2, rel=tol)
+    assert r["itl_s"]["p50"] == pytest.approx(0.02, rel=tol) and r["itl_s"][
+        "mean"
+    ] == pytest.approx(0.02, rel=tol)
+    assert r["tpot_s"]["p50"] == pytest.approx(
+        11 * 2 * 0.02 / 23, rel=tol
+    )  # (last - first) / (tokens - 1)
+    assert r["output_tokens"] == 24 * n and r["token_count"] == "usage"
+    assert doc["client_overhead"]["per_chunk_ms"] < 1.0
+
+
+def test_ollama_and_estimated_counts(server: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    """Ollama lines; a server without counts: tokens estimated and labelled so."""
+    url = server("--ttft", "0.05", "--itl", "0.005", "--no-usage")
+    doc = _serve(
+        capsys, url + "/api/chat", "--concurrency", "2", "--requests", "4", "--output-tokens", "10"
+    )
+    assert doc["api"] == "ollama"
+    r = doc["results"][0]
+    assert r["completed"] == 4 and r["token_count"] == "estimated"
+    assert any("estimated" in a for a in doc["assumptions"])
+
+
+def test_injected_errors_are_counted_by_kind(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = server("--ttft", "0.01", "--itl", "0.002", "--error-every", "5", "--disconnect-every", "7",
+                 "--malformed-every", "11")  # fmt: skip
+    doc = _serve(
+        capsys, url, "--concurrency", "4", "--requests", "40", "--output-tokens", "8", status=1
+    )
+    want: dict[str, int] = {}
+    for i in range(1, 41):
+        kind = (
+            "http 500"
+            if i % 5 == 0
+            else "disconnect"
+            if i % 7 == 0
+            else "malformed stream"
+            if i % 11 == 0
+            else None
+        )
+        if kind:
+            want[kind] = want.get(kind, 0) + 1
+    r = doc["results"][0]
+    assert r["errors"] == want and r["completed"] == 40 - sum(want.values())
+
+
+def test_open_loop_slo_and_plot(
+    server: Server, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    url = server("--ttft", "0.05", "--itl", "0.01")
+    png = tmp_path / "serve.png"
+    doc = _serve(capsys, url, "--rate", "20,40", "--requests", "10", "--output-tokens", "5",
+                 "--slo", "ttft=30ms", "--plot", str(png))  # fmt: skip
+    assert doc["mode"] == "open loop" and [r["rate"] for r in doc["results"]] == [20.0, 40.0]
+    assert all(r["completed"] == 10 for r in doc["results"])
+    assert all(r["goodput"]["requests_met"] == 0 for r in doc["results"])  # 50 ms TTFT misses 30 ms
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_timeout_refused_and_not_streamed(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = server("--ttft", "2")
+    r = _serve(capsys, url, "--concurrency", "1", "--requests", "1", "--timeout", "0.3", status=1)[
+        "results"
+    ][0]
+    assert r["errors"] == {"timeout": 1}
+    doc = _serve(
+        capsys,
+        "http://127.0.0.1:9/v1/completions",
+        "--concurrency",
+        "1,2",
+        "--requests",
+        "1",
+        status=1,
+    )
+    assert len(doc["results"]) == 1 and doc["results"][0]["errors"] == {"connection refused": 1}
+
+
+def test_planner_comparison(server: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    url = server("--ttft", "0.01", "--itl", "0.001")
+    doc = _serve(capsys, url, "--concurrency", "1", "--requests", "2", "--output-tokens", "4",
+                 "--plan-gpu", "h100-sxm", "--plan-model", "llama-3.1-8b")  # fmt: skip
+    exp = doc["results"][0]["expected"]
+    assert exp["gpu"] == "h100-sxm" and exp["output_tokens_per_s"] > 0 and exp["tpot_s"] > 0
+
+
+def test_text_output(server: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    url = server("--ttft", "0.02", "--itl", "0.002")
+    assert (
+        run(
+            [
+                "bench",
+                "serve",
+                url,
+                "--model",
+                "m",
+                "--concurrency",
+                "2",
+                "--requests",
+                "4",
+                "--output-tokens",
+                "6",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "TTFT p50" in out and "Client overhead" in out and "at the server" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["ftp://x", "--model", "m"], "not an http(s) URL"),
+        (["http://127.0.0.1:9/"], "no --model"),
+        (["http://127.0.0.1:9/", "--model", "m", "--api", "grpc"], "unknown --api"),
+        (["http://127.0.0.1:9/", "--model", "m", "--concurrency", "0"], "--concurrency"),
+        (["http://127.0.0.1:9/", "--model", "m", "--rate", "fast"], "--rate"),
+        (
+            ["http://127.0.0.1:9/", "--model", "m", "--rate", "1", "--concurrency", "1"],
+            "both given",
+        ),
+        (["http://127.0.0.1:9/", "--model", "m", "--slo", "speed=1"], "--slo"),
+        (["http://127.0.0.1:9/", "--model", "m", "--prompts", "/nonexistent"], "cannot read"),
+        (["http://127.0.0.1:9/", "--model", "m", "--plan-gpu", "h100-sxm"], "model"),
+        (["http://127.0.0.1:9/", "--model", "m", "--header", "x"], "Name: value"),
+    ],
+)
+def test_bad_input_is_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert run(["bench", "serve", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_prompts_file(server: Server, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    url = server("--ttft", "0.01", "--itl", "0.001")
+    good = tmp_path / "p.jsonl"
+    good.write_text('{"prompt": "hello there", "output_tokens": 3}\n\n{"prompt": "again"}\n')
+    r = _serve(
+        capsys,
+        url,
+        "--prompts",
+        str(good),
+        "--concurrency",
+        "1",
+        "--requests",
+        "2",
+        "--output-tokens",
+        "5",
+    )
+    assert r["results"][0]["output_tokens"] == 8
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"prompt": "ok"}\n[1, 2]\n')
+    assert run(["bench", "serve", url, "--model", "m", "--prompts", str(bad)]) == 2
+    assert "line 2" in capsys.readouterr().err
