@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import pytest
 
@@ -34,3 +36,37 @@ def lab_prerequisites_and_cleanliness() -> Iterator[None]:
     assert leftovers() == [], f"leftovers before the test: {leftovers()}"
     yield
     assert leftovers() == [], f"the test left behind: {leftovers()}"
+
+
+T = TypeVar("T")
+STOLEN_LIMIT = 0.03  # share of CPU time the VM's host may take before a timing is not trusted
+
+
+def _steal_s() -> float:
+    """CPU time the hypervisor took from this VM, all CPUs together (/proc/stat 'steal')."""
+    with open("/proc/stat", encoding="ascii") as f:
+        fields = f.readline().split()
+    return int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else 0.0
+
+
+def measured_quietly(
+    measure: Callable[[], T], good: Callable[[T], bool], tries: int = 3
+) -> tuple[T, float]:
+    """Run a timing-sensitive measurement; return its result and the share of CPU time the VM's
+    host stole while it ran. A result that is off is measured again (up to ``tries`` times) only
+    when the host stole more than 3% meanwhile: a noisy neighbour, not the lab. A lab that is
+    wrong on a quiet host still fails."""
+    for _ in range(tries):
+        s0, t0 = _steal_s(), time.monotonic()
+        value = measure()
+        stolen = (_steal_s() - s0) / max(1e-9, (time.monotonic() - t0) * (os.cpu_count() or 1))
+        print(f"measured {value!r:.200} with {100 * stolen:.1f}% of the CPU stolen by the host")
+        if good(value) or stolen <= STOLEN_LIMIT:
+            break
+    return value, stolen
+
+
+@pytest.fixture
+def quietly() -> Callable[..., object]:
+    """The :func:`measured_quietly` helper, for tests."""
+    return measured_quietly

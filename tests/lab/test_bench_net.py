@@ -24,7 +24,7 @@ def _wait_listening(lab, host: str, port: int) -> None:  # type: ignore[no-untyp
 
 
 @pytest.mark.parametrize("tool", ["builtin", "iperf3"])
-def test_bench_net_measures_the_lab_cap(tool: str) -> None:
+def test_bench_net_measures_the_lab_cap(tool: str, quietly) -> None:  # type: ignore[no-untyped-def]
     """200 Mbit/s lab link: goodput within 5% of 200 x 1448/1538 Mbit/s, and judged ok."""
     with lab_session("bn", hosts=2, link=LinkSpec(bandwidth_bits_per_s=200e6)) as lab:
         if tool == "builtin":
@@ -44,17 +44,21 @@ def test_bench_net_measures_the_lab_cap(tool: str) -> None:
             server = ["iperf3", "-s"]
         lab.popen("h2", server, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _wait_listening(lab, "h2", 5299 if tool == "builtin" else 5201)
-        docs = []
-        for _ in range(
-            2
-        ):  # best of two: a busy host can starve one run; a leaking cap shows in either
-            res = lab.run("h1", [sys.executable, "-m", "fabriclens", "bench", "net", lab.host("h2").address, "--tool", tool,
-                                 "--streams", "1", "--duration", "2", "--expect", "200mbit", "--json"], timeout_s=60)  # fmt: skip
+        argv = [sys.executable, "-m", "fabriclens", "bench", "net", lab.host("h2").address, "--tool", tool,
+                "--streams", "1", "--duration", "2", "--expect", "200mbit", "--json"]  # fmt: skip
+
+        def measure() -> dict:  # type: ignore[type-arg]
+            res = lab.run("h1", argv, timeout_s=60)
             assert res.returncode in (0, 1), res.stderr
-            docs.append(json.loads(res.stdout))
-    doc = max(docs, key=lambda d: d["best_goodput_bits_per_s"])
+            return json.loads(res.stdout)  # type: ignore[no-any-return]
+
+        want = 200e6 * WIRE_GOODPUT
+        doc, stolen = quietly(
+            measure, lambda d: abs(d["best_goodput_bits_per_s"] / want - 1) <= 0.05
+        )
     assert doc["tool"] == tool
-    assert doc["best_goodput_bits_per_s"] == pytest.approx(200e6 * WIRE_GOODPUT, rel=0.05)
+    # a host that steals CPU can slow the sender by that share; it cannot make a cap leak
+    assert 1 - 0.05 - stolen <= doc["best_goodput_bits_per_s"] / want <= 1.05
     assert doc["level"] == "ok"
 
 
