@@ -4,7 +4,12 @@ TTFT and inter-token latency come back, tokens are counted exactly, injected err
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import ssl
+import subprocess
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -135,6 +140,79 @@ def test_timeout_refused_and_not_streamed(
         status=1,
     )
     assert len(doc["results"]) == 1 and doc["results"][0]["errors"] == {"connection refused": 1}
+
+
+def test_a_server_that_does_not_stream(server: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    url = server("--ttft", "0.01", "--itl", "0.001", "--never-stream")
+    doc = _serve(
+        capsys, url, "--concurrency", "1", "--requests", "3", "--output-tokens", "4", status=1
+    )
+    (kind,) = doc["results"][0]["errors"]
+    assert kind.startswith("not streamed") and doc["results"][0]["errors"][kind] == 3
+
+
+def test_tls_certificate_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A TLS server with a self-signed certificate: the error names TLS and the sweep stops;
+    http gives one line."""
+    key, cert = tmp_path / "k.pem", tmp_path / "c.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=localhost"], check=True, capture_output=True, timeout=60)  # fmt: skip
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    port = listener.getsockname()[1]
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            conn.settimeout(5)
+            with contextlib.suppress(OSError):
+                ctx.wrap_socket(conn, server_side=True).close()
+            conn.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        doc = _serve(capsys, f"https://127.0.0.1:{port}/", "--concurrency", "1,2", "--requests", "1",
+                     "--timeout", "10", status=1)  # fmt: skip
+        (kind,) = doc["results"][0]["errors"]
+        assert kind.startswith("tls") and "CERTIFICATE" in kind.upper() and len(doc["results"]) == 1
+        assert run(["http", f"https://127.0.0.1:{port}/v1/completions", "--timeout", "10"]) == 2
+        err = capsys.readouterr().err
+        assert "certificate" in err.lower() and err.count("\n") == 1
+        # -k accepts it: the handshake completes (TLS 1.3 here), then this server hangs up
+        assert run(["http", f"https://127.0.0.1:{port}/", "-k", "--timeout", "10", "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["tls_version"] == "TLSv1.3" and doc["phases_s"]["tls"]["p50"] > 0
+        assert doc["attribution"]["parts"][2]["part"] == "TLS handshake work"
+        k = _serve(
+            capsys,
+            f"https://127.0.0.1:{port}/",
+            "-k",
+            "--concurrency",
+            "1",
+            "--requests",
+            "1",
+            status=1,
+        )
+        assert k["results"][0]["errors"] == {"disconnect": 1}
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        listener.close()
+
+
+def test_duration_instead_of_a_count(server: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    url = server("--ttft", "0.01", "--itl", "0.001")
+    r = _serve(capsys, url, "--concurrency", "2", "--duration", "0.5", "--output-tokens", "4")[
+        "results"
+    ][0]
+    assert r["completed"] >= 4 and r["errors"] == {} and r["duration_s"] >= 0.5
 
 
 def test_planner_comparison(server: Server, capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,6 +19,15 @@ from fabriclens.parse.llm_stream import BodyLines, header_info, parse_line
 MAX_BODY_BYTES = 64 << 20
 
 
+def tls_context(insecure: bool = False) -> ssl.SSLContext:
+    """The system's trust store; ``insecure`` accepts any certificate (a self-signed test server)."""
+    ctx = ssl.create_default_context()
+    if insecure:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
 @dataclass(frozen=True)
 class HttpTiming:
     """Seconds from the start of the request to the end of each phase (cumulative), or None."""
@@ -45,6 +54,7 @@ def time_request(
     headers: dict[str, str] | None = None,
     body: bytes | None = None,
     timeout_s: float = 30.0,
+    insecure: bool = False,
 ) -> HttpTiming:
     """Make one request and time its phases; raises ValueError for a bad URL, OSError on failure."""
     parts = urlsplit(url)
@@ -64,7 +74,7 @@ def time_request(
         tls = tls_version = None
         conn: socket.socket = sock
         if parts.scheme == "https":
-            wrapped = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+            wrapped = tls_context(insecure).wrap_socket(sock, server_hostname=host)
             tls = time.perf_counter() - t0
             tls_version = wrapped.version()
             conn = wrapped

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from fabriclens.bench.http_timing import tls_context
 from fabriclens.measure.serving import RequestRecord
 from fabriclens.parse.llm_stream import BodyLines, header_info, parse_line
 
@@ -33,6 +34,7 @@ class Target:
     path: str
     tls: bool
     netloc: str
+    insecure: bool = False  # accept any TLS certificate
 
     @classmethod
     def parse(cls, url: str, api: str) -> Target:
@@ -129,7 +131,7 @@ async def one_request(target: Target, body: bytes, headers: dict[str, str], time
 
     try:
         async with asyncio.timeout(timeout_s):  # one deadline; no task per read
-            ctx = ssl.create_default_context() if target.tls else None
+            ctx = tls_context(target.insecure) if target.tls else None
             reader, opened = await asyncio.open_connection(target.host, target.port, ssl=ctx,
                                                            server_hostname=target.host if ctx else None)  # fmt: skip
             writer = opened

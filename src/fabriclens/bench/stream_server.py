@@ -37,6 +37,7 @@ class ServerConfig:
     error_every: int = 0  # every Nth request answers HTTP 500
     disconnect_every: int = 0  # every Nth request is cut off halfway through the stream
     malformed_every: int = 0  # every Nth request carries one line that is not JSON
+    never_stream: bool = False  # answer every request whole, as a server that ignores "stream"
 
 
 class StreamServer:
@@ -106,7 +107,9 @@ class StreamServer:
         raw_stream = req.get("stream_options")
         stream_opts = raw_stream if isinstance(raw_stream, dict) else {}
         include_usage = c.usage and (not openai or stream_opts.get("include_usage") is True)
-        if req.get("stream") is False:  # a complete answer at once, as servers do when asked
+        if (
+            req.get("stream") is False or c.never_stream
+        ):  # a complete answer at once, as servers do when asked
             await asyncio.sleep(max(0.0, arrived + c.ttft_s + tokens * c.itl_s - time.monotonic()))
             text = TOKEN * tokens
             answer = ({"choices": [{"message": {"role": "assistant", "content": text}}],
@@ -221,13 +224,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--disconnect-every", type=int, default=0, help="every Nth stream is cut off")
     p.add_argument("--malformed-every", type=int, default=0, help="every Nth stream has a bad line")
     p.add_argument(
+        "--never-stream", action="store_true", help='answer whole, ignoring "stream": true'
+    )
+    p.add_argument(
         "--lifetime", type=float, default=0.0, help="exit after this many seconds (0: never)"
     )
     a = p.parse_args(argv)
     if a.ttft < 0 or a.itl < 0 or a.tokens_per_chunk < 1 or a.tokens < 1:
         p.error("--ttft and --itl must be >= 0, --tokens-per-chunk and --tokens >= 1")
     config = ServerConfig(a.ttft, a.itl, a.tokens_per_chunk, a.tokens, not a.no_usage,
-                          a.error_every, a.disconnect_every, a.malformed_every)  # fmt: skip
+                          a.error_every, a.disconnect_every, a.malformed_every, a.never_stream)  # fmt: skip
     try:
         asyncio.run(serve(config, a.bind, a.port, a.lifetime))
     except KeyboardInterrupt:

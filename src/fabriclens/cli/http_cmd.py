@@ -33,6 +33,10 @@ def http(
             help="Also time this URL (the server's own address, e.g. http://localhost:8000/...) as the baseline"
         ),
     ] = None,
+    insecure: Annotated[
+        bool,
+        typer.Option("--insecure", "-k", help="Accept any TLS certificate (self-signed servers)"),
+    ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> None:
     """Time DNS, connect, TLS, first byte, first token and total for a request; say where the time goes."""
@@ -61,11 +65,11 @@ def http(
         raise InputError("--baseline and --baseline-url were both given", "choose one baseline")
     base_phases = _read_baseline(baseline) if baseline is not None else None
     verb = (method or ("POST" if body is not None else "GET")).upper()
-    runs = _time_many(url, n, verb, headers, body, timeout)
+    runs = _time_many(url, n, verb, headers, body, timeout, insecure)
     doc = _summary(url, verb, runs)
     if baseline_url is not None:
         base_doc = _summary(
-            baseline_url, verb, _time_many(baseline_url, n, verb, headers, body, timeout)
+            baseline_url, verb, _time_many(baseline_url, n, verb, headers, body, timeout, insecure)
         )
         base_phases = {p: base_doc["phases_s"][p]["p50"] for p in PHASES}
         doc["baseline"] = {"url": baseline_url, "phases_s": base_doc["phases_s"]}
@@ -98,7 +102,7 @@ def _read_baseline(path: Path) -> dict[str, float]:
 
 
 def _time_many(url: str, n: int, verb: str, headers: dict[str, str], body: bytes | None,
-               timeout: float) -> list[Any]:  # fmt: skip
+               timeout: float, insecure: bool) -> list[Any]:  # fmt: skip
     from fabriclens.bench.http_timing import time_request
     from fabriclens.errors import InputError
 
@@ -106,7 +110,14 @@ def _time_many(url: str, n: int, verb: str, headers: dict[str, str], body: bytes
     for _ in range(n):
         try:
             runs.append(
-                time_request(url, method=verb, headers=headers, body=body, timeout_s=timeout)
+                time_request(
+                    url,
+                    method=verb,
+                    headers=headers,
+                    body=body,
+                    timeout_s=timeout,
+                    insecure=insecure,
+                )
             )
         except ValueError as exc:
             raise InputError(
@@ -115,7 +126,8 @@ def _time_many(url: str, n: int, verb: str, headers: dict[str, str], body: bytes
         except OSError as exc:
             raise InputError(
                 f"request to {url} failed: {exc.strerror or exc}",
-                "check the address, the port and that the server runs",
+                "check the address, the port and that the server runs"
+                + (" (-k accepts a self-signed certificate)" if "CERTIFICATE" in str(exc) else ""),
             ) from None
     return runs
 

@@ -29,6 +29,7 @@ def serve(
     timeout: Annotated[float, typer.Option(help="Seconds per request")] = 60.0,
     header: Annotated[list[str] | None, typer.Option(help="Extra header 'Name: value' (repeatable)")] = None,
     ignore_eos: Annotated[bool, typer.Option("--ignore-eos", help="Ask the server (vLLM) to generate every requested token")] = False,
+    insecure: Annotated[bool, typer.Option("--insecure", "-k", help="Accept any TLS certificate (self-signed servers)")] = False,
     tokenizer: Annotated[Path | None, typer.Option(help="tokenizer.json to count tokens when the server gives no usage")] = None,
     plan_gpu: Annotated[str | None, typer.Option(help="Planner comparison: GPU SKU serving the model")] = None,
     plan_gpus: Annotated[int, typer.Option(help="Planner comparison: GPUs (tensor parallel)")] = 1,
@@ -39,6 +40,7 @@ def serve(
 ) -> None:  # fmt: skip
     """Load-test an LLM endpoint: TTFT, inter-token latency, TPOT, tokens/s, errors, goodput."""
     import asyncio
+    import dataclasses
 
     from fabriclens.bench.serve_load import Target, request_body, run_level
     from fabriclens.cli._output import emit, parse_headers
@@ -49,7 +51,7 @@ def serve(
     if chosen_api not in ("openai", "ollama"):
         raise InputError(f"unknown --api {api!r}", "use --api openai or --api ollama")
     try:
-        target = Target.parse(url, chosen_api)
+        target = dataclasses.replace(Target.parse(url, chosen_api), insecure=insecure)
     except ValueError as exc:
         raise InputError(
             str(exc), "give a URL like http://localhost:8000/v1/chat/completions"
