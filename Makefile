@@ -11,7 +11,9 @@ SYSTOOLS := ip tc iperf3 ping ethtool mtr
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	# torch for bench collective/p2p: pinned, the CPU build (a plain `torch` resolves to a multi-GB CUDA build)
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[test,bench]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -47,6 +49,7 @@ bench: $(STAMP) sysdeps
 	-$(BIN)/python benchmarks/speed.py
 	-$(BIN)/python benchmarks/lab.py
 	-$(BIN)/python benchmarks/serve.py
+	-$(BIN)/python benchmarks/bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

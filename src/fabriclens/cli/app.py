@@ -37,6 +37,7 @@ COMMANDS: dict[str, Any] = {
     "catalog": catalog,
 }
 GROUPS: dict[str, typer.Typer] = {"bench": bench_app, "lab": lab_app}
+CURRENT_ARGV: list[str] = []  # this run's arguments (bench --spawn hands them to its ranks)
 
 
 def build_app(only: str | None = None) -> typer.Typer:
@@ -83,6 +84,7 @@ def _kind(exc: BaseException) -> str:
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status instead of exiting (for tests)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    CURRENT_ARGV[:] = args
     first = args[0] if args else None
     chosen = build_app(first) if first in COMMANDS or first in GROUPS else app
     try:

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from fabriclens.cli.collective_bench_cmd import collective, p2p
 from fabriclens.cli.serve_cmd import serve
 
 bench_app = typer.Typer(
@@ -16,6 +17,8 @@ bench_app = typer.Typer(
 )
 
 bench_app.command("serve")(serve)
+bench_app.command("collective")(collective)
+bench_app.command("p2p")(p2p)
 
 
 @bench_app.command("import")

@@ -17,6 +17,7 @@ from fabriclens.model.memory import training_memory
 from fabriclens.model.step import StepEstimate, estimate_training_step
 from fabriclens.plan.fit import min_gpus_inference, min_gpus_training
 from fabriclens.plan.request import PlanRequest
+from fabriclens.units import parse_rate
 
 WORKLOADS = ("pretrain", "full-finetune", "lora", "qlora", "inference")
 DEFAULT_MULTI_NODE_NETWORK = "ndr-ib"
@@ -71,6 +72,24 @@ def _check_positive(name: str, value: int | None) -> None:
         raise InputError(f"--{name} must be at least 1 (got {value})", f"give a positive --{name}")
 
 
+WIRE_TCP_GOODPUT = 1448 / 1538  # TCP payload per 1500-MTU Ethernet frame on the wire
+
+
+def network_or_rate(name: str) -> Network:
+    """A catalog network, or a plain TCP/Ethernet link of a given wire rate ("400mbit"), as
+    measured links and lab links are described."""
+    try:
+        return find_network(name)
+    except InputError as exc:
+        try:
+            rate = parse_rate(name)
+        except InputError:
+            raise exc from None
+    return Network(name=name, title=f"{rate / 1e6:,.0f} Mbit/s Ethernet, TCP", kind="tcp", rate_bits_per_s=rate,
+                   efficiency=WIRE_TCP_GOODPUT, efficiency_source="TCP goodput 1448/1538 bytes per 1500-MTU frame",
+                   latency_s=50e-6, cost_relative=1.0, source="a wire rate given on the command line")  # fmt: skip
+
+
 def resolve_fabric(
     gpu: Gpu,
     gpus: int,
@@ -103,7 +122,7 @@ def resolve_fabric(
     nodes = math.ceil(gpus / gpn)
     network: Network | None = None
     if network_name:
-        network = find_network(network_name)
+        network = network_or_rate(network_name)
     elif nodes > 1:
         network = find_network(DEFAULT_MULTI_NODE_NETWORK)
         notes.append(f"network: {network.title} (default for multi-node; set --network)")

@@ -61,3 +61,34 @@ def serve_plot(doc: dict[str, Any], path: Path) -> None:
         ) from None
     finally:
         plt.close(fig)
+
+
+def collective_plot(doc: dict[str, Any], path: Path) -> None:
+    """`bench collective`: busbw against size, the expected plateau overlaid."""
+    require_matplotlib()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = [r["size_bytes"] for r in doc["sizes"]]
+    fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
+    ax.plot(sizes, [r["busbw_GBps"] for r in doc["sizes"]], "o-", label="measured busbw")
+    if doc["expected_busbw_GBps"] is not None:
+        ax.axhline(
+            doc["expected_busbw_GBps"], linestyle="--", color="gray", label="expected (planner)"
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("size (bytes)")
+    ax.set_ylabel("GB/s")
+    ax.set_title(f"{doc['op']} · {doc['ranks']} ranks · {doc['backend']}")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as exc:
+        raise InputError(
+            f"cannot write {path}: {exc.strerror}", "choose a writable --plot path"
+        ) from None
+    finally:
+        plt.close(fig)

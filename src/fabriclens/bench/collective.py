@@ -1,0 +1,310 @@
+"""Collective and pairwise benchmarks over torch.distributed (NCCL on GPUs, gloo on CPUs).
+
+Runs in every rank: under ``torchrun`` / ``srun`` (rendezvous from the environment, as torchrun
+sets it) or as one of ``--spawn N`` local processes. Rank 0 gathers every rank's timings and
+returns the report. Each rank records its progress in the rendezvous store, so when an
+operation times out rank 0 can name the ranks that never got there.
+
+torch is imported here only: ``pip install 'fabriclens[bench]'``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fabriclens.measure.collective import iteration_stats, pair_rounds
+
+DTYPES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int8": 1}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    op: str
+    sizes: tuple[int, ...]
+    iters: int
+    warmup: int
+    dtype: str
+    backend: str  # nccl | gloo | auto
+    timeout_s: float
+    check: bool
+
+
+class StuckRanks(Exception):
+    """An operation did not finish on every rank within the timeout."""
+
+    def __init__(self, step: str, behind: list[int], detail: str) -> None:
+        self.step, self.behind, self.detail = step, behind, detail
+        super().__init__(f"{step}: ranks {behind} did not get there ({detail})")
+
+
+def env_rendezvous() -> tuple[int, int] | None:
+    """(rank, world size) when launched by torchrun, srun or --spawn; None otherwise."""
+    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
+        return int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    if (
+        "SLURM_PROCID" in os.environ
+        and "SLURM_NTASKS" in os.environ
+        and "MASTER_ADDR" in os.environ
+    ):
+        return int(os.environ["SLURM_PROCID"]), int(os.environ["SLURM_NTASKS"])
+    return None
+
+
+def _init(backend: str, timeout_s: float) -> tuple[Any, Any, int, int, Any]:
+    import torch
+    import torch.distributed as dist
+
+    rank, world = env_rendezvous() or (0, 1)
+    os.environ.setdefault("RANK", str(rank))
+    os.environ.setdefault("WORLD_SIZE", str(world))
+    if backend == "auto":
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+    device = torch.device("cpu")
+    if backend == "nccl":
+        local = int(os.environ.get("LOCAL_RANK", os.environ.get("SLURM_LOCALID", "0")))
+        torch.cuda.set_device(local)
+        device = torch.device("cuda", local)
+    try:
+        dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world,
+                                timeout=datetime.timedelta(seconds=timeout_s))  # fmt: skip
+    except (RuntimeError, ValueError) as exc:  # DistStoreError and friends derive from RuntimeError
+        where = f"{os.environ.get('MASTER_ADDR', '?')}:{os.environ.get('MASTER_PORT', '?')}"
+        raise StuckRanks(f"rendezvous at {where}", [], str(exc).splitlines()[0][:200]) from None
+    return torch, dist, rank, world, device
+
+
+def _progress(dist: Any, rank: int, step: int) -> None:
+    """Record that this rank reached ``step`` (entered it)."""
+    store = dist.distributed_c10d._get_default_store()
+    store.set(f"fabriclens/progress/{rank}", str(step))
+
+
+def _behind(dist: Any, world: int, step: int) -> list[int]:
+    """Ranks that never reached ``step`` (dead, or stuck in an earlier one)."""
+    store = dist.distributed_c10d._get_default_store()
+    store.set_timeout(datetime.timedelta(seconds=5))
+    out = []
+    for r in range(world):
+        key = f"fabriclens/progress/{r}"
+        try:
+            got = int(store.get(key)) if store.check([key]) else -1
+        except Exception:  # the store itself may be gone with a dead rank
+            got = -1
+        if got < step:
+            out.append(r)
+    return out
+
+
+def _tensors(
+    torch: Any, op: str, size: int, world: int, dtype: Any, esize: int, device: Any, rank: int
+) -> Callable[[], Any]:
+    """The operation on buffers of nccl-tests' size, as a callable returning the result."""
+    import torch.distributed as dist
+
+    count = max(1, size // esize)
+    if op in ("all_gather", "reduce_scatter", "all_to_all"):
+        count = max(world, count - count % world)
+    part = count // world
+    fill = float(rank + 1)
+    if op == "all_reduce":
+        x = torch.full((count,), fill, dtype=dtype, device=device)
+        return lambda: (x.fill_(fill), dist.all_reduce(x), x)[2]
+    if op == "broadcast":
+        x = torch.full((count,), fill, dtype=dtype, device=device)
+        return lambda: (x.fill_(fill), dist.broadcast(x, src=0), x)[2]
+    if op == "all_gather":
+        x = torch.full((part,), fill, dtype=dtype, device=device)
+        out = torch.empty((count,), dtype=dtype, device=device)
+        return lambda: (dist.all_gather_into_tensor(out, x), out)[1]
+    if op == "reduce_scatter":
+        x = torch.full((count,), fill, dtype=dtype, device=device)
+        out = torch.empty((part,), dtype=dtype, device=device)
+        return lambda: (dist.reduce_scatter_tensor(out, x), out)[1]
+    if op == "all_to_all":
+        x = torch.full((count,), fill, dtype=dtype, device=device)
+        out = torch.empty((count,), dtype=dtype, device=device)
+        return lambda: (dist.all_to_all_single(out, x), out)[1]
+    # send_recv: every rank sends to the next and receives from the previous
+    x = torch.full((count,), fill, dtype=dtype, device=device)
+    out = torch.empty((count,), dtype=dtype, device=device)
+
+    def sendrecv() -> Any:
+        ops = [
+            dist.P2POp(dist.isend, x, (rank + 1) % world),
+            dist.P2POp(dist.irecv, out, (rank - 1) % world),
+        ]
+        for w in dist.batch_isend_irecv(ops):
+            w.wait()
+        return out
+
+    return sendrecv
+
+
+def _wrong(torch: Any, op: str, result: Any, rank: int, world: int) -> int:
+    """Elements that differ from what the operation must produce (every rank fills rank + 1)."""
+    total = world * (world + 1) / 2
+    if op in ("all_gather", "all_to_all"):  # chunk k came from rank k
+        part = result.numel() // world
+        want = torch.arange(
+            1, world + 1, dtype=result.dtype, device=result.device
+        ).repeat_interleave(part)
+        return int((result != want).sum().item())
+    value = {
+        "all_reduce": total,
+        "broadcast": 1.0,
+        "reduce_scatter": total,
+        "send_recv": float((rank - 1) % world + 1),
+    }[op]
+    return int((result != value).sum().item())
+
+
+def node_name() -> str:
+    """This rank's node: FABRICLENS_NODE where hosts share a name (containers, lab namespaces)."""
+    return os.environ.get("FABRICLENS_NODE") or socket.gethostname()
+
+
+def run_collective(cfg: RunConfig) -> dict[str, Any] | None:
+    """Time ``cfg.op`` at every size on this rank; rank 0 returns every rank's statistics."""
+    torch, dist, rank, world, device = _init(cfg.backend, cfg.timeout_s)
+    backend = dist.get_backend()
+    dtype = getattr(torch, cfg.dtype)
+    esize = DTYPES[cfg.dtype]
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    per_size: list[dict[str, float]] = []
+    wrong: list[int] = []
+    step = 0
+    try:
+        for size in cfg.sizes:
+            _progress(dist, rank, step + 1)  # about to enter this step
+            op = _tensors(torch, cfg.op, size, world, dtype, esize, device, rank)
+            for _ in range(cfg.warmup):
+                op()
+            sync()
+            dist.barrier()
+            times = []
+            for _ in range(cfg.iters):
+                t0 = time.perf_counter()
+                result = op()
+                sync()
+                times.append(time.perf_counter() - t0)
+            bad = _wrong(torch, cfg.op, result, rank, world) if cfg.check else 0
+            per_size.append(iteration_stats(times))
+            wrong.append(bad)
+            step += 1
+        gathered: list[Any] = [None] * world
+        dist.all_gather_object(gathered, {"host": node_name(), "stats": per_size, "wrong": wrong})
+    except RuntimeError as exc:  # a collective timed out or a peer died; rank 0 names who is behind
+        behind = _behind(dist, world, step + 1) if rank == 0 else []
+        raise StuckRanks(f"{cfg.op} at {cfg.sizes[min(step, len(cfg.sizes) - 1)]:,} bytes", behind,
+                         str(exc).splitlines()[0][:200]) from None  # fmt: skip
+    finally:
+        _shutdown(dist)
+    if rank != 0:
+        return None
+    return {"backend": backend, "world": world, "device": str(device.type), "ranks": gathered}
+
+
+def run_p2p(size: int, iters: int, backend: str, timeout_s: float) -> dict[str, Any] | None:
+    """Bandwidth of every pair, in rounds of disjoint pairs; rank 0 returns the matrix."""
+    torch, dist, rank, world, device = _init(backend, timeout_s)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    x = torch.ones(max(1, size // 4), dtype=torch.float32, device=device)
+    y = torch.empty_like(x)
+    mine: dict[str, float] = {}
+    step = 0
+    try:
+        for pairs in pair_rounds(world):
+            _progress(dist, rank, step + 1)
+            dist.barrier()
+            for a, b in pairs:
+                if rank not in (a, b):
+                    continue
+                peer = b if rank == a else a
+                times = []
+                for i in range(iters + 1):  # the first exchange warms the connection up
+                    t0 = time.perf_counter()
+                    if (rank == a) == (i % 2 == 0):  # alternate directions
+                        dist.send(x, peer)
+                        dist.recv(y, peer)
+                    else:
+                        dist.recv(y, peer)
+                        dist.send(x, peer)
+                    sync()
+                    if i:
+                        times.append(time.perf_counter() - t0)
+                # one exchange moves the buffer there and back: 2 x size bytes on the pair's path
+                mine[f"{a},{b}"] = 2 * x.numel() * 4 / min(times) / 1e9 if rank == a else 0.0
+            step += 1
+        gathered: list[Any] = [None] * world
+        dist.all_gather_object(gathered, {"host": node_name(), "pairs": mine})
+    except RuntimeError as exc:
+        behind = _behind(dist, world, step + 1) if rank == 0 else []
+        raise StuckRanks(f"p2p round {step + 1}", behind, str(exc).splitlines()[0][:200]) from None
+    finally:
+        _shutdown(dist)
+    if rank != 0:
+        return None
+    return {
+        "backend": dist_backend_name(backend),
+        "world": world,
+        "size_bytes": x.numel() * 4,
+        "ranks": gathered,
+    }
+
+
+def dist_backend_name(backend: str) -> str:
+    if backend != "auto":
+        return backend
+    import torch
+
+    return "nccl" if torch.cuda.is_available() else "gloo"
+
+
+def _shutdown(dist: Any) -> None:
+    try:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    except Exception:  # a group broken by a timeout cannot always be torn down cleanly
+        pass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def spawn(argv: list[str], n: int, timeout_s: float) -> tuple[int, str, str]:
+    """Run ``fabriclens`` ``argv`` as ``n`` local ranks (rendezvous on 127.0.0.1); returns rank
+    0's exit status, stdout and the other ranks' last error lines. Every child ends within
+    ``timeout_s`` or is killed."""
+    port = free_port()
+    procs = []
+    for rank in range(n):
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(n), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port), GLOO_SOCKET_IFNAME=os.environ.get("GLOO_SOCKET_IFNAME", "lo"))  # fmt: skip
+        procs.append(subprocess.Popen([sys.executable, "-m", "fabriclens", *argv], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))  # fmt: skip
+    deadline = time.monotonic() + timeout_s
+    outputs = []
+    for p in procs:
+        try:
+            out, err = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        outputs.append((p.returncode, out, err))
+    errors = "; ".join(f"rank {i}: {e.strip().splitlines()[-1]}" for i, (rc, _, e) in enumerate(outputs[1:], 1)
+                       if rc not in (0, None) and e.strip())  # fmt: skip
+    code, out, err = outputs[0]
+    if code != 0 and err.strip():
+        sys.stderr.write(err if err.endswith("\n") else err + "\n")
+    return code, out, errors

@@ -1,0 +1,107 @@
+"""Collective and pairwise benchmark figures, nccl-tests conventions (pure).
+
+Sizes are nccl-tests' "size": the bytes of the array each rank holds for all_reduce and
+broadcast, the whole (gathered / scattered) array for all_gather and reduce_scatter, the send
+buffer for all_to_all and send_recv. algbw = size / time; busbw = algbw x the bus factor.
+The time of a size is the slowest rank's mean over the timed iterations.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from fabriclens.model.collectives import bus_factor
+
+BENCH_OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
+
+
+def sweep(min_bytes: int, max_bytes: int, factor: float) -> list[int]:
+    """Sizes from ``min_bytes`` to ``max_bytes``, each ``factor`` times the last."""
+    sizes, size = [], float(min_bytes)
+    while size <= max_bytes * (1 + 1e-9):
+        sizes.append(int(size))
+        size *= factor
+    return sizes
+
+
+def iteration_stats(times_s: list[float]) -> dict[str, float]:
+    """Mean, p50, p99 and coefficient of variation of one rank's iteration times."""
+    ordered = sorted(times_s)
+    mean = statistics.fmean(ordered)
+    return {
+        "mean_s": mean,
+        "p50_s": ordered[len(ordered) // 2],
+        "p99_s": ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))],
+        "cv": statistics.pstdev(ordered) / mean if mean > 0 else 0.0,
+    }
+
+
+def size_row(
+    op: str, size_bytes: int, ranks: int, per_rank: list[dict[str, float]]
+) -> dict[str, Any]:
+    """One size's row from every rank's iteration statistics."""
+    slowest = max(per_rank, key=lambda s: s["mean_s"])
+    t = slowest["mean_s"]
+    algbw = size_bytes / t / 1e9 if t > 0 else 0.0
+    factor = 1.0 if op == "send_recv" else bus_factor(op, ranks)  # type: ignore[arg-type]
+    return {
+        "size_bytes": size_bytes,
+        "time_us": 1e6 * t,
+        "p50_us": 1e6 * slowest["p50_s"],
+        "p99_us": 1e6 * max(s["p99_s"] for s in per_rank),
+        "cv": slowest["cv"],
+        "slowest_rank": per_rank.index(slowest),
+        "algbw_GBps": algbw,
+        "busbw_GBps": algbw * factor,
+    }
+
+
+def plateau(rows: list[dict[str, Any]]) -> tuple[int, float]:
+    """(size, busbw) of the large-message plateau: median busbw over the sizes within 4x of the
+    largest (the same rule as ``bench import``; never a sweep average)."""
+    largest = max(r["size_bytes"] for r in rows)
+    return largest, statistics.median(
+        r["busbw_GBps"] for r in rows if r["size_bytes"] * 4 >= largest
+    )
+
+
+def pair_rounds(n: int) -> list[list[tuple[int, int]]]:
+    """Every pair of ``n`` ranks once, in rounds of disjoint pairs (the circle method): n - 1
+    rounds for even n, n for odd n — O(n) rounds, not O(n^2)."""
+    ids = list(range(n)) + ([-1] if n % 2 else [])
+    m = len(ids)
+    rounds = []
+    for _ in range(m - 1):
+        pairs = [(ids[i], ids[m - 1 - i]) for i in range(m // 2)]
+        rounds.append([(min(a, b), max(a, b)) for a, b in pairs if a >= 0 and b >= 0])
+        ids = [ids[0], ids[-1], *ids[1:-1]]
+    return rounds
+
+
+def p2p_report(
+    matrix: dict[tuple[int, int], float], hosts: list[str], slow: float = 0.7
+) -> dict[str, Any]:
+    """Worst pairs and suspect nodes from pairwise bandwidths (GB/s, both directions measured).
+
+    A node is suspect when the median of its pairs is below ``slow`` x the median over nodes:
+    one slow pair may be a link; a node whose every pair is slow is the node."""
+    overall = statistics.median(matrix.values())
+    worst = sorted(matrix.items(), key=lambda kv: kv[1])
+    nodes: dict[str, list[float]] = {}
+    for (a, b), bw in matrix.items():
+        if hosts[a] != hosts[b]:
+            nodes.setdefault(hosts[a], []).append(bw)
+            nodes.setdefault(hosts[b], []).append(bw)
+    by_node = {h: statistics.median(v) for h, v in nodes.items()}
+    typical = statistics.median(by_node.values()) if by_node else overall
+    suspects = sorted(
+        (h for h, m in by_node.items() if m < slow * typical), key=lambda h: by_node[h]
+    )
+    return {
+        "median_GBps": overall,
+        "worst_pairs": [{"ranks": [a, b], "hosts": [hosts[a], hosts[b]], "GBps": bw,
+                         "of_median": bw / overall if overall else 0.0} for (a, b), bw in worst[:10]],
+        "node_median_GBps": by_node,
+        "suspect_nodes": suspects,
+    }  # fmt: skip

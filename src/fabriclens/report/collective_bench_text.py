@@ -1,0 +1,83 @@
+"""Terminal rendering of `bench collective` (a table like nccl-tests) and `bench p2p`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from fabriclens.units import format_decimal_bytes
+
+LEVEL_STYLE = {"ok": "green", "warning": "yellow", "critical": "red", "unjudged": ""}
+
+
+def bench_collective_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    table = Table(title=f"{doc['op']} · {doc['ranks']} ranks on {len(doc['hosts'])} host(s) · {doc['backend']} · {doc['dtype']}",
+                  box=box.SIMPLE_HEAD, title_justify="left")  # fmt: skip
+    for col in (
+        "size",
+        "time (us)",
+        "p99 (us)",
+        "CV",
+        "algbw GB/s",
+        "busbw GB/s",
+        "slowest rank",
+        "#wrong",
+    ):
+        table.add_column(col, justify="right")
+    for r in doc["sizes"]:
+        table.add_row(format_decimal_bytes(r["size_bytes"]), f"{r['time_us']:,.1f}", f"{r['p99_us']:,.1f}", f"{r['cv']:.2f}",
+                      f"{r['algbw_GBps']:.3f}", f"{r['busbw_GBps']:.3f}", str(r["slowest_rank"]),
+                      "-" if r["wrong"] is None else str(r["wrong"]))  # fmt: skip
+    text = Text()
+    text.append("Plateau busbw ", style="bold")
+    text.append(
+        f"{doc['plateau_busbw_GBps']:.3f} GB/s (sizes within 4x of {format_decimal_bytes(doc['plateau_size_bytes'])})"
+    )
+    if doc["expected_busbw_GBps"] is not None:
+        text.append(
+            f" · expected {doc['expected_busbw_GBps']:.3f} GB/s · efficiency {100 * doc['efficiency']:.0f}%"
+        )
+    text.append("\n")
+    text.append("Verdict: ", style="bold")
+    text.append(doc["verdict"] + "\n", style=LEVEL_STYLE.get(doc["level"], ""))
+    for c in doc["next_checks"]:
+        text.append(f"  next: {c}\n")
+    if doc.get("plot"):
+        text.append(f"Plot: {doc['plot']}\n")
+    for a in doc["assumptions"]:
+        text.append(f"· {a}\n", style="dim")
+    return [table, text]
+
+
+def bench_p2p_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    n = doc["ranks"]
+    table = Table(title=f"pairwise bandwidth (GB/s) · {n} ranks · {format_decimal_bytes(doc['size_bytes'])} each way · {doc['rounds']} rounds",
+                  box=box.SIMPLE_HEAD, title_justify="left")  # fmt: skip
+    table.add_column("rank (host)")
+    for j in range(n):
+        table.add_column(str(j), justify="right")
+    for i in range(n):
+        table.add_row(
+            f"{i} ({doc['hosts'][i]})",
+            *("-" if v is None else f"{v:.3f}" for v in doc["matrix_GBps"][i]),
+        )
+    text = Text()
+    if doc["median_GBps"] is not None:
+        text.append(f"Median pair {doc['median_GBps']:.3f} GB/s. Worst pairs: ", style="bold")
+        text.append(", ".join(f"{p['ranks'][0]}-{p['ranks'][1]} {p['GBps']:.3f} ({100 * p['of_median']:.0f}%)"
+                              for p in doc["worst_pairs"][:5]) + "\n")  # fmt: skip
+    if doc["suspect_nodes"]:
+        text.append("Suspect nodes (every pair slow): ", style="bold red")
+        text.append(
+            ", ".join(
+                f"{h} ({doc['node_median_GBps'][h]:.3f} GB/s median)" for h in doc["suspect_nodes"]
+            )
+            + "\n"
+        )
+    else:
+        text.append("No node is slow with all its peers.\n")
+    return [table, text]

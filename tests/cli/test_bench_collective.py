@@ -1,0 +1,106 @@
+"""`bench collective` and `bench p2p` as local gloo ranks (--spawn): every op's values checked,
+nccl-tests' bus factors, the report's keys, stuck and missing ranks named, bad input one line.
+(Against a lab network and a bare timing loop: tests/lab/test_bench_collective_lab.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+if os.environ.get("CI") != "true":
+    pytest.importorskip("torch", reason="needs torch (make test installs torch==2.13.0)")
+
+from fabriclens.bench.collective import free_port
+from fabriclens.cli.app import run
+
+FACTOR = {"all_reduce": 2 * 2 / 3, "all_gather": 2 / 3, "reduce_scatter": 2 / 3, "all_to_all": 2 / 3,
+          "broadcast": 1.0, "send_recv": 1.0}  # fmt: skip
+
+
+@pytest.mark.parametrize("op", sorted(FACTOR))
+def test_every_op_on_three_local_ranks(op: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["bench", "collective", "--spawn", "3", "--op", op, "--min-bytes", "96KB", "--max-bytes", "384KB",
+            "--iters", "2", "--warmup", "1", "--check", "--json"]  # fmt: skip
+    assert run(argv) == 0, capsys.readouterr().err
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["op"] == op and doc["ranks"] == 3 and doc["backend"] == "gloo"
+    assert [r["size_bytes"] for r in doc["sizes"]] == [96000, 192000, 384000]
+    for r in doc["sizes"]:
+        assert r["wrong"] == 0 and r["time_us"] > 0
+        assert r["busbw_GBps"] == pytest.approx(r["algbw_GBps"] * FACTOR[op])
+        assert r["algbw_GBps"] == pytest.approx(r["size_bytes"] / r["time_us"] / 1e3)
+    assert (
+        doc["plateau_busbw_GBps"] > 0
+        and doc["expected_busbw_GBps"] is None
+        and doc["level"] == "unjudged"
+    )
+
+
+def test_text_table_and_plot(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    png = tmp_path / "c.png"
+    assert run(["bench", "collective", "--spawn", "2", "--min-bytes", "1MB", "--max-bytes", "2MB", "--iters", "2",
+                "--plot", str(png)]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "busbw GB/s" in out and "Plateau busbw" in out and "give --network" in out
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_p2p_matrix_in_rounds(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["bench", "p2p", "--spawn", "4", "--size", "1MB", "--iters", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ranks"] == 4 and doc["rounds"] == 3
+    m = doc["matrix_GBps"]
+    assert all(m[i][i] is None for i in range(4))
+    assert all(m[i][j] == m[j][i] and m[i][j] > 0 for i in range(4) for j in range(4) if i != j)
+    assert doc["suspect_nodes"] == []  # one host: no node to suspect
+
+
+def _rank(rank: int, port: int, *args: str) -> subprocess.Popen[str]:
+    env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+               GLOO_SOCKET_IFNAME="lo")  # fmt: skip
+    return subprocess.Popen([sys.executable, "-m", "fabriclens", "bench", "collective", "--timeout", "8", *args],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def test_a_rank_that_stops_early_is_named() -> None:
+    """Rank 1 runs one size and leaves; rank 0 waits at the second size and names rank 1."""
+    port = free_port()
+    r1 = _rank(1, port, "--min-bytes", "1MB", "--max-bytes", "1MB")
+    r0 = _rank(0, port, "--min-bytes", "1MB", "--max-bytes", "4MB")
+    out, _ = r0.communicate(timeout=120)
+    r1.communicate(timeout=60)
+    assert r0.returncode == 1
+    assert "at 2,000,000 bytes did not finish" in out and "ranks [1] never got there" in out
+
+
+def test_a_rank_that_never_comes_is_reported() -> None:
+    r0 = _rank(0, free_port(), "--timeout", "3")
+    out, err = r0.communicate(timeout=60)
+    assert r0.returncode == 1 and "rendezvous" in out and "not every rank arrived" in out, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["bench", "collective", "--op", "all_sum"], "unknown --op"),
+        (["bench", "collective"], "torchrun"),
+        (["bench", "collective", "--spawn", "0"], "--spawn 0"),
+        (
+            ["bench", "collective", "--min-bytes", "8MB", "--max-bytes", "1MB", "--spawn", "2"],
+            "sweep",
+        ),
+        (["bench", "collective", "--backend", "mpi", "--spawn", "2"], "--backend"),
+        (["bench", "p2p", "--size", "1B", "--spawn", "2"], "--size"),
+    ],
+)
+def test_bad_input_is_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert run(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
