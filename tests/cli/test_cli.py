@@ -159,6 +159,7 @@ BAD = [
     (["plan", "llama-9b"], "unknown model"),
     (["plan", "llama-3.1-70b", "--gpu", "h900"], "unknown GPU"),
     (["plan", "llama-3.1-70b", "--network", "5g"], "unknown network"),
+    (["plan", "llama-3.1-70b", "--network", "fastbit"], "unknown network"),
     (["plan", "llama-3.1-70b", "--tp", "3"], "does not divide the 64 attention heads"),
     (
         ["plan", "llama-3.1-70b", "--gpus", "32", "--tp", "8", "--pp", "3"],

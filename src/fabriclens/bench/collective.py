@@ -105,8 +105,10 @@ def _behind(dist: Any, world: int, step: int) -> list[int]:
 
 def _tensors(
     torch: Any, op: str, size: int, world: int, dtype: Any, esize: int, device: Any, rank: int
-) -> Callable[[], Any]:
-    """The operation on buffers of nccl-tests' size, as a callable returning the result."""
+) -> tuple[Callable[[], Any], Callable[[], None]]:
+    """The operation on buffers of nccl-tests' size, as a callable returning the result (timed
+    as it is: in place, no refill, as nccl-tests does), and one that refills the inputs with
+    rank + 1 before a checked run."""
     import torch.distributed as dist
 
     count = max(1, size // esize)
@@ -114,27 +116,23 @@ def _tensors(
         count = max(world, count - count % world)
     part = count // world
     fill = float(rank + 1)
+    x = torch.full((part if op == "all_gather" else count,), fill, dtype=dtype, device=device)
+
+    def reset() -> None:
+        x.fill_(fill)
+
     if op == "all_reduce":
-        x = torch.full((count,), fill, dtype=dtype, device=device)
-        return lambda: (x.fill_(fill), dist.all_reduce(x), x)[2]
+        return (lambda: (dist.all_reduce(x), x)[1]), reset
     if op == "broadcast":
-        x = torch.full((count,), fill, dtype=dtype, device=device)
-        return lambda: (x.fill_(fill), dist.broadcast(x, src=0), x)[2]
+        return (lambda: (dist.broadcast(x, src=0), x)[1]), reset
+    out = torch.empty((part if op == "reduce_scatter" else count,), dtype=dtype, device=device)
     if op == "all_gather":
-        x = torch.full((part,), fill, dtype=dtype, device=device)
-        out = torch.empty((count,), dtype=dtype, device=device)
-        return lambda: (dist.all_gather_into_tensor(out, x), out)[1]
+        return (lambda: (dist.all_gather_into_tensor(out, x), out)[1]), reset
     if op == "reduce_scatter":
-        x = torch.full((count,), fill, dtype=dtype, device=device)
-        out = torch.empty((part,), dtype=dtype, device=device)
-        return lambda: (dist.reduce_scatter_tensor(out, x), out)[1]
+        return (lambda: (dist.reduce_scatter_tensor(out, x), out)[1]), reset
     if op == "all_to_all":
-        x = torch.full((count,), fill, dtype=dtype, device=device)
-        out = torch.empty((count,), dtype=dtype, device=device)
-        return lambda: (dist.all_to_all_single(out, x), out)[1]
+        return (lambda: (dist.all_to_all_single(out, x), out)[1]), reset
     # send_recv: every rank sends to the next and receives from the previous
-    x = torch.full((count,), fill, dtype=dtype, device=device)
-    out = torch.empty((count,), dtype=dtype, device=device)
 
     def sendrecv() -> Any:
         ops = [
@@ -145,7 +143,7 @@ def _tensors(
             w.wait()
         return out
 
-    return sendrecv
+    return sendrecv, reset
 
 
 def _wrong(torch: Any, op: str, result: Any, rank: int, world: int) -> int:
@@ -184,7 +182,7 @@ def run_collective(cfg: RunConfig) -> dict[str, Any] | None:
     try:
         for size in cfg.sizes:
             _progress(dist, rank, step + 1)  # about to enter this step
-            op = _tensors(torch, cfg.op, size, world, dtype, esize, device, rank)
+            op, reset = _tensors(torch, cfg.op, size, world, dtype, esize, device, rank)
             for _ in range(cfg.warmup):
                 op()
             sync()
@@ -192,10 +190,15 @@ def run_collective(cfg: RunConfig) -> dict[str, Any] | None:
             times = []
             for _ in range(cfg.iters):
                 t0 = time.perf_counter()
-                result = op()
+                op()
                 sync()
                 times.append(time.perf_counter() - t0)
-            bad = _wrong(torch, cfg.op, result, rank, world) if cfg.check else 0
+            bad = 0
+            if cfg.check:  # one more run, untimed, on fresh inputs
+                reset()
+                result = op()
+                sync()
+                bad = _wrong(torch, cfg.op, result, rank, world)
             per_size.append(iteration_stats(times))
             wrong.append(bad)
             step += 1

@@ -141,7 +141,7 @@ def judge(
                 "NCCL on sockets? run with NCCL_DEBUG=INFO and look for NET/IB (RDMA) rather than NET/Socket",
                 "RoCE: PFC pause and ECN/CNP counters (ethtool -S, /sys/class/infiniband/*/ports/*/hw_counters)",
                 "every NIC up at full speed (ibstatus / ethtool), one NIC per GPU in `nvidia-smi topo -m` (PIX)",
-                "a slow node: fabriclens bench p2p (planned) or pairwise nccl-tests runs",
+                "a slow node: fabriclens bench p2p (every pair, the slow node named)",
             )
         else:
             checks = (

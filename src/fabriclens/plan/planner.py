@@ -76,11 +76,15 @@ WIRE_TCP_GOODPUT = 1448 / 1538  # TCP payload per 1500-MTU Ethernet frame on the
 
 
 def network_or_rate(name: str) -> Network:
-    """A catalog network, or a plain TCP/Ethernet link of a given wire rate ("400mbit"), as
-    measured links and lab links are described."""
+    """A catalog network, or a plain TCP/Ethernet link of a given wire rate ("400mbit",
+    "2.5gbit"), as measured links and lab links are described."""
     try:
         return find_network(name)
     except InputError as exc:
+        if (
+            not name.lower().rstrip("/s").endswith(("bit", "bp"))
+        ):  # "5g" stays a typo, "5gbit" is a rate
+            raise
         try:
             rate = parse_rate(name)
         except InputError:
