@@ -15,6 +15,7 @@ from fabriclens.cli.catalog_cmd import catalog
 from fabriclens.cli.collective_cmd import collective
 from fabriclens.cli.datapath_cmd import datapath
 from fabriclens.cli.doctor_cmd import doctor
+from fabriclens.cli.fleet_cmd import fleet
 from fabriclens.cli.http_cmd import http
 from fabriclens.cli.lab_cmd import lab_app
 from fabriclens.cli.logs_cmd import logs
@@ -34,6 +35,7 @@ COMMANDS: dict[str, Any] = {
     "doctor": doctor,
     "logs": logs,
     "http": http,
+    "fleet": fleet,
     "catalog": catalog,
 }
 GROUPS: dict[str, typer.Typer] = {"bench": bench_app, "lab": lab_app}

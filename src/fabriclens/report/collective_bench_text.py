@@ -81,3 +81,26 @@ def bench_p2p_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     else:
         text.append("No node is slow with all its peers.\n")
     return [table, text]
+
+
+def fleet_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    """`fabriclens fleet`: the suspect nodes with their evidence, then the baselines."""
+    text = Text()
+    text.append(f"{len(doc['nodes'])} nodes, {len(doc['metrics'])} metrics. ", style="bold")
+    if not doc["suspect_nodes"]:
+        text.append("No node falls outside the fleet's baselines.\n")
+    for s in doc["suspect_nodes"]:
+        text.append(f"\n{s['node']}", style="bold red")
+        text.append(f" — {s['metrics']} metric(s) outside the baseline\n")
+        for e in s["evidence"]:
+            text.append(f"  {e}\n")
+    table = Table(title="Fleet baselines", box=box.SIMPLE_HEAD, title_justify="left")
+    for col in ("metric", "nodes", "median", "MAD", "better"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for name, m in doc["metrics"].items():
+        med = "-" if m["median"] is None else f"{m['median']:,.6g}"
+        mad = "-" if m["mad"] is None else f"{m['mad']:,.3g}"
+        table.add_row(
+            name, str(m["nodes"]), med, mad, "higher" if m["higher_is_better"] else "lower"
+        )
+    return [text, table]
