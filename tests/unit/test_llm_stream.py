@@ -5,7 +5,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fabriclens.parse.llm_stream import BodyLines, header_info, parse_line, token_text
+from fabriclens.parse.llm_stream import (
+    BodyLines,
+    ResponseLines,
+    header_info,
+    parse_line,
+    token_text,
+)
 
 
 def test_token_text_formats() -> None:
@@ -79,3 +85,14 @@ def test_plain_body_lines_and_rest() -> None:
     decoder = BodyLines(chunked=False)
     assert decoder.feed(b'{"a": 1}\n{"b"') == [b'{"a": 1}']
     assert decoder.feed(b": 2}") == [] and decoder.rest() == [b'{"b": 2}']
+
+
+def test_response_lines_head_split_anywhere() -> None:
+    wire = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + _chunked(
+        [b'data: {"a": 1}\n\n', b"data: [DONE]\n\n"]
+    )
+    for cut in range(1, len(wire)):
+        r = ResponseLines()
+        lines = r.feed(wire[:cut]) + r.feed(wire[cut:])
+        assert r.status == 200 and r.body is not None and r.body.finished
+        assert [line for line in lines if line] == [b'data: {"a": 1}', b"data: [DONE]"]

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from fabriclens.parse.llm_stream import BodyLines, header_info, parse_line
+from fabriclens.parse.llm_stream import ResponseLines, parse_line
 
 MAX_BODY_BYTES = 64 << 20
 
@@ -87,9 +87,7 @@ def time_request(
         conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + (body or b""))
         sent = time.perf_counter() - t0
         ttfb = first_token = None
-        status = None
-        buf = b""
-        lines: BodyLines | None = None
+        response = ResponseLines()
         total_bytes = tokens = 0
         usage = None
         server_s: dict[str, float] = {}
@@ -101,15 +99,7 @@ def time_request(
             if ttfb is None:
                 ttfb = now
             total_bytes += len(data)
-            if lines is None:
-                buf += data
-                end = buf.find(b"\r\n\r\n")
-                if end < 0:
-                    continue
-                status, chunked, _ = header_info(buf[:end])
-                lines = BodyLines(chunked)
-                data = buf[end + 4 :]
-            for line in lines.feed(data):
+            for line in response.feed(data):
                 event = parse_line(line)
                 if event is None:
                     continue
@@ -119,10 +109,10 @@ def time_request(
                         first_token = now
                 usage = event.completion_tokens or usage
                 server_s = event.server_s or server_s
-            if lines.finished:
+            if response.body is not None and response.body.finished:
                 break
         total = time.perf_counter() - t0
     finally:
         sock.close()
-    return HttpTiming(dns, connect, tls, sent, ttfb, first_token, total, status, total_bytes, tokens,
+    return HttpTiming(dns, connect, tls, sent, ttfb, first_token, total, response.status, total_bytes, tokens,
                       usage, tls_version, server_s)  # fmt: skip

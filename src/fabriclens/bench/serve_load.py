@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from fabriclens.bench.http_timing import tls_context
 from fabriclens.measure.serving import RequestRecord
-from fabriclens.parse.llm_stream import BodyLines, header_info, parse_line
+from fabriclens.parse.llm_stream import ResponseLines, parse_line
 
 DEFAULT_PATHS = {"openai": "/v1/chat/completions", "ollama": "/api/generate"}
 _WORDS = ["the", "network", "carries", "gradients", "between", "nodes", "while", "every", "GPU", "waits", "for", "its", "peers", "to", "finish", "sending", "their", "share", "of", "the", "model"]  # fmt: skip
@@ -142,27 +142,20 @@ async def one_request(target: Target, body: bytes, headers: dict[str, str], time
             head += [f"{k}: {v}" for k, v in headers.items()]
             opened.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
             await opened.drain()
-            buf = b""
-            lines: BodyLines | None = None
-            status: int | None = None
+            response = ResponseLines()
             done = malformed = whole = False
             while True:
                 data = await reader.read(65536)
                 now = time.perf_counter()
                 if not data:
                     break
-                if lines is None:
-                    buf += data
-                    end = buf.find(b"\r\n\r\n")
-                    if end < 0:
-                        continue
-                    status, chunked, _ = header_info(buf[:end])
-                    if status != 200:
-                        return record(f"http {status}")
-                    lines = BodyLines(chunked)
-                    data = buf[end + 4 :]
+                lines = response.feed(data)
+                if response.body is None:
+                    continue
+                if response.status != 200:
+                    return record(f"http {response.status}")
                 chars = 0
-                for line in lines.feed(data):
+                for line in lines:
                     event = parse_line(line)
                     if event is None:
                         continue
@@ -182,11 +175,11 @@ async def one_request(target: Target, body: bytes, headers: dict[str, str], time
                     chunks.append((now - t0, chars))
                 cost.chunk_s += time.perf_counter() - now
                 cost.chunks += 1
-                if lines.finished or (done and not lines.chunked) or whole:
+                if response.body.finished or (done and not response.body.chunked) or whole:
                     break
-            if lines is None:
-                return record("disconnect" if status is None else "no body")
-            for line in lines.rest():
+            if response.body is None:
+                return record("disconnect")
+            for line in response.body.rest():
                 event = parse_line(line)
                 if event is not None:
                     done |= event.done

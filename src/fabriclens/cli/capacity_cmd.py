@@ -33,20 +33,11 @@ def capacity(
 ) -> None:
     """How many GPUs and replicas serve N users at a per-token latency target."""
     from fabriclens.catalog import find_model
-    from fabriclens.errors import InputError
+    from fabriclens.measure.serving import parse_slo
     from fabriclens.plan.capacity import plan_capacity
     from fabriclens.report.json_doc import capacity_doc
-    from fabriclens.units import parse_time
 
-    slo: dict[str, float] = {}
-    for item in latency_slo.split(","):
-        key, eq, value = item.partition("=")
-        if not eq or key.strip() not in ("tpot", "ttft"):
-            raise InputError(
-                f"--latency-slo item {item!r} is not tpot=... or ttft=...",
-                "write it like tpot=50ms,ttft=2s",
-            )
-        slo[key.strip()] = parse_time(value)
+    slo = parse_slo(latency_slo, ("tpot", "ttft"), "--latency-slo", "tpot=50ms,ttft=2s")
     plan = plan_capacity(
         find_model(model), gpu, users=users, output_tokens=output_tokens, prompt_tokens=prompt_tokens,
         tpot_slo_s=slo.get("tpot", 0.05), ttft_slo_s=slo.get("ttft"), tp=tp, pp=pp,

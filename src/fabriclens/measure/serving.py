@@ -110,9 +110,8 @@ def summarize(values: list[float], weights: list[int] | None = None) -> dict[str
     return {"mean": float(v.mean()), "p50": float(p50), "p90": float(p90), "p99": float(p99)}
 
 
-def parse_slo(
-    text: str, allowed: tuple[str, ...] = SLO_KEYS, flag: str = "--slo"
-) -> dict[str, float]:
+def parse_slo(text: str, allowed: tuple[str, ...] = SLO_KEYS, flag: str = "--slo",
+              example: str = "ttft=500ms,tpot=50ms") -> dict[str, float]:  # fmt: skip
     """``ttft=500ms,tpot=50ms`` -> {"ttft": 0.5, "tpot": 0.05}; one clear error otherwise."""
     slo: dict[str, float] = {}
     for item in text.split(","):
@@ -121,11 +120,11 @@ def parse_slo(
         if not eq or key not in allowed:
             raise InputError(
                 f"{flag} item {item.strip()!r} is not one of {', '.join(k + '=...' for k in allowed)}",
-                f"write it like {flag} {allowed[0]}=500ms" + (f",{allowed[1]}=50ms" if len(allowed) > 1 else ""),
-            )  # fmt: skip
+                f"write it like {flag} {example}",
+            )
         slo[key] = parse_time(value)
         if slo[key] <= 0:
-            raise InputError(f"{flag} {key} must be positive", f"give {key}=50ms or similar")
+            raise InputError(f"{flag} {key} must be positive", f"write it like {flag} {example}")
     return slo
 
 

@@ -188,3 +188,25 @@ def header_info(head: bytes) -> tuple[int | None, bool, int | None]:
             except ValueError:
                 length = None
     return status, chunked, length
+
+
+class ResponseLines:
+    """A raw HTTP response, fed as it arrives: the status once the head is complete, then the
+    body's lines (chunked transfer decoded)."""
+
+    def __init__(self) -> None:
+        self.head = b""
+        self.status: int | None = None
+        self.body: BodyLines | None = None  # None until the head is complete
+
+    def feed(self, data: bytes) -> list[bytes]:
+        """Add received bytes; return the body lines completed by them."""
+        if self.body is None:
+            self.head += data
+            end = self.head.find(b"\r\n\r\n")
+            if end < 0:
+                return []
+            self.status, chunked, _ = header_info(self.head[:end])
+            self.body = BodyLines(chunked)
+            data, self.head = self.head[end + 4 :], b""
+        return self.body.feed(data)

@@ -18,6 +18,19 @@ def require_matplotlib() -> None:
         ) from None
 
 
+def _save(fig: Any, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as exc:
+        raise InputError(
+            f"cannot write {path}: {exc.strerror}", "choose a writable --plot path"
+        ) from None
+    finally:
+        plt.close(fig)
+
+
 def serve_plot(doc: dict[str, Any], path: Path) -> None:
     """`bench serve`: TTFT and ITL (p50, p99) against output tokens/s, one point per load level."""
     require_matplotlib()
@@ -53,14 +66,7 @@ def serve_plot(doc: dict[str, Any], path: Path) -> None:
         ax.grid(True, alpha=0.3)
         ax.legend()
     fig.suptitle(f"{doc['model']} at {doc['url']}", fontsize=10)
-    try:
-        fig.savefig(path, dpi=110)
-    except OSError as exc:
-        raise InputError(
-            f"cannot write {path}: {exc.strerror}", "choose a writable --plot path"
-        ) from None
-    finally:
-        plt.close(fig)
+    _save(fig, path)
 
 
 def collective_plot(doc: dict[str, Any], path: Path) -> None:
@@ -84,11 +90,4 @@ def collective_plot(doc: dict[str, Any], path: Path) -> None:
     ax.set_title(f"{doc['op']} · {doc['ranks']} ranks · {doc['backend']}")
     ax.grid(True, alpha=0.3)
     ax.legend()
-    try:
-        fig.savefig(path, dpi=110)
-    except OSError as exc:
-        raise InputError(
-            f"cannot write {path}: {exc.strerror}", "choose a writable --plot path"
-        ) from None
-    finally:
-        plt.close(fig)
+    _save(fig, path)
