@@ -41,6 +41,7 @@ def doctor(
         gpu_facts,
         nic_facts,
         rdma_facts,
+        service_facts,
         topology_facts,
     )
     from fabriclens.errors import InputError
@@ -48,7 +49,7 @@ def doctor(
     from fabriclens.parse.netdev import NetInterface, RdmaPort
     from fabriclens.parse.nvidia_smi import QUERY_COMMAND, parse_gpu_query, parse_topo
     from fabriclens.probes._run import run_command
-    from fabriclens.probes.sysfs_net import read_interfaces, read_rdma_ports
+    from fabriclens.probes.sysfs_net import read_interfaces, read_listeners, read_rdma_ports
 
     check_formats(json_out, markdown)
     if not sys_root.is_dir():
@@ -99,7 +100,8 @@ def doctor(
         if not query.ok:
             not_checked.append(Finding("not-checked-gpu", "info", f"GPUs not checked: {query.command} failed",
                                        query.stderr.strip()[:200], (query.command,), "", ()))  # fmt: skip
-    findings = diagnose_host(nic_rows, port_rows, gpu_rows, topo_rows)
+    service_rows = service_facts(read_listeners(sys_root))
+    findings = diagnose_host(nic_rows, port_rows, gpu_rows, topo_rows, service_rows)
     if logs:
         findings += diagnose(*read_logs(logs))
     findings += not_checked
@@ -107,6 +109,7 @@ def doctor(
         "interfaces": nic_rows,
         "rdma_ports": port_rows,
         "gpus": gpu_rows,
+        "services": service_rows,
         "findings": findings_doc(findings),
     }
     emit(doc, json_out, "doctor_renderables", markdown)

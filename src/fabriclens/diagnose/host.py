@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +13,7 @@ from fabriclens.diagnose.engine import Finding, rule_table
 from fabriclens.parse.ethtool import EthtoolInfo
 from fabriclens.parse.netdev import NetInterface, RdmaPort
 from fabriclens.parse.nvidia_smi import GpuReading, Topology
+from fabriclens.parse.proc_net import Listener
 
 FACTS = {
     "nic": {"name", "physical", "nic_state", "speed_mbps", "max_speed_mbps", "speed_below", "errors",
@@ -22,6 +24,16 @@ FACTS = {
     "gpu": {"index", "name", "pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max", "pcie_width_below",
             "pcie_gen_below", "busy_low_power", "utilization_pct", "power_w", "power_limit_w"},
     "topology": {"gpus", "pairs", "nvlink_pairs"},
+    "service": {"service", "port", "addresses", "loopback_only", "fix_hint"},
+}  # fmt: skip
+
+# inference servers at their default ports, and how each is told to listen on every address
+SERVICES = {
+    11434: ("Ollama", "start it with OLLAMA_HOST=0.0.0.0 (systemctl edit ollama: Environment=OLLAMA_HOST=0.0.0.0)"),
+    8000: ("vLLM (OpenAI-compatible server)", "start it with --host 0.0.0.0"),
+    8080: ("Text Generation Inference", "start it with --hostname 0.0.0.0"),
+    30000: ("SGLang", "start it with --host 0.0.0.0"),
+    1234: ("LM Studio", "enable 'Serve on Local Network' in its server settings"),
 }  # fmt: skip
 
 
@@ -170,6 +182,18 @@ def gpu_facts(gpu: GpuReading) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def service_facts(listeners: list[Listener]) -> list[dict[str, Any]]:
+    """Facts about each known inference server port that something listens on."""
+    out = []
+    for port, (name, hint) in SERVICES.items():
+        addrs = sorted({lst.address for lst in listeners if lst.port == port})
+        if addrs:
+            loopback_only = all(ipaddress.ip_address(a).is_loopback for a in addrs)
+            out.append({"service": name, "port": port, "addresses": ", ".join(addrs),
+                        "loopback_only": loopback_only, "fix_hint": hint})  # fmt: skip
+    return out
+
+
 def topology_facts(topo: Topology) -> dict[str, Any]:
     """Facts about the node's GPU-to-GPU links."""
     return {"gpus": len(topo.gpus), "pairs": topo.pairs, "nvlink_pairs": topo.nvlink_pairs}
@@ -180,9 +204,16 @@ def diagnose_host(
     ports: list[dict[str, Any]],
     gpus: list[dict[str, Any]] | None = None,
     topology: list[dict[str, Any]] | None = None,
+    services: list[dict[str, Any]] | None = None,
 ) -> list[Finding]:
     """Findings for every subject, one per rule that fires."""
-    subjects = {"nic": nics, "rdma": ports, "gpu": gpus or [], "topology": topology or []}
+    subjects = {
+        "nic": nics,
+        "rdma": ports,
+        "gpu": gpus or [],
+        "topology": topology or [],
+        "service": services or [],
+    }
     found = []
     for rule in host_rules():
         for facts in subjects[rule.scope]:

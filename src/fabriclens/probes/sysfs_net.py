@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from fabriclens.parse.netdev import NetInterface, RdmaPort
+from fabriclens.parse.proc_net import Listener, parse_listeners
 
 NET_STATS = (
     "rx_errors",
@@ -94,4 +95,17 @@ def read_rdma_ports(root: Path = Path("/"), exclude: tuple[str, ...] = ()) -> li
                 phys_state=_read(p / "phys_state"), rate=_read(p / "rate"), link_layer=_read(p / "link_layer"),
                 counters=counters["counters"], hw_counters=counters["hw_counters"],
             ))  # fmt: skip
+    return out
+
+
+def read_listeners(root: Path) -> list[Listener]:
+    """Listening TCP sockets from ``root``/proc/net/tcp and tcp6 (this network namespace's)."""
+    out: list[Listener] = []
+    for name in ("tcp", "tcp6"):
+        try:
+            out += parse_listeners(
+                (root / "proc" / "net" / name).read_text(encoding="ascii", errors="replace")
+            )
+        except OSError:
+            continue
     return out
