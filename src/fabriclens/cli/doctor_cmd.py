@@ -24,6 +24,13 @@ def doctor(
             help="Read the counters twice this many seconds apart: rates, and errors rising now"
         ),
     ] = 0.0,
+    peer: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Test the path to this host too: latency, jitter, loss, TCP connect, path MTU, hops"
+        ),
+    ] = None,
+    peer_port: Annotated[int, typer.Option(help="TCP port for the connect-time test")] = 22,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Markdown output, to paste into a ticket")
@@ -40,6 +47,7 @@ def doctor(
         diagnose_host,
         gpu_facts,
         nic_facts,
+        peer_facts,
         rdma_facts,
         service_facts,
         topology_facts,
@@ -58,6 +66,17 @@ def doctor(
         )
     if not 0 <= sample <= 300:
         raise InputError(f"--sample {sample:g} is out of range", "give 0 (off) to 300 seconds")
+    from fabriclens.probes.peer import valid_host
+
+    peers = split_list(peer)
+    for host in peers:
+        if not valid_host(host):
+            raise InputError(
+                f"--peer {host!r} is not a host name or address",
+                "give --peer 10.0.0.2 or --peer node2",
+            )
+    if not 1 <= peer_port <= 65535:
+        raise InputError(f"--peer-port {peer_port} is not a port", "give --peer-port 22")
     live = sys_root.resolve() == Path("/")
     not_checked: list[Finding] = []
     excluded = tuple(split_list(exclude_rdma))
@@ -101,7 +120,16 @@ def doctor(
             not_checked.append(Finding("not-checked-gpu", "info", f"GPUs not checked: {query.command} failed",
                                        query.stderr.strip()[:200], (query.command,), "", ()))  # fmt: skip
     service_rows = service_facts(read_listeners(sys_root))
-    findings = diagnose_host(nic_rows, port_rows, gpu_rows, topo_rows, service_rows)
+    peer_rows: list[dict[str, Any]] = []
+    if peers and shutil.which("ping") is None:
+        not_checked.append(Finding("not-checked-peer", "info", "the path to the peer not checked: ping is not installed",
+                                   "", ("apt-get install iputils-ping",), "", ()))  # fmt: skip
+    elif peers:
+        from fabriclens.probes.peer import probe_peer
+
+        mtus = {n.name: n.mtu for n in nics if n.mtu}
+        peer_rows = [peer_facts(probe_peer(h, peer_port, mtus)) for h in peers]
+    findings = diagnose_host(nic_rows, port_rows, gpu_rows, topo_rows, service_rows, peer_rows)
     if logs:
         findings += diagnose(*read_logs(logs))
     findings += not_checked
@@ -110,6 +138,7 @@ def doctor(
         "rdma_ports": port_rows,
         "gpus": gpu_rows,
         "services": service_rows,
+        "peers": peer_rows,
         "findings": findings_doc(findings),
     }
     emit(doc, json_out, "doctor_renderables", markdown)

@@ -25,6 +25,8 @@ FACTS = {
             "pcie_gen_below", "busy_low_power", "utilization_pct", "power_w", "power_limit_w"},
     "topology": {"gpus", "pairs", "nvlink_pairs"},
     "service": {"service", "port", "addresses", "loopback_only", "fix_hint"},
+    "peer": {"peer", "ping_ok", "reachable", "sent", "received", "loss_pct", "rtt_ms", "rtt_avg_ms", "jitter_ms",
+             "tcp_port", "tcp_connect_ms", "device", "iface_mtu", "path_mtu", "path_mtu_below"},
 }  # fmt: skip
 
 # inference servers at their default ports, and how each is told to listen on every address
@@ -194,6 +196,12 @@ def service_facts(listeners: list[Listener]) -> list[dict[str, Any]]:
     return out
 
 
+def peer_facts(probe: dict[str, Any]) -> dict[str, Any]:
+    """Facts about the path to a peer, from ``probes.peer.probe_peer``."""
+    path, iface = probe.get("path_mtu"), probe.get("iface_mtu")
+    return dict(probe) | {"path_mtu_below": bool(path and iface and path < iface)}
+
+
 def topology_facts(topo: Topology) -> dict[str, Any]:
     """Facts about the node's GPU-to-GPU links."""
     return {"gpus": len(topo.gpus), "pairs": topo.pairs, "nvlink_pairs": topo.nvlink_pairs}
@@ -205,15 +213,11 @@ def diagnose_host(
     gpus: list[dict[str, Any]] | None = None,
     topology: list[dict[str, Any]] | None = None,
     services: list[dict[str, Any]] | None = None,
+    peers: list[dict[str, Any]] | None = None,
 ) -> list[Finding]:
     """Findings for every subject, one per rule that fires."""
-    subjects = {
-        "nic": nics,
-        "rdma": ports,
-        "gpu": gpus or [],
-        "topology": topology or [],
-        "service": services or [],
-    }
+    subjects = {"nic": nics, "rdma": ports, "gpu": gpus or [], "topology": topology or [], "service": services or [],
+                "peer": peers or []}  # fmt: skip
     found = []
     for rule in host_rules():
         for facts in subjects[rule.scope]:

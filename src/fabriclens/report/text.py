@@ -547,6 +547,10 @@ def bench_net_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     return [table, text]
 
 
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f} ms"
+
+
 def doctor_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     """`fabriclens doctor` output: interfaces, RDMA ports, then findings by severity."""
     out: list[RenderableType] = []
@@ -574,6 +578,24 @@ def doctor_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         for p in doc["rdma_ports"]:
             ports.add_row(p["device"], str(p["port"]), p["state"], p["phys_state"], p["link_layer"])
         out.append(ports)
+    if doc.get("peers"):
+        peers = Table(title="Path to peers", box=box.SIMPLE_HEAD, title_justify="left")
+        for col in (
+            "peer",
+            "answered",
+            "loss",
+            "RTT (median)",
+            "jitter (mdev)",
+            "TCP connect",
+            "path MTU",
+            "via",
+        ):
+            peers.add_column(col, justify="left" if col in ("peer", "via") else "right")
+        for p in doc["peers"]:
+            peers.add_row(p["peer"], f"{p['received']}/{p['sent']}", "-" if p["loss_pct"] is None else f"{p['loss_pct']:g}%",
+                          _ms(p["rtt_ms"]), _ms(p["jitter_ms"]), _ms(p["tcp_connect_ms"]),
+                          "-" if p["path_mtu"] is None else f"{p['path_mtu']} of {p['iface_mtu']}", p["device"] or "-")  # fmt: skip
+        out.append(peers)
     out += logs_renderables({"nccl": {"version": None, "transport": None, "ib_devices": [], "oob": None,
                                       "socket_ifaces": [], "gdr": None, "env": {}}, "findings": doc["findings"]})[1:]  # fmt: skip
     return out

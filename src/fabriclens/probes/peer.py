@@ -1,0 +1,128 @@
+"""Tests toward one peer: ICMP latency, jitter and loss (ping), TCP connect time, path MTU
+(ping with don't-fragment), the path per hop (mtr, where installed). Every command has a timeout;
+nothing user-supplied passes through a shell (the host is an argument, checked first)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import shutil
+import socket
+import statistics
+import time
+from typing import Any
+
+from fabriclens.parse.ping import parse_ping
+from fabriclens.probes._run import run_command
+
+_HOSTNAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
+IP_ICMP_OVERHEAD = 28  # IPv4 header + ICMP header: ping -s N sends N + 28 bytes of IP packet
+
+
+def valid_host(host: str) -> bool:
+    """An IP address or a DNS name (no options, no shell characters)."""
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return bool(_HOSTNAME.match(host))
+
+
+def _ping(host: str, count: int, interval: float, size: int | None = None, df: bool = False) -> Any:
+    argv = ["ping", "-n", "-c", str(count), "-i", str(interval), "-W", "1"]
+    if size is not None:
+        argv += ["-s", str(size)]
+    if df:
+        argv += ["-M", "do"]
+    return run_command([*argv, host], timeout_s=count * (interval + 1) + 5)
+
+
+def tcp_connect_ms(host: str, port: int, tries: int = 5) -> float | None:
+    """Median TCP connect time; a refused connect still times the round trip (the RST comes back)."""
+    times = []
+    for _ in range(tries):
+        t0 = time.perf_counter()
+        try:
+            with socket.create_connection((host, port), timeout=3):
+                pass
+        except ConnectionRefusedError:
+            pass
+        except OSError:
+            continue
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times) if times else None
+
+
+def route_device(host: str) -> str | None:
+    res = run_command(["ip", "route", "get", host], timeout_s=5)
+    m = re.search(r"\bdev (\S+)", res.stdout) if res.ok else None
+    return m.group(1) if m else None
+
+
+def path_mtu(host: str, iface_mtu: int) -> int | None:
+    """Largest IP packet that crosses the path unfragmented, probed with don't-fragment pings
+    between 576 and the interface's MTU (a silent drop of big frames shows as a smaller path MTU)."""
+
+    def passes(mtu: int) -> bool:
+        res = _ping(host, 2, 0.2, size=mtu - IP_ICMP_OVERHEAD, df=True)
+        summary = parse_ping(res.stdout)
+        return bool(summary and summary.received)
+
+    top = min(iface_mtu, 65535)  # an IP packet's largest size (loopback's MTU is 65536)
+    if passes(top):
+        return top
+    lo, hi = 576, top - 1
+    if not passes(lo):
+        return None
+    while lo < hi:  # largest size that passes
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if passes(mid) else (lo, mid - 1)
+    return lo
+
+
+def mtr_path(host: str) -> dict[str, Any] | None:
+    """Hops and the worst hop's loss from `mtr --json`, where mtr is installed."""
+    if shutil.which("mtr") is None:
+        return None
+    import json
+
+    fast = ["-i", "0.2"] if os.geteuid() == 0 else []  # intervals below 1 s need root
+    res = run_command(["mtr", "--json", "-n", "-c", "5", *fast, host], timeout_s=60)
+    try:
+        hubs = json.loads(res.stdout)["report"]["hubs"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    hops = [
+        {"host": h.get("host"), "loss_pct": h.get("Loss%"), "avg_ms": h.get("Avg")} for h in hubs
+    ]
+    return {"hops": hops, "command": res.command}
+
+
+def probe_peer(host: str, port: int, iface_mtus: dict[str, int]) -> dict[str, Any]:
+    """Facts about the path to ``host`` (values None where a test could not run)."""
+    _ping(host, 3, 0.2)  # warm-up, not counted: the first probes pay for ARP / neighbour discovery
+    res = _ping(host, 20, 0.2)
+    ping = parse_ping(res.stdout)
+    dev = route_device(host)
+    mtu = min(iface_mtus.get(dev or "", 1500), 65535)
+    reachable = bool(ping and ping.received)
+    median = statistics.median(ping.times_ms) if ping and ping.times_ms else None
+    return {
+        "peer": host,
+        "ping_ok": ping is not None,
+        "reachable": reachable,
+        "sent": ping.sent if ping else 0,
+        "received": ping.received if ping else 0,
+        "loss_pct": round(100 * ping.loss, 2) if ping else None,
+        "rtt_ms": median,
+        "rtt_avg_ms": ping.avg_ms if ping else None,
+        "jitter_ms": ping.mdev_ms if ping else None,
+        "tcp_port": port,
+        "tcp_connect_ms": tcp_connect_ms(host, port),
+        "device": dev,
+        "iface_mtu": mtu,
+        "path_mtu": path_mtu(host, mtu) if reachable else None,
+        "mtr": mtr_path(host) if reachable else None,
+        "commands": [res.command, f"ping -M do -s {mtu - IP_ICMP_OVERHEAD} -c 2 {host}"],
+    }
