@@ -60,6 +60,10 @@ def test_doctor_names_a_server_bound_to_localhost(
         "SGLang listens on ::1 port 30000 only",
     ]
     assert any("OLLAMA_HOST=0.0.0.0" in f["fix"] for f in found)
+    run(["doctor", "--sys-root", str(root), "--markdown"])
+    md = capsys.readouterr().out
+    assert "## Inference servers listening" in md and "| Ollama | 11434 | 127.0.0.1 | yes |" in md
+    assert "| vLLM (OpenAI-compatible server) | 8000 | 0.0.0.0 | no |" in md
 
 
 def test_live_listener_in_this_namespace(capsys: pytest.CaptureFixture[str]) -> None:

@@ -72,8 +72,22 @@ def doctor_markdown(doc: dict[str, Any]) -> str:
             [[p["device"], p["port"], p["state"], p["phys_state"], p["link_layer"]]
              for p in doc["rdma_ports"]],
         )  # fmt: skip
+    if doc.get("services"):
+        lines += ["", "## Inference servers listening", ""]
+        lines += _table(["service", "port", "addresses", "localhost only"],
+                        [[s["service"], s["port"], s["addresses"], "yes" if s["loopback_only"] else "no"]
+                         for s in doc["services"]])  # fmt: skip
+    if doc.get("peers"):
+        lines += ["", "## Path to peers", ""]
+        lines += _table(["peer", "answered", "loss %", "RTT ms (median)", "jitter ms", "TCP connect ms", "path MTU", "interface MTU"],
+                        [[p["peer"], f"{p['received']}/{p['sent']}", p["loss_pct"], _round(p["rtt_ms"]), _round(p["jitter_ms"]),
+                          _round(p["tcp_connect_ms"]), p["path_mtu"], p["iface_mtu"]] for p in doc["peers"]])  # fmt: skip
     lines += ["", "## Findings", "", *findings_markdown(doc["findings"])]
     return "\n".join(lines) + "\n"
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
 
 
 def logs_markdown(doc: dict[str, Any]) -> str:
