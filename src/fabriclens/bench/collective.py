@@ -218,6 +218,7 @@ def run_collective(cfg: RunConfig) -> dict[str, Any] | None:
 def run_p2p(size: int, iters: int, backend: str, timeout_s: float) -> dict[str, Any] | None:
     """Bandwidth of every pair, in rounds of disjoint pairs; rank 0 returns the matrix."""
     torch, dist, rank, world, device = _init(backend, timeout_s)
+    name = dist.get_backend()
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     x = torch.ones(max(1, size // 4), dtype=torch.float32, device=device)
     y = torch.empty_like(x)
@@ -256,19 +257,11 @@ def run_p2p(size: int, iters: int, backend: str, timeout_s: float) -> dict[str, 
     if rank != 0:
         return None
     return {
-        "backend": dist_backend_name(backend),
+        "backend": name,
         "world": world,
         "size_bytes": x.numel() * 4,
         "ranks": gathered,
     }
-
-
-def dist_backend_name(backend: str) -> str:
-    if backend != "auto":
-        return backend
-    import torch
-
-    return "nccl" if torch.cuda.is_available() else "gloo"
 
 
 def _shutdown(dist: Any) -> None:

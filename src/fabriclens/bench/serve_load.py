@@ -100,6 +100,15 @@ class ClientCost:
     chunks: int = 0
     lag_s: list[float] = field(default_factory=list)
 
+    @classmethod
+    def merged(cls, costs: list[ClientCost]) -> ClientCost:
+        """The cost of several levels together."""
+        return cls(
+            sum(c.chunk_s for c in costs),
+            sum(c.chunks for c in costs),
+            [x for c in costs for x in c.lag_s],
+        )
+
     def summary(self) -> dict[str, float | int | None]:
         lags = sorted(self.lag_s)
         return {

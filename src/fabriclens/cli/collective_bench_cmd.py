@@ -144,9 +144,10 @@ def collective(
 def collective_doc(op: str, cfg: Any, raw: dict[str, Any], *, network: str | None, nics_per_node: int | None,
                    gpu: str | None) -> dict[str, Any]:  # fmt: skip
     """The report (rank 0): per-size rows, plateau, expected busbw, efficiency, verdict."""
-    from fabriclens.measure.collective import plateau, size_row
+    from fabriclens.bench.collective import DTYPES
+    from fabriclens.measure.collective import size_row
     from fabriclens.parse.nccl_tests import NcclTestsRun, Row
-    from fabriclens.plan.expect import judge
+    from fabriclens.plan.expect import judge, plateau
 
     world = raw["world"]
     hosts = [r["host"] for r in raw["ranks"]]
@@ -155,7 +156,9 @@ def collective_doc(op: str, cfg: Any, raw: dict[str, Any], *, network: str | Non
         row = size_row(op, size, world, [r["stats"][i] for r in raw["ranks"]])
         row["wrong"] = sum(r["wrong"][i] for r in raw["ranks"]) if cfg.check else None
         rows.append(row)
-    size, busbw = plateau(rows)
+    run = NcclTestsRun(op=op, rows=[Row(r["size_bytes"], r["size_bytes"] // DTYPES[cfg.dtype], cfg.dtype, r["time_us"],
+                                        r["algbw_GBps"], r["busbw_GBps"], r["wrong"]) for r in rows])  # fmt: skip
+    size, busbw = plateau(run)  # the same rule as bench import
     doc: dict[str, Any] = {
         "op": op, "backend": raw["backend"], "device": raw["device"], "ranks": world, "hosts": sorted(set(hosts)),
         "dtype": cfg.dtype, "iters": cfg.iters, "warmup": cfg.warmup, "sizes": rows,
@@ -172,8 +175,6 @@ def collective_doc(op: str, cfg: Any, raw: dict[str, Any], *, network: str | Non
             f"plateau busbw {busbw:.3f} GB/s (give --network to judge it against the fabric)"
         )
         return doc
-    run = NcclTestsRun(op=op, rows=[Row(r["size_bytes"], r["size_bytes"] // 4, cfg.dtype, r["time_us"], r["algbw_GBps"],
-                                        r["busbw_GBps"], r["wrong"]) for r in rows])  # fmt: skip
     v = judge(run, op=op, gpu=gpu or ("h100-sxm" if cpu else _torch_gpu()), ranks=world, gpus_per_node=gpus_per_node,
               network=network, nics_per_node=nics_per_node)  # fmt: skip
     doc.update(expected_busbw_GBps=v.expected_busbw_GBps, efficiency=v.efficiency, level=v.level, verdict=v.verdict,

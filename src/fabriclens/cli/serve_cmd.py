@@ -42,7 +42,7 @@ def serve(
     import asyncio
     import dataclasses
 
-    from fabriclens.bench.serve_load import Target, request_body, run_level
+    from fabriclens.bench.serve_load import ClientCost, Target, request_body, run_level
     from fabriclens.cli._output import emit, parse_headers
     from fabriclens.errors import ExitStatus, InputError
     from fabriclens.measure.serving import aggregate, parse_slo
@@ -121,19 +121,13 @@ def serve(
             costs.append(cost)
             if entry["completed"] == 0 and _unreachable(entry["errors"]):
                 break  # nothing answers: the rest of the sweep would say the same
-    chunks = sum(c.chunks for c in costs)
-    lags = [x for c in costs for x in c.lag_s]
     doc = {
         "url": url,
         "api": chosen_api,
         "model": model,
         "mode": "open loop" if rate else "closed loop",
         "results": results,
-        "client_overhead": {
-            "chunks": chunks,
-            "per_chunk_ms": 1e3 * sum(c.chunk_s for c in costs) / chunks if chunks else None,
-            "loop_lag_p99_ms": 1e3 * sorted(lags)[min(len(lags) - 1, int(0.99 * len(lags)))] if lags else None,
-        },
+        "client_overhead": ClientCost.merged(costs).summary(),
         "assumptions": _assumptions(chosen_api, prompts is None, results),
     }  # fmt: skip
     if plot is not None:

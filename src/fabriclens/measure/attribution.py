@@ -41,14 +41,12 @@ def attribute(client: dict[str, float], baseline: dict[str, float] | None = None
         rtt = rtt_client
         server = c["request"] + c["wait"] + c["first_token"] - rtt
         method = "client only: the TCP connect time is taken as the path's round-trip time"
-        other = None
     else:
         b = {k: float(baseline.get(k, 0.0)) for k in PHASE_KEYS}
         rtt = max(0.0, rtt_client - b["connect"])
         server = b["request"] + b["wait"] + b["first_token"]
         method = ("baseline: the server-side request gives the server's share; the path's round trip is "
                   "the client's connect less the server-side connect")  # fmt: skip
-        other = None  # filled below as the remainder
     names = ["TCP connect", *(["TLS"] * (trips - 2)), "request/response"]
     parts.append({"part": "network path", "seconds": trips * rtt,
                   "how": f"{trips} round trips x {1e3 * rtt:.2f} ms ({', '.join(names)})"})  # fmt: skip
@@ -57,8 +55,7 @@ def attribute(client: dict[str, float], baseline: dict[str, float] | None = None
                       "how": f"{tls_version}: handshake time beyond its round trips"})  # fmt: skip
     parts += _server_parts(server, server_s or {})
     if baseline is not None:
-        other = ttft - sum(p["seconds"] for p in parts)
-        parts.append({"part": "gateway / proxy / other", "seconds": other,
+        parts.append({"part": "gateway / proxy / other", "seconds": ttft - sum(p["seconds"] for p in parts),
                       "how": "time to first token not explained by the path or the server-side request"})  # fmt: skip
     parts.append({"part": "generation (after the first token)", "seconds": c["transfer"],
                   "how": "the rest of the response: decode speed, not counted in the time to first token"})  # fmt: skip

@@ -57,15 +57,6 @@ def size_row(
     }
 
 
-def plateau(rows: list[dict[str, Any]]) -> tuple[int, float]:
-    """(size, busbw) of the large-message plateau: median busbw over the sizes within 4x of the
-    largest (the same rule as ``bench import``; never a sweep average)."""
-    largest = max(r["size_bytes"] for r in rows)
-    return largest, statistics.median(
-        r["busbw_GBps"] for r in rows if r["size_bytes"] * 4 >= largest
-    )
-
-
 def pair_rounds(n: int) -> list[list[tuple[int, int]]]:
     """Every pair of ``n`` ranks once, in rounds of disjoint pairs (the circle method): n - 1
     rounds for even n, n for odd n — O(n) rounds, not O(n^2)."""
