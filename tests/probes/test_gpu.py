@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
-from fabriclens.diagnose.host import diagnose_host, gpu_facts, topology_facts
+from fabriclens.diagnose.host import affinity_facts, diagnose_host, gpu_facts, topology_facts
 from fabriclens.parse.nvidia_smi import parse_gpu_query, parse_topo
+from fabriclens.probes.gpu import open_gpus, sample_gpus
+from fabriclens.probes.survey import survey_host
 
 NVLINK_TOPO = """\tGPU0\tGPU1\tCPU Affinity
 GPU0\t X \tNV18\t0-55
@@ -50,3 +57,147 @@ def test_topology() -> None:
 def test_garbage(text: str) -> None:
     assert parse_gpu_query(text) == [] or all(g.index >= 0 for g in parse_gpu_query(text))
     parse_topo(text)
+
+
+# `nvidia-smi topo -m` on a two-socket node with NICs, in the newer layout (NIC columns and a
+# NIC legend): GPU0/1 share a PCIe switch with NIC0; GPU2 reaches NIC1 through the host bridges of
+# its own socket; GPU3 only through the other socket.
+TOPO_NICS = """\tGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID
+GPU0\t X \tNV18\tNV18\tNV18\tPIX\tSYS\t0-55\t0\t\tN/A
+GPU1\tNV18\t X \tNV18\tNV18\tPIX\tSYS\t0-55\t0\t\tN/A
+GPU2\tNV18\tNV18\t X \tNV18\tSYS\tNODE\t56-111\t1\t\tN/A
+GPU3\tNV18\tNV18\tNV18\t X \tSYS\tSYS\t56-111\t1\t\tN/A
+NIC0\tPIX\tPIX\tSYS\tSYS\t X \tSYS
+NIC1\tSYS\tSYS\tNODE\tSYS\tSYS\t X
+
+Legend:
+
+  X    = Self
+  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)
+  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node
+  PIX  = Connection traversing at most a single PCIe bridge
+  NV#  = Connection traversing a bonded set of # NVLinks
+
+NIC Legend:
+
+  NIC0: mlx5_0
+  NIC1: mlx5_1
+"""
+
+
+def test_nearest_nic_per_gpu() -> None:
+    topo = parse_topo(TOPO_NICS)
+    assert topo.gpus == ["GPU0", "GPU1", "GPU2", "GPU3"] and topo.nics == ["NIC0", "NIC1"]
+    assert topo.pairs == 6 and topo.nvlink_pairs == 6  # NIC columns are not GPU pairs
+    rows = {a["gpu"]: (a["nic"], a["link"]) for a in affinity_facts(topo)}
+    assert rows == {"GPU0": ("mlx5_0", "PIX"), "GPU1": ("mlx5_0", "PIX"), "GPU2": ("mlx5_1", "NODE"),
+                    "GPU3": ("mlx5_0", "SYS")}  # fmt: skip
+    found = {
+        (f.rule, f.evidence[0])
+        for f in diagnose_host([], [], [], [], affinity=affinity_facts(topo))
+    }
+    assert found == {("gpu-nic-cross-socket", "GPU3: nearest NIC mlx5_0 via SYS"),
+                     ("gpu-nic-other-bridge", "GPU2: nearest NIC mlx5_1 via NODE")}  # fmt: skip
+    # the older layout names NICs by device (mlx5_0) and has no legend; a matrix without NICs
+    # gives no placement at all
+    old = parse_topo("\tGPU0\tmlx5_0\tCPU Affinity\nGPU0\t X \tSYS\t0-31\nmlx5_0\tSYS\t X \n")
+    assert old.nearest_nic("GPU0") == ("mlx5_0", "SYS")
+    assert affinity_facts(parse_topo(NVLINK_TOPO)) == []
+
+
+class FakeNvml:
+    """The pynvml calls the probe makes, for a node of two GPUs: GPU 0 swings between idle and
+    busy (as when it waits on the network), GPU 1 is thermally slowed and has no NVLink."""
+
+    NVML_NVLINK_MAX_LINKS = 4
+
+    class NVMLError(Exception):
+        pass
+
+    def __init__(self, fail_init: bool = False) -> None:
+        self.fail_init, self.tick = fail_init, 0
+
+    def nvmlInit(self) -> None:
+        if self.fail_init:
+            raise self.NVMLError("Driver Not Loaded")
+
+    def nvmlDeviceGetCount(self) -> int:
+        self.tick += 1
+        return 2
+
+    def nvmlDeviceGetHandleByIndex(self, i: int) -> int:
+        return i
+
+    def nvmlDeviceGetName(self, h: int) -> bytes:
+        return b"NVIDIA H100 80GB HBM3"  # older pynvml returns bytes
+
+    def nvmlDeviceGetMemoryInfo(self, h: int) -> Any:
+        return SimpleNamespace(total=80 * 2**30, used=70 * 2**30)
+
+    def nvmlDeviceGetUtilizationRates(self, h: int) -> Any:
+        return SimpleNamespace(gpu=(100 if self.tick % 2 else 0) if h == 0 else 97)
+
+    def nvmlDeviceGetPowerUsage(self, h: int) -> int:
+        return 650_000 if h == 0 else 500_000  # milliwatts
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, h: int) -> int:
+        return 700_000
+
+    def nvmlDeviceGetCurrPcieLinkGeneration(self, h: int) -> int:
+        return 5
+
+    def nvmlDeviceGetMaxPcieLinkGeneration(self, h: int) -> int:
+        return 5
+
+    def nvmlDeviceGetCurrPcieLinkWidth(self, h: int) -> int:
+        return 16
+
+    def nvmlDeviceGetMaxPcieLinkWidth(self, h: int) -> int:
+        return 16
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, h: int) -> int:
+        return 0x1 if h == 0 else 0x40 | 0x4  # idle; hardware thermal slowdown + power cap
+
+    def nvmlDeviceGetNvLinkState(self, h: int, link: int) -> int:
+        if h == 1:
+            raise self.NVMLError("Not Supported")
+        return 1
+
+
+def test_nvml_source_and_the_window() -> None:
+    source = open_gpus(FakeNvml())  # type: ignore[arg-type]
+    assert source.name == "nvml" and source.read is not None
+    now = source.read()
+    assert (
+        now[0].name == "NVIDIA H100 80GB HBM3"
+        and now[0].power_w == 650.0
+        and now[0].power_limit_w == 700.0
+    )
+    assert (
+        now[0].memory_total_mib == 80 * 1024
+        and now[0].nvlinks_active == 4
+        and now[1].nvlinks_active is None
+    )
+    assert now[1].slowdowns == ["hardware thermal slowdown"] and now[0].slowdowns == []
+    series = sample_gpus(source.read, 0.3, interval=0.02)
+    assert len(series) >= 5
+    facts = [gpu_facts(series[-1][i], [s[i] for s in series]) for i in (0, 1)]
+    assert facts[0]["util_swinging"] and not facts[1]["util_swinging"]
+    ids = {(f.rule, f.evidence[0].split(" ")[1]) for f in diagnose_host([], [], facts, [])}
+    assert ids == {("gpu-utilisation-swinging", "0"), ("gpu-clocks-slowed", "1")}
+
+
+def test_no_gpu_source_is_not_checked_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    source = open_gpus(FakeNvml(fail_init=True))  # type: ignore[arg-type]
+    assert source.name == "none" and source.read is None
+    assert "Driver Not Loaded" in source.problem and "no nvidia-smi" in source.problem
+    assert open_gpus(live=False).read is None
+
+
+def test_survey_uses_the_gpu_source_and_samples_it(tmp_path: Path) -> None:
+    (tmp_path / "sys" / "class" / "net").mkdir(parents=True)
+    s = survey_host(tmp_path, sample=0.3, gpus=open_gpus(FakeNvml()))  # type: ignore[arg-type]
+    assert s.gpu_source == "nvml" and [g["index"] for g in s.gpus] == [0, 1]
+    assert s.gpus[0]["util_samples"] >= 2
+    assert not any(f.rule == "not-checked-gpu" for f in s.not_checked)

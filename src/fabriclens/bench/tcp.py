@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 DEFAULT_PORT = 5299
 MAX_CONNECTIONS = 32
@@ -160,3 +161,64 @@ def summarise_rtt(rtts: list[float]) -> dict[str, float]:
         "p99_s": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))],
         "stdev_s": statistics.pstdev(rtts),
     }
+
+
+def measure_link(
+    host: str,
+    port: int | None,
+    counts: list[int],
+    duration: float,
+    tool: str = "auto",
+    rtt: bool = True,
+) -> dict[str, Any]:
+    """Goodput with each number of parallel streams in ``counts``: iperf3 where it is installed
+    and the host runs its server (``tool`` auto or iperf3), the built-in test otherwise, and the
+    built-in test's round-trip times when ``rtt``. Raises InputError when no server answers."""
+    import shutil
+
+    from fabriclens.errors import InputError
+    from fabriclens.parse.iperf3 import parse_iperf3_json
+    from fabriclens.probes._run import run_command
+
+    runs: list[dict[str, Any]] = []
+    used = "builtin"
+    if tool in ("auto", "iperf3") and shutil.which("iperf3"):
+        for n in counts:
+            argv = [
+                "iperf3",
+                "-c",
+                host,
+                "-p",
+                str(port or 5201),
+                "-t",
+                f"{duration:g}",
+                "-P",
+                str(n),
+                "-J",
+            ]
+            res = run_command(argv, timeout_s=duration + 15)
+            parsed = parse_iperf3_json(res.stdout)
+            if not parsed.ok:
+                runs = []
+                break
+            runs.append({"streams": n, "goodput_bits_per_s": parsed.goodput_bits_per_s, "retransmits": parsed.retransmits,
+                         "command": res.command})  # fmt: skip
+        if runs:
+            used = "iperf3"
+        elif tool == "iperf3":
+            raise InputError(
+                f"iperf3 could not test {host}", "start `iperf3 -s` there, or use --tool builtin"
+            )
+    times: dict[str, float] = {}
+    if not runs:
+        p = port or DEFAULT_PORT
+        try:
+            for n in counts:
+                r = measure_throughput(host, p, n, duration)
+                runs.append({"streams": n, "goodput_bits_per_s": r.goodput_bits_per_s, "retransmits": None,
+                             "command": f"fabriclens bench net {host} --port {p} --streams {n}"})  # fmt: skip
+            times = summarise_rtt(measure_rtt(host, p)) if rtt else {}
+        except OSError as exc:
+            raise InputError(f"cannot reach a test server at {host}:{p}: {exc.strerror or exc}",
+                             "run `fabriclens bench net --serve --bind 0.0.0.0` there (or iperf3 -s)") from None  # fmt: skip
+    return {"host": host, "tool": used, "duration_s": duration, "runs": runs, "rtt": times}

@@ -91,9 +91,6 @@ def _doc(run: Any, v: Any) -> dict[str, Any]:
     }
 
 
-WIRE_GOODPUT = 1448 / 1538  # TCP payload per 1500-MTU Ethernet frame on the wire
-
-
 @bench_app.command("net")
 def net(
     host: Annotated[
@@ -157,8 +154,11 @@ def net(
     counts = [int(x) for x in split_list(streams) or ["1", "4"] if x.isdigit() and 0 < int(x) <= 64]
     if not counts:
         raise InputError("--streams needs numbers between 1 and 64", "write it like --streams 1,4")
-    expected, expected_note = _expected_goodput(expect)
-    doc = _measure(host, port, counts, duration, tool)
+    from fabriclens.bench.tcp import measure_link
+    from fabriclens.plan.transfer import expected_goodput
+
+    expected, expected_note = expected_goodput(expect)
+    doc = measure_link(host, port, counts, duration, tool)
     doc["expected_goodput_bits_per_s"] = expected
     doc["expected_note"] = expected_note
     best = max(r["goodput_bits_per_s"] for r in doc["runs"])
@@ -179,82 +179,3 @@ def net(
     emit(doc, json_out, "bench_net_renderables")
     if doc["level"] != "ok":
         raise typer.Exit(int(ExitStatus.FINDINGS))
-
-
-def _expected_goodput(expect: str | None) -> tuple[float | None, str]:
-    if not expect:
-        return None, ""
-    from fabriclens.catalog import find_network, networks
-    from fabriclens.errors import InputError
-    from fabriclens.plan.transfer import link_goodput
-    from fabriclens.units import parse_rate
-
-    names = {n.name for n in networks()} | {a for n in networks() for a in n.aliases}
-    if expect.lower() in names:
-        net = find_network(expect)
-        goodput, source = link_goodput(net, "tcp")
-        return goodput, f"{net.title}: {goodput / 1e6:,.0f} Mbit/s of TCP goodput ({source})"
-    try:
-        rate = parse_rate(expect)
-    except InputError:
-        raise InputError(
-            f"--expect {expect!r} is neither a network nor a rate", "give 1gbe or 1gbit"
-        ) from None
-    return (
-        rate * WIRE_GOODPUT,
-        f"{rate / 1e6:,.0f} Mbit/s on the wire x 1448/1538 (TCP payload per 1500-MTU frame)",
-    )
-
-
-def _measure(
-    host: str, port: int | None, counts: list[int], duration: float, tool: str
-) -> dict[str, Any]:
-    import shutil
-
-    from fabriclens.bench.tcp import DEFAULT_PORT, measure_rtt, measure_throughput, summarise_rtt
-    from fabriclens.errors import InputError
-    from fabriclens.parse.iperf3 import parse_iperf3_json
-    from fabriclens.probes._run import run_command
-
-    runs: list[dict[str, Any]] = []
-    used = "builtin"
-    if tool in ("auto", "iperf3") and shutil.which("iperf3"):
-        for n in counts:
-            argv = [
-                "iperf3",
-                "-c",
-                host,
-                "-p",
-                str(port or 5201),
-                "-t",
-                f"{duration:g}",
-                "-P",
-                str(n),
-                "-J",
-            ]
-            res = run_command(argv, timeout_s=duration + 15)
-            parsed = parse_iperf3_json(res.stdout)
-            if not parsed.ok:
-                runs = []
-                break
-            runs.append({"streams": n, "goodput_bits_per_s": parsed.goodput_bits_per_s, "retransmits": parsed.retransmits,
-                         "command": res.command})  # fmt: skip
-        if runs:
-            used = "iperf3"
-        elif tool == "iperf3":
-            raise InputError(
-                f"iperf3 could not test {host}", "start `iperf3 -s` there, or use --tool builtin"
-            )
-    rtt: dict[str, float] = {}
-    if not runs:
-        p = port or DEFAULT_PORT
-        try:
-            for n in counts:
-                r = measure_throughput(host, p, n, duration)
-                runs.append({"streams": n, "goodput_bits_per_s": r.goodput_bits_per_s, "retransmits": None,
-                             "command": f"fabriclens bench net {host} --port {p} --streams {n}"})  # fmt: skip
-            rtt = summarise_rtt(measure_rtt(host, p))
-        except OSError as exc:
-            raise InputError(f"cannot reach a test server at {host}:{p}: {exc.strerror or exc}",
-                             "run `fabriclens bench net --serve --bind 0.0.0.0` there (or iperf3 -s)") from None  # fmt: skip
-    return {"host": host, "tool": used, "duration_s": duration, "runs": runs, "rtt": rtt}

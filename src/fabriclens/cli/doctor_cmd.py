@@ -31,34 +31,61 @@ def doctor(
         ),
     ] = None,
     peer_port: Annotated[int, typer.Option(help="TCP port for the connect-time test")] = 22,
+    test_port: Annotated[
+        int | None,
+        typer.Option(help="Port of the peer's throughput server [default: iperf3 5201, then 5299]"),
+    ] = None,
+    throughput: Annotated[
+        bool,
+        typer.Option(
+            help="Measure TCP throughput to each peer (needs `doctor --serve` or iperf3 -s there)"
+        ),
+    ] = True,
+    expect: Annotated[
+        str | None,
+        typer.Option(
+            help="What the link to the peers should give: a network id (25gbe) or a wire rate "
+            "(1gbit) [default: the NIC's negotiated speed]"
+        ),
+    ] = None,
+    weights: Annotated[
+        str | None,
+        typer.Option(
+            help="Size of the model files loaded from the peer (e.g. 140GB): time to copy them"
+        ),
+    ] = None,
+    symptom: Annotated[
+        str | None,
+        typer.Option(
+            help="Walk the checks for: training-slow, nccl-timeout, training-hangs, inference-slow, weights-slow"
+        ),
+    ] = None,
+    serve: Annotated[
+        bool,
+        typer.Option(
+            "--serve", help="Be the peer: answer other hosts' throughput tests (port 5299)"
+        ),
+    ] = False,
+    serve_for: Annotated[float, typer.Option(help="--serve: exit after this many seconds")] = 300.0,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Markdown output, to paste into a ticket")
     ] = False,
 ) -> None:
-    """Check the local NICs, RDMA ports and (with --logs) NCCL/PyTorch logs; findings with evidence."""
-    import shutil
-    import time
-
+    """Check this host's GPUs, NICs, RDMA ports, listening servers and (with --peer) the path to
+    other hosts, and (with --logs) NCCL/PyTorch logs; findings with evidence and the next check."""
     from fabriclens.cli._findings import exit_for, findings_doc, read_logs
     from fabriclens.cli._output import check_formats, emit, split_list
-    from fabriclens.diagnose.engine import Finding, diagnose
-    from fabriclens.diagnose.host import (
-        diagnose_host,
-        gpu_facts,
-        nic_facts,
-        peer_facts,
-        rdma_facts,
-        service_facts,
-        topology_facts,
-    )
+    from fabriclens.diagnose.engine import diagnose
+    from fabriclens.diagnose.host import diagnose_host
+    from fabriclens.diagnose.symptoms import walk, walks
     from fabriclens.errors import InputError
-    from fabriclens.parse.ethtool import EthtoolInfo, parse_ethtool
-    from fabriclens.parse.netdev import NetInterface, RdmaPort
-    from fabriclens.parse.nvidia_smi import QUERY_COMMAND, parse_gpu_query, parse_topo
-    from fabriclens.probes._run import run_command
-    from fabriclens.probes.sysfs_net import read_interfaces, read_listeners, read_rdma_ports
+    from fabriclens.probes.peer import valid_host
+    from fabriclens.probes.survey import PeerOptions, survey_host
 
+    if serve:
+        _serve(serve_for, test_port)
+        return
     check_formats(json_out, markdown)
     if not sys_root.is_dir():
         raise InputError(
@@ -66,8 +93,8 @@ def doctor(
         )
     if not 0 <= sample <= 300:
         raise InputError(f"--sample {sample:g} is out of range", "give 0 (off) to 300 seconds")
-    from fabriclens.probes.peer import valid_host
-
+    if symptom is not None and symptom not in walks():
+        raise InputError(f"unknown --symptom {symptom!r}", f"give one of: {', '.join(walks())}")
     peers = split_list(peer)
     for host in peers:
         if not valid_host(host):
@@ -75,71 +102,55 @@ def doctor(
                 f"--peer {host!r} is not a host name or address",
                 "give --peer 10.0.0.2 or --peer node2",
             )
-    if not 1 <= peer_port <= 65535:
-        raise InputError(f"--peer-port {peer_port} is not a port", "give --peer-port 22")
-    live = sys_root.resolve() == Path("/")
-    not_checked: list[Finding] = []
-    excluded = tuple(split_list(exclude_rdma))
-    earlier: dict[str, NetInterface] = {}
-    earlier_ports: dict[tuple[str, int], RdmaPort] = {}
-    if sample > 0:
-        earlier = {n.name: n for n in read_interfaces(sys_root)}
-        earlier_ports = {(p.device, p.port): p for p in read_rdma_ports(sys_root, excluded)}
-        started = time.monotonic()
-        time.sleep(sample)
-        sample = time.monotonic() - started
-    nics = read_interfaces(sys_root)
-    have_ethtool = live and shutil.which("ethtool") is not None
-    nic_rows: list[dict[str, Any]] = []
-    for nic in nics:
-        info: EthtoolInfo | None = None
-        if have_ethtool and nic.physical:
-            res = run_command(["ethtool", nic.name], timeout_s=5)
-            info = parse_ethtool(res.stdout) if res.ok else None
-        nic_rows.append(nic_facts(nic, info, earlier.get(nic.name), sample))
-    if live and not have_ethtool:
-        not_checked.append(Finding("not-checked-ethtool", "info", "supported NIC speeds not checked: ethtool is not installed",
-                                   "", ("apt-get install ethtool; ethtool <iface>",), "", ()))  # fmt: skip
-    ports = read_rdma_ports(sys_root, excluded)
-    port_rows = [rdma_facts(p, earlier_ports.get((p.device, p.port)), sample) for p in ports]
-    if not ports:
-        not_checked.append(Finding("no-rdma", "info", "no RDMA devices: multi-node NCCL traffic will use TCP sockets",
-                                   "no /sys/class/infiniband entries", ("ls /sys/class/infiniband", "ibstatus"), "", ()))  # fmt: skip
-    gpu_rows: list[dict[str, Any]] = []
-    topo_rows: list[dict[str, Any]] = []
-    if live and shutil.which("nvidia-smi") is None:
-        not_checked.append(Finding("not-checked-gpu", "info", "GPUs not checked: no NVIDIA driver tools here",
-                                   "", ("nvidia-smi", "nvidia-smi topo -m"), "", ()))  # fmt: skip
-    elif live:
-        query = run_command(QUERY_COMMAND, timeout_s=10)
-        gpu_rows = [gpu_facts(g) for g in parse_gpu_query(query.stdout)] if query.ok else []
-        topo = run_command(["nvidia-smi", "topo", "-m"], timeout_s=10)
-        if topo.ok:
-            topo_rows = [topology_facts(parse_topo(topo.stdout))]
-        if not query.ok:
-            not_checked.append(Finding("not-checked-gpu", "info", f"GPUs not checked: {query.command} failed",
-                                       query.stderr.strip()[:200], (query.command,), "", ()))  # fmt: skip
-    service_rows = service_facts(read_listeners(sys_root))
-    peer_rows: list[dict[str, Any]] = []
-    if peers and shutil.which("ping") is None:
-        not_checked.append(Finding("not-checked-peer", "info", "the path to the peer not checked: ping is not installed",
-                                   "", ("apt-get install iputils-ping",), "", ()))  # fmt: skip
-    elif peers:
-        from fabriclens.probes.peer import probe_peer
+    for name, port in (("--peer-port", peer_port), ("--test-port", test_port or 1)):
+        if not 1 <= port <= 65535:
+            raise InputError(f"{name} {port} is not a port", f"give {name} 22")
+    from fabriclens.plan.transfer import expected_goodput
+    from fabriclens.units import parse_size
 
-        mtus = {n.name: n.mtu for n in nics if n.mtu}
-        peer_rows = [peer_facts(probe_peer(h, peer_port, mtus)) for h in peers]
-    findings = diagnose_host(nic_rows, port_rows, gpu_rows, topo_rows, service_rows, peer_rows)
-    if logs:
-        findings += diagnose(*read_logs(logs))
-    findings += not_checked
-    doc = {
-        "interfaces": nic_rows,
-        "rdma_ports": port_rows,
-        "gpus": gpu_rows,
-        "services": service_rows,
-        "peers": peer_rows,
+    opts = PeerOptions(tuple(peers), peer_port, test_port, throughput, expected_goodput(expect),
+                       parse_size(weights) if weights else None)  # fmt: skip
+    log_findings = diagnose(*read_logs(logs)) if logs else []
+    s = survey_host(sys_root, tuple(split_list(exclude_rdma)), sample, opts)
+    findings = diagnose_host(s.nics, s.ports, s.gpus, s.topology, s.services, s.peers, s.affinity)
+    findings += log_findings + s.not_checked
+    doc: dict[str, Any] = {
+        "interfaces": s.nics,
+        "rdma_ports": s.ports,
+        "gpu_source": s.gpu_source,
+        "gpus": s.gpus,
+        "gpu_nic_affinity": s.affinity,
+        "services": s.services,
+        "peers": s.peers,
         "findings": findings_doc(findings),
     }
+    if symptom:
+        ran = {"nics", "services"}
+        ran |= {"gpu"} if s.gpu_source != "none" else set()
+        ran |= {"gpu-sample"} if s.gpu_source != "none" and sample > 0 else set()
+        ran |= {"peer"} if s.peers else set()
+        ran |= {"throughput"} if any(p["goodput_bits_per_s"] for p in s.peers) else set()
+        ran |= {"logs"} if logs else set()
+        doc["walk"] = walk(symptom, findings, ran)
     emit(doc, json_out, "doctor_renderables", markdown)
     exit_for(findings)
+
+
+def _serve(seconds: float, port: int | None) -> None:
+    """`doctor --serve`: the built-in throughput server on every address, for a bounded time."""
+    from fabriclens.bench.tcp import DEFAULT_PORT
+    from fabriclens.bench.tcp import serve as run_server
+    from fabriclens.errors import InputError
+
+    if not 0 < seconds <= 3600:
+        raise InputError(f"--serve-for {seconds:g} is outside (0, 3600] s", "give --serve-for 300")
+    p = port or DEFAULT_PORT
+    try:
+        n = run_server("0.0.0.0", p, seconds, ready=lambda q: print(
+            f"answering throughput tests on port {q} for {seconds:g} s "
+            f"(on the other host: fabriclens doctor --peer <this host>)", flush=True))  # fmt: skip
+    except OSError as exc:
+        raise InputError(
+            f"cannot listen on port {p}: {exc.strerror}", "choose another --test-port"
+        ) from None
+    print(f"served {n} test(s)")

@@ -17,16 +17,22 @@ from fabriclens.parse.proc_net import Listener
 
 FACTS = {
     "nic": {"name", "physical", "nic_state", "speed_mbps", "max_speed_mbps", "speed_below", "errors",
-            "crc_errors", "drops", "mtu", "sample_s", "errors_new", "drops_new", "rx_bits_per_s", "tx_bits_per_s"},
+            "crc_errors", "drops", "mtu", "sample_s", "errors_new", "drops_new", "rx_bits_per_s", "tx_bits_per_s",
+            "pause_frames", "pause_storms", "discards", "ecn_marked", "out_of_buffer", "pause_new", "discards_new"},
     "rdma": {"device", "port", "state", "phys_state", "port_active", "link_layer", "symbol_errors",
              "link_downed", "ecn_marked", "cnp_handled", "cnp_sent", "ack_timeouts", "out_of_sequence", "xmit_discards",
              "sample_s", "errors_new", "flaps_new", "ack_timeouts_new", "rx_bits_per_s", "tx_bits_per_s"},
     "gpu": {"index", "name", "pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max", "pcie_width_below",
-            "pcie_gen_below", "busy_low_power", "utilization_pct", "power_w", "power_limit_w"},
+            "pcie_gen_below", "busy_low_power", "utilization_pct", "power_w", "power_limit_w", "util_samples",
+            "util_mean_pct", "util_idle_share", "util_busy_share", "util_swinging", "slowdown", "slowed",
+            "nvlinks_active"},
+    "affinity": {"gpu", "nic", "link", "nic_far", "nic_cross_socket"},
     "topology": {"gpus", "pairs", "nvlink_pairs"},
     "service": {"service", "port", "addresses", "loopback_only", "fix_hint"},
     "peer": {"peer", "ping_ok", "reachable", "sent", "received", "loss_pct", "rtt_ms", "rtt_avg_ms", "jitter_ms",
-             "tcp_port", "tcp_connect_ms", "device", "iface_mtu", "path_mtu", "path_mtu_below"},
+             "tcp_port", "tcp_connect_ms", "device", "iface_mtu", "path_mtu", "path_mtu_below", "goodput_bits_per_s",
+             "goodput_mbps", "expected_bits_per_s", "expected_mbps", "goodput_share", "goodput_pct", "weights_gb",
+             "weights_load_s", "weights_load_min", "weights_load_expected_min"},
 }  # fmt: skip
 
 # inference servers at their default ports, and how each is told to listen on every address
@@ -90,13 +96,32 @@ def _sampled(nic: NetInterface, earlier: NetInterface | None, seconds: float) ->
     }
 
 
+CONGESTION_KEYS = ("pause_frames", "pause_storms", "discards", "ecn_marked", "out_of_buffer")
+
+
+def _congestion(
+    now: dict[str, int] | None, then: dict[str, int] | None, seconds: float
+) -> dict[str, Any]:
+    """`ethtool -S` congestion counters (None where not read), and what rose while sampling."""
+    if now is None:
+        return dict.fromkeys((*CONGESTION_KEYS, "pause_new", "discards_new"))
+    out: dict[str, Any] = {k: now.get(k, 0) for k in CONGESTION_KEYS}
+    rose = then is not None and seconds > 0
+    out["pause_new"] = _grew(now, then, ("pause_frames",)) if then is not None and rose else None
+    out["discards_new"] = _grew(now, then, ("discards",)) if then is not None and rose else None
+    return out
+
+
 def nic_facts(
     nic: NetInterface,
     ethtool: EthtoolInfo | None,
     earlier: NetInterface | None = None,
     seconds: float = 0.0,
+    congestion: dict[str, int] | None = None,
+    earlier_congestion: dict[str, int] | None = None,
 ) -> dict[str, Any]:
-    """Facts about one interface; with an ``earlier`` reading ``seconds`` before, the rates too."""
+    """Facts about one interface; with an ``earlier`` reading ``seconds`` before, the rates too.
+    ``congestion`` is `parse.ethtool.congestion_counters` of `ethtool -S` (None: not read)."""
     speed = nic.speed_mbps or (ethtool.speed_mbps if ethtool else None) or 0
     top = (ethtool.max_supported_mbps if ethtool else None) or 0
     s = nic.stats
@@ -112,6 +137,7 @@ def nic_facts(
         "drops": s.get("rx_dropped", 0) + s.get("tx_dropped", 0),
         "mtu": nic.mtu or 0,
         **_sampled(nic, earlier, seconds),
+        **_congestion(congestion, earlier_congestion, seconds),
     }
 
 
@@ -170,18 +196,48 @@ def rdma_facts(
     }
 
 
-def gpu_facts(gpu: GpuReading) -> dict[str, Any]:
-    """Facts about one GPU."""
+def _busy_low_power(g: GpuReading) -> bool:
+    """100% busy at under 40% of the power limit: NCCL kernels spin-waiting read as busy."""
+    util, power, limit = g.utilization_pct or 0.0, g.power_w or 0.0, g.power_limit_w or 0.0
+    return bool(util >= 95 and limit and power < 0.4 * limit)
+
+
+def gpu_facts(gpu: GpuReading, window: list[GpuReading] | None = None) -> dict[str, Any]:
+    """Facts about one GPU; with ``window`` (this GPU's readings over a sampled window) the
+    utilisation pattern too: swinging between idle and busy, or busy at low power throughout."""
     width, width_max = gpu.pcie_width or 0, gpu.pcie_width_max or 0
     gen, gen_max = gpu.pcie_gen or 0, gpu.pcie_gen_max or 0
-    util, power, limit = gpu.utilization_pct or 0.0, gpu.power_w or 0.0, gpu.power_limit_w or 0.0
+    utils = [g.utilization_pct for g in window or [] if g.utilization_pct is not None]
+    n = len(utils)
+    low = sum(1 for u in utils if u <= 10) / n if n else None
+    high = sum(1 for u in utils if u >= 90) / n if n else None
+    spinning = sum(1 for g in window or [] if _busy_low_power(g)) / n if n else None
     return {
         "index": gpu.index, "name": gpu.name, "pcie_gen": gen, "pcie_gen_max": gen_max, "pcie_width": width,
         "pcie_width_max": width_max, "pcie_width_below": bool(width and width_max and width < width_max),
         "pcie_gen_below": bool(gen and gen_max and gen < gen_max),
-        "busy_low_power": bool(util >= 95 and limit and power < 0.4 * limit),
-        "utilization_pct": util, "power_w": power, "power_limit_w": limit,
+        "busy_low_power": spinning >= 0.8 if spinning is not None else _busy_low_power(gpu),
+        "utilization_pct": gpu.utilization_pct or 0.0, "power_w": gpu.power_w or 0.0,
+        "power_limit_w": gpu.power_limit_w or 0.0,
+        "util_samples": n, "util_mean_pct": round(sum(utils) / n, 1) if n else None,
+        "util_idle_share": round(low, 3) if low is not None else None,
+        "util_busy_share": round(high, 3) if high is not None else None,
+        "util_swinging": bool(n >= 5 and low is not None and high is not None and low >= 0.2 and high >= 0.2),
+        "slowdown": ", ".join(gpu.slowdowns), "slowed": bool(gpu.slowdowns),
+        "nvlinks_active": gpu.nvlinks_active,
     }  # fmt: skip
+
+
+def affinity_facts(topo: Topology) -> list[dict[str, Any]]:
+    """Each GPU's nearest NIC on the PCIe tree (from `nvidia-smi topo -m`); none without NIC columns."""
+    out = []
+    for gpu in topo.gpus:
+        near = topo.nearest_nic(gpu)
+        if near:
+            nic, kind = near
+            out.append({"gpu": gpu, "nic": nic, "link": kind, "nic_far": kind in ("NODE", "SYS"),
+                        "nic_cross_socket": kind == "SYS"})  # fmt: skip
+    return out
 
 
 def service_facts(listeners: list[Listener]) -> list[dict[str, Any]]:
@@ -196,10 +252,40 @@ def service_facts(listeners: list[Listener]) -> list[dict[str, Any]]:
     return out
 
 
-def peer_facts(probe: dict[str, Any]) -> dict[str, Any]:
-    """Facts about the path to a peer, from ``probes.peer.probe_peer``."""
+def peer_facts(
+    probe: dict[str, Any],
+    goodput_bits_per_s: float | None = None,
+    expected_bits_per_s: float | None = None,
+    weights_bytes: float | None = None,
+) -> dict[str, Any]:
+    """Facts about the path to a peer, from ``probes.peer.probe_peer``; with the measured TCP
+    goodput, how it compares with what the link should give and how long ``weights_bytes``
+    (a model's files) take to copy at that rate."""
     path, iface = probe.get("path_mtu"), probe.get("iface_mtu")
-    return dict(probe) | {"path_mtu_below": bool(path and iface and path < iface)}
+    share = (
+        goodput_bits_per_s / expected_bits_per_s
+        if goodput_bits_per_s and expected_bits_per_s
+        else None
+    )
+    load = weights_bytes * 8 / goodput_bits_per_s if weights_bytes and goodput_bits_per_s else None
+    load_expected = (
+        weights_bytes * 8 / expected_bits_per_s if weights_bytes and expected_bits_per_s else None
+    )
+    return dict(probe) | {
+        "path_mtu_below": bool(path and iface and path < iface),
+        "goodput_bits_per_s": goodput_bits_per_s,
+        "goodput_mbps": round(goodput_bits_per_s / 1e6, 1) if goodput_bits_per_s else None,
+        "expected_bits_per_s": expected_bits_per_s,
+        "expected_mbps": round(expected_bits_per_s / 1e6, 1) if expected_bits_per_s else None,
+        "goodput_share": round(share, 3) if share is not None else None,
+        "goodput_pct": round(100 * share) if share is not None else None,
+        "weights_gb": round(weights_bytes / 1e9, 2) if weights_bytes else None,
+        "weights_load_s": round(load, 1) if load is not None else None,
+        "weights_load_min": round(load / 60, 1) if load is not None else None,
+        "weights_load_expected_min": round(load_expected / 60, 1)
+        if load_expected is not None
+        else None,
+    }
 
 
 def topology_facts(topo: Topology) -> dict[str, Any]:
@@ -214,10 +300,11 @@ def diagnose_host(
     topology: list[dict[str, Any]] | None = None,
     services: list[dict[str, Any]] | None = None,
     peers: list[dict[str, Any]] | None = None,
+    affinity: list[dict[str, Any]] | None = None,
 ) -> list[Finding]:
     """Findings for every subject, one per rule that fires."""
     subjects = {"nic": nics, "rdma": ports, "gpu": gpus or [], "topology": topology or [], "service": services or [],
-                "peer": peers or []}  # fmt: skip
+                "peer": peers or [], "affinity": affinity or []}  # fmt: skip
     found = []
     for rule in host_rules():
         for facts in subjects[rule.scope]:

@@ -40,3 +40,46 @@ def parse_ethtool(text: str) -> EthtoolInfo:
     link = re.search(r"Link detected:\s*(yes|no)", text)
     return EthtoolInfo(sorted(set(supported)), int(speed.group(1)) if speed else None,
                        (link.group(1) == "yes") if link else None)  # fmt: skip
+
+
+STAT_RE = re.compile(r"^\s*([A-Za-z0-9_.\[\]:-]+):\s*(-?\d+)\s*$")
+PRIO_RE = re.compile(r"^[rt]x_prio(\d)_(pause|discards|marked|buf_discard|cong_discard)$")
+
+
+def parse_ethtool_stats(text: str) -> dict[str, int]:
+    """`ethtool -S IFACE`: counter name -> value (the "NIC statistics:" header and lines that are
+    not `name: integer` are skipped)."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        m = STAT_RE.match(line)
+        if m:
+            out[m.group(1)] = int(m.group(2))
+    return out
+
+
+def congestion_counters(stats: dict[str, int]) -> dict[str, int]:
+    """The counters that tell of congestion and loss on a lossless (RoCE) link, summed over
+    priorities (mlx5 names: Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst).
+    Keys are absent-safe: a driver without a counter gives 0."""
+    pause = stats.get("rx_pause_ctrl_phy", 0) + stats.get("tx_pause_ctrl_phy", 0)
+    discards = stats.get("rx_discards_phy", 0) + stats.get("tx_discards_phy", 0)
+    marked = 0
+    for name, value in stats.items():
+        m = PRIO_RE.match(name)
+        if not m:
+            continue
+        kind = m.group(2)
+        if kind == "pause":
+            pause += value
+        elif kind == "marked":
+            marked += value
+        else:
+            discards += value
+    return {
+        "pause_frames": pause,
+        "pause_storms": stats.get("tx_pause_storm_warning_events", 0)
+        + stats.get("tx_pause_storm_error_events", 0),
+        "discards": discards,
+        "ecn_marked": marked,
+        "out_of_buffer": stats.get("rx_out_of_buffer", 0),
+    }

@@ -11,7 +11,12 @@ from dataclasses import dataclass, field
 QUERY_FIELDS = (
     "index", "name", "memory.total", "memory.used", "utilization.gpu", "power.draw", "power.limit",
     "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.width.current", "pcie.link.width.max",
+    "clocks_throttle_reasons.active",
 )  # fmt: skip
+# clock slowdowns that cost speed (NVML's clocks event reason bits): hardware slowdown, software
+# and hardware thermal slowdown, hardware power brake. Idle (0x1) and the power cap (0x4) are normal.
+SLOWDOWN_BITS = {0x8: "hardware slowdown", 0x20: "software thermal slowdown",
+                 0x40: "hardware thermal slowdown", 0x80: "hardware power brake"}  # fmt: skip
 QUERY_COMMAND = [
     "nvidia-smi",
     f"--query-gpu={','.join(QUERY_FIELDS)}",
@@ -34,6 +39,14 @@ class GpuReading:
     pcie_gen_max: int | None
     pcie_width: int | None
     pcie_width_max: int | None
+    throttle_reasons: int | None = None  # NVML clocks event reason bits
+    nvlinks_active: int | None = None  # NVLink links up (NVML only)
+
+    @property
+    def slowdowns(self) -> list[str]:
+        """The clock slowdowns in force that cost speed (thermal, power brake, hardware)."""
+        bits = self.throttle_reasons or 0
+        return [name for bit, name in SLOWDOWN_BITS.items() if bits & bit]
 
 
 def _num(text: str) -> float | None:
@@ -48,16 +61,25 @@ def _int(text: str) -> int | None:
     return int(value) if value is not None else None
 
 
+def _hex(text: str) -> int | None:
+    try:
+        return int(text, 16)
+    except ValueError:
+        return None
+
+
 def parse_gpu_query(text: str) -> list[GpuReading]:
-    """Rows of the CSV query above (fields in QUERY_FIELDS order)."""
+    """Rows of the CSV query above (fields in QUERY_FIELDS order; rows without the last field,
+    from the shorter query older releases took, are read too)."""
     out = []
     for line in text.splitlines():
         cells = [c.strip() for c in line.split(",")]
-        if len(cells) != len(QUERY_FIELDS) or not cells[0].isdigit():
+        if len(cells) not in (len(QUERY_FIELDS), len(QUERY_FIELDS) - 1) or not cells[0].isdigit():
             continue
         out.append(GpuReading(
             int(cells[0]), cells[1], _num(cells[2]), _num(cells[3]), _num(cells[4]), _num(cells[5]), _num(cells[6]),
             _int(cells[7]), _int(cells[8]), _int(cells[9]), _int(cells[10]),
+            _hex(cells[11]) if len(cells) > 11 else None,
         ))  # fmt: skip
     return out
 
@@ -68,33 +90,62 @@ class Topology:
 
     gpus: list[str] = field(default_factory=list)
     links: dict[tuple[str, str], str] = field(default_factory=dict)
+    nics: list[str] = field(default_factory=list)  # NIC columns (NIC0, or mlx5_0 on older drivers)
+    nic_names: dict[str, str] = field(default_factory=dict)  # NIC0 -> mlx5_0, from the NIC legend
+
+    def nearest_nic(self, gpu: str) -> tuple[str, str] | None:
+        """The NIC closest to ``gpu`` on the PCIe tree and the link kind to it (None: no NICs)."""
+        kinds = [(LINK_RANK.get(self.links.get((gpu, n), ""), 99), self.links.get((gpu, n), ""), n)
+                 for n in self.nics]  # fmt: skip
+        known = [k for k in kinds if k[0] < 99]
+        if not known:
+            return None
+        _, kind, nic = min(known)
+        return self.nic_names.get(nic, nic), kind
 
     @property
     def nvlink_pairs(self) -> int:
         """GPU pairs joined by NVLink."""
-        return sum(1 for (a, b), kind in self.links.items() if a < b and kind.startswith("NV"))
+        return sum(1 for (a, b), kind in self.links.items()
+                   if a < b and b in self.gpus and kind.startswith("NV"))  # fmt: skip
 
     @property
     def pairs(self) -> int:
         """All GPU pairs."""
-        return sum(1 for a, b in self.links if a < b)
+        return sum(1 for a, b in self.links if a < b and b in self.gpus)
+
+
+# link kinds from nearest to farthest (nvidia-smi topo -m legend)
+LINK_RANK = {"PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
+_GPU = re.compile(r"GPU\d+")
+_DEVICE = re.compile(
+    r"GPU\d+|NIC\d+|[a-z][a-z0-9_]*\d"
+)  # NIC0, or mlx5_0 / bnxt_re0 on older drivers
 
 
 def parse_topo(text: str) -> Topology:
-    """Parse the matrix; rows and columns named GPU<n>."""
+    """Parse the matrix: GPU rows against GPU and NIC columns, and the NIC legend."""
     topo = Topology()
     header: list[str] = []
     for line in text.splitlines():
         cells = re.split(r"\s+", line.strip())
         if not cells or not cells[0]:
             continue
-        if not header and "GPU0" in cells:
-            header = cells
-            topo.gpus = [c for c in cells if re.fullmatch(r"GPU\d+", c)]
+        legend = re.fullmatch(r"(NIC\d+):\s*(\S+)", line.strip())
+        if legend:
+            topo.nic_names[legend.group(1)] = legend.group(2)
             continue
-        if header and re.fullmatch(r"GPU\d+", cells[0]):
+        if not header and "GPU0" in cells:
+            for c in cells:  # device columns come first, then "CPU Affinity", "NUMA Affinity" ...
+                if not _DEVICE.fullmatch(c):
+                    break
+                header.append(c)
+            topo.gpus = [c for c in header if _GPU.fullmatch(c)]
+            topo.nics = [c for c in header if not _GPU.fullmatch(c)]
+            continue
+        if header and _GPU.fullmatch(cells[0]):
             row = cells[0]
             for col, kind in zip(header, cells[1:], strict=False):
-                if re.fullmatch(r"GPU\d+", col) and col != row:
+                if col != row:
                     topo.links[(row, col)] = kind
     return topo

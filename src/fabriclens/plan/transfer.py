@@ -20,6 +20,7 @@ from fabriclens.catalog.schema import Network
 from fabriclens.errors import InputError
 
 PIPELINE_CHUNK_BYTES = 64e6
+WIRE_GOODPUT = 1448 / 1538  # TCP payload per 1500-MTU Ethernet frame on the wire
 DEFAULT_TCP_EFFICIENCY = 0.6  # estimate for TCP over an RDMA-class NIC with no TCP entry
 
 
@@ -137,4 +138,33 @@ def plan_transfer(
         time_one_s=t1,
         strategies=tuple(strategies),
         advice=tuple(advice),
+    )
+
+
+def expected_goodput(expect: str | None) -> tuple[float | None, str]:
+    """TCP goodput a link should give, from a network id (``1gbe``) or a wire rate (``1gbit``);
+    (None, "") when nothing is expected."""
+    if not expect:
+        return None, ""
+    from fabriclens.units import parse_rate
+
+    names = {n.name for n in networks()} | {a for n in networks() for a in n.aliases}
+    if expect.lower() in names:
+        net = find_network(expect)
+        goodput, source = link_goodput(net, "tcp")
+        return goodput, f"{net.title}: {goodput / 1e6:,.0f} Mbit/s of TCP goodput ({source})"
+    try:
+        rate = parse_rate(expect)
+    except InputError:
+        raise InputError(
+            f"--expect {expect!r} is neither a network nor a rate", "give 1gbe or 1gbit"
+        ) from None
+    return wire_goodput(rate)
+
+
+def wire_goodput(rate_bits_per_s: float) -> tuple[float, str]:
+    """TCP goodput on an Ethernet link of this wire rate (1500-byte MTU), and how it was derived."""
+    return (
+        rate_bits_per_s * WIRE_GOODPUT,
+        f"{rate_bits_per_s / 1e6:,.0f} Mbit/s on the wire x 1448/1538 (TCP payload per 1500-MTU frame)",
     )

@@ -52,37 +52,20 @@ def _counts(findings: list[dict[str, Any]]) -> str:
 
 def doctor_markdown(doc: dict[str, Any]) -> str:
     """`fabriclens doctor --markdown`."""
+    from fabriclens.report.doctor_tables import STATUS_MARK, doctor_sections
+
     lines = ["# fabriclens doctor", "", f"Findings: {_counts(doc['findings'])}.", ""]
-    sampled = next((n["sample_s"] for n in doc["interfaces"] if n.get("sample_s")), None)
-    lines += ["## Network interfaces" + (f" (rates over {sampled:.1f} s)" if sampled else ""), ""]
-    header = ["name", "state", "speed Mb/s", "supports Mb/s", "MTU", "errors", "drops"]
-    header += ["rx Mb/s", "tx Mb/s", "new errors", "new drops"] if sampled else []
-    rows: list[list[object]] = []
-    for n in doc["interfaces"]:
-        rows.append([n["name"] + ("" if n["physical"] else " (virtual)"), n["nic_state"], n["speed_mbps"] or None,
-                     n["max_speed_mbps"] or None, n["mtu"], n["errors"], n["drops"]])  # fmt: skip
-        if sampled:
-            rows[-1] += [f"{n['rx_bits_per_s'] / 1e6:.1f}", f"{n['tx_bits_per_s'] / 1e6:.1f}",
-                         n["errors_new"], n["drops_new"]]  # fmt: skip
-    lines += _table(header, rows)
-    if doc["rdma_ports"]:
-        lines += ["", "## RDMA ports", ""]
-        lines += _table(
-            ["device", "port", "state", "physical", "link layer"],
-            [[p["device"], p["port"], p["state"], p["phys_state"], p["link_layer"]]
-             for p in doc["rdma_ports"]],
-        )  # fmt: skip
-    if doc.get("services"):
-        lines += ["", "## Inference servers listening", ""]
-        lines += _table(["service", "port", "addresses", "localhost only"],
-                        [[s["service"], s["port"], s["addresses"], "yes" if s["loopback_only"] else "no"]
-                         for s in doc["services"]])  # fmt: skip
-    if doc.get("peers"):
-        lines += ["", "## Path to peers", ""]
-        lines += _table(["peer", "answered", "loss %", "RTT ms (median)", "jitter ms", "TCP connect ms", "path MTU", "interface MTU"],
-                        [[p["peer"], f"{p['received']}/{p['sent']}", p["loss_pct"], _round(p["rtt_ms"]), _round(p["jitter_ms"]),
-                          _round(p["tcp_connect_ms"]), p["path_mtu"], p["iface_mtu"]] for p in doc["peers"]])  # fmt: skip
-    lines += ["", "## Findings", "", *findings_markdown(doc["findings"])]
+    if doc.get("walk"):
+        w = doc["walk"]
+        lines += [f"## Symptom: {w['title']}", ""]
+        for i, step in enumerate(w["steps"], 1):
+            lines.append(f"{i}. {step['step']}: **{STATUS_MARK[step['status']]}**")
+            lines += [f"   - {_code(e)}" for e in step["evidence"] if step["status"] == "found"]
+            lines += [f"   - by hand: {_code(step['manual'])}"] if step["manual"] else []
+        lines += ["", f"**{w['summary']}**", ""]
+    for sec in doctor_sections(doc):
+        lines += [f"## {sec.title}", "", *_table(sec.header, [list(r) for r in sec.rows]), ""]
+    lines += ["## Findings", "", *findings_markdown(doc["findings"])]
     return "\n".join(lines) + "\n"
 
 

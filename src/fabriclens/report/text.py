@@ -551,51 +551,42 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f} ms"
 
 
+def _numeric(cell: str) -> bool:
+    return bool(cell) and (cell[0].isdigit() or cell == "-")
+
+
 def doctor_renderables(doc: dict[str, Any]) -> list[RenderableType]:
-    """`fabriclens doctor` output: interfaces, RDMA ports, then findings by severity."""
+    """`fabriclens doctor` output: the symptom walk, the host's tables, then findings by severity."""
+    from fabriclens.report.doctor_tables import STATUS_MARK, doctor_sections
+
     out: list[RenderableType] = []
-    sampled = next((n["sample_s"] for n in doc["interfaces"] if n.get("sample_s")), None)
-    title = "Network interfaces" + (f" (rates over {sampled:.1f} s)" if sampled else "")
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    cols = ["name", "state", "speed", "supports", "MTU", "errors", "drops"]
-    cols += ["rx Mb/s", "tx Mb/s", "new errors", "new drops"] if sampled else []
-    for col in cols:
-        table.add_column(col, justify="left" if col in ("name", "state") else "right")
-    for n in doc["interfaces"]:
-        row = [n["name"] + ("" if n["physical"] else " (virtual)"), n["nic_state"],
-               f"{n['speed_mbps']:,} Mb/s" if n["speed_mbps"] else "-",
-               f"{n['max_speed_mbps']:,} Mb/s" if n["max_speed_mbps"] else "-",
-               str(n["mtu"] or "-"), str(n["errors"]), str(n["drops"])]  # fmt: skip
-        if sampled:
-            row += [f"{n['rx_bits_per_s'] / 1e6:,.1f}", f"{n['tx_bits_per_s'] / 1e6:,.1f}",
-                    str(n["errors_new"]), str(n["drops_new"])]  # fmt: skip
-        table.add_row(*row)
-    out.append(table)
-    if doc["rdma_ports"]:
-        ports = Table(title="RDMA ports", box=box.SIMPLE_HEAD, title_justify="left")
-        for col in ("device", "port", "state", "physical", "link layer"):
-            ports.add_column(col)
-        for p in doc["rdma_ports"]:
-            ports.add_row(p["device"], str(p["port"]), p["state"], p["phys_state"], p["link_layer"])
-        out.append(ports)
-    if doc.get("peers"):
-        peers = Table(title="Path to peers", box=box.SIMPLE_HEAD, title_justify="left")
-        for col in (
-            "peer",
-            "answered",
-            "loss",
-            "RTT (median)",
-            "jitter (mdev)",
-            "TCP connect",
-            "path MTU",
-            "via",
-        ):
-            peers.add_column(col, justify="left" if col in ("peer", "via") else "right")
-        for p in doc["peers"]:
-            peers.add_row(p["peer"], f"{p['received']}/{p['sent']}", "-" if p["loss_pct"] is None else f"{p['loss_pct']:g}%",
-                          _ms(p["rtt_ms"]), _ms(p["jitter_ms"]), _ms(p["tcp_connect_ms"]),
-                          "-" if p["path_mtu"] is None else f"{p['path_mtu']} of {p['iface_mtu']}", p["device"] or "-")  # fmt: skip
-        out.append(peers)
+    if doc.get("walk"):
+        w = doc["walk"]
+        text = Text()
+        text.append(f"Symptom: {w['title']}\n", style="bold")
+        styles = {"found": "bold red", "ok": "green", "not checked": "yellow", "manual": "yellow"}
+        for i, step in enumerate(w["steps"], 1):
+            text.append(f"  {i}. {step['step']}: ")
+            text.append(STATUS_MARK[step["status"]], style=styles.get(step["status"], "dim"))
+            for line in step["evidence"] if step["status"] == "found" else []:
+                text.append(f"\n       {line}", style="dim")
+            if step["manual"]:
+                text.append(f"\n       by hand: {step['manual']}", style="dim")
+            text.append("\n")
+        text.append(w["summary"], style="bold")
+        out.append(text)
+    for sec in doctor_sections(doc):
+        table = Table(title=sec.title, box=box.SIMPLE_HEAD, title_justify="left")
+        for i, col in enumerate(sec.header):
+            table.add_column(
+                col,
+                justify="left"
+                if i == 0 or not sec.rows or not _numeric(sec.rows[0][i])
+                else "right",
+            )
+        for row in sec.rows:
+            table.add_row(*row)
+        out.append(table)
     out += logs_renderables({"nccl": {"version": None, "transport": None, "ib_devices": [], "oob": None,
                                       "socket_ifaces": [], "gdr": None, "env": {}}, "findings": doc["findings"]})[1:]  # fmt: skip
     return out

@@ -1,0 +1,182 @@
+"""Golden tests for every diagnosis rule: a healthy subject fires nothing; each case below changes
+the evidence of a healthy subject and must fire exactly its rule. The last test checks the cases
+cover every rule in both rules files and every symptom walk names only rules that exist."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fabriclens.conditions import holds
+from fabriclens.diagnose.engine import Finding, facts, rules
+from fabriclens.diagnose.host import (
+    affinity_facts,
+    diagnose_host,
+    gpu_facts,
+    host_rules,
+    nic_facts,
+    peer_facts,
+    rdma_facts,
+    service_facts,
+    topology_facts,
+)
+from fabriclens.diagnose.symptoms import walk, walks
+from fabriclens.parse.ethtool import EthtoolInfo, congestion_counters
+from fabriclens.parse.nccl_log import NcclLog
+from fabriclens.parse.netdev import NetInterface, RdmaPort
+from fabriclens.parse.nvidia_smi import GpuReading, parse_topo
+from fabriclens.parse.proc_net import Listener
+from fabriclens.parse.torch_log import TorchLog
+
+STATS = {
+    k: 0 for k in ("rx_errors", "tx_errors", "rx_dropped", "tx_dropped", "rx_bytes", "tx_bytes")
+}
+NIC = NetInterface("eth9", "up", 25000, "full", 1500, "mlx5_core", True, STATS)
+PORT = RdmaPort("mlx5_9", 1, "4: ACTIVE", "5: LinkUp", "100 Gb/sec (4X EDR)", "Ethernet", {}, {})
+GPU = GpuReading(0, "NVIDIA H100", 81559, 70000, 60, 450, 700, 5, 5, 16, 16, 0, 18)
+CLEAN = congestion_counters({})
+NVLINK_PAIR = (
+    "\tGPU0\tGPU1\tNIC0\tCPU Affinity\nGPU0\t X \tNV18\tPIX\t0-55\nGPU1\tNV18\t X \tPIX\t0-55\n"
+)
+PEER = {"peer": "10.0.0.2", "ping_ok": True, "reachable": True, "sent": 20, "received": 20, "loss_pct": 0.0,
+        "rtt_ms": 0.2, "rtt_avg_ms": 0.2, "jitter_ms": 0.02, "tcp_port": 22, "tcp_connect_ms": 0.3,
+        "device": "eth9", "iface_mtu": 1500, "path_mtu": 1500}  # fmt: skip
+
+
+def healthy() -> dict[str, dict[str, Any]]:
+    """One healthy subject per scope, built by the same functions doctor uses."""
+    return {
+        "nic": nic_facts(NIC, EthtoolInfo([10000, 25000], 25000, True), NIC, 2.0, CLEAN, CLEAN),
+        "rdma": rdma_facts(PORT, PORT, 2.0),
+        "gpu": gpu_facts(GPU, [GPU] * 10),
+        "topology": topology_facts(parse_topo(NVLINK_PAIR)),
+        "affinity": affinity_facts(parse_topo(NVLINK_PAIR))[0],
+        "service": service_facts([Listener("0.0.0.0", 11434)])[0],
+        "peer": peer_facts(PEER, 930e6, 941e6, 1e9),
+    }
+
+
+def run_host(scope: str, change: dict[str, Any]) -> list[Finding]:
+    subjects = healthy()
+    subjects[scope] = subjects[scope] | change
+    return diagnose_host(
+        [subjects["nic"]], [subjects["rdma"]], [subjects["gpu"]], [subjects["topology"]],
+        [subjects["service"]], [subjects["peer"]], [subjects["affinity"]],
+    )  # fmt: skip
+
+
+HOST_CASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "nic-down": ("nic", {"nic_state": "down"}),
+    "nic-speed-below-capability": ("nic", {"speed_mbps": 10000, "speed_below": True}),
+    "nic-errors": ("nic", {"errors": 3}),
+    "nic-crc-errors": ("nic", {"crc_errors": 1}),
+    "nic-errors-rising": ("nic", {"errors_new": 1}),
+    "nic-drops-rising": ("nic", {"drops_new": 1000}),
+    "nic-drops": ("nic", {"drops": 5000}),
+    "nic-pause-storm": ("nic", {"pause_storms": 2}),
+    "nic-discards": ("nic", {"discards": 40}),
+    "nic-pause-rising": ("nic", {"pause_new": 50000}),
+    "nic-rx-out-of-buffer": ("nic", {"out_of_buffer": 9}),
+    "rdma-port-not-active": ("rdma", {"port_active": False}),
+    "rdma-symbol-errors": ("rdma", {"symbol_errors": 7}),
+    "rdma-link-flaps": ("rdma", {"link_downed": 1}),
+    "rdma-ecn-without-cnp": ("rdma", {"ecn_marked": 10}),
+    "rdma-ack-timeouts": ("rdma", {"ack_timeouts": 2}),
+    "rdma-xmit-discards": ("rdma", {"xmit_discards": 4}),
+    "rdma-errors-rising": ("rdma", {"errors_new": 1}),
+    "rdma-link-flapping-now": ("rdma", {"flaps_new": 1}),
+    "rdma-ack-timeouts-rising": ("rdma", {"ack_timeouts_new": 1}),
+    "gpu-pcie-width-below": ("gpu", {"pcie_width": 8, "pcie_width_below": True}),
+    "gpu-pcie-gen-below": ("gpu", {"pcie_gen": 3, "pcie_gen_below": True}),
+    "gpu-busy-at-low-power": ("gpu", {"busy_low_power": True}),
+    "gpu-utilisation-swinging": ("gpu", {"util_swinging": True}),
+    "gpu-clocks-slowed": ("gpu", {"slowed": True, "slowdown": "hardware thermal slowdown"}),
+    "gpus-without-nvlink": ("topology", {"nvlink_pairs": 0}),
+    "gpu-nic-cross-socket": (
+        "affinity",
+        {"link": "SYS", "nic_far": True, "nic_cross_socket": True},
+    ),
+    "gpu-nic-other-bridge": ("affinity", {"link": "NODE", "nic_far": True}),
+    "inference-server-localhost": ("service", {"loopback_only": True, "addresses": "127.0.0.1"}),
+    "peer-unreachable": ("peer", {"reachable": False, "received": 0}),
+    "peer-loss": ("peer", {"loss_pct": 5.0}),
+    "peer-jitter": ("peer", {"jitter_ms": 4.0}),
+    "peer-latency-high": ("peer", {"rtt_ms": 20.4}),
+    "peer-path-mtu-below-interface": ("peer", {"path_mtu_below": True}),
+    "peer-throughput-low": ("peer", {"goodput_share": 0.1, "goodput_pct": 10}),
+    "weights-load-slow": ("peer", {"weights_load_s": 1200.0}),
+}
+
+
+def test_a_healthy_host_fires_nothing() -> None:
+    assert run_host("nic", {}) == []
+
+
+@pytest.mark.parametrize("rule", sorted(HOST_CASES))
+def test_each_host_rule(rule: str) -> None:
+    scope, change = HOST_CASES[rule]
+    found = run_host(scope, change)
+    assert [f.rule for f in found] == [rule]
+    assert found[0].evidence[0] and "{" not in found[0].evidence[0]  # the template was filled
+    assert found[0].severity == "info" or found[0].check  # warnings and worse say what to check
+
+
+LOG_CASES: dict[str, dict[str, Any]] = {
+    "nccl-socket-no-ib": {"transport": "Socket", "ib_no_device": True},
+    "nccl-socket": {"transport": "Socket"},
+    "libibverbs-missing": {"libibverbs_failed": True},
+    "nccl-ib-in-use": {"transport": "IB"},
+    "gdr-off": {"transport": "IB", "gdr": "off"},
+    "ib-completion-error": {"completion_errors": 1},
+    "ib-retry-exceeded": {"retry_exceeded": 1},
+    "nccl-warnings": {"nccl_warnings": 2},
+    "nccl-timeout": {"watchdog_timeouts": 1},
+    "straggler-rank": {"stragglers": 1},
+    "ib-disabled-by-env": {"ib_disabled_by_env": True},
+    "p2p-disabled-by-env": {"p2p_disabled_by_env": True},
+    "nothing-to-read": {"logs_read": 0},
+}
+
+
+@pytest.mark.parametrize("rule", sorted(LOG_CASES))
+def test_each_log_rule(rule: str) -> None:
+    base = facts(NcclLog(lines=10), TorchLog()) | {"logs_read": 1}
+    assert [r.id for r in rules() if holds(r.when, base)] == []
+    fired = {r.id for r in rules() if holds(r.when, base | LOG_CASES[rule])}
+    assert rule in fired
+    assert fired <= {rule, "nccl-ib-in-use"}  # gdr-off also reports that IB is in use
+
+
+def test_cases_cover_every_rule_and_walks_name_real_rules() -> None:
+    host_ids = {r.id for r in host_rules()}
+    log_ids = {r.id for r in rules()}
+    assert set(HOST_CASES) == host_ids
+    assert set(LOG_CASES) == log_ids
+    assert len(host_ids | log_ids) >= 30
+    named = {rule for w in walks().values() for s in w.steps for rule in s.rules}
+    assert named <= host_ids | log_ids
+
+
+def test_walk_stops_at_the_first_step_with_a_problem() -> None:
+    found = run_host("nic", {"nic_state": "down"}) + run_host("peer", {"loss_pct": 5.0})
+    doc = walk("nccl-timeout", found, {"nics", "peer", "services"})
+    assert [s["status"] for s in doc["steps"]] == [
+        "found",
+        "not reached",
+        "not reached",
+        "not reached",
+    ]
+    assert (
+        doc["stopped_at"] == "link state" and "eth9: operstate down" in doc["steps"][0]["evidence"]
+    )
+    doc = walk("nccl-timeout", run_host("peer", {"loss_pct": 5.0}), {"nics", "peer"})
+    assert [s["status"] for s in doc["steps"]] == ["ok", "ok", "found", "not reached"]
+    doc = walk("nccl-timeout", [], {"nics"})
+    assert [s["status"] for s in doc["steps"]] == [
+        "ok",
+        "not checked",
+        "not checked",
+        "not checked",
+    ]
+    assert doc["stopped_at"] is None and "by hand" in doc["summary"] and doc["steps"][3]["manual"]
