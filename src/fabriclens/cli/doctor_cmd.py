@@ -31,6 +31,9 @@ def doctor(
         ),
     ] = None,
     peer_port: Annotated[int, typer.Option(help="TCP port for the connect-time test")] = 22,
+    pings: Annotated[
+        int, typer.Option(help="Pings per peer (more finds rarer loss; over 20 go 20 ms apart as root)")
+    ] = 20,
     test_port: Annotated[
         int | None,
         typer.Option(help="Port of the peer's throughput server [default: iperf3 5201, then 5299]"),
@@ -102,13 +105,15 @@ def doctor(
                 f"--peer {host!r} is not a host name or address",
                 "give --peer 10.0.0.2 or --peer node2",
             )
+    if not 5 <= pings <= 10000:
+        raise InputError(f"--pings {pings} is out of range", "give 5 to 10000 (20 by default)")
     for name, port in (("--peer-port", peer_port), ("--test-port", test_port or 1)):
         if not 1 <= port <= 65535:
             raise InputError(f"{name} {port} is not a port", f"give {name} 22")
     from fabriclens.plan.transfer import expected_goodput
     from fabriclens.units import parse_size
 
-    opts = PeerOptions(tuple(peers), peer_port, test_port, throughput, expected_goodput(expect),
+    opts = PeerOptions(tuple(peers), peer_port, pings, test_port, throughput, expected_goodput(expect),
                        parse_size(weights) if weights else None)  # fmt: skip
     log_findings = diagnose(*read_logs(logs)) if logs else []
     s = survey_host(sys_root, tuple(split_list(exclude_rdma)), sample, opts)

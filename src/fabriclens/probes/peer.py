@@ -49,7 +49,7 @@ def tcp_connect_ms(host: str, port: int, tries: int = 5) -> float | None:
         except ConnectionRefusedError:
             pass
         except OSError:
-            continue
+            break  # unreachable or timed out: more tries only add seconds
         times.append((time.perf_counter() - t0) * 1e3)
     return statistics.median(times) if times else None
 
@@ -99,10 +99,15 @@ def mtr_path(host: str) -> dict[str, Any] | None:
     return {"hops": hops, "command": res.command}
 
 
-def probe_peer(host: str, port: int, iface_mtus: dict[str, int]) -> dict[str, Any]:
+def ping_interval(count: int) -> float:
+    """Seconds between pings: 0.2 s (what anyone may use), 20 ms for long runs as root."""
+    return 0.02 if count > 20 and os.geteuid() == 0 else 0.2
+
+
+def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20) -> dict[str, Any]:
     """Facts about the path to ``host`` (values None where a test could not run)."""
     _ping(host, 3, 0.2)  # warm-up, not counted: the first probes pay for ARP / neighbour discovery
-    res = _ping(host, 20, 0.2)
+    res = _ping(host, pings, ping_interval(pings))
     ping = parse_ping(res.stdout)
     dev = route_device(host)
     mtu = min(iface_mtus.get(dev or "", 1500), 65535)

@@ -64,6 +64,7 @@ class PeerOptions:
 
     hosts: tuple[str, ...] = ()
     tcp_port: int = 22
+    pings: int = 20
     test_port: int | None = None  # throughput server's port (None: iperf3 5201, built-in 5299)
     throughput: bool = True
     expect: tuple[float | None, str] = (None, "")  # expected goodput and how it was derived
@@ -181,7 +182,7 @@ def _peer_rows(opts: PeerOptions, nics: list[NetInterface], out: Survey) -> None
 
     mtus = {n.name: n.mtu for n in nics if n.mtu}
     for host in opts.hosts:
-        probe = probe_peer(host, opts.tcp_port, mtus)
+        probe = probe_peer(host, opts.tcp_port, mtus, opts.pings)
         goodput = None
         expected, note = (
             opts.expect if opts.expect[0] else _expected_from_nic(probe.get("device"), nics)
