@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
 from hypothesis import given
@@ -15,6 +13,7 @@ from fabriclens.diagnose.host import affinity_facts, diagnose_host, gpu_facts, t
 from fabriclens.parse.nvidia_smi import parse_gpu_query, parse_topo
 from fabriclens.probes.gpu import open_gpus, sample_gpus
 from fabriclens.probes.survey import survey_host
+from fake_nvml import FakeNvml
 
 NVLINK_TOPO = """\tGPU0\tGPU1\tCPU Affinity
 GPU0\t X \tNV18\t0-55
@@ -103,65 +102,6 @@ def test_nearest_nic_per_gpu() -> None:
     old = parse_topo("\tGPU0\tmlx5_0\tCPU Affinity\nGPU0\t X \tSYS\t0-31\nmlx5_0\tSYS\t X \n")
     assert old.nearest_nic("GPU0") == ("mlx5_0", "SYS")
     assert affinity_facts(parse_topo(NVLINK_TOPO)) == []
-
-
-class FakeNvml:
-    """The pynvml calls the probe makes, for a node of two GPUs: GPU 0 swings between idle and
-    busy (as when it waits on the network), GPU 1 is thermally slowed and has no NVLink."""
-
-    NVML_NVLINK_MAX_LINKS = 4
-
-    class NVMLError(Exception):
-        pass
-
-    def __init__(self, fail_init: bool = False) -> None:
-        self.fail_init, self.tick = fail_init, 0
-
-    def nvmlInit(self) -> None:
-        if self.fail_init:
-            raise self.NVMLError("Driver Not Loaded")
-
-    def nvmlDeviceGetCount(self) -> int:
-        self.tick += 1
-        return 2
-
-    def nvmlDeviceGetHandleByIndex(self, i: int) -> int:
-        return i
-
-    def nvmlDeviceGetName(self, h: int) -> bytes:
-        return b"NVIDIA H100 80GB HBM3"  # older pynvml returns bytes
-
-    def nvmlDeviceGetMemoryInfo(self, h: int) -> Any:
-        return SimpleNamespace(total=80 * 2**30, used=70 * 2**30)
-
-    def nvmlDeviceGetUtilizationRates(self, h: int) -> Any:
-        return SimpleNamespace(gpu=(100 if self.tick % 2 else 0) if h == 0 else 97)
-
-    def nvmlDeviceGetPowerUsage(self, h: int) -> int:
-        return 650_000 if h == 0 else 500_000  # milliwatts
-
-    def nvmlDeviceGetEnforcedPowerLimit(self, h: int) -> int:
-        return 700_000
-
-    def nvmlDeviceGetCurrPcieLinkGeneration(self, h: int) -> int:
-        return 5
-
-    def nvmlDeviceGetMaxPcieLinkGeneration(self, h: int) -> int:
-        return 5
-
-    def nvmlDeviceGetCurrPcieLinkWidth(self, h: int) -> int:
-        return 16
-
-    def nvmlDeviceGetMaxPcieLinkWidth(self, h: int) -> int:
-        return 16
-
-    def nvmlDeviceGetCurrentClocksEventReasons(self, h: int) -> int:
-        return 0x1 if h == 0 else 0x40 | 0x4  # idle; hardware thermal slowdown + power cap
-
-    def nvmlDeviceGetNvLinkState(self, h: int, link: int) -> int:
-        if h == 1:
-            raise self.NVMLError("Not Supported")
-        return 1
 
 
 def test_nvml_source_and_the_window() -> None:

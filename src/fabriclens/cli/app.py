@@ -22,6 +22,7 @@ from fabriclens.cli.logs_cmd import logs
 from fabriclens.cli.plan_cmd import plan
 from fabriclens.cli.search_cmd import search
 from fabriclens.cli.transfer_cmd import transfer
+from fabriclens.cli.watch_cmd import watch
 from fabriclens.errors import ExitStatus, FabricLensError
 
 COMMANDS: dict[str, Any] = {
@@ -34,6 +35,7 @@ COMMANDS: dict[str, Any] = {
     "datapath": datapath,
     "doctor": doctor,
     "logs": logs,
+    "watch": watch,
     "http": http,
     "fleet": fleet,
     "catalog": catalog,

@@ -32,7 +32,8 @@ def doctor(
     ] = None,
     peer_port: Annotated[int, typer.Option(help="TCP port for the connect-time test")] = 22,
     pings: Annotated[
-        int, typer.Option(help="Pings per peer (more finds rarer loss; over 20 go 20 ms apart as root)")
+        int,
+        typer.Option(help="Pings per peer (more finds rarer loss; over 20 go 20 ms apart as root)"),
     ] = 20,
     test_port: Annotated[
         int | None,

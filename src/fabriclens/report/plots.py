@@ -91,3 +91,49 @@ def collective_plot(doc: dict[str, Any], path: Path) -> None:
     ax.grid(True, alpha=0.3)
     ax.legend()
     _save(fig, path)
+
+
+def watch_plot(samples: list[dict[str, Any]], path: Path) -> None:
+    """`watch`: GPU utilisation (top) and each link's throughput (bottom) against time, the
+    verdict of each sample as the top panel's background colour."""
+    require_matplotlib()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = [s["t_s"] for s in samples]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 6), sharex=True, constrained_layout=True)
+    indices = sorted({g["index"] for s in samples for g in s["gpus"]})
+    for i in indices:
+        top.plot(
+            t,
+            [next((g["util_pct"] for g in s["gpus"] if g["index"] == i), None) for s in samples],
+            label=f"GPU {i}",
+        )
+    colours = {
+        "communication-bound": "tab:red",
+        "input-bound": "tab:orange",
+        "compute-bound": "tab:green",
+    }
+    for a, b, s in zip([0.0, *t], t, samples, strict=False):
+        if s["verdict"] in colours:
+            top.axvspan(a, b, color=colours[s["verdict"]], alpha=0.12, lw=0)
+    top.set_ylabel("GPU busy %")
+    top.set_ylim(0, 105)
+    top.set_title("shading: red communication-bound, orange input-bound, green compute-bound")
+    if indices:
+        top.legend(loc="upper right")
+    names = sorted({lr["name"] for s in samples for lr in s["links"]})
+    for name in names:
+        rows = [next((lr for lr in s["links"] if lr["name"] == name), None) for s in samples]
+        bottom.plot(
+            t,
+            [max(r["rx_bits_per_s"], r["tx_bits_per_s"]) / 1e9 if r else None for r in rows],
+            label=name,
+        )
+    bottom.set_ylabel("Gbit/s (busier direction)")
+    bottom.set_xlabel("seconds")
+    if names:
+        bottom.legend(loc="upper right")
+    _save(fig, path)

@@ -590,3 +590,36 @@ def doctor_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     out += logs_renderables({"nccl": {"version": None, "transport": None, "ib_devices": [], "oob": None,
                                       "socket_ifaces": [], "gdr": None, "env": {}}, "findings": doc["findings"]})[1:]  # fmt: skip
     return out
+
+
+def watch_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    """`fabriclens watch` summary: the overall verdict and the share of time in each."""
+    text = Text()
+    if not doc["samples"]:
+        return [Text("no samples taken")]
+    text.append("Verdict ", style="bold")
+    text.append(f"{doc['verdict']}: {doc['meaning']}\n")
+    text.append("Time ", style="bold")
+    text.append(" · ".join(f"{v} {100 * s:.0f}%" for v, s in doc["shares"].items()))
+    text.append(f" of {doc['samples']} samples over {doc['duration_s']:.1f} s\n")
+    gpu = (
+        "-"
+        if doc["gpu_util_mean_pct"] is None
+        else f"{doc['gpu_util_mean_pct']:.0f}% busy on average"
+    )
+    load = (
+        "-"
+        if doc["net_load_mean"] is None
+        else f"{100 * doc['net_load_mean']:.0f}% of capacity on average"
+    )
+    text.append("GPUs ", style="bold")
+    text.append(
+        f"{gpu} ({doc['gpu_source']}{': ' + doc['gpu_problem'] if doc['gpu_problem'] else ''})\n"
+    )
+    text.append("Network ", style="bold")
+    text.append(
+        f"{', '.join(doc['links']) or 'no links'}: busiest {doc['peak_link_bits_per_s'] / 1e6:,.1f} Mbit/s peak, {load}"
+    )
+    if doc.get("plot"):
+        text.append(f"\nPlot {doc['plot']}")
+    return [text]
