@@ -98,3 +98,36 @@ def test_doctor_finds_a_server_bound_to_localhost(listening) -> None:  # type: i
     assert doc["walk"]["stopped_at"] == "where the server listens"
     # the other lab host listens on nothing: no service, exit 0
     assert other.returncode == 0 and json.loads(other.stdout)["services"] == []
+
+
+BODY = '{"model":"m","stream":true,"max_tokens":8,"messages":[{"role":"user","content":"hi"}]}'
+
+
+def test_doctor_splits_a_slow_endpoint_into_path_and_server() -> None:
+    """A server 20 ms away each way that answers in 20 ms: the path is most of the time to first
+    token. The same server answering in 1.5 s: the server is."""
+    from fabriclens.bench.stream_server import spawn
+
+    with lab_session("de", hosts=2, overrides={"h2": {"delay": "20ms"}}) as lab:
+        urls = {}
+        for ttft in ("0.02", "1.5"):
+            _, base = spawn(["--bind", "0.0.0.0", "--ttft", ttft],
+                            launch=lambda argv, **kw: lab.popen("h2", argv, **kw))  # fmt: skip
+            urls[ttft] = base.replace("0.0.0.0", lab.host("h2").address) + "/v1/chat/completions"
+        docs = {}
+        for ttft, url in urls.items():
+            res = lab.run("h1", [*FL, "doctor", "--json", "--url", url, "--data", BODY, "--symptom", "inference-slow"],
+                          timeout_s=90)  # fmt: skip
+            assert res.returncode == 1, res.stderr
+            docs[ttft] = json.loads(res.stdout)
+    near = docs["0.02"]["endpoints"][0]
+    # request + response: two 40 ms round trips, and the connect is one of them
+    assert abs(near["network_ms"] - 80) <= 6 and abs(near["rtt_ms"] - 40) <= 3
+    assert near["network_share"] >= 0.6
+    rules = {f["rule"] for f in docs["0.02"]["findings"]}
+    assert "inference-network-path-slow" in rules and "inference-server-slow" not in rules
+    far = docs["1.5"]["endpoints"][0]
+    assert abs(far["server_ms"] - 1500) <= 30
+    rules = {f["rule"] for f in docs["1.5"]["findings"]}
+    assert "inference-server-slow" in rules and "inference-network-path-slow" not in rules
+    assert docs["1.5"]["walk"]["stopped_at"].startswith("HTTP phase breakdown")

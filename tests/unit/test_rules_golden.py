@@ -13,6 +13,7 @@ from fabriclens.diagnose.engine import Finding, facts, rules
 from fabriclens.diagnose.host import (
     affinity_facts,
     diagnose_host,
+    endpoint_facts,
     gpu_facts,
     host_rules,
     nic_facts,
@@ -44,6 +45,11 @@ PEER = {"peer": "10.0.0.2", "ping_ok": True, "reachable": True, "sent": 20, "rec
         "device": "eth9", "iface_mtu": 1500, "path_mtu": 1500}  # fmt: skip
 
 
+# `fabriclens http` on a healthy endpoint: 1 ms of path, 180 ms of server, to the first token
+ENDPOINT = {"requests": 5, "tls_version": None,
+            "attribution": {"time_to_first_token_s": 0.182, "network_s": 0.001, "server_s": 0.180, "rtt_s": 0.0005}}  # fmt: skip
+
+
 def healthy() -> dict[str, dict[str, Any]]:
     """One healthy subject per scope, built by the same functions doctor uses."""
     return {
@@ -54,6 +60,7 @@ def healthy() -> dict[str, dict[str, Any]]:
         "affinity": affinity_facts(parse_topo(NVLINK_PAIR))[0],
         "service": service_facts([Listener("0.0.0.0", 11434)])[0],
         "peer": peer_facts(PEER, 930e6, 941e6, 1e9),
+        "endpoint": endpoint_facts("http://10.0.0.2:8000/v1/chat/completions", ENDPOINT),
     }
 
 
@@ -62,7 +69,7 @@ def run_host(scope: str, change: dict[str, Any]) -> list[Finding]:
     subjects[scope] = subjects[scope] | change
     return diagnose_host(
         [subjects["nic"]], [subjects["rdma"]], [subjects["gpu"]], [subjects["topology"]],
-        [subjects["service"]], [subjects["peer"]], [subjects["affinity"]],
+        [subjects["service"]], [subjects["peer"]], [subjects["affinity"]], [subjects["endpoint"]],
     )  # fmt: skip
 
 
@@ -106,6 +113,18 @@ HOST_CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "peer-path-mtu-below-interface": ("peer", {"path_mtu_below": True}),
     "peer-throughput-low": ("peer", {"goodput_share": 0.1, "goodput_pct": 10}),
     "weights-load-slow": ("peer", {"weights_load_s": 1200.0}),
+    "inference-endpoint-unreachable": (
+        "endpoint",
+        endpoint_facts("http://10.0.0.2:8000/", None, "Connection refused"),
+    ),
+    "inference-network-path-slow": (
+        "endpoint",
+        {"network_ms": 80.0, "network_share": 0.8, "ttft_ms": 100.0},
+    ),
+    "inference-server-slow": (
+        "endpoint",
+        {"server_ms": 2400.0, "server_share": 0.96, "ttft_ms": 2500.0},
+    ),
 }
 
 

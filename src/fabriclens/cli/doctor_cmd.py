@@ -58,6 +58,15 @@ def doctor(
             help="Size of the model files loaded from the peer (e.g. 140GB): time to copy them"
         ),
     ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            help="Time requests to this inference endpoint: where its time to first token goes"
+        ),
+    ] = None,
+    data: Annotated[
+        str | None, typer.Option(help="--url: request body (JSON), or @FILE [default: a GET]")
+    ] = None,
     symptom: Annotated[
         str | None,
         typer.Option(
@@ -111,6 +120,11 @@ def doctor(
     for name, port in (("--peer-port", peer_port), ("--test-port", test_port or 1)):
         if not 1 <= port <= 65535:
             raise InputError(f"{name} {port} is not a port", f"give {name} 22")
+    from fabriclens.cli.http_cmd import check_endpoint, check_url, read_body
+
+    if url:
+        check_url(url)
+    body = read_body(data)
     from fabriclens.plan.transfer import expected_goodput
     from fabriclens.units import parse_size
 
@@ -118,7 +132,14 @@ def doctor(
                        parse_size(weights) if weights else None)  # fmt: skip
     log_findings = diagnose(*read_logs(logs)) if logs else []
     s = survey_host(sys_root, tuple(split_list(exclude_rdma)), sample, opts)
-    findings = diagnose_host(s.nics, s.ports, s.gpus, s.topology, s.services, s.peers, s.affinity)
+    endpoints: list[dict[str, Any]] = []
+    if url:
+        from fabriclens.diagnose.host import endpoint_facts
+
+        endpoints = [endpoint_facts(url, *check_endpoint(url, body))]
+    findings = diagnose_host(
+        s.nics, s.ports, s.gpus, s.topology, s.services, s.peers, s.affinity, endpoints
+    )
     findings += log_findings + s.not_checked
     doc: dict[str, Any] = {
         "interfaces": s.nics,
@@ -128,6 +149,7 @@ def doctor(
         "gpu_nic_affinity": s.affinity,
         "services": s.services,
         "peers": s.peers,
+        "endpoints": endpoints,
         "findings": findings_doc(findings),
     }
     if symptom:
@@ -137,6 +159,7 @@ def doctor(
         ran |= {"peer"} if s.peers else set()
         ran |= {"throughput"} if any(p["goodput_bits_per_s"] for p in s.peers) else set()
         ran |= {"logs"} if logs else set()
+        ran |= {"endpoint"} if endpoints else set()
         doc["walk"] = walk(symptom, findings, ran)
     emit(doc, json_out, "doctor_renderables", markdown)
     exit_for(findings)

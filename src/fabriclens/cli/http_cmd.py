@@ -48,28 +48,18 @@ def http(
         raise InputError(f"-n {n} is outside 1..1000", "give -n between 1 and 1000")
     if not 0 < timeout <= 600:
         raise InputError(f"--timeout {timeout:g} is outside (0, 600] s", "give --timeout 30")
-    body = None
-    if data is not None:
-        if data.startswith("@"):
-            try:
-                body = Path(data[1:]).read_bytes()
-            except OSError as exc:
-                raise InputError(
-                    f"cannot read {data[1:]}: {exc.strerror}", "check the path after @"
-                ) from None
-        else:
-            body = data.encode()
+    body = read_body(data)
     headers = {"Content-Type": "application/json"} if body is not None else {}
     headers.update(parse_headers(header))
     if baseline is not None and baseline_url is not None:
         raise InputError("--baseline and --baseline-url were both given", "choose one baseline")
     base_phases = _read_baseline(baseline) if baseline is not None else None
     verb = (method or ("POST" if body is not None else "GET")).upper()
-    runs = _time_many(url, n, verb, headers, body, timeout, insecure)
-    doc = _summary(url, verb, runs)
+    runs = time_many(url, n, verb, headers, body, timeout, insecure)
+    doc = summarise_runs(url, verb, runs)
     if baseline_url is not None:
-        base_doc = _summary(
-            baseline_url, verb, _time_many(baseline_url, n, verb, headers, body, timeout, insecure)
+        base_doc = summarise_runs(
+            baseline_url, verb, time_many(baseline_url, n, verb, headers, body, timeout, insecure)
         )
         base_phases = {p: base_doc["phases_s"][p]["p50"] for p in PHASES}
         doc["baseline"] = {"url": baseline_url, "phases_s": base_doc["phases_s"]}
@@ -101,7 +91,21 @@ def _read_baseline(path: Path) -> dict[str, float]:
         ) from None
 
 
-def _time_many(url: str, n: int, verb: str, headers: dict[str, str], body: bytes | None,
+def read_body(data: str | None) -> bytes | None:
+    """--data: the body itself, or @FILE."""
+    from fabriclens.errors import InputError
+
+    if data is None or not data.startswith("@"):
+        return None if data is None else data.encode()
+    try:
+        return Path(data[1:]).read_bytes()
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {data[1:]}: {exc.strerror}", "check the path after @"
+        ) from None
+
+
+def time_many(url: str, n: int, verb: str, headers: dict[str, str], body: bytes | None,
                timeout: float, insecure: bool) -> list[Any]:  # fmt: skip
     from fabriclens.bench.http_timing import time_request
     from fabriclens.errors import InputError
@@ -132,7 +136,8 @@ def _time_many(url: str, n: int, verb: str, headers: dict[str, str], body: bytes
     return runs
 
 
-def _summary(url: str, verb: str, runs: list[Any]) -> dict[str, Any]:
+def summarise_runs(url: str, verb: str, runs: list[Any]) -> dict[str, Any]:
+    """Per-phase statistics of several timed requests, and where the time goes."""
     from fabriclens.measure.serving import summarize
 
     def phases(t: Any) -> dict[str, float]:
@@ -179,3 +184,41 @@ def _where(biggest: str, summary: dict[str, dict[str, float]]) -> str:
         "first_token": f"the model's prefill after the headers ({share}): the server streams headers, then computes",
         "transfer": f"generation and transfer of the body ({share}): decode speed, or a slow link for large bodies",
     }[biggest]
+
+
+def check_url(url: str) -> None:
+    """A usage error unless ``url`` is http(s)://host..."""
+    from urllib.parse import urlsplit
+
+    from fabriclens.errors import InputError
+
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise InputError(
+            f"--url {url!r} is not an http(s) URL", "give --url http://host:11434/api/generate"
+        )
+
+
+def check_endpoint(
+    url: str, body: bytes | None, n: int = 5, timeout: float = 30.0
+) -> tuple[dict[str, Any] | None, str]:
+    """For doctor: ``n`` timed requests to ``url`` and the attribution of the time to first
+    token, or (None, why) when the server does not answer. A malformed URL is a usage error."""
+    from fabriclens.errors import InputError
+    from fabriclens.measure.attribution import attribute
+
+    check_url(url)
+    verb = "POST" if body is not None else "GET"
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    try:
+        runs = time_many(url, n, verb, headers, body, timeout, insecure=False)
+    except InputError as exc:
+        return None, exc.problem
+    doc = summarise_runs(url, verb, runs)
+    doc["attribution"] = attribute({p: doc["phases_s"][p]["p50"] for p in PHASES}, None,
+                                   tls_version=runs[-1].tls_version, server_s=runs[-1].server_s)  # fmt: skip
+    return doc, ""

@@ -27,6 +27,8 @@ FACTS = {
             "util_mean_pct", "util_idle_share", "util_busy_share", "util_swinging", "slowdown", "slowed",
             "nvlinks_active"},
     "affinity": {"gpu", "nic", "link", "nic_far", "nic_cross_socket"},
+    "endpoint": {"url", "reachable", "error", "requests", "ttft_ms", "network_ms", "network_share", "network_pct",
+                 "server_ms", "server_share", "server_pct", "rtt_ms", "tls_version"},
     "topology": {"gpus", "pairs", "nvlink_pairs"},
     "service": {"service", "port", "addresses", "loopback_only", "fix_hint"},
     "peer": {"peer", "ping_ok", "reachable", "sent", "received", "loss_pct", "rtt_ms", "rtt_avg_ms", "jitter_ms",
@@ -288,6 +290,24 @@ def peer_facts(
     }
 
 
+def endpoint_facts(url: str, http_doc: dict[str, Any] | None, error: str = "") -> dict[str, Any]:
+    """Facts about an inference endpoint from `fabriclens http`'s document (with its attribution
+    of the time to first token); ``http_doc`` None when the requests failed with ``error``."""
+    if http_doc is None:
+        return {"url": url, "reachable": False, "error": error, "requests": 0} | dict.fromkeys(
+            ("ttft_ms", "network_ms", "network_share", "network_pct", "server_ms", "server_share", "server_pct",
+             "rtt_ms", "tls_version"))  # fmt: skip
+    a = http_doc["attribution"]
+    ttft = a["time_to_first_token_s"]
+    net = a["network_s"] / ttft if ttft > 0 else 0.0
+    srv = a["server_s"] / ttft if ttft > 0 else 0.0
+    return {"url": url, "reachable": True, "error": "", "requests": http_doc["requests"],
+            "ttft_ms": round(1e3 * ttft, 1), "network_ms": round(1e3 * a["network_s"], 1),
+            "network_share": round(net, 3), "network_pct": round(100 * net), "server_ms": round(1e3 * a["server_s"], 1),
+            "server_share": round(srv, 3), "server_pct": round(100 * srv), "rtt_ms": round(1e3 * a["rtt_s"], 2),
+            "tls_version": http_doc.get("tls_version")}  # fmt: skip
+
+
 def topology_facts(topo: Topology) -> dict[str, Any]:
     """Facts about the node's GPU-to-GPU links."""
     return {"gpus": len(topo.gpus), "pairs": topo.pairs, "nvlink_pairs": topo.nvlink_pairs}
@@ -301,10 +321,11 @@ def diagnose_host(
     services: list[dict[str, Any]] | None = None,
     peers: list[dict[str, Any]] | None = None,
     affinity: list[dict[str, Any]] | None = None,
+    endpoints: list[dict[str, Any]] | None = None,
 ) -> list[Finding]:
     """Findings for every subject, one per rule that fires."""
     subjects = {"nic": nics, "rdma": ports, "gpu": gpus or [], "topology": topology or [], "service": services or [],
-                "peer": peers or [], "affinity": affinity or []}  # fmt: skip
+                "peer": peers or [], "affinity": affinity or [], "endpoint": endpoints or []}  # fmt: skip
     found = []
     for rule in host_rules():
         for facts in subjects[rule.scope]:

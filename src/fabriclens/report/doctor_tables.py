@@ -84,6 +84,13 @@ def doctor_sections(doc: dict[str, Any]) -> list[Section]:
                          _v(p.get("goodput_pct"), "{}%")])  # fmt: skip
         out.append(Section("Path to peers", ["peer", "answered", "loss", "RTT (median)", "jitter (mdev)", "TCP connect",
                                              "path MTU", "via", "TCP Mbit/s", "expected", "of expected"], rows))  # fmt: skip
+    if doc.get("endpoints"):
+        rows = [[e["url"], str(e["requests"]), _v(e["ttft_ms"], "{:,.1f} ms"),
+                 "-" if e["network_ms"] is None else f"{e['network_ms']:,.1f} ms ({e['network_pct']}%)",
+                 "-" if e["server_ms"] is None else f"{e['server_ms']:,.1f} ms ({e['server_pct']}%)",
+                 _v(e["rtt_ms"], "{:.2f} ms"), e["error"] or "-"] for e in doc["endpoints"]]  # fmt: skip
+        out.append(Section("Inference endpoint (median of the requests)",
+                           ["url", "requests", "to first token", "network path", "server", "round trip", "error"], rows))  # fmt: skip
     return out
 
 
