@@ -179,3 +179,64 @@ def test_collective(
     argv += ["--gpus-per-node", gpn] if gpn else []
     argv += ["--network", net.split(",")[0]] if net else []
     _check(capsys, argv)
+
+
+TREE = "tests/fixtures/sysfs-roce-degraded"
+
+
+def _check_diagnostic(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    status = run(argv)
+    err = capsys.readouterr().err
+    assert status in (0, 1, 2), err
+    if status == 2:
+        assert err.count("\n") == 1 and err.startswith("fabriclens: error: "), err
+
+
+@SETTINGS
+@given(
+    symptom=st.sampled_from(
+        ["training-slow", "nccl-timeout", "inference-slow", "weights-slow", "slow", ""]
+    ),
+    expect=st.one_of(st.none(), rates, networks),
+    weights=st.one_of(st.none(), sizes),
+    pings=counts,
+    url=st.one_of(
+        st.none(),
+        st.sampled_from(["http://127.0.0.1:9/x", "ftp://x", "http://", "nope", "http://[::1"]),
+    ),
+    data=st.one_of(st.none(), st.sampled_from(["{}", "@/nonexistent", "@"])),
+)
+def test_doctor(
+    capsys: pytest.CaptureFixture[str],
+    symptom: str,
+    expect: str | None,
+    weights: str | None,
+    pings: str,
+    url: str | None,
+    data: str | None,
+) -> None:
+    argv = ["doctor", "--sys-root", TREE, "--symptom", symptom, "--pings", pings, "--json"]
+    for flag, value in (
+        ("--expect", expect),
+        ("--weights", weights),
+        ("--url", url),
+        ("--data", data),
+    ):
+        if value is not None:
+            argv += [flag, value]
+    _check_diagnostic(capsys, argv)
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    interval=st.sampled_from(["0", "0.05", "-1", "100", "x"]),
+    count=st.sampled_from(["1", "2", "-1"]),
+    speed=st.one_of(st.none(), rates),
+)
+def test_watch(
+    capsys: pytest.CaptureFixture[str], interval: str, count: str, speed: str | None
+) -> None:
+    argv = ["watch", "--sys-root", TREE, "--interval", interval, "--count", count, "--json"]
+    _check_diagnostic(capsys, argv + (["--link-speed", speed] if speed else []))

@@ -108,7 +108,7 @@ HOST_CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "inference-server-localhost": ("service", {"loopback_only": True, "addresses": "127.0.0.1"}),
     "peer-unreachable": ("peer", {"reachable": False, "received": 0}),
     "peer-loss": ("peer", {"loss_pct": 5.0}),
-    "peer-jitter": ("peer", {"jitter_ms": 4.0}),
+    "peer-jitter": ("peer", {"jitter_ms": 4.0, "jitter_share": 0.5}),
     "peer-latency-high": ("peer", {"rtt_ms": 20.4}),
     "peer-path-mtu-below-interface": ("peer", {"path_mtu_below": True}),
     "peer-throughput-low": ("peer", {"goodput_share": 0.1, "goodput_pct": 10}),
@@ -199,3 +199,11 @@ def test_walk_stops_at_the_first_step_with_a_problem() -> None:
         "not checked",
     ]
     assert doc["stopped_at"] is None and "by hand" in doc["summary"] and doc["steps"][3]["manual"]
+
+
+def test_jitter_is_judged_against_the_round_trip() -> None:
+    """1.1 ms of mdev on a 40 ms path is steady; on a 2 ms path it is not."""
+    far = peer_facts(PEER | {"rtt_ms": 40.5, "jitter_ms": 1.13})
+    near = peer_facts(PEER | {"rtt_ms": 2.0, "jitter_ms": 1.13})
+    assert "peer-jitter" not in {f.rule for f in run_host("peer", far)}
+    assert "peer-jitter" in {f.rule for f in run_host("peer", near)}

@@ -32,9 +32,9 @@ FACTS = {
     "topology": {"gpus", "pairs", "nvlink_pairs"},
     "service": {"service", "port", "addresses", "loopback_only", "fix_hint"},
     "peer": {"peer", "ping_ok", "reachable", "sent", "received", "loss_pct", "rtt_ms", "rtt_avg_ms", "jitter_ms",
-             "tcp_port", "tcp_connect_ms", "device", "iface_mtu", "path_mtu", "path_mtu_below", "goodput_bits_per_s",
+             "tcp_port", "tcp_connect_ms", "device", "jitter_share", "iface_mtu", "path_mtu", "path_mtu_below", "goodput_bits_per_s",
              "goodput_mbps", "expected_bits_per_s", "expected_mbps", "goodput_share", "goodput_pct", "weights_gb",
-             "weights_load_s", "weights_load_min", "weights_load_expected_min"},
+             "weights_load_s", "weights_load_min", "weights_load_expected_min", "weights_expected_note"},
 }  # fmt: skip
 
 # inference servers at their default ports, and how each is told to listen on every address
@@ -273,7 +273,10 @@ def peer_facts(
     load_expected = (
         weights_bytes * 8 / expected_bits_per_s if weights_bytes and expected_bits_per_s else None
     )
+    expected_mbps = (expected_bits_per_s or 0) / 1e6
+    rtt, jitter = probe.get("rtt_ms"), probe.get("jitter_ms")
     return dict(probe) | {
+        "jitter_share": round(jitter / rtt, 3) if rtt and jitter is not None else None,
         "path_mtu_below": bool(path and iface and path < iface),
         "goodput_bits_per_s": goodput_bits_per_s,
         "goodput_mbps": round(goodput_bits_per_s / 1e6, 1) if goodput_bits_per_s else None,
@@ -287,6 +290,9 @@ def peer_facts(
         "weights_load_expected_min": round(load_expected / 60, 1)
         if load_expected is not None
         else None,
+        "weights_expected_note": f" ({load_expected / 60:.1f} min at the {expected_mbps:,.0f} Mbit/s the link should give)"
+        if load_expected is not None
+        else "",
     }
 
 

@@ -77,13 +77,17 @@ def doctor_sections(doc: dict[str, Any]) -> list[Section]:
     if doc.get("peers"):
         rows = []
         for p in doc["peers"]:
+            share = (
+                "-"
+                if p.get("goodput_pct") is None
+                else f"{p['goodput_pct']}% of {p['expected_mbps']:,.0f}"
+            )
             rows.append([p["peer"], f"{p['received']}/{p['sent']}", _v(p["loss_pct"], "{:g}%"),
                          _v(p["rtt_ms"], "{:.2f} ms"), _v(p["jitter_ms"], "{:.2f} ms"), _v(p["tcp_connect_ms"], "{:.2f} ms"),
-                         "-" if p["path_mtu"] is None else f"{p['path_mtu']} of {p['iface_mtu']}", _v(p["device"]),
-                         _mbps(p.get("goodput_bits_per_s")), _mbps(p.get("expected_bits_per_s")),
-                         _v(p.get("goodput_pct"), "{}%")])  # fmt: skip
-        out.append(Section("Path to peers", ["peer", "answered", "loss", "RTT (median)", "jitter (mdev)", "TCP connect",
-                                             "path MTU", "via", "TCP Mbit/s", "expected", "of expected"], rows))  # fmt: skip
+                         "-" if p["path_mtu"] is None else f"{p['path_mtu']}/{p['iface_mtu']} {p['device'] or ''}".strip(),
+                         _mbps(p.get("goodput_bits_per_s")), share])  # fmt: skip
+        out.append(Section("Path to peers", ["peer", "answered", "loss", "RTT (median)", "jitter", "TCP connect",
+                                             "path MTU", "TCP Mbit/s", "of expected"], rows))  # fmt: skip
     if doc.get("endpoints"):
         rows = [[e["url"], str(e["requests"]), _v(e["ttft_ms"], "{:,.1f} ms"),
                  "-" if e["network_ms"] is None else f"{e['network_ms']:,.1f} ms ({e['network_pct']}%)",

@@ -124,6 +124,8 @@ def watch_plot(samples: list[dict[str, Any]], path: Path) -> None:
     top.set_title("shading: red communication-bound, orange input-bound, green compute-bound")
     if indices:
         top.legend(loc="upper right")
+    else:
+        top.text(0.5, 0.5, "no GPUs read", ha="center", va="center", transform=top.transAxes)
     names = sorted({lr["name"] for s in samples for lr in s["links"]})
     for name in names:
         rows = [next((lr for lr in s["links"] if lr["name"] == name), None) for s in samples]

@@ -552,7 +552,10 @@ def _ms(value: float | None) -> str:
 
 
 def _numeric(cell: str) -> bool:
-    return bool(cell) and (cell[0].isdigit() or cell == "-")
+    """A number, maybe with a unit or a share ("0.08 ms", "20/20", "10% of 940"): right-aligned."""
+    import re
+
+    return bool(re.fullmatch(r"-|[\d,.]+(%| ms)?(/\d+)?( of [\d,.]+)?( \S+)?", cell))
 
 
 def doctor_renderables(doc: dict[str, Any]) -> list[RenderableType]:
