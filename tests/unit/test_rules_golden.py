@@ -76,6 +76,7 @@ def run_host(scope: str, change: dict[str, Any]) -> list[Finding]:
 HOST_CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "nic-down": ("nic", {"nic_state": "down"}),
     "nic-speed-below-capability": ("nic", {"speed_mbps": 10000, "speed_below": True}),
+    "nic-half-duplex": ("nic", {"duplex": "half", "speed_mbps": 1000}),
     "nic-errors": ("nic", {"errors": 3}),
     "nic-crc-errors": ("nic", {"crc_errors": 1}),
     "nic-errors-rising": ("nic", {"errors_new": 1}),

@@ -16,13 +16,13 @@ from fabriclens.parse.nvidia_smi import GpuReading, Topology
 from fabriclens.parse.proc_net import Listener
 
 FACTS = {
-    "nic": {"name", "physical", "nic_state", "speed_mbps", "max_speed_mbps", "speed_below", "errors",
+    "nic": {"name", "physical", "nic_state", "duplex", "driver", "speed_mbps", "max_speed_mbps", "speed_below", "errors",
             "crc_errors", "drops", "mtu", "sample_s", "errors_new", "drops_new", "rx_bits_per_s", "tx_bits_per_s",
             "pause_frames", "pause_storms", "discards", "ecn_marked", "out_of_buffer", "pause_new", "discards_new"},
     "rdma": {"device", "port", "state", "phys_state", "port_active", "link_layer", "symbol_errors",
              "link_downed", "ecn_marked", "cnp_handled", "cnp_sent", "ack_timeouts", "out_of_sequence", "xmit_discards",
              "sample_s", "errors_new", "flaps_new", "ack_timeouts_new", "rx_bits_per_s", "tx_bits_per_s"},
-    "gpu": {"index", "name", "pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max", "pcie_width_below",
+    "gpu": {"index", "name", "memory_total_mib", "memory_used_mib", "pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max", "pcie_width_below",
             "pcie_gen_below", "busy_low_power", "utilization_pct", "power_w", "power_limit_w", "util_samples",
             "util_mean_pct", "util_idle_share", "util_busy_share", "util_swinging", "slowdown", "slowed",
             "nvlinks_active"},
@@ -138,6 +138,8 @@ def nic_facts(
         "crc_errors": s.get("rx_crc_errors", 0),
         "drops": s.get("rx_dropped", 0) + s.get("tx_dropped", 0),
         "mtu": nic.mtu or 0,
+        "duplex": nic.duplex or "unknown",
+        "driver": nic.driver or "unknown",
         **_sampled(nic, earlier, seconds),
         **_congestion(congestion, earlier_congestion, seconds),
     }
@@ -215,7 +217,8 @@ def gpu_facts(gpu: GpuReading, window: list[GpuReading] | None = None) -> dict[s
     high = sum(1 for u in utils if u >= 90) / n if n else None
     spinning = sum(1 for g in window or [] if _busy_low_power(g)) / n if n else None
     return {
-        "index": gpu.index, "name": gpu.name, "pcie_gen": gen, "pcie_gen_max": gen_max, "pcie_width": width,
+        "index": gpu.index, "name": gpu.name, "memory_total_mib": gpu.memory_total_mib,
+        "memory_used_mib": gpu.memory_used_mib, "pcie_gen": gen, "pcie_gen_max": gen_max, "pcie_width": width,
         "pcie_width_max": width_max, "pcie_width_below": bool(width and width_max and width < width_max),
         "pcie_gen_below": bool(gen and gen_max and gen < gen_max),
         "busy_low_power": spinning >= 0.8 if spinning is not None else _busy_low_power(gpu),

@@ -85,18 +85,12 @@ def mtr_path(host: str) -> dict[str, Any] | None:
     """Hops and the worst hop's loss from `mtr --json`, where mtr is installed."""
     if shutil.which("mtr") is None:
         return None
-    import json
+    from fabriclens.parse.mtr import parse_mtr_json
 
     fast = ["-i", "0.2"] if os.geteuid() == 0 else []  # intervals below 1 s need root
     res = run_command(["mtr", "--json", "-n", "-c", "5", *fast, host], timeout_s=60)
-    try:
-        hubs = json.loads(res.stdout)["report"]["hubs"]
-    except (ValueError, KeyError, TypeError):
-        return None
-    hops = [
-        {"host": h.get("host"), "loss_pct": h.get("Loss%"), "avg_ms": h.get("Avg")} for h in hubs
-    ]
-    return {"hops": hops, "command": res.command}
+    hops = parse_mtr_json(res.stdout)
+    return {"hops": hops, "command": res.command} if hops is not None else None
 
 
 def ping_interval(count: int) -> float:
