@@ -58,6 +58,15 @@ def test_p2p_matrix_in_rounds(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(m[i][i] is None for i in range(4))
     assert all(m[i][j] == m[j][i] and m[i][j] > 0 for i in range(4) for j in range(4) if i != j)
     assert doc["suspect_nodes"] == []  # one host: no node to suspect
+    lat = doc["latency_matrix_us"]
+    assert all(
+        lat[i][j] == lat[j][i] and lat[i][j] > 0 for i in range(4) for j in range(4) if i != j
+    )
+    assert (
+        doc["latency_bytes"] == 8
+        and doc["median_latency_us"] > 0
+        and doc["latency_suspect_nodes"] == []
+    )
 
 
 def _rank(rank: int, port: int, *args: str) -> subprocess.Popen[str]:

@@ -87,6 +87,10 @@ def test_all_reduce_plateau_matches_the_planner_and_p2p_names_the_slow_host(quie
             ),
             lambda r: r[0] == 1 and json.loads(r[1])["suspect_nodes"] == ["h4"],
         )
+        lab.impair("h3", {"delay": "2ms"})  # 2 ms each way on h3's link: its pairs answer late
+        slow_code, slow_out, slow_err = _ranks(
+            lab, ["bench", "p2p", "--size", "64KB", "--iters", "1", "--json"], hosts, 29513
+        )
     assert doc["ranks"] == 4 and doc["hosts"] == hosts and doc["backend"] == "gloo"
     assert all(r["wrong"] == 0 for r in doc["sizes"])
     # planner: a TCP ring over 400 Mbit/s links, 400 x 1448/1538 Mbit/s of goodput each; within 20%
@@ -102,5 +106,11 @@ def test_all_reduce_plateau_matches_the_planner_and_p2p_names_the_slow_host(quie
         ("h2", "h4"),
         ("h3", "h4"),
     }
+    assert slow_code == 1, slow_err
+    lat = json.loads(slow_out)
+    assert lat["latency_suspect_nodes"] == ["h3"], lat["node_median_latency_us"]
+    h3_pairs = [p["us"] for p in lat["worst_latency_pairs"] if "h3" in p["hosts"]]
+    # at least the 2 ms configured; more when the four ranks queue for this machine's two cores
+    assert len(h3_pairs) == 3 and all(2000 <= us <= 2000 + 2500 for us in h3_pairs), h3_pairs
     # the same op and size timed by the bare loop: within 5%
     assert _at_32mb(doc) == pytest.approx(bare, rel=0.05), (_at_32mb(doc), bare)

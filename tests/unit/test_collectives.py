@@ -96,3 +96,24 @@ def test_bigger_messages_never_finish_sooner(size: int, ranks: int) -> None:
     a = estimate_collective("all_reduce", size, ranks, fabric)
     b = estimate_collective("all_reduce", size * 2, ranks, fabric)
     assert b.time_s >= a.time_s
+
+
+def test_network_detected_from_the_node() -> None:
+    """What bench collective judges against when no --network is given."""
+    from pathlib import Path
+
+    from fabriclens.plan.expect import detected_network
+    from fabriclens.probes.fabric import detect_network
+
+    assert detected_network([(400.0, "InfiniBand")] * 8, None)[:2] == ("ndr-ib", 8)
+    assert detected_network([(200.0, "Ethernet")] * 4 + [(100.0, "Ethernet")], None)[:2] == (
+        "200g-roce",
+        4,
+    )
+    name, nics, how = detected_network([(56.0, "InfiniBand")], None)  # FDR: not in the catalog
+    assert name is None and nics == 1 and "give --network" in how
+    assert detected_network([], 25000)[:2] == ("25gbe", 1)
+    assert detected_network([], 2500)[:2] == ("2500mbit", 1)  # a wire rate the planner takes
+    assert detected_network([], None)[0] is None
+    tree = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs-roce-degraded"
+    assert detect_network(tree)[:2] == ("400g-roce", 1)  # mlx5_0 active at 400 Gb/s; mlx5_1 is down

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -215,22 +216,33 @@ def run_collective(cfg: RunConfig) -> dict[str, Any] | None:
     return {"backend": backend, "world": world, "device": str(device.type), "ranks": gathered}
 
 
-def run_p2p(size: int, iters: int, backend: str, timeout_s: float) -> dict[str, Any] | None:
-    """Bandwidth of every pair, in rounds of disjoint pairs; rank 0 returns the matrix."""
+LATENCY_BYTES = 8  # the small message of the latency test (two float32)
+
+
+def run_p2p(
+    size: int, iters: int, backend: str, timeout_s: float, latency_iters: int = 20
+) -> dict[str, Any] | None:
+    """Bandwidth and small-message latency of every pair, in rounds of disjoint pairs; rank 0
+    returns both matrices."""
     torch, dist, rank, world, device = _init(backend, timeout_s)
     name = dist.get_backend()
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     x = torch.ones(max(1, size // 4), dtype=torch.float32, device=device)
     y = torch.empty_like(x)
+    small, small_in = (
+        torch.ones(LATENCY_BYTES // 4, device=device),
+        torch.empty(LATENCY_BYTES // 4, device=device),
+    )
     mine: dict[str, float] = {}
+    mine_lat: dict[str, float] = {}
     step = 0
     try:
         for pairs in pair_rounds(world):
             _progress(dist, rank, step + 1)
             dist.barrier()
-            for a, b in pairs:
-                if rank not in (a, b):
-                    continue
+            pair = next(((a, b) for a, b in pairs if rank in (a, b)), None)
+            if pair is not None:
+                a, b = pair
                 peer = b if rank == a else a
                 times = []
                 for i in range(iters + 1):  # the first exchange warms the connection up
@@ -246,9 +258,28 @@ def run_p2p(size: int, iters: int, backend: str, timeout_s: float) -> dict[str, 
                         times.append(time.perf_counter() - t0)
                 # one exchange moves the buffer there and back: 2 x size bytes on the pair's path
                 mine[f"{a},{b}"] = 2 * x.numel() * 4 / min(times) / 1e9 if rank == a else 0.0
+            dist.barrier()  # latency only once every pair's bulk transfer is over
+            if pair is not None:
+                trips = []
+                for i in range(latency_iters + 1):  # ping-pong: a sends, b answers
+                    t0 = time.perf_counter()
+                    if rank == a:
+                        dist.send(small, peer)
+                        dist.recv(small_in, peer)
+                    else:
+                        dist.recv(small_in, peer)
+                        dist.send(small, peer)
+                    sync()
+                    if i:
+                        trips.append(time.perf_counter() - t0)
+                if rank == a:  # one way = half the median round trip
+                    mine_lat[f"{a},{b}"] = statistics.median(trips) / 2 * 1e6
             step += 1
         gathered: list[Any] = [None] * world
-        dist.all_gather_object(gathered, {"host": node_name(), "pairs": mine})
+        dist.all_gather_object(
+            gathered,
+            {"host": node_name(), "pairs": mine, "latency_us": mine_lat, "cores": os.cpu_count()},
+        )
     except RuntimeError as exc:
         behind = _behind(dist, world, step + 1) if rank == 0 else []
         raise StuckRanks(f"p2p round {step + 1}", behind, str(exc).splitlines()[0][:200]) from None

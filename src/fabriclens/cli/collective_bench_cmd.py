@@ -74,7 +74,7 @@ def collective(
     dtype: Annotated[str, typer.Option(help="float32 | float16 | bfloat16 | float64 | int32 | int8")] = "float32",
     check: Annotated[bool, typer.Option("--check", help="Check the results' values")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds an operation may take before the stuck ranks are named")] = 120.0,
-    network: Annotated[str | None, typer.Option(help="Network between nodes, for the expected busbw")] = None,
+    network: Annotated[str | None, typer.Option(help="Network between nodes, for the expected busbw [default: detected from this node's RDMA ports or NIC]")] = None,
     nics_per_node: Annotated[int | None, typer.Option(help="NICs per node")] = None,
     gpu: Annotated[str | None, typer.Option(help="GPU SKU [default: from torch]")] = None,
     plot: Annotated[Path | None, typer.Option(help="Write busbw vs size (expected overlaid) to this PNG")] = None,
@@ -170,6 +170,12 @@ def collective_doc(op: str, cfg: Any, raw: dict[str, Any], *, network: str | Non
     }  # fmt: skip
     gpus_per_node = max(hosts.count(h) for h in set(hosts))
     cpu = raw["device"] == "cpu"
+    if network is None or network == "detect":
+        from fabriclens.probes.fabric import detect_network
+
+        found, nics, how = detect_network()
+        doc["assumptions"].append(f"network detected on rank 0's node: {how}")
+        network, nics_per_node = found, nics_per_node or nics
     if cpu and network is None:
         doc["verdict"] = (
             f"plateau busbw {busbw:.3f} GB/s (give --network to judge it against the fabric)"
@@ -204,7 +210,8 @@ def p2p(
     timeout: Annotated[float, typer.Option(help="Seconds a round may take before the stuck ranks are named")] = 120.0,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> None:  # fmt: skip
-    """Bandwidth of every pair of ranks, in O(N) rounds of disjoint pairs; the worst pairs and the slow nodes."""
+    """Bandwidth and small-message latency of every pair of ranks, in O(N) rounds of disjoint
+    pairs; the worst pairs and the slow nodes."""
     from fabriclens.cli._output import emit
     from fabriclens.errors import ExitStatus, InputError
     from fabriclens.units import parse_size
@@ -223,8 +230,8 @@ def p2p(
 
     if _launch(spawn, _child_argv(), timeout * (len(pair_rounds(spawn or 2)) + 2) + 60, json_out):
         return
-    from fabriclens.bench.collective import StuckRanks, run_p2p
-    from fabriclens.measure.collective import p2p_report
+    from fabriclens.bench.collective import LATENCY_BYTES, StuckRanks, run_p2p
+    from fabriclens.measure.collective import latency_report, p2p_report
 
     try:
         raw = run_p2p(nbytes, iters, backend, timeout)
@@ -242,10 +249,24 @@ def p2p(
             a, b = (int(x) for x in key.split(","))
             matrix[(a, b)] = max(matrix.get((a, b), 0.0), bw)
     report = p2p_report(matrix, hosts) if matrix else {"median_GBps": None, "worst_pairs": [], "node_median_GBps": {}, "suspect_nodes": []}  # fmt: skip
+    lat: dict[tuple[int, int], float] = {}
+    for r in raw["ranks"]:
+        for key, us in r.get("latency_us", {}).items():
+            a, b = (int(x) for x in key.split(","))
+            lat[(a, b)] = us
+    report |= latency_report(lat, hosts)
+    notes = []
+    for h in sorted(set(hosts)):
+        cores = next((r.get("cores") for r in raw["ranks"] if r["host"] == h), None)
+        if raw["backend"] == "gloo" and cores and hosts.count(h) > cores:
+            notes.append(f"{hosts.count(h)} gloo ranks share {cores} CPU cores on {h}: waiting ranks spin, so "
+                         "small-message latency there includes waiting for a core (one rank per core or per node reads true)")  # fmt: skip
     doc = {"backend": raw["backend"], "ranks": world, "hosts": hosts, "size_bytes": raw["size_bytes"],
            "rounds": len(pair_rounds(world)),
            "matrix_GBps": [[matrix.get((min(i, j), max(i, j))) if i != j else None for j in range(world)] for i in range(world)],
-           **report}  # fmt: skip
+           "latency_bytes": LATENCY_BYTES,
+           "latency_matrix_us": [[lat.get((min(i, j), max(i, j))) if i != j else None for j in range(world)] for i in range(world)],
+           **report, "notes": notes}  # fmt: skip
     emit(doc, json_out, "collective_bench_text.bench_p2p_renderables")
-    if report["suspect_nodes"]:
+    if report["suspect_nodes"] or report["latency_suspect_nodes"]:
         raise typer.Exit(int(ExitStatus.FINDINGS))

@@ -96,3 +96,32 @@ def p2p_report(
         "node_median_GBps": by_node,
         "suspect_nodes": suspects,
     }  # fmt: skip
+
+
+def latency_report(
+    latency_us: dict[tuple[int, int], float], hosts: list[str], slow: float = 2.0
+) -> dict[str, Any]:
+    """Small-message one-way latency per pair (microseconds): the median, the worst pairs, and the
+    nodes whose median pair latency is over ``slow`` x the typical node's."""
+    if not latency_us:
+        return {"median_latency_us": None, "worst_latency_pairs": [], "node_median_latency_us": {},
+                "latency_suspect_nodes": []}  # fmt: skip
+    overall = statistics.median(latency_us.values())
+    nodes: dict[str, list[float]] = {}
+    for (a, b), us in latency_us.items():
+        if hosts[a] != hosts[b]:
+            nodes.setdefault(hosts[a], []).append(us)
+            nodes.setdefault(hosts[b], []).append(us)
+    by_node = {h: statistics.median(v) for h, v in nodes.items()}
+    typical = statistics.median(by_node.values()) if by_node else overall
+    worst = sorted(latency_us.items(), key=lambda kv: -kv[1])[:10]
+    return {
+        "median_latency_us": overall,
+        "worst_latency_pairs": [
+            {"ranks": [a, b], "hosts": [hosts[a], hosts[b]], "us": us} for (a, b), us in worst
+        ],
+        "node_median_latency_us": by_node,
+        "latency_suspect_nodes": sorted(
+            (h for h, m in by_node.items() if m > slow * typical), key=lambda h: -by_node[h]
+        ),
+    }

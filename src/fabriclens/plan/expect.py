@@ -170,3 +170,46 @@ def judge(
         plateau_busbw_GBps=measured, expected_busbw_GBps=expected, efficiency=eff, level=level, verdict=text,
         next_checks=checks, assumptions=tuple(notes),
     )  # fmt: skip
+
+
+def detected_network(
+    rdma_ports: list[tuple[float, str]], nic_speed_mbps: int | None
+) -> tuple[str | None, int | None, str]:
+    """The network to judge a collective against, from what this node has: its active RDMA
+    ports as (rate in Gbit/s, link layer), else the negotiated speed of the NIC that carries the
+    job's traffic. Returns (network id or wire rate, NICs per node, how it was found); a network
+    id is None when nothing fits (say so, never guess)."""
+    from collections import Counter
+
+    from fabriclens.catalog import networks
+
+    if rdma_ports:
+        (rate, layer), count = Counter(rdma_ports).most_common(1)[0]
+        kind = "ib" if layer.lower() == "infiniband" else "roce"
+        match = next(
+            (n for n in networks() if n.kind == kind and n.rate_bits_per_s == rate * 1e9), None
+        )
+        how = f"{count} active {layer} RDMA port(s) at {rate:g} Gbit/s"
+        if match is None:
+            return None, count, f"{how}: no catalog network matches (give --network)"
+        return match.name, count, f"{how} -> {match.name}"
+    if nic_speed_mbps:
+        match = next(
+            (
+                n
+                for n in networks()
+                if n.kind == "tcp" and n.rate_bits_per_s == nic_speed_mbps * 1e6
+            ),
+            None,
+        )
+        name = match.name if match else f"{nic_speed_mbps}mbit"
+        return (
+            name,
+            1,
+            f"no RDMA ports; the job's NIC negotiated {nic_speed_mbps:,} Mb/s -> {name} (TCP)",
+        )
+    return (
+        None,
+        None,
+        "no RDMA ports and no physical NIC with a known speed on the job's route (give --network)",
+    )

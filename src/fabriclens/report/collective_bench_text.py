@@ -80,6 +80,27 @@ def bench_p2p_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         )
     else:
         text.append("No node is slow with all its peers.\n")
+    if doc.get("median_latency_us") is not None:
+        text.append(
+            f"Latency ({doc['latency_bytes']} B, one way, median of 20 round trips / 2): ",
+            style="bold",
+        )
+        text.append(f"median pair {doc['median_latency_us']:.0f} us; worst " + ", ".join(
+            f"{p['ranks'][0]}-{p['ranks'][1]} {p['us']:.0f} us" for p in doc["worst_latency_pairs"][:5]) + "\n")  # fmt: skip
+        if doc["latency_suspect_nodes"]:
+            text.append(
+                "Slow to answer (median pair latency over 2x the typical node's): ",
+                style="bold red",
+            )
+            text.append(
+                ", ".join(
+                    f"{h} ({doc['node_median_latency_us'][h]:.0f} us)"
+                    for h in doc["latency_suspect_nodes"]
+                )
+                + "\n"
+            )
+    for note in doc.get("notes", []):
+        text.append(f"Note: {note}\n", style="dim")
     return [table, text]
 
 
