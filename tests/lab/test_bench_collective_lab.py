@@ -66,7 +66,7 @@ def test_all_reduce_plateau_matches_the_planner_and_p2p_names_the_slow_host(quie
     hosts = ["h1", "h2", "h3", "h4"]
     with lab_session("bc", hosts=4, link=LinkSpec(bandwidth_bits_per_s=400e6)) as lab:
 
-        def measure() -> tuple[dict[str, Any], float]:
+        def once() -> tuple[dict[str, Any], float]:
             """Our report, then the bare loop on the same links."""
             code, out, err = _ranks(lab, ["bench", "collective", "--op", "all_reduce", "--min-bytes", "8MB",
                                           "--max-bytes", "32MB", "--iters", "5", "--warmup", "1", "--network", "400mbit",
@@ -75,6 +75,12 @@ def test_all_reduce_plateau_matches_the_planner_and_p2p_names_the_slow_host(quie
             bare_code, bare, bare_err = _ranks(lab, ["-c", BARE_LOOP], hosts, 29514)
             assert bare_code == 0, bare_err
             return json.loads(out), float(bare)
+
+        def measure() -> tuple[dict[str, Any], float]:
+            """Both methods twice, alternating; the best of each (four ranks share two cores here,
+            and a run that loses the scheduler only ever comes out slow)."""
+            runs = [once(), once()]
+            return max((r[0] for r in runs), key=_at_32mb), max(r[1] for r in runs)
 
         def good(m: tuple[dict[str, Any], float]) -> bool:
             return abs(m[0]["efficiency"] - 1) <= 0.2 and abs(_at_32mb(m[0]) / m[1] - 1) <= 0.05
@@ -110,7 +116,9 @@ def test_all_reduce_plateau_matches_the_planner_and_p2p_names_the_slow_host(quie
     lat = json.loads(slow_out)
     assert lat["latency_suspect_nodes"] == ["h3"], lat["node_median_latency_us"]
     h3_pairs = [p["us"] for p in lat["worst_latency_pairs"] if "h3" in p["hosts"]]
-    # at least the 2 ms configured; more when the four ranks queue for this machine's two cores
-    assert len(h3_pairs) == 3 and all(2000 <= us <= 2000 + 2500 for us in h3_pairs), h3_pairs
+    others = [p["us"] for p in lat["worst_latency_pairs"] if "h3" not in p["hosts"]]
+    # at least the 2 ms configured (more when the four ranks queue for this machine's two cores),
+    # and clearly above every pair without h3
+    assert len(h3_pairs) == 3 and min(h3_pairs) >= 2000 and min(h3_pairs) - max(others) >= 1000, lat
     # the same op and size timed by the bare loop: within 5%
     assert _at_32mb(doc) == pytest.approx(bare, rel=0.05), (_at_32mb(doc), bare)
