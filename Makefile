@@ -50,6 +50,7 @@ bench: $(STAMP) sysdeps
 	-$(BIN)/python benchmarks/lab.py
 	-$(BIN)/python benchmarks/serve.py
 	-$(BIN)/python benchmarks/bench.py
+	-$(BIN)/python benchmarks/doctor.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
