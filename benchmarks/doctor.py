@@ -24,14 +24,6 @@ FL = [sys.executable, "-m", "fabriclens"]
 GOODPUT = 1448 / 1538
 
 
-def _listening(lab, host: str, port: int) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(150):
-        if f":{port} " in lab.run(host, ["ss", "-ltnH"]).stdout:
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on {port} in {host}")
-
-
 def main() -> int:
     if os.geteuid() != 0:
         print("benchmarks/doctor.py: needs root for the lab (skipped)")
@@ -45,7 +37,7 @@ def main() -> int:
                 h, [*FL, "doctor", "--serve", "--serve-for", "300"], stdout=subprocess.DEVNULL
             )
         for h in ("h2", "h3", "h4", "h5"):
-            _listening(lab, h, 5299)
+            lab.wait_listening(h, 5299)
         lab.impair("h6", {"state": "down"})
         addr = {h: lab.host(h).address for h in ("h2", "h3", "h4", "h5", "h6")}
         argv = [*FL, "doctor", "--json", "--expect", "1gbit", "--pings", "300"]

@@ -7,7 +7,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pytest
 
@@ -70,18 +70,3 @@ def measured_quietly(
 def quietly() -> Callable[..., object]:
     """The :func:`measured_quietly` helper, for tests."""
     return measured_quietly
-
-
-def wait_listening(lab: Any, host: str, port: int) -> None:
-    """Wait (up to 15 s) until a server listens on ``port`` inside ``host``."""
-    for _ in range(150):
-        if f":{port} " in lab.run(host, ["ss", "-ltnH"]).stdout:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"nothing listens on port {port} in {host}")
-
-
-@pytest.fixture
-def listening() -> Callable[[Any, str, int], None]:
-    """``listening(lab, host, port)`` waits until a server listens there."""
-    return wait_listening

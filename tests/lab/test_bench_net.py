@@ -5,22 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 
 from fabriclens.lab import LinkSpec, lab_session
 
 WIRE_GOODPUT = 1448 / 1538
-
-
-def _wait_listening(lab, host: str, port: int) -> None:  # type: ignore[no-untyped-def]
-    """Wait (up to 15 s) until a server listens on ``port`` inside ``host``."""
-    for _ in range(150):
-        if f":{port} " in lab.run(host, ["ss", "-ltnH"]).stdout:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"nothing listens on port {port} in {host}")
 
 
 @pytest.mark.parametrize("tool", ["builtin", "iperf3"])
@@ -43,7 +33,7 @@ def test_bench_net_measures_the_lab_cap(tool: str, quietly) -> None:  # type: ig
         else:
             server = ["iperf3", "-s"]
         lab.popen("h2", server, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _wait_listening(lab, "h2", 5299 if tool == "builtin" else 5201)
+        lab.wait_listening("h2", 5299 if tool == "builtin" else 5201)
         argv = [sys.executable, "-m", "fabriclens", "bench", "net", lab.host("h2").address, "--tool", tool,
                 "--streams", "1", "--duration", "2", "--expect", "200mbit", "--json"]  # fmt: skip
 
@@ -67,7 +57,7 @@ def test_bench_net_flags_a_slow_link() -> None:
     with lab_session("bs", hosts=2, overrides={"h2": {"bandwidth": "50mbit"}}) as lab:
         lab.popen("h2", [sys.executable, "-m", "fabriclens", "bench", "net", "--serve", "--bind", "0.0.0.0", "--timeout", "30"],
                   stdout=subprocess.DEVNULL)  # fmt: skip
-        _wait_listening(lab, "h2", 5299)
+        lab.wait_listening("h2", 5299)
         res = lab.run("h1", [sys.executable, "-m", "fabriclens", "bench", "net", lab.host("h2").address, "--tool", "builtin",
                              "--streams", "1", "--duration", "2", "--expect", "200mbit", "--json"], timeout_s=60)  # fmt: skip
     assert res.returncode == 1

@@ -25,7 +25,7 @@ def _by_peer(doc: dict, address: str) -> set[str]:  # type: ignore[type-arg]
     }
 
 
-def test_doctor_names_each_fault_and_leaves_the_healthy_peer_alone(quietly, listening) -> None:  # type: ignore[no-untyped-def]
+def test_doctor_names_each_fault_and_leaves_the_healthy_peer_alone(quietly) -> None:  # type: ignore[no-untyped-def]
     faults = {"h3": {"bandwidth": "100mbit"}, "h4": {"loss": "2%"}, "h5": {"delay": "20ms"}}
     with lab_session(
         "dd", hosts=6, link=LinkSpec(bandwidth_bits_per_s=1e9), overrides=faults
@@ -35,7 +35,7 @@ def test_doctor_names_each_fault_and_leaves_the_healthy_peer_alone(quietly, list
                 h, [*FL, "doctor", "--serve", "--serve-for", "240"], stdout=subprocess.DEVNULL
             )
         for h in SERVERS:
-            listening(lab, h, 5299)
+            lab.wait_listening(h, 5299)
         lab.impair("h6", {"state": "down"})
         addr = {h: lab.host(h).address for h in ("h2", "h3", "h4", "h5", "h6")}
         argv = [*FL, "doctor", "--json", "--expect", "1gbit", "--pings", "300"]
@@ -79,11 +79,11 @@ def test_doctor_names_each_fault_and_leaves_the_healthy_peer_alone(quietly, list
     )
 
 
-def test_doctor_finds_a_server_bound_to_localhost(listening) -> None:  # type: ignore[no-untyped-def]
+def test_doctor_finds_a_server_bound_to_localhost() -> None:
     with lab_session("ds", hosts=2) as lab:
         lab.popen("h1", [sys.executable, "-m", "fabriclens.bench.stream_server", "--bind", "127.0.0.1",
                          "--port", "11434"], stdout=subprocess.DEVNULL)  # fmt: skip
-        listening(lab, "h1", 11434)
+        lab.wait_listening("h1", 11434)
         res = lab.run("h1", [*FL, "doctor", "--json", "--symptom", "inference-slow"], timeout_s=60)
         other = lab.run("h2", [*FL, "doctor", "--json"], timeout_s=60)
     doc = json.loads(res.stdout)

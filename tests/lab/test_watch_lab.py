@@ -12,11 +12,11 @@ from fabriclens.lab import LinkSpec, lab_session
 FL = [sys.executable, "-m", "fabriclens"]
 
 
-def test_watch_sees_the_link_fill(listening, quietly) -> None:  # type: ignore[no-untyped-def]
+def test_watch_sees_the_link_fill(quietly) -> None:  # type: ignore[no-untyped-def]
     with lab_session("dw", hosts=2, link=LinkSpec(bandwidth_bits_per_s=100e6)) as lab:
         lab.popen("h2", [*FL, "bench", "net", "--serve", "--bind", "0.0.0.0", "--timeout", "120"],
                   stdout=subprocess.DEVNULL)  # fmt: skip
-        listening(lab, "h2", 5299)
+        lab.wait_listening("h2", 5299)
 
         def measure() -> dict:  # type: ignore[type-arg]
             sender = lab.popen("h1", [*FL, "bench", "net", lab.host("h2").address, "--tool", "builtin",

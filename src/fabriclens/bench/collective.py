@@ -219,6 +219,27 @@ def run_collective(cfg: RunConfig) -> dict[str, Any] | None:
 LATENCY_BYTES = 8  # the small message of the latency test (two float32)
 
 
+def _exchanges(
+    dist: Any, sync: Any, out: Any, into: Any, peer: int, n: int, first: bool, alternate: bool
+) -> list[float]:
+    """Seconds of each of ``n`` timed exchanges with ``peer`` (one untimed before): this rank
+    sends ``out`` then receives ``into`` when it goes ``first`` (every other time with
+    ``alternate``), else receives first and answers."""
+    times = []
+    for i in range(n + 1):
+        t0 = time.perf_counter()
+        if first == (not alternate or i % 2 == 0):
+            dist.send(out, peer)
+            dist.recv(into, peer)
+        else:
+            dist.recv(into, peer)
+            dist.send(out, peer)
+        sync()
+        if i:
+            times.append(time.perf_counter() - t0)
+    return times
+
+
 def run_p2p(
     size: int, iters: int, backend: str, timeout_s: float, latency_iters: int = 20
 ) -> dict[str, Any] | None:
@@ -244,34 +265,16 @@ def run_p2p(
             if pair is not None:
                 a, b = pair
                 peer = b if rank == a else a
-                times = []
-                for i in range(iters + 1):  # the first exchange warms the connection up
-                    t0 = time.perf_counter()
-                    if (rank == a) == (i % 2 == 0):  # alternate directions
-                        dist.send(x, peer)
-                        dist.recv(y, peer)
-                    else:
-                        dist.recv(y, peer)
-                        dist.send(x, peer)
-                    sync()
-                    if i:
-                        times.append(time.perf_counter() - t0)
+                # the first exchange warms the connection up; directions alternate
+                times = _exchanges(dist, sync, x, y, peer, iters, rank == a, alternate=True)
                 # one exchange moves the buffer there and back: 2 x size bytes on the pair's path
                 mine[f"{a},{b}"] = 2 * x.numel() * 4 / min(times) / 1e9 if rank == a else 0.0
             dist.barrier()  # latency only once every pair's bulk transfer is over
             if pair is not None:
-                trips = []
-                for i in range(latency_iters + 1):  # ping-pong: a sends, b answers
-                    t0 = time.perf_counter()
-                    if rank == a:
-                        dist.send(small, peer)
-                        dist.recv(small_in, peer)
-                    else:
-                        dist.recv(small_in, peer)
-                        dist.send(small, peer)
-                    sync()
-                    if i:
-                        trips.append(time.perf_counter() - t0)
+                # ping-pong: a sends, b answers
+                trips = _exchanges(
+                    dist, sync, small, small_in, peer, latency_iters, rank == a, alternate=False
+                )
                 if rank == a:  # one way = half the median round trip
                     mine_lat[f"{a},{b}"] = statistics.median(trips) / 2 * 1e6
             step += 1

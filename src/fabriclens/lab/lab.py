@@ -355,6 +355,15 @@ class Lab:
         """Run a command inside a host and wait (with a timeout)."""
         return run_command(self.exec_argv(host_name, argv), timeout_s=timeout_s)
 
+    def wait_listening(self, host_name: str, port: int, timeout_s: float = 15.0) -> None:
+        """Wait until a TCP server listens on ``port`` inside a host; OSError after ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if f":{port} " in self.run(host_name, ["ss", "-ltnH"], timeout_s=5).stdout:
+                return
+            time.sleep(0.1)
+        raise OSError(f"nothing listens on port {port} in {host_name} after {timeout_s:g} s")
+
     def popen(self, host_name: str, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
         """Start a long-running command (a server) inside a host; ended by :meth:`down`."""
         proc: subprocess.Popen[bytes] = subprocess.Popen(self.exec_argv(host_name, argv), **kwargs)

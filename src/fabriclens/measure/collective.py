@@ -70,6 +70,21 @@ def pair_rounds(n: int) -> list[list[tuple[int, int]]]:
     return rounds
 
 
+def node_medians(
+    pairs: dict[tuple[int, int], float], hosts: list[str]
+) -> tuple[dict[str, float], float]:
+    """Each node's median over its pairs with other nodes, and the typical node's (the median of
+    those; the median pair where all ranks share one node)."""
+    nodes: dict[str, list[float]] = {}
+    for (a, b), value in pairs.items():
+        if hosts[a] != hosts[b]:
+            nodes.setdefault(hosts[a], []).append(value)
+            nodes.setdefault(hosts[b], []).append(value)
+    by_node = {h: statistics.median(v) for h, v in nodes.items()}
+    typical = statistics.median(by_node.values()) if by_node else statistics.median(pairs.values())
+    return by_node, typical
+
+
 def p2p_report(
     matrix: dict[tuple[int, int], float], hosts: list[str], slow: float = 0.7
 ) -> dict[str, Any]:
@@ -79,13 +94,7 @@ def p2p_report(
     one slow pair may be a link; a node whose every pair is slow is the node."""
     overall = statistics.median(matrix.values())
     worst = sorted(matrix.items(), key=lambda kv: kv[1])
-    nodes: dict[str, list[float]] = {}
-    for (a, b), bw in matrix.items():
-        if hosts[a] != hosts[b]:
-            nodes.setdefault(hosts[a], []).append(bw)
-            nodes.setdefault(hosts[b], []).append(bw)
-    by_node = {h: statistics.median(v) for h, v in nodes.items()}
-    typical = statistics.median(by_node.values()) if by_node else overall
+    by_node, typical = node_medians(matrix, hosts)
     suspects = sorted(
         (h for h, m in by_node.items() if m < slow * typical), key=lambda h: by_node[h]
     )
@@ -107,13 +116,7 @@ def latency_report(
         return {"median_latency_us": None, "worst_latency_pairs": [], "node_median_latency_us": {},
                 "latency_suspect_nodes": []}  # fmt: skip
     overall = statistics.median(latency_us.values())
-    nodes: dict[str, list[float]] = {}
-    for (a, b), us in latency_us.items():
-        if hosts[a] != hosts[b]:
-            nodes.setdefault(hosts[a], []).append(us)
-            nodes.setdefault(hosts[b], []).append(us)
-    by_node = {h: statistics.median(v) for h, v in nodes.items()}
-    typical = statistics.median(by_node.values()) if by_node else overall
+    by_node, typical = node_medians(latency_us, hosts)
     worst = sorted(latency_us.items(), key=lambda kv: -kv[1])[:10]
     return {
         "median_latency_us": overall,
