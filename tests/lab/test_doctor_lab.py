@@ -38,7 +38,7 @@ def test_doctor_names_each_fault_and_leaves_the_healthy_peer_alone(quietly) -> N
             lab.wait_listening(h, 5299)
         lab.impair("h6", {"state": "down"})
         addr = {h: lab.host(h).address for h in ("h2", "h3", "h4", "h5", "h6")}
-        argv = [*FL, "doctor", "--json", "--expect", "1gbit", "--pings", "300"]
+        argv = [*FL, "doctor", "--json", "--expect", "1gbit", "--pings", "500"]
         for h in addr.values():
             argv += ["--peer", h]
 
@@ -56,20 +56,20 @@ def test_doctor_names_each_fault_and_leaves_the_healthy_peer_alone(quietly) -> N
     assert _by_peer(doc, addr["h2"]) == set()
     assert peers[addr["h2"]]["goodput_share"] >= 0.7 and peers[addr["h2"]]["loss_pct"] == 0
     # 100 Mbit/s where 1 Gbit/s is expected: throughput, and only that
-    assert _by_peer(doc, addr["h3"]) & PEER_RULES == {"peer-throughput-low"}
+    assert _by_peer(doc, addr["h3"]) & PEER_RULES == {"peer-throughput-low"}, peers[addr["h3"]]
     assert 0.08 <= peers[addr["h3"]]["goodput_share"] <= 0.11  # 94 of 941 Mbit/s
-    # 2% each way: about 4% of echoes lost
-    assert "peer-loss" in _by_peer(doc, addr["h4"])
+    # 2% each way: about 4% of echoes lost; 500 echoes keep a miss (under 1% seen) below 1e-4
+    assert "peer-loss" in _by_peer(doc, addr["h4"]), peers[addr["h4"]]
     assert not _by_peer(doc, addr["h4"]) & {
         "peer-latency-high",
         "peer-unreachable",
         "peer-path-mtu-below-interface",
     }
-    assert 1 <= peers[addr["h4"]]["loss_pct"] <= 10
+    assert 1 <= peers[addr["h4"]]["loss_pct"] <= 10, peers[addr["h4"]]
     # 20 ms each way: a 40 ms round trip
     assert _by_peer(doc, addr["h5"]) & PEER_RULES >= {"peer-latency-high"}
     assert not _by_peer(doc, addr["h5"]) & {"peer-loss", "peer-unreachable"}
-    assert abs(peers[addr["h5"]]["rtt_ms"] - 40) <= 3
+    assert abs(peers[addr["h5"]]["rtt_ms"] - 40) <= 3, peers[addr["h5"]]
     # down: unreachable, critical, and no throughput test attempted
     assert _by_peer(doc, addr["h6"]) == {"peer-unreachable"}
     assert peers[addr["h6"]]["goodput_bits_per_s"] is None
