@@ -208,3 +208,12 @@ def test_jitter_is_judged_against_the_round_trip() -> None:
     near = peer_facts(PEER | {"rtt_ms": 2.0, "jitter_ms": 1.13})
     assert "peer-jitter" not in {f.rule for f in run_host("peer", far)}
     assert "peer-jitter" in {f.rule for f in run_host("peer", near)}
+
+
+def test_a_step_with_evidence_is_found_even_when_its_run_was_partial() -> None:
+    """A peer that is down gets no throughput test, yet its finding answers the path step."""
+    down = run_host("peer", {"reachable": False, "received": 0, "goodput_bits_per_s": None})
+    doc = walk("training-hangs", down, {"nics", "peer"})
+    statuses = {s["step"]: s["status"] for s in doc["steps"]}
+    assert statuses["the path and bandwidth between nodes"] == "found"
+    assert statuses["GPU utilisation pattern"] == "not checked"

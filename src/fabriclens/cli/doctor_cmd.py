@@ -76,7 +76,8 @@ def doctor(
     serve: Annotated[
         bool,
         typer.Option(
-            "--serve", help="Be the peer: answer other hosts' throughput tests (port 5299)"
+            "--serve",
+            help="Be the peer: answer other hosts' throughput tests on every address (port 5299) for --serve-for seconds",
         ),
     ] = False,
     serve_for: Annotated[float, typer.Option(help="--serve: exit after this many seconds")] = 300.0,

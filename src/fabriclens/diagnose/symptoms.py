@@ -78,10 +78,10 @@ def walk(symptom: str, findings: list[Finding], ran: set[str]) -> dict[str, Any]
             status = "not reached"
         elif not step.rules:
             status = "manual"
+        elif any(f.severity in STOPS for f in hits):  # evidence counts even from a partial run
+            status, stopped = "found", step.name
         elif step.needs != "always" and step.needs not in ran:
             status = "not checked"
-        elif any(f.severity in STOPS for f in hits):
-            status, stopped = "found", step.name
         else:
             status = "ok"
         rows.append({"step": step.name, "status": status, "findings": [f.rule for f in hits],
