@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -22,7 +23,9 @@ FACTS = {
 
 @dataclass(frozen=True)
 class Rule:
-    """One diagnosis rule."""
+    """One diagnosis rule. Log rules (rules.toml) name the facts whose source lines are quoted
+    as evidence; host rules (host_rules.toml) hold one evidence template filled with the facts of
+    the subject in their ``scope`` (a NIC, an RDMA port, a GPU, a peer ...)."""
 
     id: str
     severity: str
@@ -32,6 +35,7 @@ class Rule:
     check: tuple[str, ...]
     fix: str
     evidence: tuple[str, ...]
+    scope: str = ""
 
 
 @dataclass(frozen=True)
@@ -47,26 +51,28 @@ class Finding:
     evidence: tuple[str, ...]
 
 
-def rule_table(filename: str) -> list[dict[str, Any]]:
-    """The [[rule]] entries of a rules file in diagnose/data, their severities checked
-    (a broken rules file is our bug, so it raises)."""
+def load_rules(filename: str, known: Mapping[str, set[str]]) -> tuple[Rule, ...]:
+    """The [[rule]] entries of a rules file in diagnose/data, each checked: a known severity, and
+    conditions only on facts its scope provides (``known`` maps scope -> facts; "" for unscoped
+    rules). A broken rules file is our bug, so it raises."""
     text = resources.files("fabriclens.diagnose").joinpath("data", filename).read_text("utf-8")
-    table: list[dict[str, Any]] = tomllib.loads(text)["rule"]
-    for raw in table:
+    out = []
+    for raw in tomllib.loads(text)["rule"]:
         if raw["severity"] not in SEVERITY_ORDER:
             raise RuntimeError(f"rule {raw['id']}: unknown severity {raw['severity']!r}")
-    return table
+        scope = raw.get("scope", "")
+        check_known(raw["id"], raw["when"], known[scope])
+        evidence = raw.get("evidence", ())
+        out.append(Rule(raw["id"], raw["severity"], dict(raw["when"]), raw["symptom"], raw["cause"],
+                        tuple(raw.get("check", ())), raw.get("fix", ""),
+                        (evidence,) if isinstance(evidence, str) else tuple(evidence), scope))  # fmt: skip
+    return tuple(out)
 
 
 @functools.cache
 def rules() -> tuple[Rule, ...]:
-    """The built-in rules, checked against the facts the engine provides."""
-    out = []
-    for raw in rule_table("rules.toml"):
-        check_known(raw["id"], raw["when"], FACTS)
-        out.append(Rule(raw["id"], raw["severity"], dict(raw["when"]), raw["symptom"], raw["cause"],
-                        tuple(raw.get("check", ())), raw.get("fix", ""), tuple(raw.get("evidence", ()))))  # fmt: skip
-    return tuple(out)
+    """The built-in log rules, checked against the facts the engine provides."""
+    return load_rules("rules.toml", {"": FACTS})
 
 
 def stragglers(torch: TorchLog) -> list[int]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import functools
 import ipaddress
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from fabriclens.conditions import check_known, holds
-from fabriclens.diagnose.engine import Finding, rule_table
+from fabriclens.conditions import holds
+from fabriclens.diagnose.engine import Finding, Rule, load_rules
 from fabriclens.parse.ethtool import EthtoolInfo
 from fabriclens.parse.netdev import NetInterface, RdmaPort
 from fabriclens.parse.nvidia_smi import GpuReading, Topology
@@ -47,30 +46,10 @@ SERVICES = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True)
-class HostRule:
-    """A rule evaluated once per NIC or RDMA port."""
-
-    id: str
-    scope: str
-    severity: str
-    when: dict[str, Any]
-    symptom: str
-    cause: str
-    check: tuple[str, ...]
-    fix: str
-    evidence: str
-
-
 @functools.cache
-def host_rules() -> tuple[HostRule, ...]:
+def host_rules() -> tuple[Rule, ...]:
     """The built-in host rules, checked against the facts each scope provides."""
-    out = []
-    for raw in rule_table("host_rules.toml"):
-        check_known(raw["id"], raw["when"], FACTS[raw["scope"]])
-        out.append(HostRule(raw["id"], raw["scope"], raw["severity"], dict(raw["when"]), raw["symptom"], raw["cause"],
-                            tuple(raw.get("check", ())), raw.get("fix", ""), raw["evidence"]))  # fmt: skip
-    return tuple(out)
+    return load_rules("host_rules.toml", FACTS)
 
 
 def _grew(now: Mapping[str, int], then: Mapping[str, int], names: tuple[str, ...]) -> int:
@@ -343,6 +322,6 @@ def diagnose_host(
                 found.append(Finding(
                     rule.id, rule.severity, rule.symptom, rule.cause,
                     tuple(c.format_map(fill) for c in rule.check), rule.fix.format_map(fill),
-                    (rule.evidence.format_map(fill),),
+                    tuple(e.format_map(fill) for e in rule.evidence),
                 ))  # fmt: skip
     return found
