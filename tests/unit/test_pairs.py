@@ -41,3 +41,15 @@ def test_latency_suspects() -> None:
     ] == pytest.approx(1090.0)
     assert [p["us"] for p in report["worst_latency_pairs"][:3]] == [2150.0, 2100.0, 2080.0]
     assert latency_report({}, HOSTS)["median_latency_us"] is None
+
+
+def test_nearest_rank() -> None:
+    from fabriclens.measure.order_stats import nearest_rank
+
+    ten = [float(i) for i in range(1, 11)]
+    assert (
+        nearest_rank(ten, 0.5) == 6.0
+        and nearest_rank(ten, 0.99) == 10.0
+        and nearest_rank(ten, 0.0) == 1.0
+    )
+    assert nearest_rank([3.0], 0.99) == 3.0  # one sample is every percentile

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from fabriclens.bench.http_timing import tls_context
+from fabriclens.measure.order_stats import nearest_rank
 from fabriclens.measure.serving import RequestRecord
 from fabriclens.parse.llm_stream import ResponseLines, parse_line
 
@@ -114,10 +115,8 @@ class ClientCost:
         return {
             "chunks": self.chunks,
             "per_chunk_ms": 1e3 * self.chunk_s / self.chunks if self.chunks else None,
-            "loop_lag_p50_ms": 1e3 * lags[len(lags) // 2] if lags else None,
-            "loop_lag_p99_ms": 1e3 * lags[min(len(lags) - 1, int(0.99 * len(lags)))]
-            if lags
-            else None,
+            "loop_lag_p50_ms": 1e3 * nearest_rank(lags, 0.5) if lags else None,
+            "loop_lag_p99_ms": 1e3 * nearest_rank(lags, 0.99) if lags else None,
         }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from fabriclens.measure.order_stats import nearest_rank
 from fabriclens.model.collectives import bus_factor
 
 BENCH_OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
@@ -31,8 +32,8 @@ def iteration_stats(times_s: list[float]) -> dict[str, float]:
     mean = statistics.fmean(ordered)
     return {
         "mean_s": mean,
-        "p50_s": ordered[len(ordered) // 2],
-        "p99_s": ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))],
+        "p50_s": nearest_rank(ordered, 0.5),
+        "p99_s": nearest_rank(ordered, 0.99),
         "cv": statistics.pstdev(ordered) / mean if mean > 0 else 0.0,
     }
 
