@@ -88,7 +88,10 @@ def mtr_path(host: str) -> dict[str, Any] | None:
     from fabriclens.parse.mtr import parse_mtr_json
 
     fast = ["-i", "0.2"] if os.geteuid() == 0 else []  # intervals below 1 s need root
-    res = run_command(["mtr", "--json", "-n", "-c", "5", *fast, host], timeout_s=60)
+    # -G 1: wait 1 s, not the default 5 s, for late replies after the last probe (mtr >= 0.87)
+    res = run_command(["mtr", "--json", "-n", "-c", "5", *fast, "-G", "1", host], timeout_s=60)
+    if not res.ok and "option" in res.stderr:  # an older mtr without --gracetime
+        res = run_command(["mtr", "--json", "-n", "-c", "5", *fast, host], timeout_s=60)
     hops = parse_mtr_json(res.stdout)
     return {"hops": hops, "command": res.command} if hops is not None else None
 
