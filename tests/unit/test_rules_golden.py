@@ -91,6 +91,10 @@ HOST_CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "rdma-link-flaps": ("rdma", {"link_downed": 1}),
     "rdma-ecn-without-cnp": ("rdma", {"ecn_marked": 10}),
     "rdma-ack-timeouts": ("rdma", {"ack_timeouts": 2}),
+    "rdma-out-of-sequence": (
+        "rdma",
+        {"out_of_sequence": 120, "packet_seq_errors": 3, "retransmits": 40},
+    ),
     "rdma-xmit-discards": ("rdma", {"xmit_discards": 4}),
     "rdma-errors-rising": ("rdma", {"errors_new": 1}),
     "rdma-link-flapping-now": ("rdma", {"flaps_new": 1}),

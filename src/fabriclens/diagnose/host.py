@@ -19,7 +19,7 @@ FACTS = {
             "crc_errors", "drops", "mtu", "sample_s", "errors_new", "drops_new", "rx_bits_per_s", "tx_bits_per_s",
             "pause_frames", "pause_storms", "discards", "ecn_marked", "out_of_buffer", "pause_new", "discards_new"},
     "rdma": {"device", "port", "state", "phys_state", "port_active", "link_layer", "symbol_errors",
-             "link_downed", "ecn_marked", "cnp_handled", "cnp_sent", "ack_timeouts", "out_of_sequence", "xmit_discards",
+             "link_downed", "ecn_marked", "cnp_handled", "cnp_sent", "ack_timeouts", "out_of_sequence", "packet_seq_errors", "retransmits", "xmit_discards",
              "sample_s", "errors_new", "flaps_new", "ack_timeouts_new", "rx_bits_per_s", "tx_bits_per_s"},
     "gpu": {"index", "name", "memory_total_mib", "memory_used_mib", "pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max", "pcie_width_below",
             "pcie_gen_below", "busy_low_power", "utilization_pct", "power_w", "power_limit_w", "util_samples",
@@ -174,6 +174,8 @@ def rdma_facts(
         "cnp_sent": hw.get("np_cnp_sent", 0),
         "ack_timeouts": hw.get("local_ack_timeout_err", 0),
         "out_of_sequence": hw.get("out_of_sequence", 0),
+        "packet_seq_errors": hw.get("packet_seq_err", 0),
+        "retransmits": hw.get("roce_adp_retrans", 0) + hw.get("req_transport_retries_exceeded", 0),
         "xmit_discards": c.get("port_xmit_discards", 0),
         **_rdma_sampled(port, earlier, seconds),
     }
