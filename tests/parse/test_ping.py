@@ -38,3 +38,15 @@ def test_parse_ping() -> None:
 def test_valid_host() -> None:
     assert all(valid_host(h) for h in ("10.0.0.2", "fe80::1", "node-2.cluster.local", "gpu01"))
     assert not any(valid_host(h) for h in ("-f", "a b", "host;rm", "", "x" * 300))
+
+
+def test_pings_per_probed_size_grow_with_loss() -> None:
+    """A size that fits must not be judged too big for want of echoes: at loss L, k pings all
+    vanish with probability L^k, kept under 0.1%."""
+    from fabriclens.probes.peer import pings_per_size
+
+    assert pings_per_size(0.0) == 2
+    for loss in (0.01, 0.04, 0.2, 0.36, 0.49):
+        k = pings_per_size(loss)
+        assert loss**k < 0.001 and 2 <= k <= 10
+    assert pings_per_size(0.9) == 10
