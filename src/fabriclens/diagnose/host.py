@@ -87,10 +87,10 @@ def _congestion(
     if now is None:
         return dict.fromkeys((*CONGESTION_KEYS, "pause_new", "discards_new"))
     out: dict[str, Any] = {k: now.get(k, 0) for k in CONGESTION_KEYS}
-    rose = then is not None and seconds > 0
-    out["pause_new"] = _grew(now, then, ("pause_frames",)) if then is not None and rose else None
-    out["discards_new"] = _grew(now, then, ("discards",)) if then is not None and rose else None
-    return out
+    if then is None or seconds <= 0:
+        return out | {"pause_new": None, "discards_new": None}
+    return out | {"pause_new": _grew(now, then, ("pause_frames",)),
+                  "discards_new": _grew(now, then, ("discards",))}  # fmt: skip
 
 
 def nic_facts(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 
@@ -31,6 +32,12 @@ class RdmaPort:
     link_layer: str | None  # InfiniBand or Ethernet (RoCE)
     counters: dict[str, int] = field(default_factory=dict)
     hw_counters: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def rate_gbps(self) -> float | None:
+        """The rate as a number: `400 Gb/sec (4X NDR)` -> 400.0 (None when unreadable)."""
+        m = re.match(r"\s*([\d.]+)\s*Gb/sec", self.rate or "")
+        return float(m.group(1)) if m else None
 
     @property
     def active(self) -> bool:

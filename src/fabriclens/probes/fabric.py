@@ -4,7 +4,6 @@ the NIC on the route to the rendezvous host (MASTER_ADDR)."""
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from fabriclens.plan.expect import detected_network
@@ -16,11 +15,8 @@ def detect_network(
     sys_root: Path = Path("/"), toward: str | None = None
 ) -> tuple[str | None, int | None, str]:
     """(network id or wire rate, NICs per node, how it was found); see plan.expect.detected_network."""
-    ports = []
-    for p in read_rdma_ports(sys_root):
-        m = re.match(r"\s*([\d.]+)\s*Gb/sec", p.rate or "")
-        if p.active and m:
-            ports.append((float(m.group(1)), p.link_layer or "Ethernet"))
+    ports = [(p.rate_gbps, p.link_layer or "Ethernet") for p in read_rdma_ports(sys_root)
+             if p.active and p.rate_gbps]  # fmt: skip
     speed = None
     if not ports:
         host = toward or os.environ.get("MASTER_ADDR") or "1.1.1.1"  # only asks the routing table

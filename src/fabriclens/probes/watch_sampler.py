@@ -3,7 +3,6 @@ and power, turned into rates between consecutive readings."""
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,12 +12,6 @@ from fabriclens.measure.watch import LinkRate, link_rate
 from fabriclens.parse.netdev import NetInterface, RdmaPort
 from fabriclens.probes.gpu import GpuSource
 from fabriclens.probes.sysfs_net import read_interfaces, read_rdma_ports
-
-
-def rdma_rate_bits(rate: str | None) -> float | None:
-    """`100 Gb/sec (4X EDR)` -> 100e9."""
-    m = re.match(r"\s*([\d.]+)\s*Gb/sec", rate or "")
-    return float(m.group(1)) * 1e9 if m else None
 
 
 def pick_interfaces(nics: list[NetInterface], wanted: list[str]) -> list[NetInterface]:
@@ -72,7 +65,8 @@ class Sampler:
                 links.append(link_rate(name, old_nics[name].stats, nic.stats, dt, cap))
         for name, port in self._ports.items():
             if name in old_ports:
-                links.append(link_rate(name, old_ports[name].counters, port.counters, dt, rdma_rate_bits(port.rate),
+                cap = port.rate_gbps * 1e9 if port.rate_gbps else None
+                links.append(link_rate(name, old_ports[name].counters, port.counters, dt, cap,
                                        "port_rcv_data", "port_xmit_data", 32))  # fmt: skip
         gpus = []
         if self.gpus.read is not None:
