@@ -141,3 +141,26 @@ def test_survey_uses_the_gpu_source_and_samples_it(tmp_path: Path) -> None:
     assert s.gpu_source == "nvml" and [g["index"] for g in s.gpus] == [0, 1]
     assert s.gpus[0]["util_samples"] >= 2
     assert not any(f.rule == "not-checked-gpu" for f in s.not_checked)
+
+
+def test_nvidia_smi_fallback_reads_without_repeating_the_first_query(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """NVML will not start, nvidia-smi answers: its first query opens the source and serves the
+    first reading; later readings query again."""
+    from fabriclens.probes import gpu
+    from fabriclens.probes._run import CommandResult
+
+    csv = (FIXTURES / "nvidia-smi-query.csv").read_text()
+    calls: list[tuple[str, ...]] = []
+
+    def fake_run(argv: list[str], timeout_s: float = 10) -> CommandResult:
+        calls.append(tuple(argv))
+        return CommandResult(tuple(argv), 0, csv, "")
+
+    monkeypatch.setattr(gpu.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(gpu, "run_command", fake_run)
+    source = open_gpus(FakeNvml(fail_init=True))  # type: ignore[arg-type]
+    assert source.name == "nvidia-smi" and source.read is not None and len(calls) == 1
+    assert [g.index for g in source.read()] == [0, 1, 2, 3] and len(calls) == 1
+    assert len(source.read()) == 4 and len(calls) == 2

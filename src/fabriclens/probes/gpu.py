@@ -76,8 +76,13 @@ def _nvml_reader(nvml: ModuleType) -> Reader:
     return read
 
 
-def _smi_reader() -> Reader:
+def _smi_reader(first: str) -> Reader:
+    """Readings from `nvidia-smi`; the first call uses the query ``open_gpus`` already ran."""
+    pending = [first]
+
     def read() -> list[GpuReading]:
+        if pending:
+            return parse_gpu_query(pending.pop())
         res = run_command(QUERY_COMMAND, timeout_s=10)
         return parse_gpu_query(res.stdout) if res.ok else []
 
@@ -112,7 +117,7 @@ def open_gpus(nvml: ModuleType | None = None, live: bool = True) -> GpuSource:
         return GpuSource(
             "none", None, f"{res.command} failed: {res.stderr.strip()[:160]}", (res.command,)
         )
-    return GpuSource("nvidia-smi", _smi_reader())
+    return GpuSource("nvidia-smi", _smi_reader(res.stdout))
 
 
 def read_topology(live: bool = True) -> Topology | None:
