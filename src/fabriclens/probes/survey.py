@@ -80,8 +80,10 @@ def _congestion(name: str) -> dict[str, int] | None:
 def _wait(seconds: float, gpus: GpuSource) -> tuple[float, list[list[GpuReading]]]:
     """Wait ``seconds`` between two counter readings, sampling GPU utilisation meanwhile."""
     started = time.monotonic()
-    series = sample_gpus(gpus.read, seconds) if gpus.read else []
-    if not gpus.read:
+    series: list[list[GpuReading]] = []
+    if gpus.read:
+        series = sample_gpus(gpus.read, seconds)
+    else:
         time.sleep(seconds)
     return time.monotonic() - started, series
 
