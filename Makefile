@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 SYSTOOLS := ip tc iperf3 ping ethtool mtr
 
-.PHONY: demo test lint bench sysdeps clean
+.PHONY: demo test lint bench sysdeps readme clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +21,8 @@ demo: $(STAMP)
 		--network 10gbe,25gbe,100gbe,100g-roce,200g-roce,ndr-ib --nics-per-node 1
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples tools
+	$(BIN)/ruff format --check src tests benchmarks examples tools
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
@@ -51,6 +51,11 @@ bench: $(STAMP) sysdeps
 	-$(BIN)/python benchmarks/serve.py
 	-$(BIN)/python benchmarks/bench.py
 	-$(BIN)/python benchmarks/doctor.py
+
+# Rewrite the README's offline example outputs from the commands themselves (after a change to
+# the planner or a report); `make test` checks they match.
+readme: $(STAMP)
+	$(BIN)/python tools/readme_examples.py --write
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,4 +1,4 @@
-"""Accuracy of the planner against published measurements (../shared/reference).
+"""Accuracy of the planner against published measurements (reference/ in this repository).
 
 Run: make bench  (or: python benchmarks/accuracy.py)
 Targets (issue): collectives <= 10% median, training iteration time <= 10% median,

@@ -1,4 +1,4 @@
-"""Published measurements (../shared/reference) turned into model predictions.
+"""Published measurements (reference/ in this repository) turned into model predictions.
 
 Each case names its source row; `accuracy.py` prints them and the unit tests assert their
 tolerances. The model is not fitted to these rows: every efficiency comes from the catalog,
@@ -8,7 +8,6 @@ whose sources are vendor specs, NCCL's own topology constants and the MAMF table
 from __future__ import annotations
 
 import csv
-import os
 import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,13 +21,12 @@ from fabriclens.model.inference import estimate_inference
 from fabriclens.model.layout import TrainConfig
 from fabriclens.model.step import estimate_training_step
 
+REPO = Path(__file__).resolve().parent.parent
+
 
 def reference_dir() -> Path:
-    """Where the shared reference CSVs live (FABRICLENS_REFERENCE overrides)."""
-    env = os.environ.get("FABRICLENS_REFERENCE")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parent.parent.parent / "shared" / "reference"
+    """The published reference CSVs, kept in the repository (reference/, each row with its source)."""
+    return REPO / "reference"
 
 
 @dataclass(frozen=True)
@@ -52,8 +50,8 @@ def _rows(name: str) -> list[dict[str, str]]:
     path = reference_dir() / name
     if not path.is_file():
         raise FileNotFoundError(
-            f"{path} not found: the published reference data lives in shared/reference beside "
-            "the checkout; set FABRICLENS_REFERENCE to its folder"
+            f"{path} not found: the published reference data lives in reference/ of the "
+            "repository; restore it with git checkout -- reference"
         )
     with path.open(newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh))

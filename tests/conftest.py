@@ -1,4 +1,5 @@
-"""Shared test set-up: the benchmarks' reference loaders are importable from tests."""
+"""Shared test set-up: the benchmarks' reference loaders and the README example runner
+(tools/) are importable from tests."""
 
 from __future__ import annotations
 
@@ -7,4 +8,5 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tools"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -1,4 +1,4 @@
-"""NCCL and PyTorch logs: the shared samples, launcher prefixes, older formats, garbage; rules."""
+"""NCCL and PyTorch logs: the sample formats, launcher prefixes, older formats, garbage; rules."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import FIXTURES
 from fabriclens.diagnose.engine import diagnose, facts, rules, stragglers
 from fabriclens.parse.nccl_log import NcclLog, parse_nccl_log
 from fabriclens.parse.torch_log import TorchLog, parse_torch_log
-from reference import reference_dir
 
-SAMPLES = reference_dir().parent / "samples"
+SAMPLES = FIXTURES / "samples"
 
 
 def _ids(nccl: NcclLog, torch: TorchLog) -> set[str]:

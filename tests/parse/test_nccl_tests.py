@@ -12,9 +12,8 @@ from conftest import FIXTURES
 from fabriclens.errors import InputError
 from fabriclens.parse.nccl_tests import parse_nccl_tests
 from fabriclens.plan.expect import gpu_from_name, judge, plateau
-from reference import reference_dir
 
-SAMPLE = reference_dir().parent / "samples" / "nccl-tests-allreduce.txt"
+SAMPLE = FIXTURES / "samples" / "nccl-tests-allreduce.txt"
 
 
 def test_shared_sample() -> None:

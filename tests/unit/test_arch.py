@@ -18,7 +18,7 @@ def _published() -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("row", _published(), ids=lambda r: r["model"])
 def test_parameter_count_matches_models_csv(row: dict[str, str]) -> None:
-    """Source: shared/reference/models.csv (HF configs / model cards). Tolerance 0.1%."""
+    """Source: reference/models.csv (HF configs / model cards). Tolerance 0.1%."""
     spec = find_model(row["model"])
     counts = count_params(spec)
     assert counts.total == pytest.approx(float(row["params"]), rel=1e-3)

@@ -31,7 +31,7 @@ def test_tighter_target_needs_more_gpus() -> None:
 
 
 def test_single_user_speed_matches_published_decode() -> None:
-    """Qwen2.5-7B, A100-80GB, vLLM, batch 1: 84.28 tokens/s (shared/reference/inference.csv).
+    """Qwen2.5-7B, A100-80GB, vLLM, batch 1: 84.28 tokens/s (reference/inference.csv).
     Tolerance 15%."""
     assert (reference_dir() / "inference.csv").is_file()
     plan = plan_capacity(

@@ -38,7 +38,7 @@ CASES = list(collective_cases())
     "case", [c for c in CASES if "NVLink bridge" not in c.name], ids=lambda c: c.name[:50]
 )
 def test_published_allreduce_busbw_within_15_percent(case) -> None:  # type: ignore[no-untyped-def]
-    """Source: shared/reference/collectives.csv (each row's source column). Tolerance 15%."""
+    """Source: reference/collectives.csv (each row's source column). Tolerance 15%."""
     assert abs(case.error) <= 0.15, (
         f"{case.name}: {case.predicted:.1f} vs {case.measured} ({case.source})"
     )

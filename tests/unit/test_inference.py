@@ -15,7 +15,7 @@ CASES = list(inference_cases())
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_decode_speed_within_15_percent(case) -> None:  # type: ignore[no-untyped-def]
-    """Source: QwenLM/Qwen2.5 speed benchmark (shared/reference/inference.csv). Tolerance 15%."""
+    """Source: QwenLM/Qwen2.5 speed benchmark (reference/inference.csv). Tolerance 15%."""
     assert abs(case.error) <= 0.15, f"{case.name}: {case.predicted:.1f} vs {case.measured}"
     assert median_abs_error(CASES) <= 0.15
 

@@ -10,7 +10,6 @@ from markdown_it import MarkdownIt
 from conftest import FIXTURES
 from fabriclens.cli.app import run
 from fabriclens.report.markdown import doctor_markdown, findings_markdown
-from reference import reference_dir
 
 TREE = FIXTURES / "sysfs-roce-degraded"
 
@@ -66,7 +65,7 @@ def test_backticks_in_evidence_stay_inside_code() -> None:
 
 
 def test_logs_markdown_and_the_format_clash(capsys: pytest.CaptureFixture[str]) -> None:
-    log = str(reference_dir().parent / "samples" / "nccl-debug-socket-fallback.log")
+    log = str(FIXTURES / "samples" / "nccl-debug-socket-fallback.log")
     assert run(["logs", log, "--markdown"]) == 1
     text = capsys.readouterr().out
     assert _tables(text)[0][1][1] == "Socket" and "Rule: `nccl-socket-no-ib`" in text

@@ -23,7 +23,7 @@ def _rows() -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("row", _rows(), ids=lambda r: f"{r['model']} {r['recompute']}")
 def test_search_finds_the_published_layout_or_better(row: dict[str, str]) -> None:
-    """Source: Korthikanti et al. 2022 Table 5 (shared/reference/training.csv)."""
+    """Source: Korthikanti et al. 2022 Table 5 (reference/training.csv)."""
     req = PlanRequest(
         model=_gpt_spec(row), gpu="a100-sxm-80gb", gpus=int(row["gpus"]), workload="pretrain",
         networks=("hdr-ib",), nics_per_node=8, seq_len=int(row["seq_len"]),

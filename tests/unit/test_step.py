@@ -22,7 +22,7 @@ MEGATRON = [c for c in CASES if "A100" in c.name]
 
 @pytest.mark.parametrize("case", MEGATRON, ids=lambda c: c.name)
 def test_megatron_iteration_time_within_15_percent(case) -> None:  # type: ignore[no-untyped-def]
-    """Source: Korthikanti et al. 2022 Table 5 (shared/reference/training.csv). Tolerance 15%."""
+    """Source: Korthikanti et al. 2022 Table 5 (reference/training.csv). Tolerance 15%."""
     assert abs(case.error) <= 0.15, f"{case.name}: {case.predicted:.2f}s vs {case.measured}s"
 
 

@@ -12,7 +12,7 @@ from fabriclens.plan.transfer import plan_transfer
 
 
 def test_140gb_over_1gbe_takes_about_20_minutes() -> None:
-    """1GbE TCP goodput = 0.94 Gbit/s (1448/1538 per frame; shared/reference/links.csv: 941)."""
+    """1GbE TCP goodput = 0.94 Gbit/s (1448/1538 per frame; reference/links.csv: 941)."""
     plan = plan_transfer(140e9, "1gbe")
     assert plan.goodput_bits_per_s == pytest.approx(0.94e9)
     assert plan.time_one_s == pytest.approx(140e9 * 8 / 0.94e9)
