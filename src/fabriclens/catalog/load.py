@@ -1,10 +1,17 @@
-"""Load the TOML catalog lazily (on first use, cached) and look entries up by name or alias."""
+"""Load the TOML catalog lazily (on first use, cached) and look entries up by name or alias.
+
+A user catalog extends the built-in one with the same tables and the same checks: the file named
+by ``FABRICLENS_CATALOG`` (the CLI's ``--catalog FILE`` sets it), else
+``$XDG_CONFIG_HOME/fabriclens/catalog.toml`` (``~/.config/...``) when it exists. An entry whose
+name (or alias) matches a built-in one replaces it; any other is added.
+"""
 
 from __future__ import annotations
 
 import difflib
 import functools
 import json
+import os
 import tomllib
 from collections.abc import Sequence
 from importlib import resources
@@ -22,6 +29,11 @@ def _normalise(name: str) -> str:
     return name.strip().lower().replace("_", "-").replace(" ", "-")
 
 
+USER_CATALOG_ENV = "FABRICLENS_CATALOG"
+USER_CATALOG_MAX_BYTES = 4 << 20  # a catalog is a few kB; refuse to read a huge or endless file
+TABLES = {"gpus": "gpu", "links": "link", "networks": "network", "engines": "engine", "models": "model"}  # fmt: skip
+
+
 def _read_table(filename: str, key: str, cls: type[E]) -> tuple[E, ...]:
     text = resources.files("fabriclens.catalog").joinpath("data", filename).read_text("utf-8")
     rows = tomllib.loads(text).get(key, [])
@@ -36,34 +48,116 @@ def _read_table(filename: str, key: str, cls: type[E]) -> tuple[E, ...]:
     return tuple(entries)
 
 
+def user_catalog_path() -> Path | None:
+    """The user catalog in force: ``FABRICLENS_CATALOG`` (must exist), else the default file
+    under the XDG config folder when it exists, else None."""
+    named = os.environ.get(USER_CATALOG_ENV)
+    if named:
+        return Path(named).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    default = Path(base) / "fabriclens" / "catalog.toml"
+    return default if default.is_file() else None
+
+
+@functools.cache
+def _user_doc() -> tuple[Path | None, dict[str, Any]]:
+    """The user catalog's path and parsed tables (empty without one); InputError when unusable."""
+    path = user_catalog_path()
+    if path is None:
+        return None, {}
+    fix = "fix the file or unset FABRICLENS_CATALOG / drop --catalog"
+    if not path.is_file():
+        raise InputError(f"user catalog {path} is not a regular file", fix)
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(USER_CATALOG_MAX_BYTES + 1)
+        if len(raw) > USER_CATALOG_MAX_BYTES:
+            raise InputError(f"user catalog {path} is over {USER_CATALOG_MAX_BYTES >> 20} MiB", fix)
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read user catalog {path}: {exc.strerror or exc}", fix) from None
+    except UnicodeDecodeError:
+        raise InputError(f"user catalog {path} is not UTF-8 text", fix) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"user catalog {path} is not valid TOML ({exc})", fix) from None
+    unknown = sorted(set(doc) - set(TABLES.values()))
+    if unknown:
+        raise InputError(
+            f"user catalog {path}: unknown table(s) {', '.join(unknown)}",
+            f"use [[{']], [['.join(TABLES.values())}]]",
+        )
+    return path, doc
+
+
+def user_entries(kind: str, cls: type[E]) -> tuple[E, ...]:
+    """The user catalog's entries of one kind (``gpus``, ``links``, ...), checked like the
+    built-in ones; InputError naming the file, the entry and the field otherwise."""
+    path, doc = _user_doc()
+    rows = doc.get(TABLES[kind], [])
+    if not isinstance(rows, list):
+        raise InputError(f"user catalog {path}: {TABLES[kind]} must be an array of tables",
+                         f"write each entry as [[{TABLES[kind]}]]")  # fmt: skip
+    entries = []
+    for n, row in enumerate(rows, 1):
+        if not isinstance(row, dict):
+            raise InputError(f"user catalog {path}: {TABLES[kind]} entry {n} is not a table",
+                             f"write each entry as [[{TABLES[kind]}]]")  # fmt: skip
+        try:
+            entries.append(cls(**row))
+        except TypeError as exc:
+            raise InputError(f"user catalog {path}, {TABLES[kind]} {row.get('name', n)!r}: {exc}",
+                             f"`fabriclens catalog {kind} --json` shows the fields an entry has") from None  # fmt: skip
+        except ValueError as exc:
+            raise InputError(f"user catalog {path}, {TABLES[kind]} {row.get('name', n)!r}: {exc}",
+                             "fix that field") from None  # fmt: skip
+    return tuple(entries)
+
+
+def _merged(kind: str, filename: str, cls: type[E]) -> tuple[E, ...]:
+    """The built-in entries with the user catalog's on top: same name or alias replaces."""
+    builtin = _read_table(filename, TABLES[kind], cls)
+    user = user_entries(kind, cls)
+    if not user:
+        return builtin
+    replaced = {_normalise(k) for u in user for k in (u.name, *u.aliases) if k}
+    kept = [b for b in builtin if _normalise(b.name) not in replaced]
+    return (*kept, *user)
+
+
 @functools.cache
 def gpus() -> tuple[Gpu, ...]:
-    """All GPUs in the built-in catalog."""
-    return _read_table("gpus.toml", "gpu", Gpu)
+    """All GPUs: the built-in catalog and the user's."""
+    return _merged("gpus", "gpus.toml", Gpu)
 
 
 @functools.cache
 def links() -> tuple[IntraLink, ...]:
-    """All intra-node links in the built-in catalog."""
-    return _read_table("links.toml", "link", IntraLink)
+    """All intra-node links: the built-in catalog and the user's."""
+    return _merged("links", "links.toml", IntraLink)
 
 
 @functools.cache
 def networks() -> tuple[Network, ...]:
-    """All networks in the built-in catalog."""
-    return _read_table("networks.toml", "network", Network)
+    """All networks: the built-in catalog and the user's."""
+    return _merged("networks", "networks.toml", Network)
 
 
 @functools.cache
 def engines() -> tuple[Engine, ...]:
-    """All inference engines in the built-in catalog."""
-    return _read_table("engines.toml", "engine", Engine)
+    """All inference engines: the built-in catalog and the user's."""
+    return _merged("engines", "engines.toml", Engine)
 
 
 @functools.cache
 def models() -> tuple[ModelSpec, ...]:
-    """All models in the built-in catalog."""
-    return _read_table("models.toml", "model", ModelSpec)
+    """All models: the built-in catalog and the user's."""
+    return _merged("models", "models.toml", ModelSpec)
+
+
+def reset_caches() -> None:
+    """Forget what was loaded (after FABRICLENS_CATALOG changes; for tests)."""
+    for f in (_user_doc, gpus, links, networks, engines, models):
+        f.cache_clear()
 
 
 def _find(entries: Sequence[E], name: str, what: str, command: str) -> E:

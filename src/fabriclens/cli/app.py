@@ -23,7 +23,7 @@ from fabriclens.cli.plan_cmd import plan
 from fabriclens.cli.search_cmd import search
 from fabriclens.cli.transfer_cmd import transfer
 from fabriclens.cli.watch_cmd import watch
-from fabriclens.errors import ExitStatus, FabricLensError
+from fabriclens.errors import ExitStatus, FabricLensError, InputError
 
 COMMANDS: dict[str, Any] = {
     "plan": plan,
@@ -57,7 +57,11 @@ def build_app(only: str | None = None) -> typer.Typer:
 
     @new.callback()
     def _group() -> None:
-        """See what the network does to your LLM workloads: plan, measure, diagnose."""
+        """See what the network does to your LLM workloads: plan, measure, diagnose.
+
+        Every command takes --catalog FILE: a user catalog (TOML, the built-in tables' schema)
+        that adds or replaces GPUs, links, networks, engines and models; without it
+        ~/.config/fabriclens/catalog.toml is read when it exists."""
 
     for name, func in COMMANDS.items():
         if only in (None, name):
@@ -85,9 +89,56 @@ def _kind(exc: BaseException) -> str:
     return ""
 
 
+def _take_catalog_option(args: list[str]) -> tuple[list[str], str | None]:
+    """Remove ``--catalog FILE`` / ``--catalog=FILE`` (any command, before ``--``) from the
+    arguments; the file names a user catalog (catalog/load.py)."""
+    out: list[str] = []
+    found: str | None = None
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            out += args[i:]
+            break
+        if a == "--catalog":
+            if i + 1 >= len(args):
+                raise InputError("--catalog needs a file", "give --catalog FILE (a catalog TOML)")
+            found = args[i + 1]
+            i += 2
+            continue
+        if a.startswith("--catalog="):
+            found = a.split("=", 1)[1]
+        else:
+            out.append(a)
+        i += 1
+    return out, found
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status instead of exiting (for tests)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args, catalog_file = _take_catalog_option(args)
+    except FabricLensError as exc:
+        return _fail(exc.message, exc.exit_status)
+    if catalog_file is None:
+        return _run(args)
+    from fabriclens.catalog.load import USER_CATALOG_ENV, reset_caches
+
+    before = os.environ.get(USER_CATALOG_ENV)
+    os.environ[USER_CATALOG_ENV] = catalog_file  # ranks that --spawn starts inherit it
+    reset_caches()
+    try:
+        return _run(args)
+    finally:
+        if before is None:
+            os.environ.pop(USER_CATALOG_ENV, None)
+        else:
+            os.environ[USER_CATALOG_ENV] = before
+        reset_caches()
+
+
+def _run(args: list[str]) -> int:
     CURRENT_ARGV[:] = args
     first = args[0] if args else None
     chosen = build_app(first) if first in COMMANDS or first in GROUPS else app

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -9,19 +10,37 @@ import typer
 from fabriclens.cli._output import print_json, print_rich
 
 KINDS = ("gpus", "links", "networks", "models", "engines")
+CLASSES = {"gpus": "Gpu", "links": "IntraLink", "networks": "Network", "models": "ModelSpec", "engines": "Engine"}  # fmt: skip
 
 
 def catalog(
     kind: Annotated[str, typer.Argument(help="gpus | links | networks | models | engines")],
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+    user: Annotated[
+        bool,
+        typer.Option(
+            "--user",
+            help="Only what the user catalog adds or replaces (~/.config/fabriclens/catalog.toml,"
+            " or --catalog FILE / FABRICLENS_CATALOG)",
+        ),
+    ] = False,
 ) -> None:
-    """List the built-in catalog, with each entry's source."""
+    """List the catalog (built-in and user entries), with each entry's source."""
     from fabriclens import catalog as cat
     from fabriclens.errors import InputError
 
     if kind not in KINDS:
         raise InputError(f"unknown catalog {kind!r}", f"use one of {', '.join(KINDS)}")
     entries: tuple[Any, ...] = getattr(cat, kind)()
+    if user:
+        from fabriclens.catalog.load import user_catalog_path, user_entries
+
+        path = user_catalog_path()
+        entries = user_entries(kind, getattr(cat, CLASSES[kind]))
+        if not entries and not json_out:
+            where = f"the user catalog {path}" if path else "no user catalog is in force; it"
+            sys.stdout.write(f"{where} adds no {kind}\n")
+            return
     if json_out:
         from dataclasses import asdict
 

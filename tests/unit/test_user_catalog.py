@@ -1,0 +1,127 @@
+"""A user catalog adds and replaces entries with the built-in schema's checks (--catalog FILE,
+FABRICLENS_CATALOG, ~/.config/fabriclens/catalog.toml)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fabriclens.catalog.load import reset_caches
+from fabriclens.cli.app import run
+
+GPU = """
+[[gpu]]
+name = "my-card"
+title = "My Card 48GB"
+memory_bytes = 51539607552
+hbm_bw_bytes_per_s = 0.96e12
+bf16_flops_per_s = 181e12
+fp16_flops_per_s = 181e12
+fp8_flops_per_s = 0
+matmul_efficiency = 0.7
+matmul_efficiency_source = "estimate"
+memory_bw_efficiency = 0.8
+intra_link = "pcie4-x16"
+source = "vendor datasheet"
+"""
+NET_OVERRIDE = """
+[[network]]
+name = "25gbe"
+title = "25GbE on our switches"
+kind = "tcp"
+rate_bits_per_s = 25e9
+efficiency = 0.5
+efficiency_source = "measured on our cluster"
+latency_s = 50e-6
+cost_relative = 1.6
+source = "our iperf3 runs"
+"""
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    monkeypatch.delenv("FABRICLENS_CATALOG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    reset_caches()
+    yield
+    reset_caches()
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> object:
+    assert run(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_catalog_flag_adds_a_gpu_the_planner_uses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "cat.toml"
+    f.write_text(GPU)
+    doc = _json(
+        capsys,
+        [
+            "plan",
+            "llama-3.1-8b",
+            "-w",
+            "inference",
+            "--gpu",
+            "my-card",
+            "--gpus",
+            "1",
+            "--catalog",
+            str(f),
+            "--json",
+        ],
+    )
+    assert isinstance(doc, dict) and "my-card" in json.dumps(doc)
+    # without the flag the GPU is unknown again: the flag lasts one run
+    assert run(["plan", "llama-3.1-8b", "--gpu", "my-card"]) == 2
+    assert "unknown GPU 'my-card'" in capsys.readouterr().err
+
+
+def test_default_file_is_read_and_replaces_a_builtin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "config" / "fabriclens").mkdir(parents=True)
+    (tmp_path / "config" / "fabriclens" / "catalog.toml").write_text(NET_OVERRIDE)
+    reset_caches()
+    nets = _json(capsys, ["catalog", "networks", "--json"])
+    assert isinstance(nets, list)
+    mine = [n for n in nets if n["name"] == "25gbe"]
+    assert len(mine) == 1 and mine[0]["efficiency"] == 0.5  # replaced, not duplicated
+    user = _json(capsys, ["catalog", "networks", "--user", "--json"])
+    assert [n["name"] for n in user] == ["25gbe"]  # type: ignore[union-attr]
+    assert run(["catalog", "gpus", "--user"]) == 0
+    assert "adds no gpus" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("[[gpu]]\nname = 'x'\n", "user catalog"),  # fields missing
+        (GPU.replace("matmul_efficiency = 0.7", "matmul_efficiency = 7"), "matmul_efficiency"),
+        (GPU.replace('source = "vendor datasheet"', 'source = ""'), "source"),
+        ("[[gpu]\n", "not valid TOML"),
+        ("[[switch]]\nname = 'x'\n", "unknown table"),
+        ("gpu = 3\n", "array of tables"),
+        (GPU + "\nbogus_field = 1\n", "bogus_field"),
+    ],
+)
+def test_bad_user_catalog_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, needle: str
+) -> None:
+    f = tmp_path / "cat.toml"
+    f.write_text(text)
+    assert run(["catalog", "gpus", "--catalog", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_catalog_flag_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["catalog", "gpus", "--catalog", str(tmp_path / "missing.toml")]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+    assert run(["catalog", "gpus", "--catalog"]) == 2
+    assert "--catalog needs a file" in capsys.readouterr().err
