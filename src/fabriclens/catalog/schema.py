@@ -155,18 +155,21 @@ class IntraLink(_Entry):
 class Network(_Entry):
     """An inter-node network choice: one NIC of this kind per `nics_per_node`."""
 
-    kind: Literal["tcp", "roce", "ib"]
+    kind: Literal["tcp", "roce", "ib", "efa"]  # efa: AWS's SRD transport (RDMA-like, not RoCE)
     rate_bits_per_s: float  # line rate per NIC port
     efficiency: float  # achievable collective bus bw / line rate
     efficiency_source: str
     latency_s: float  # per-message latency (alpha) through the stack
     cost_relative: float  # per-node-port cost, 100GbE = 1.0 (estimate)
     mtu_bytes: int = 1500
+    nics_per_node: int = 0  # the NIC ports a cloud instance type comes with; 0: the user's choice
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _one_of(self, "kind", ("tcp", "roce", "ib"))
+        _one_of(self, "kind", ("tcp", "roce", "ib", "efa"))
         _positive(self, "rate_bits_per_s", "latency_s", "cost_relative", "mtu_bytes")
+        _integers(self, "nics_per_node")
+        _non_negative(self, "nics_per_node")
         _fraction(self, "efficiency")
 
     @property

@@ -100,11 +100,13 @@ def catalog(
                 f"{n.efficiency:.2f}",
                 f"{n.latency_s * 1e6:g}",
                 f"{n.cost_relative:g}",
+                str(n.nics_per_node) if n.nics_per_node else "-",
                 ", ".join(n.aliases),
             )
             for n in entries
         ]
-        cols = ["name", "network", "Gbit/s", "efficiency", "latency us", "rel. cost", "aliases"]
+        cols = ["name", "network", "Gbit/s", "efficiency", "latency us", "rel. cost", "NICs/node",
+                "aliases"]  # fmt: skip
     elif kind == "models":
         rows = []
         for m in entries:

@@ -1,0 +1,67 @@
+"""The GPUs and networks users meet every day are in the catalog, with their datasheet figures.
+
+Sources: each vendor datasheet named in the entry's `source` (dense tensor peaks, memory, memory
+bandwidth); cloud per-node bandwidth from the AWS EC2 instance pages, Google Cloud's GPU
+machine-type page and Azure's ND-series pages. Tolerance: 1% (rounding in the datasheets)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabriclens.catalog import find_gpu, find_link, find_network, gpus, networks
+
+# name or alias -> (dense BF16/FP16 TFLOP/s used for training, memory GB (1e9), memory GB/s)
+GPUS = {
+    "v100-sxm2-16gb": (125, 16.9, 900), "v100": (125, 34.1, 900), "t4": (65, 16.1, 320),
+    "a10": (125, 24.1, 600), "a10g": (70, 24.1, 600), "a40": (149.7, 48.3, 696),
+    "l4": (121, 24.2, 300), "l40": (181, 48.3, 864), "h800": (989, 85.5, 3350),
+    "h20": (148, 102.6, 4000), "gh200": (989, 102.0, 4000), "b100": (1750, 193.3, 8000),
+    "gb200": (2500, 199.7, 8000), "mi300x": (1307.4, 205.8, 5300),
+    "rtx-3080": (59.5, 10.7, 760), "rtx-3090": (71, 25.8, 936), "rtx-4080": (97.5, 17.2, 716.8),
+    "rtx-4090": (165.2, 25.8, 1008), "rtx-5090": (209.5, 34.2, 1792),
+    "gtx-1080-ti": (11.3, 11.8, 484), "gtx-1080": (8.9, 8.6, 320),
+}  # fmt: skip
+# name -> (kind, NICs per node, per-node Gbit/s)
+CLOUD = {
+    "aws-efa-p4d": ("efa", 4, 400), "aws-efa-p5": ("efa", 32, 3200),
+    "aws-efa-p5en": ("efa", 16, 3200), "gcp-tcpx": ("tcp", 4, 800),
+    "gcp-tcpxo": ("tcp", 8, 1600), "azure-ndv4": ("ib", 8, 1600), "azure-ndv5": ("ib", 8, 3200),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(GPUS))
+def test_gpu_figures(name: str) -> None:
+    tflops, mem_gb, bw_gbps = GPUS[name]
+    g = find_gpu(name)
+    assert g.bf16_flops_per_s / 1e12 == pytest.approx(tflops, rel=0.01)
+    assert g.memory_bytes / 1e9 == pytest.approx(mem_gb, rel=0.01)
+    assert g.hbm_bw_bytes_per_s / 1e9 == pytest.approx(bw_gbps, rel=0.01)
+    find_link(g.intra_link)  # every GPU's links exist
+    find_link(g.host_link)
+
+
+def test_h800_is_not_an_h100() -> None:
+    """H800: H100 compute with NVLink cut to 400 GB/s bidirectional (H800 datasheet)."""
+    h800, h100 = find_gpu("h800"), find_gpu("h100")
+    assert h800.name != h100.name
+    assert find_link(h800.intra_link).bw_bytes_per_s * 2 == pytest.approx(400e9)
+
+
+@pytest.mark.parametrize("name", sorted(CLOUD))
+def test_cloud_fabrics_per_node(name: str) -> None:
+    kind, nics, node_gbps = CLOUD[name]
+    n = find_network(name)
+    assert (n.kind, n.nics_per_node) == (kind, nics)
+    assert n.rate_bits_per_s * n.nics_per_node / 1e9 == pytest.approx(node_gbps, rel=0.01)
+
+
+def test_older_infiniband() -> None:
+    """IBTA: EDR 4x = 100 Gbit/s; FDR 4x = 54.54 Gbit/s of data (56 Gbaud-class signalling)."""
+    assert find_network("edr").rate_bits_per_s == 100e9
+    assert find_network("fdr").rate_bits_per_s == pytest.approx(54.54e9, rel=0.01)
+
+
+def test_names_and_aliases_are_unique() -> None:
+    for table in (gpus(), networks()):
+        keys = [k.lower() for e in table for k in (e.name, *e.aliases)]
+        assert len(keys) == len(set(keys)), sorted(k for k in keys if keys.count(k) > 1)
