@@ -24,7 +24,7 @@ from fabriclens.model.arch import (
     v_dim,
 )
 from fabriclens.model.collectives import BASE_LATENCY_S, Fabric
-from fabriclens.model.layout import TrainConfig
+from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
 from fabriclens.model.memory import (
     ADAPTER_BYTES_PER_PARAM,
     CUDA_CONTEXT_BYTES,
@@ -304,8 +304,8 @@ def evaluate(
     z3 = has_dp & (zero >= 3) & trains
     z12 = has_dp & (zero >= 1) & ~z3
     z0 = has_dp & (zero < 1)
-    ag = _collective("all_gather", p_dense * 2.0 * dp, dp, dp_pn, dp_cc, fabric)
-    rs = _collective("reduce_scatter", grad_dense * dp, dp, dp_pn, dp_cc, fabric)
+    ag = _collective("all_gather", p_dense * WEIGHT_BYTES["bf16"], dp, dp_pn, dp_cc, fabric)
+    rs = _collective("reduce_scatter", grad_dense, dp, dp_pn, dp_cc, fabric)
     ar = _collective("all_reduce", grad_dense, dp, dp_pn, dp_cc, fabric)
     add(ag * 2 * m, m * layers * (fwd + bwd) * 0.9, z3)
     add(rs * m, m * layers * bwd * 0.9 / 2, z3)
