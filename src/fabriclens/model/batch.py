@@ -111,7 +111,7 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
     # several nodes
     net = fabric.network
     if net is not None:
-        node_bw = fabric.node_net_bw() / np.maximum(1.0, conc)
+        node_bw = np.minimum(fabric.node_net_bw() / np.maximum(1.0, conc), g * fabric.gpu_net_bw())
         if op == "all_to_all":
             net_busbw = node_bw / g * (r - 1) / np.maximum(1.0, r - g)
         elif op == "send_recv":

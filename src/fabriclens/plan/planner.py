@@ -141,7 +141,7 @@ def resolve_fabric(
         nics = 1
         if network is not None and nodes > 1:
             notes.append("NICs per node: 1 (set --nics-per-node)")
-    return Fabric(intra, network, gpn, nics), notes
+    return Fabric(intra, network, gpn, nics, find_link(gpu.host_link)), notes
 
 
 def _validate_layout(spec: ModelSpec, cfg: TrainConfig) -> None:
