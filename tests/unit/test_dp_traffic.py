@@ -75,3 +75,20 @@ def test_reduce_scatter_time_is_size_times_n_minus_1_over_n_over_node_bandwidth(
     net = find_network("100g-roce")
     node_bw = 8 * net.bw_bytes_per_s * net.efficiency
     assert rs.time_s == pytest.approx(rs.size_bytes * 63 / 64 / node_bw, rel=0.01)
+
+
+def test_concurrent_expert_data_parallel_groups_share_the_nodes_nics() -> None:
+    """Mixtral 8x7B on 2 nodes x 8 GPUs, ep 8: each GPU's experts are replicated once on the other
+    node, so a node runs eight 2-rank expert gradient all-reduces at once and its NICs carry all
+    eight rings; with one 100G NIC each ring gets an eighth of it (the ring's busbw is the
+    bandwidth it has through the node boundary, nccl-tests PERFORMANCE.md). Tolerance 1%."""
+    spec = find_model("mixtral-8x7b")
+    cfg = TrainConfig(gpus=16, gpus_per_node=8, dp=16, ep=8, zero=0, seq_len=4096,
+                      global_batch=16, overlap_dp=False)  # fmt: skip
+    net = find_network("100g-roce")
+    nic = net.bw_bytes_per_s * net.efficiency
+    for nics in (1, 8):
+        est = estimate_training_step(spec, count_params(spec), H100, _fabric(nics), cfg)
+        edp = next(c for c in est.comm if c.group == "dp-expert")
+        ideal = edp.size_bytes * 2 * (2 - 1) / 2 / (nics * nic / 8)
+        assert edp.time_s == pytest.approx(ideal, rel=0.01)

@@ -315,7 +315,8 @@ def evaluate(
     if trains and spec.is_moe:
         edp = np.floor(dp / ep)
         edp_pn = np.maximum(1.0, np.floor(dp_pn / ep))
-        ear = _collective("all_reduce", grad_expert, edp, edp_pn, dp_cc, fabric)
+        edp_cc = np.maximum(1.0, np.floor(min(gpn, gpus) / edp_pn))
+        ear = _collective("all_reduce", grad_expert, edp, edp_pn, edp_cc, fabric)
         add(ear, window, has_dp & (edp > 1) & (grad_expert > 0))
 
     comm_exposed = per_mb_exposed + once_exposed

@@ -25,7 +25,7 @@ from fabriclens.model.arch import (
 )
 from fabriclens.model.collectives import Fabric
 from fabriclens.model.comm import CommEntry, entry
-from fabriclens.model.layout import WEIGHT_BYTES, Group, TrainConfig, place_groups
+from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig, place_groups
 from fabriclens.model.memory import (
     MemoryLedger,
     activation_bytes_per_layer,
@@ -301,15 +301,9 @@ def estimate_training_step(
                 )
             )
         if grad_expert > 0 and cfg.dp // cfg.ep > 1:
-            edp = Group(
-                "dp-expert",
-                cfg.dp // cfg.ep,
-                max(1, dp_group.per_node // cfg.ep),
-                dp_group.concurrent_per_node,
-            )
             comm.append(
                 entry(
-                    edp,
+                    groups["dp-expert"],
                     "all_reduce",
                     grad_expert,
                     1,
