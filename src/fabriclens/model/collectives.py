@@ -60,7 +60,8 @@ def bus_factor(op: Op, ranks: int) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Fabric:
-    """What connects the GPUs: one intra-node link type, one NIC type, NICs per node."""
+    """What connects the GPUs: one intra-node link type, one NIC type, NICs per node, and each
+    GPU's host link (its path to the NICs)."""
 
     intra: IntraLink
     network: Network | None
