@@ -136,7 +136,8 @@ def training_cases() -> Iterator[Case]:
             global_batch=int(row["global_batch"]), micro_batch=1, interleave=int(row["interleave"]),
             flash_attention=False, dropout=True,
         )  # fmt: skip
-        fabric = Fabric(find_link("nvlink3-nvswitch"), find_network("hdr-ib"), 8, 8)
+        fabric = Fabric(find_link("nvlink3-nvswitch"), find_network("hdr-ib"), 8, 8,
+                        find_link(gpu.host_link))  # fmt: skip
         est = estimate_training_step(spec, count_params(spec), gpu, fabric, cfg)
         yield Case(
             f"{row['model']} {gpus}x A100 tp{tp} pp{pp} {row['recompute']}",

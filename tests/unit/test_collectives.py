@@ -117,3 +117,29 @@ def test_network_detected_from_the_node() -> None:
     assert detected_network([], None)[0] is None
     tree = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs-roce-degraded"
     assert detect_network(tree)[:2] == ("400g-roce", 1)  # mlx5_0 active at 400 Gb/s; mlx5_1 is down
+
+
+def test_one_gpu_cannot_drive_more_network_than_its_host_link() -> None:
+    """A GPU reaches its NICs over PCIe (GPUDirect RDMA): H100-SXM's Gen5 x16 link, 63 GB/s per
+    direction (PCI-SIG) x NCCL's PCI_BW fraction, caps one GPU near one 400G NIC however many
+    NICs its node has. 2 ranks, 1 GPU per node, 8 x NDR per node. Tolerance 1%."""
+    from fabriclens.catalog import find_gpu
+    from fabriclens.plan.planner import resolve_fabric
+
+    pcie = find_link("pcie5-x16")
+    cap = pcie.bw_bytes_per_s * pcie.efficiency
+    fabric, _ = resolve_fabric(
+        find_gpu("h100-sxm"), 2, gpus_per_node=1, network_name="ndr-ib", nics_per_node=8
+    )
+    est = estimate_collective("all_reduce", 1e9, 2, fabric)
+    assert est.busbw_bytes_per_s == pytest.approx(cap, rel=0.01)
+    assert est.bottleneck == "host link"
+    # eight GPUs per node drive eight NICs: each GPU's link carries one NIC's worth
+    full, _ = resolve_fabric(find_gpu("h100-sxm"), 16, network_name="ndr-ib", nics_per_node=8)
+    net = find_network("ndr-ib")
+    ring = estimate_collective("all_reduce", 8e9, 16, full)
+    per_gpu = min(cap, 50e9 * net.efficiency)
+    assert ring.busbw_bytes_per_s == pytest.approx(min(full.intra_busbw(), 8 * per_gpu), rel=0.01)
+    # one data-parallel group per GPU (tp 8): each group gets one GPU's link, not the node's NICs
+    dp = estimate_collective("all_reduce", 8e9, 2, full, ranks_per_node=1, concurrent_per_node=8)
+    assert dp.busbw_bytes_per_s <= cap * 1.0001

@@ -84,6 +84,13 @@ def collective(
             f"network: {net.title}, {net.rate_bits_per_s / 1e9:g} Gbit/s x {fabric.nics_per_node} NIC(s) "
             f"x {net.efficiency:.3g} ({net.efficiency_source}); {net.latency_s * 1e6:g} us per message"
         )
+        if fabric.host is not None:
+            host = fabric.host
+            notes.append(
+                f"each GPU reaches the NICs over its host link, {host.title}: at most "
+                f"{host.bw_bytes_per_s / 1e9:g} GB/s x {host.efficiency:.3g} = "
+                f"{fabric.gpu_net_bw() / 1e9:.3g} GB/s of network per GPU"
+            )
     notes.append(
         "busbw = algbw x 2(n-1)/n for all_reduce, x (n-1)/n for all_gather / reduce_scatter / "
         "all_to_all, x 1 otherwise (nccl-tests PERFORMANCE.md)"

@@ -47,7 +47,10 @@ def plan(
         bool, typer.Option("--compare-networks", help=f"Compare {', '.join(COMPARE_SET)}")
     ] = False,
     nics_per_node: Annotated[
-        int | None, typer.Option(help="NICs per node [default: one per GPU for RDMA, 1 for TCP]")
+        int | None,
+        typer.Option(
+            help="NICs per node [default: one per GPU for RDMA, 1 for TCP; a comparison uses one count for all]"
+        ),
     ] = None,
     intra_link: Annotated[
         str | None, typer.Option(help="Intra-node link id [default: the GPU's]")

@@ -24,7 +24,7 @@ from fabriclens.model.arch import (
     v_dim,
 )
 from fabriclens.model.collectives import BASE_LATENCY_S, Fabric
-from fabriclens.model.layout import TrainConfig
+from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
 from fabriclens.model.memory import (
     ADAPTER_BYTES_PER_PARAM,
     CUDA_CONTEXT_BYTES,
@@ -111,7 +111,7 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
     # several nodes
     net = fabric.network
     if net is not None:
-        node_bw = fabric.node_net_bw() / np.maximum(1.0, conc)
+        node_bw = np.minimum(fabric.node_net_bw() / np.maximum(1.0, conc), g * fabric.gpu_net_bw())
         if op == "all_to_all":
             net_busbw = node_bw / g * (r - 1) / np.maximum(1.0, r - g)
         elif op == "send_recv":
@@ -304,8 +304,8 @@ def evaluate(
     z3 = has_dp & (zero >= 3) & trains
     z12 = has_dp & (zero >= 1) & ~z3
     z0 = has_dp & (zero < 1)
-    ag = _collective("all_gather", p_dense * 2.0 * dp, dp, dp_pn, dp_cc, fabric)
-    rs = _collective("reduce_scatter", grad_dense * dp, dp, dp_pn, dp_cc, fabric)
+    ag = _collective("all_gather", p_dense * WEIGHT_BYTES["bf16"], dp, dp_pn, dp_cc, fabric)
+    rs = _collective("reduce_scatter", grad_dense, dp, dp_pn, dp_cc, fabric)
     ar = _collective("all_reduce", grad_dense, dp, dp_pn, dp_cc, fabric)
     add(ag * 2 * m, m * layers * (fwd + bwd) * 0.9, z3)
     add(rs * m, m * layers * bwd * 0.9 / 2, z3)
@@ -315,7 +315,8 @@ def evaluate(
     if trains and spec.is_moe:
         edp = np.floor(dp / ep)
         edp_pn = np.maximum(1.0, np.floor(dp_pn / ep))
-        ear = _collective("all_reduce", grad_expert, edp, edp_pn, dp_cc, fabric)
+        edp_cc = np.maximum(1.0, np.floor(min(gpn, gpus) / edp_pn))
+        ear = _collective("all_reduce", grad_expert, edp, edp_pn, edp_cc, fabric)
         add(ear, window, has_dp & (edp > 1) & (grad_expert > 0))
 
     comm_exposed = per_mb_exposed + once_exposed

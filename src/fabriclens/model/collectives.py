@@ -15,7 +15,10 @@ busbw_achievable is what each link can carry:
 * across nodes (ring), every ring crosses each node boundary once in each direction, so the
   bus bandwidth is the node's NIC bandwidth: nics_per_node x NIC rate x efficiency, shared by
   the groups that run at the same time on that node; all_to_all sends (n - g)/n of every
-  rank's data off-node, so it gets the NIC bandwidth divided among the node's g ranks.
+  rank's data off-node, so it gets the NIC bandwidth divided among the node's g ranks;
+* a GPU reaches the NICs over its host link (PCIe x16, GPUDirect RDMA), so one group's share of
+  a node's network is at most g x that link's achievable bandwidth: one GPU cannot drive eight
+  400G NICs through a Gen5 x16 link (~48 GB/s, about one 400G NIC).
 
 Latency: ring algorithms take steps proportional to n (2(n-1) for all_reduce); a tree
 all_reduce takes 2 log2(nodes) network steps; the cheaper one is used, as NCCL's tuner does.
@@ -57,12 +60,14 @@ def bus_factor(op: Op, ranks: int) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Fabric:
-    """What connects the GPUs: one intra-node link type, one NIC type, NICs per node."""
+    """What connects the GPUs: one intra-node link type, one NIC type, NICs per node, and each
+    GPU's host link (its path to the NICs)."""
 
     intra: IntraLink
     network: Network | None
     gpus_per_node: int
     nics_per_node: int = 1
+    host: IntraLink | None = None  # each GPU's PCIe link to the host and NICs; None: not capped
 
     def intra_busbw(self) -> float:
         """Achievable bus bandwidth of the intra-node link, bytes/s per GPU."""
@@ -73,6 +78,13 @@ class Fabric:
         if self.network is None:
             return 0.0
         return self.nics_per_node * self.network.bw_bytes_per_s * self.network.efficiency
+
+    def gpu_net_bw(self) -> float:
+        """Achievable bandwidth between one GPU and the NICs over its host link, bytes/s (inf
+        when the fabric names no host link)."""
+        if self.host is None:
+            return math.inf
+        return self.host.bw_bytes_per_s * self.host.efficiency
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +99,7 @@ class CollectiveEstimate:
     algbw_bytes_per_s: float
     busbw_bytes_per_s: float
     latency_s: float
-    bottleneck: str  # "intra-node link", "network", "latency" or "none"
+    bottleneck: str  # "intra-node link", "network", "host link", "latency" or "none"
     link: str  # "nvlink", "pcie", "network", "none"
     algorithm: str  # "ring", "tree", "nvls", "direct", "none"
 
@@ -163,7 +175,8 @@ def estimate_collective(
     if fabric.network is None:
         raise ValueError("a collective across nodes needs a network")
     net = fabric.network
-    node_bw = fabric.node_net_bw() / max(1, concurrent_per_node)
+    nic_share = fabric.node_net_bw() / max(1, concurrent_per_node)
+    node_bw = min(nic_share, g * fabric.gpu_net_bw())  # the group's g GPUs' host links
     if op == "all_to_all":
         # each rank's off-node share (n-g)/n crosses the NICs the node's g ranks share
         net_busbw = node_bw / g * (ranks - 1) / max(1, ranks - g)
@@ -175,6 +188,8 @@ def estimate_collective(
         net_busbw = node_bw
     busbw = min(intra_bw, net_busbw) if g > 1 else net_busbw
     bottleneck = "network" if net_busbw <= intra_bw or g == 1 else "intra-node link"
+    if bottleneck == "network" and node_bw < nic_share:
+        bottleneck = "host link"
 
     ring_steps = 2 * (ranks - 1) if op == "all_reduce" else max(1, ranks - 1)
     net_steps = 2 * nodes if op == "all_reduce" else nodes

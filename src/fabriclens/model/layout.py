@@ -89,4 +89,11 @@ def place_groups(cfg: TrainConfig) -> dict[str, Group]:
     dp = groups["dp"]
     ep_per_node = max(1, min(cfg.ep, dp.per_node))
     groups["ep"] = Group("ep", cfg.ep, ep_per_node, max(1, min(gpn, cfg.gpus) // ep_per_node))
+    # expert data parallelism: the data-parallel ranks holding the same experts, every ep-th one;
+    # each of a node's ranks is in one such group, so they all run at once and share its NICs
+    edp_per_node = max(1, dp.per_node // cfg.ep)
+    groups["dp-expert"] = Group(
+        "dp-expert", max(1, cfg.dp // cfg.ep), edp_per_node,
+        max(1, min(gpn, cfg.gpus) // edp_per_node),
+    )  # fmt: skip
     return groups

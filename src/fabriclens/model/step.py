@@ -25,7 +25,7 @@ from fabriclens.model.arch import (
 )
 from fabriclens.model.collectives import Fabric
 from fabriclens.model.comm import CommEntry, entry
-from fabriclens.model.layout import Group, TrainConfig, place_groups
+from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig, place_groups
 from fabriclens.model.memory import (
     MemoryLedger,
     activation_bytes_per_layer,
@@ -237,12 +237,17 @@ def estimate_training_step(
         grad_dense = params_dense * cfg.grad_bytes
         grad_expert = params_expert * cfg.grad_bytes
         window = bwd * layers * 0.9 if cfg.overlap_dp else 0.0
+        # nccl-tests sizes: a reduce_scatter's is its input on each rank (this rank's whole
+        # gradient), an all_gather's the whole gathered array (this model shard's weights); each
+        # rank then moves (dp-1)/dp of it, so ZeRO-1/2 move 2x the parameter bytes per step as an
+        # all-reduce does and ZeRO-3 3x (Rajbhandari et al. 2020, sec. 7), whatever the dp degree.
+        weight_dense = params_dense * WEIGHT_BYTES["bf16"]
         if cfg.zero >= 3 and cfg.trains_base:
             comm.append(
                 entry(
                     dp_group,
                     "all_gather",
-                    params_dense * 2.0 * cfg.dp,
+                    weight_dense,
                     2 * m,
                     fabric,
                     overlap_window_s=m * layers * (fwd + bwd) * 0.9,
@@ -253,7 +258,7 @@ def estimate_training_step(
                 entry(
                     dp_group,
                     "reduce_scatter",
-                    grad_dense * cfg.dp,
+                    grad_dense,
                     m,
                     fabric,
                     overlap_window_s=m * layers * bwd * 0.9 / 2,
@@ -265,7 +270,7 @@ def estimate_training_step(
                 entry(
                     dp_group,
                     "reduce_scatter",
-                    grad_dense * cfg.dp,
+                    grad_dense,
                     1,
                     fabric,
                     overlap_window_s=window,
@@ -276,7 +281,7 @@ def estimate_training_step(
                 entry(
                     dp_group,
                     "all_gather",
-                    params_dense * 2.0 * cfg.dp,
+                    weight_dense,
                     1,
                     fabric,
                     overlap_window_s=fwd * layers * 0.9 if cfg.overlap_dp else 0.0,
@@ -296,15 +301,9 @@ def estimate_training_step(
                 )
             )
         if grad_expert > 0 and cfg.dp // cfg.ep > 1:
-            edp = Group(
-                "dp-expert",
-                cfg.dp // cfg.ep,
-                max(1, dp_group.per_node // cfg.ep),
-                dp_group.concurrent_per_node,
-            )
             comm.append(
                 entry(
-                    edp,
+                    groups["dp-expert"],
                     "all_reduce",
                     grad_expert,
                     1,

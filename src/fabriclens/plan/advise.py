@@ -171,7 +171,7 @@ def advise(
         else:
             reason = "the job does not fit in memory on any tier: add GPUs or shard more (fabriclens plan shows the ledger)"
     assumptions = (
-        f"tiers compared: {', '.join(tiers)}; NICs per node as the planner defaults (one per GPU for RDMA, 1 for TCP) unless given",
+        f"tiers compared: {', '.join(tiers)}, each with the same NICs per node",
         "network cost: NIC ports x relative per-port cost (estimates, for ranking only)",
         *notes,
     )

@@ -94,6 +94,36 @@ def network_or_rate(name: str) -> Network:
                    latency_s=50e-6, cost_relative=1.0, source="a wire rate given on the command line")  # fmt: skip
 
 
+def default_nics_per_node(network: Network | None, gpus_per_node: int) -> int:
+    """NICs per node when not given: one per GPU for RDMA on nodes of 4+ GPUs (the HGX reference
+    design), else 1 (a TCP node, a workstation)."""
+    if network is not None and network.kind != "tcp" and gpus_per_node >= 4:
+        return gpus_per_node
+    return 1
+
+
+def like_for_like(req: PlanRequest, networks: tuple[str | None, ...]) -> PlanRequest:
+    """``req`` with one NIC count for every network of a comparison, unless the user set one.
+
+    Alone, each network gets its own default (one per GPU for RDMA, 1 for TCP); side by side
+    those would compare NIC counts as much as networks. The comparison takes the largest of the
+    defaults, one per GPU as GPU clusters are built, for every network, and says so."""
+    if req.nics_per_node is not None or len([n for n in networks if n]) < 2:
+        return req
+    if req.gpus_per_node is not None and req.gpus_per_node < 1:
+        return req  # resolve_fabric reports it
+    gpn = req.gpus_per_node or min(find_gpu(req.gpu).max_gpus_per_node, req.gpus)
+    if req.gpus <= gpn:
+        return req  # one node: no network traffic to compare
+    nics = max(default_nics_per_node(network_or_rate(n), gpn) for n in networks if n)
+    why = "one per GPU, as RDMA clusters are built" if nics > 1 else "one per node"
+    note = (
+        f"NICs per node: {nics} for every network compared ({why}), so the comparison is of "
+        "networks, not of NIC counts (set --nics-per-node)"
+    )
+    return replace(req, nics_per_node=nics, extra_notes=(*req.extra_notes, note))
+
+
 def resolve_fabric(
     gpu: Gpu,
     gpus: int,
@@ -132,16 +162,15 @@ def resolve_fabric(
         notes.append(f"network: {network.title} (default for multi-node; set --network)")
     if nics_per_node is not None:
         nics = nics_per_node
-    elif network is not None and network.kind != "tcp" and gpn >= 4:
-        nics = gpn
-        notes.append(
-            f"NICs per node: {nics}, one per GPU (HGX reference design; set --nics-per-node)"
-        )
     else:
-        nics = 1
-        if network is not None and nodes > 1:
+        nics = default_nics_per_node(network, gpn)
+        if nics > 1:
+            notes.append(
+                f"NICs per node: {nics}, one per GPU (HGX reference design; set --nics-per-node)"
+            )
+        elif network is not None and nodes > 1:
             notes.append("NICs per node: 1 (set --nics-per-node)")
-    return Fabric(intra, network, gpn, nics), notes
+    return Fabric(intra, network, gpn, nics, find_link(gpu.host_link)), notes
 
 
 def _validate_layout(spec: ModelSpec, cfg: TrainConfig) -> None:
@@ -284,7 +313,7 @@ def _setup(
         network_name=network_name,
         nics_per_node=req.nics_per_node,
     )
-    return req.model, count_params(req.model), gpu, fabric, notes
+    return req.model, count_params(req.model), gpu, fabric, [*req.extra_notes, *notes]
 
 
 def _check_tp(spec: ModelSpec, tp: int) -> None:
@@ -633,5 +662,6 @@ def make_plans(req: PlanRequest) -> list[Plan]:
     if req.recompute is not None and req.recompute not in ("none", "selective", "full"):
         raise InputError(f"--recompute {req.recompute!r} is unknown", "use none, selective or full")
     networks: tuple[str | None, ...] = req.networks or (None,)
+    req = like_for_like(req, networks)
     run = _plan_inference if req.workload == "inference" else _plan_training
     return [run(req, net) for net in networks]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from fabriclens.model.layout import TrainConfig
 from fabriclens.model.step import StepEstimate
-from fabriclens.plan.planner import evaluate_layouts
+from fabriclens.plan.planner import evaluate_layouts, like_for_like
 from fabriclens.plan.request import PlanRequest
 
 
@@ -98,7 +98,7 @@ def search(req: PlanRequest, networks: tuple[str | None, ...], top: int = 5) -> 
     t0 = time.perf_counter()
     results: list[NetworkResult] = []
     evaluated = 0
-    plain = replace(req, networks=())
+    plain = replace(like_for_like(req, networks), networks=())
     for net in networks:
         ev = evaluate_layouts(plain, net, wide=True, top=top)
         best, tried, fitting, fabric, notes = ev.ranked, ev.tried, ev.fitting, ev.fabric, ev.notes

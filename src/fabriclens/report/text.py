@@ -248,6 +248,15 @@ def comparison_renderables(docs: list[dict[str, Any]], explain: bool) -> list[Re
             style="dim",
         )
     )
+    nics = {d["nics_per_node"] for d in docs if d["network"] != "none"}
+    if len(nics) == 1 and first["nodes"] > 1:
+        out.append(
+            Text(
+                f"NICs/node: {nics.pop()} for every network, so the networks are compared, not NIC "
+                "counts (set --nics-per-node)",
+                style="dim",
+            )
+        )
     if explain:
         out.append(assumptions_block(first["assumptions"]))
     return out

@@ -1,0 +1,94 @@
+"""Data-parallel traffic of ZeRO / FSDP: bytes per step from first principles, not the planner.
+
+Source: Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward Training Trillion Parameter
+Models", sec. 7: ZeRO-1/2 move 2 Psi elements per step per GPU, like an all-reduce (a
+reduce-scatter of the gradients, an all-gather of the updated parameters); ZeRO-3 moves 3 Psi (the
+parameters gathered for forward and again for backward, the gradients reduce-scattered). Psi is
+the parameter count of one rank's model shard; none of it depends on the data-parallel degree.
+Sizes follow nccl-tests: a reduce_scatter's is its input on each rank, an all_gather's the whole
+gathered array. Tolerance 1%.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fabriclens.catalog import find_gpu, find_link, find_model, find_network
+from fabriclens.model.arch import count_params
+from fabriclens.model.collectives import Fabric
+from fabriclens.model.layout import TrainConfig
+from fabriclens.model.memory import adapter_params
+from fabriclens.model.step import estimate_training_step
+
+SPEC = find_model("llama-3.1-8b")
+COUNTS = count_params(SPEC)
+H100 = find_gpu("h100-sxm")
+# Llama 3.1 8B: 8,030,261,248 parameters (Meta's model card / the safetensors index)
+LLAMA_8B_PARAMS = 8.030e9
+BF16 = 2.0
+
+
+def _fabric(nics: int = 8) -> Fabric:
+    return Fabric(find_link("nvlink4-nvswitch"), find_network("100g-roce"), 8, nics)
+
+
+def _dp_bytes(zero: int, dp: int, tp: int = 1, workload: str = "pretrain") -> float:
+    gpus = dp * tp
+    # one micro-batch per step, so per-step and per-micro-batch traffic agree
+    cfg = TrainConfig(gpus=gpus, gpus_per_node=8, tp=tp, dp=dp, zero=zero, seq_len=4096,
+                      global_batch=dp, micro_batch=1, workload=workload)  # type: ignore[arg-type]  # fmt: skip
+    est = estimate_training_step(SPEC, COUNTS, H100, _fabric(), cfg)
+    return sum(c.bytes_per_step for c in est.comm if c.group == "dp")
+
+
+@pytest.mark.parametrize("dp", [8, 64])
+@pytest.mark.parametrize("tp", [1, 2])
+@pytest.mark.parametrize("zero", [0, 1, 2, 3])
+def test_zero_dp_bytes_per_step_match_first_principles(zero: int, tp: int, dp: int) -> None:
+    psi = LLAMA_8B_PARAMS / tp  # one rank's model shard
+    expected = {
+        0: psi * BF16,  # all-reduce buffer: the gradients
+        1: psi * BF16 + psi * BF16,  # RS gradients + AG parameters
+        2: psi * BF16 + psi * BF16,
+        3: 2 * psi * BF16 + psi * BF16,  # AG forward + AG backward + RS gradients
+    }[zero]
+    assert _dp_bytes(zero, dp, tp) == pytest.approx(expected, rel=0.01)
+
+
+def test_zero_dp_traffic_does_not_grow_with_dp_degree() -> None:
+    for zero in (1, 3):
+        assert _dp_bytes(zero, 64) == pytest.approx(_dp_bytes(zero, 8), rel=1e-9)
+
+
+def test_lora_with_zero_moves_the_adapters_only() -> None:
+    adapters = adapter_params(SPEC, 16)
+    assert _dp_bytes(1, 64, workload="lora") == pytest.approx(2 * adapters * BF16, rel=0.01)
+
+
+def test_reduce_scatter_time_is_size_times_n_minus_1_over_n_over_node_bandwidth() -> None:
+    """A ring reduce_scatter of the total array sends (n-1)/n of it through each node's NICs
+    (nccl-tests PERFORMANCE.md). 64 ranks on 8 nodes, 8 x 100G RoCE per node."""
+    cfg = TrainConfig(gpus=64, gpus_per_node=8, dp=64, zero=1, seq_len=4096, global_batch=64,
+                      overlap_dp=False)  # fmt: skip
+    est = estimate_training_step(SPEC, COUNTS, H100, _fabric(), cfg)
+    rs = next(c for c in est.comm if c.op == "reduce_scatter")
+    net = find_network("100g-roce")
+    node_bw = 8 * net.bw_bytes_per_s * net.efficiency
+    assert rs.time_s == pytest.approx(rs.size_bytes * 63 / 64 / node_bw, rel=0.01)
+
+
+def test_concurrent_expert_data_parallel_groups_share_the_nodes_nics() -> None:
+    """Mixtral 8x7B on 2 nodes x 8 GPUs, ep 8: each GPU's experts are replicated once on the other
+    node, so a node runs eight 2-rank expert gradient all-reduces at once and its NICs carry all
+    eight rings; with one 100G NIC each ring gets an eighth of it (the ring's busbw is the
+    bandwidth it has through the node boundary, nccl-tests PERFORMANCE.md). Tolerance 1%."""
+    spec = find_model("mixtral-8x7b")
+    cfg = TrainConfig(gpus=16, gpus_per_node=8, dp=16, ep=8, zero=0, seq_len=4096,
+                      global_batch=16, overlap_dp=False)  # fmt: skip
+    net = find_network("100g-roce")
+    nic = net.bw_bytes_per_s * net.efficiency
+    for nics in (1, 8):
+        est = estimate_training_step(spec, count_params(spec), H100, _fabric(nics), cfg)
+        edp = next(c for c in est.comm if c.group == "dp-expert")
+        ideal = edp.size_bytes * 2 * (2 - 1) / 2 / (nics * nic / 8)
+        assert edp.time_s == pytest.approx(ideal, rel=0.01)
