@@ -252,7 +252,10 @@ def test_capacity_json(capsys: pytest.CaptureFixture[str]) -> None:
             "is not one of tpot=..., ttft=...",
         ),
         (["capacity", "llama-3.1-8b", "--users", "0"], "at least 1"),
-        (["capacity", "llama-3.1-405b", "--gpu", "rtx-4090", "--tp", "1"], "does not fit"),
+        (
+            ["capacity", "llama-3.1-405b", "--gpu", "rtx-4090", "--tp", "1", "--pp", "1"],
+            "does not fit",
+        ),
     ],
 )
 def test_transfer_and_capacity_errors(
