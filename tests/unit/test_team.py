@@ -49,8 +49,8 @@ def test_team_becomes_streams_by_littles_law() -> None:
 
 def test_team_assumptions_can_be_overridden_and_say_so() -> None:
     spec = find_model("llama-3.1-8b")
-    base, small = plan_team_capacity(spec, "h100-sxm", people=100, output_tokens=300)
-    busy_plan, busy = plan_team_capacity(spec, "h100-sxm", people=100, output_tokens=300,
+    _, small = plan_team_capacity(spec, "h100-sxm", people=100, output_tokens=300)
+    _, busy = plan_team_capacity(spec, "h100-sxm", people=100, output_tokens=300,
                                          active_share=1.0, requests_per_person_per_s=2 / 60)  # fmt: skip
     assert busy.arrivals_per_s == pytest.approx(100 * 2 / 60)
     assert busy.streams > small.streams
