@@ -374,18 +374,18 @@ def _search_tp(
         )
     met = [s for s in sized if s.slo_met]
     tried = ", ".join(
-        f"tp {s.tp}" + (f" x pp {s.pp}" if s.pp > 1 else "") + f": {s.gpus}"
+        f"tp {s.tp}" + (f" x pp {s.pp}" if s.pp > 1 else "") + f": {s.gpus} GPUs"
         + ("" if s.slo_met else " (target not met)")
         for s in sized
     )  # fmt: skip
     if met:
         chosen = min(met, key=lambda s: (s.gpus, s.tp * s.pp))
-        reason = (f"tp {chosen.tp}: the fewest GPUs that meet the targets (GPUs by replica size: {tried}); "
+        reason = (f"tp {chosen.tp}: the fewest GPUs that meet the targets ({tried}); "
                   "ties go to the smaller replica")  # fmt: skip
     else:
         chosen = min(sized, key=lambda s: (_shortfall(d, s), s.gpus))
         reason = (f"tp {chosen.tp}: no replica size meets the targets; this one comes closest "
-                  f"(GPUs by replica size: {tried})")  # fmt: skip
+                  f"({tried})")  # fmt: skip
     return chosen, sized, reason
 
 
