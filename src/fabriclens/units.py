@@ -101,6 +101,29 @@ def parse_time(text: str | int | float) -> float:
     return _parse(str(text), _TIME_UNITS, "duration", "5ms, 200us or 1.5s")
 
 
+_PER_TIME_UNITS: dict[str, float] = {
+    "s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hr": 3600,
+    "hour": 3600, "d": 86400, "day": 86400,
+}  # fmt: skip
+
+
+def parse_per_time(text: str | int | float) -> float:
+    """Parse a frequency such as ``20/h``, ``2/min`` or ``0.5/s``; returns events per second."""
+    raw = str(text).strip()
+    num, slash, unit = raw.lower().replace(" per ", "/").partition("/")
+    unit = unit.strip().removesuffix("s") if unit.strip() not in ("s", "hrs") else unit.strip()
+    unit = {"hrs": "hr"}.get(unit, unit)
+    try:
+        value = float(num)
+    except ValueError:
+        value = math.nan
+    if not slash or unit not in _PER_TIME_UNITS or not math.isfinite(value) or value < 0:
+        raise InputError(
+            f"cannot read {raw!r} as a rate per unit of time", "write it like 20/h or 2/min"
+        )
+    return value / _PER_TIME_UNITS[unit]
+
+
 def parse_fraction(text: str | int | float) -> float:
     """Parse ``0.5%`` or ``0.005``; returns a fraction in [0, 1]."""
     raw = str(text).strip()

@@ -241,9 +241,34 @@ def test_capacity_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["gpus"] == doc["replicas"] * doc["replica"]["gpus"]
 
 
+def test_capacity_team_json_states_each_assumption(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _json(capsys, "capacity", "llama-3.1-70b", "--team", "30", "--request-rate", "1/min")
+    assert isinstance(doc, dict)
+    team = doc["team"]
+    assert team["people"] == 30 and team["streams"] == doc["users"] >= 1
+    assert team["arrivals_per_s"] == pytest.approx(30 * 0.5 / 60)
+    for a in team["assumptions"]:
+        assert set(a) == {"name", "value", "unit", "source"} and a["source"]
+    rate = next(a for a in team["assumptions"] if a["name"] == "requests_per_active_person_per_h")
+    assert rate["value"] == pytest.approx(60) and rate["source"] == "set by --request-rate"
+    assert doc["engine"]["gpu_memory_utilization"] == {
+        "value": 0.9,
+        "source": doc["engine"]["gpu_memory_utilization"]["source"],
+    }
+    assert "gpu-memory-utilization" in doc["engine"]["gpu_memory_utilization"]["source"]
+    assert doc["tp_choice"]["reason"].startswith(f"tp {doc['replica']['tp']}:")
+    assert run(["capacity", "llama-3.1-8b", "--team", "30"]) == 0
+    assert "for a team of 30" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
+        (["capacity", "llama-3.1-8b", "--team", "30", "--users", "5"], "not both"),
+        (["capacity", "llama-3.1-8b", "--team", "30", "--request-rate", "often"], "20/h"),
+        (["capacity", "llama-3.1-8b", "--request-rate", "20/h"], "only applies with --team"),
+        (["capacity", "llama-3.1-8b", "--max-parallel", "0"], "at least 1"),
+        (["capacity", "llama-3.1-8b", "--gpu-memory-utilization", "0"], "not in (0, 1]"),
         (["transfer", "lots", "--link", "1gbe"], "as a size"),
         (["transfer", "1GB", "--link", "1gbe", "--protocol", "rdma"], "has no RDMA"),
         (["transfer", "1GB", "--link", "warp"], "unknown network"),
@@ -252,7 +277,10 @@ def test_capacity_json(capsys: pytest.CaptureFixture[str]) -> None:
             "is not one of tpot=..., ttft=...",
         ),
         (["capacity", "llama-3.1-8b", "--users", "0"], "at least 1"),
-        (["capacity", "llama-3.1-405b", "--gpu", "rtx-4090", "--tp", "1"], "does not fit"),
+        (
+            ["capacity", "llama-3.1-405b", "--gpu", "rtx-4090", "--tp", "1", "--pp", "1"],
+            "does not fit",
+        ),
     ],
 )
 def test_transfer_and_capacity_errors(

@@ -253,7 +253,52 @@ class Engine(_Entry):
 
     step_overhead_s: float  # per decode step (scheduling, sampling)
     layer_overhead_s: float  # per decoder layer per step (launch gaps)
+    # share of the GPU's memory the engine allocates (weights, activations, KV cache, runtime)
+    gpu_memory_utilization: float
+    gpu_memory_utilization_source: str
+    reserved_bytes: float  # memory kept free besides that share (driver, other processes)
+    reserved_bytes_source: str
+    # requests one replica runs at once by default; 0: bounded by the KV cache only
+    max_parallel: int
+    max_parallel_large_gpu: int  # on GPUs with at least large_gpu_bytes (0: as max_parallel)
+    large_gpu_bytes: float
+    large_gpu_except: tuple[str, ...]  # GPU names (prefixes) that keep max_parallel
+    max_parallel_source: str
+    default_precision: str  # the weights a user gets without asking for others
+    int4_bits_per_weight: float  # what a 4-bit model costs in this engine's format
+    int8_bits_per_weight: float
+    weight_bits_source: str
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _non_negative(self, "step_overhead_s", "layer_overhead_s")
+        object.__setattr__(self, "large_gpu_except", tuple(self.large_gpu_except))
+        _non_negative(
+            self, "step_overhead_s", "layer_overhead_s", "reserved_bytes", "large_gpu_bytes"
+        )
+        _fraction(self, "gpu_memory_utilization")
+        _integers(self, "max_parallel", "max_parallel_large_gpu")
+        _non_negative(self, "max_parallel", "max_parallel_large_gpu")
+        _positive(self, "int4_bits_per_weight", "int8_bits_per_weight")
+        _one_of(self, "default_precision", ("bf16", "fp16", "fp8", "int8", "int4"))
+        for name in (
+            "gpu_memory_utilization_source",
+            "reserved_bytes_source",
+            "max_parallel_source",
+            "weight_bits_source",
+        ):
+            _check(len(getattr(self, name)) >= 3, name, "must say where the value comes from")
+
+    def max_parallel_on(self, gpu: Gpu) -> int:
+        """Requests one replica runs at once by default on this GPU (0: no bound)."""
+        large = gpu.memory_bytes >= self.large_gpu_bytes
+        if self.max_parallel_large_gpu and large and not gpu.name.startswith(self.large_gpu_except):
+            return self.max_parallel_large_gpu
+        return self.max_parallel
+
+    def bytes_per_weight(self, precision: str) -> float:
+        """Bytes one weight takes at ``precision`` in this engine's weight format."""
+        if precision == "int4":
+            return self.int4_bits_per_weight / 8
+        if precision == "int8":
+            return self.int8_bits_per_weight / 8
+        return {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}[precision]

@@ -80,9 +80,15 @@ def estimate_inference(
     output_tokens: int,
     precision: str = "bf16",
     kv_precision: str = "bf16",
+    weight_bytes_per_param: float | None = None,
+    memory_capacity_bytes: float | None = None,
 ) -> InferenceEstimate:
-    """Estimate one batch of ``batch`` requests on a tp x pp group of GPUs."""
-    wbytes = WEIGHT_BYTES[precision]
+    """Estimate one batch of ``batch`` requests on a tp x pp group of GPUs.
+
+    ``weight_bytes_per_param`` overrides the nominal size of ``precision`` (an engine's own
+    format: GGUF Q4_K_M is 4.89 bits, not 4); ``memory_capacity_bytes`` is what the engine may
+    use of each GPU (default: all of it)."""
+    wbytes = WEIGHT_BYTES[precision] if weight_bytes_per_param is None else weight_bytes_per_param
     kvbytes = WEIGHT_BYTES[kv_precision]
     peak = peak_flops(gpu, "fp8" if precision == "fp8" and gpu.fp8_flops_per_s else "bf16")
     mm_rate = peak * gpu.matmul_efficiency
@@ -180,10 +186,11 @@ def estimate_inference(
         prefill_chunk_tokens=min(tokens, PREFILL_CHUNK_TOKENS),
         weight_precision=precision,
         kv_bytes_per_value=kvbytes,
-        capacity_bytes=gpu.memory_bytes,
+        capacity_bytes=gpu.memory_bytes if memory_capacity_bytes is None else memory_capacity_bytes,
+        weight_bytes_per_param=wbytes,
     )
     assumptions = (
-        f"decode: weights ({precision}) and KV cache ({kv_precision}) read once per step at "
+        f"decode: weights ({precision}, {wbytes * 8:.3g} bits each) and KV cache ({kv_precision}) read once per step at "
         f"{gpu.memory_bw_efficiency:.0%} of {gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s; "
         f"average context {avg_context:.0f} tokens",
         f"prefill: {peak / 1e12:.0f} TFLOP/s x {gpu.matmul_efficiency:.3g} for matmuls, causal "

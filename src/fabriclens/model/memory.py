@@ -196,11 +196,18 @@ def inference_memory(
     weight_precision: str,
     kv_bytes_per_value: float,
     capacity_bytes: float,
+    weight_bytes_per_param: float | None = None,
 ) -> MemoryLedger:
-    """Per-GPU memory for serving ``batch`` sequences of ``context_tokens`` each."""
+    """Per-GPU memory for serving ``batch`` sequences of ``context_tokens`` each.
+
+    ``weight_bytes_per_param`` overrides the nominal size of ``weight_precision`` (an engine's
+    own format); ``capacity_bytes`` is what the engine may use of the GPU."""
     share = param_share(spec, counts, tp, pp, 1)
     comp: dict[str, float] = {}
-    comp["weights"] = WEIGHT_BYTES[weight_precision] * share.total
+    wbytes = (
+        WEIGHT_BYTES[weight_precision] if weight_bytes_per_param is None else weight_bytes_per_param
+    )
+    comp["weights"] = wbytes * share.total
     kv_shard = 1.0 if spec.is_mla else min(tp, spec.kv_heads)
     kv_per_token = kv_bytes_per_token(spec, kv_bytes_per_value) / kv_shard / pp
     comp["kv_cache"] = batch * context_tokens * kv_per_token
@@ -212,7 +219,7 @@ def inference_memory(
     allocated = sum(comp.values())
     comp["framework_overhead"] = CUDA_CONTEXT_BYTES + FRAGMENTATION * allocated
     notes = (
-        f"memory: {weight_precision} weights, KV cache {kv_bytes_per_value:g} bytes/value for "
+        f"memory: {weight_precision} weights ({wbytes * 8:.3g} bits each), KV cache {kv_bytes_per_value:g} bytes/value for "
         f"{batch} x {context_tokens} tokens, prefill chunk {prefill_chunk_tokens} tokens",
         "overhead: 1 GiB CUDA context + 5% allocator fragmentation (estimate)",
     )

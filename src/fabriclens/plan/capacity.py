@@ -1,29 +1,67 @@
 """Team inference capacity: how many GPUs for N users at a per-token latency target.
 
-Per replica (tp x pp GPUs) the KV cache left after the weights caps the batch; the decode step
-time (planner: weights + KV read per step, compute for big batches, engine overhead, tensor-
-parallel all-reduces over the given links) sets each user's token rate. The largest batch whose
-step time meets the TPOT target is the replica's concurrency; replicas = ceil(users / batch).
+Per replica (tp x pp GPUs) the KV cache left after the weights caps the batch, within the share
+of each GPU the engine allocates (vLLM: 90%) and the requests it runs at once (vLLM
+--max-num-seqs, OLLAMA_NUM_PARALLEL); the decode step time (planner: weights + KV read per step,
+compute for big batches, engine overhead, tensor-parallel all-reduces over the given links) sets
+each user's token rate. The largest batch whose step time meets the TPOT target is the replica's
+concurrency; replicas = ceil(users / batch). Without --tp, every tensor-parallel size inside a
+node is sized this way (and across nodes when that is needed or uses fewer GPUs), and the one
+that meets the targets on the fewest GPUs wins.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fabriclens.catalog import find_engine, find_gpu
-from fabriclens.catalog.schema import ModelSpec
+from fabriclens.catalog.schema import Engine, Gpu, ModelSpec
 from fabriclens.errors import InputError
-from fabriclens.model.arch import count_params
+from fabriclens.model.arch import ParamCounts, count_params
+from fabriclens.model.collectives import Fabric
 from fabriclens.model.inference import InferenceEstimate, estimate_inference
 from fabriclens.model.layout import WEIGHT_BYTES
 from fabriclens.model.memory import inference_memory
-from fabriclens.plan.fit import min_gpus_inference
 from fabriclens.plan.planner import resolve_fabric
 from fabriclens.plan.transfer import plan_transfer
 
 SSE_BYTES_PER_TOKEN = 150  # an OpenAI-style `data: {...}` chunk per token (estimate)
 MAX_BATCH = 4096
+MAX_TP = 64  # tensor parallelism searched across nodes goes no further
+
+FabricFor = Callable[[int, int], tuple[Fabric, tuple[str, ...]]]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaOption:
+    """One tensor-parallel size the search sized: its GPUs and whether it meets the targets."""
+
+    tp: int
+    pp: int
+    gpus: int
+    replicas: int
+    slo_met: bool
+    decode_step_s: float
+    ttft_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class EngineLimits:
+    """What the engine allows each GPU and each replica, and where each value comes from."""
+
+    engine: str
+    gpu_memory_utilization: float
+    gpu_memory_utilization_source: str
+    reserved_bytes: float
+    reserved_bytes_source: str
+    usable_bytes_per_gpu: float
+    max_parallel: int  # 0: bounded by the KV cache only
+    max_parallel_source: str
+    precision: str
+    bits_per_weight: float
+    bits_per_weight_source: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +89,9 @@ class CapacityPlan:
     network: str
     advice: tuple[str, ...]
     assumptions: tuple[str, ...]
+    limits: EngineLimits
+    tp_reason: str
+    options: tuple[ReplicaOption, ...]
 
     @property
     def gpus(self) -> int:
@@ -61,6 +102,160 @@ class CapacityPlan:
     def provided_tokens_per_s(self) -> float:
         """Output tokens per second all replicas deliver at the chosen batch."""
         return self.replicas * self.estimate.batch_tokens_per_s
+
+    @property
+    def request_s(self) -> float:
+        """Mean time one request takes at the planned batch: TTFT plus the rest of its tokens."""
+        return self.ttft_s + max(0, self.output_tokens - 1) * self.estimate.decode_step_s
+
+
+@dataclass(frozen=True, slots=True)
+class _Demand:
+    spec: ModelSpec
+    counts: ParamCounts
+    gpu: Gpu
+    engine: Engine
+    users: int
+    prompt_tokens: int
+    output_tokens: int
+    tpot_slo_s: float
+    ttft_slo_s: float | None
+    precision: str
+    kv_precision: str
+    limits: EngineLimits
+
+
+@dataclass(frozen=True, slots=True)
+class _Sized:
+    tp: int
+    pp: int
+    fabric: Fabric
+    notes: tuple[str, ...]
+    max_batch_kv: int
+    batch: int
+    estimate: InferenceEstimate
+    ttft_s: float
+    replicas: int
+    slo_met: bool
+
+    @property
+    def gpus(self) -> int:
+        return self.replicas * self.tp * self.pp
+
+    def option(self) -> ReplicaOption:
+        return ReplicaOption(self.tp, self.pp, self.gpus, self.replicas, self.slo_met,
+                             self.estimate.decode_step_s, self.ttft_s)  # fmt: skip
+
+
+def _fits(d: _Demand, tp: int, pp: int, batch: int) -> bool:
+    return inference_memory(
+        d.spec, d.counts, tp=tp, pp=pp, batch=batch, context_tokens=d.prompt_tokens + d.output_tokens,
+        prefill_chunk_tokens=min(batch * d.prompt_tokens, 8192), weight_precision=d.precision,
+        kv_bytes_per_value=WEIGHT_BYTES[d.kv_precision], capacity_bytes=d.limits.usable_bytes_per_gpu,
+        weight_bytes_per_param=d.limits.bits_per_weight / 8,
+    ).fits  # fmt: skip
+
+
+def _min_pp(d: _Demand, tp: int) -> int | None:
+    """Fewest pipeline stages (powers of two) on which one request fits with this tp."""
+    pp = 1
+    while pp <= d.spec.layers:
+        if _fits(d, tp, pp, 1):
+            return pp
+        pp *= 2
+    return None
+
+
+def _size(d: _Demand, tp: int, pp: int, fabric: Fabric, notes: tuple[str, ...]) -> _Sized:
+    """Size replicas of tp x pp GPUs for the demand; the caller checked one request fits."""
+    lo, hi = 1, MAX_BATCH
+    while lo < hi:  # largest batch whose KV cache fits
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if _fits(d, tp, pp, mid) else (lo, mid - 1)
+    max_batch_kv = lo
+    max_batch = min(max_batch_kv, d.limits.max_parallel) if d.limits.max_parallel else max_batch_kv
+
+    def run(batch: int) -> InferenceEstimate:
+        return estimate_inference(
+            d.spec, d.counts, d.gpu, fabric, d.engine, tp=tp, pp=pp, batch=batch,
+            prompt_tokens=d.prompt_tokens, output_tokens=d.output_tokens, precision=d.precision,
+            kv_precision=d.kv_precision, weight_bytes_per_param=d.limits.bits_per_weight / 8,
+            memory_capacity_bytes=d.limits.usable_bytes_per_gpu,
+        )  # fmt: skip
+
+    single = run(1)
+
+    def ttft(e: InferenceEstimate) -> float:
+        # one prompt's prefill, after waiting for the running decode step to finish
+        return single.prefill_s + e.decode_step_s
+
+    def meets(e: InferenceEstimate) -> bool:
+        return e.decode_step_s <= d.tpot_slo_s and (d.ttft_slo_s is None or ttft(e) <= d.ttft_slo_s)
+
+    candidates = sorted(
+        {min(2**k, max_batch) for k in range(13)} | {max_batch, min(d.users, max_batch)}
+    )
+    best_batch, best = 1, single
+    slo_met = meets(best)
+    for batch in candidates:
+        est = run(batch)
+        if meets(est) and batch >= best_batch:
+            best_batch, best, slo_met = batch, est, True
+    replicas = math.ceil(d.users / min(best_batch, d.users))
+    if best_batch > d.users:
+        best_batch = d.users
+        best = run(d.users)
+    return _Sized(
+        tp, pp, fabric, notes, max_batch_kv, best_batch, best, ttft(best), replicas, slo_met
+    )
+
+
+def _shortfall(d: _Demand, s: _Sized) -> float:
+    """How far a replica misses the targets (1 = just meets), for ranking when none meets."""
+    worst = s.estimate.decode_step_s / d.tpot_slo_s
+    if d.ttft_slo_s is not None:
+        worst = max(worst, s.ttft_s / d.ttft_slo_s)
+    return worst
+
+
+def _engine_limits(
+    gpu: Gpu,
+    eng: Engine,
+    precision: str | None,
+    gpu_memory_utilization: float | None,
+    max_parallel: int | None,
+) -> EngineLimits:
+    precision = precision or eng.default_precision
+    if precision not in WEIGHT_BYTES:
+        raise InputError(f"precision {precision!r} is not supported", "use bf16, fp8, int8 or int4")
+    if gpu_memory_utilization is None:
+        util, util_src = eng.gpu_memory_utilization, eng.gpu_memory_utilization_source
+    elif 0 < gpu_memory_utilization <= 1:
+        util, util_src = gpu_memory_utilization, "set by --gpu-memory-utilization"
+    else:
+        raise InputError(
+            f"--gpu-memory-utilization {gpu_memory_utilization:g} is not in (0, 1]",
+            "give a share of the GPU's memory, e.g. --gpu-memory-utilization 0.9",
+        )
+    if max_parallel is None:
+        parallel, parallel_src = eng.max_parallel_on(gpu), eng.max_parallel_source
+    elif max_parallel >= 1:
+        parallel, parallel_src = max_parallel, "set by --max-parallel"
+    else:
+        raise InputError(
+            f"--max-parallel {max_parallel} must be at least 1",
+            "give the requests one replica runs at once, e.g. --max-parallel 4",
+        )
+    bits = eng.bytes_per_weight(precision) * 8
+    nominal = WEIGHT_BYTES[precision] * 8
+    bits_src = eng.weight_bits_source if bits != nominal else f"{precision}: {nominal:g} bits"
+    usable = gpu.memory_bytes * util - eng.reserved_bytes
+    return EngineLimits(
+        engine=eng.name, gpu_memory_utilization=util, gpu_memory_utilization_source=util_src,
+        reserved_bytes=eng.reserved_bytes, reserved_bytes_source=eng.reserved_bytes_source,
+        usable_bytes_per_gpu=usable, max_parallel=parallel, max_parallel_source=parallel_src,
+        precision=precision, bits_per_weight=bits, bits_per_weight_source=bits_src,
+    )  # fmt: skip
 
 
 def plan_capacity(
@@ -73,20 +268,26 @@ def plan_capacity(
     tpot_slo_s: float = 0.05,
     ttft_slo_s: float | None = None,
     tp: int | None = None,
-    pp: int = 1,
+    pp: int | None = None,
     gpus_per_node: int | None = None,
     network: str | None = None,
     nics_per_node: int | None = None,
     engine: str = "vllm",
-    precision: str = "bf16",
+    precision: str | None = None,
     kv_precision: str | None = None,
+    gpu_memory_utilization: float | None = None,
+    max_parallel: int | None = None,
 ) -> CapacityPlan:
-    """Size an inference deployment for ``users`` concurrent streams."""
+    """Size an inference deployment for ``users`` concurrent streams.
+
+    ``tp``/``pp`` pin the replica; without ``tp`` the tensor-parallel size that meets the targets
+    on the fewest GPUs is chosen. ``precision`` defaults to the engine's (Ollama: Q4_K_M);
+    ``gpu_memory_utilization`` and ``max_parallel`` override the engine's defaults."""
     for name, value in (
         ("users", users),
         ("output-tokens", output_tokens),
         ("prompt-tokens", prompt_tokens),
-        ("pp", pp),
+        ("pp", 1 if pp is None else pp),
     ):
         if value < 1:
             raise InputError(
@@ -94,128 +295,163 @@ def plan_capacity(
             )
     if tpot_slo_s <= 0:
         raise InputError("the TPOT target must be positive", "give --latency-slo tpot=50ms")
-    if precision not in WEIGHT_BYTES:
-        raise InputError(f"precision {precision!r} is not supported", "use bf16, fp8, int8 or int4")
+    if gpus_per_node is not None and gpus_per_node < 1:
+        raise InputError("--gpus-per-node must be at least 1", "give a positive --gpus-per-node")
     gpu = find_gpu(gpu_name)
     eng = find_engine(engine)
-    counts = count_params(spec)
-    kv_prec = kv_precision or ("fp8" if precision == "fp8" else "bf16")
-    context = prompt_tokens + output_tokens
-    notes: list[str] = []
-    if tp is None:
-        need = min_gpus_inference(spec, counts, gpu, batch=1, context_tokens=context, precision=precision,
-                                  kv_bytes_per_value=WEIGHT_BYTES[kv_prec])  # fmt: skip
-        if need is None:
+    limits = _engine_limits(gpu, eng, precision, gpu_memory_utilization, max_parallel)
+    kv_prec = kv_precision or ("fp8" if limits.precision == "fp8" else "bf16")
+    d = _Demand(spec, count_params(spec), gpu, eng, users, prompt_tokens, output_tokens,
+                tpot_slo_s, ttft_slo_s, limits.precision, kv_prec, limits)  # fmt: skip
+
+    def fabric_for(t: int, p: int) -> tuple[Fabric, tuple[str, ...]]:
+        fab, fab_notes = resolve_fabric(gpu, t * p, gpus_per_node=gpus_per_node,
+                                        network_name=network, nics_per_node=nics_per_node)  # fmt: skip
+        return fab, tuple(fab_notes)
+
+    if tp is not None:
+        if tp < 1:
+            raise InputError(f"--tp {tp} must be at least 1", "give a positive --tp")
+        if spec.heads % tp:
             raise InputError(
-                f"{spec.name} does not fit on up to 128 {gpu.name} GPUs", "use a lower --precision"
+                f"--tp {tp} does not divide the {spec.heads} attention heads", "choose another --tp"
             )
-        tp = min(need, 8)
-        pp = max(pp, need // tp)
-        notes.append(
-            f"replica: tp {tp} x pp {pp}, the fewest GPUs that hold the weights and one request"
+        stages = pp if pp is not None else _min_pp(d, tp)
+        if stages is None or not _fits(d, tp, stages, 1):
+            raise InputError(
+                f"one request does not fit on tp {tp} x pp {stages or pp or 1} {gpu.name} "
+                f"within {limits.usable_bytes_per_gpu / 1e9:.3g} GB per GPU",
+                "raise --tp or --pp, lower --precision, or shorten the prompt/output",
+            )
+        chosen = _size(d, tp, stages, *fabric_for(tp, stages))
+        sized = [chosen]
+        reason = f"tp {tp}: set by --tp"
+    else:
+        chosen, sized, reason = _search_tp(
+            d, pp, gpus_per_node or gpu.max_gpus_per_node, fabric_for
         )
-    if tp < 1:
-        raise InputError(f"--tp {tp} must be at least 1", "give a positive --tp")
-    if spec.heads % tp:
+    return _assemble(d, chosen, sized, reason, network)
+
+
+def _search_tp(
+    d: _Demand, pp: int | None, node_gpus: int, fabric_for: FabricFor
+) -> tuple[_Sized, list[_Sized], str]:
+    """Size every tensor-parallel size (powers of two) inside a node, then across nodes while
+    that is needed to meet the targets or would use fewer GPUs; pick the fewest GPUs that meet."""
+    sized: list[_Sized] = []
+
+    def consider(t: int) -> _Sized | None:
+        stages = pp if pp is not None else _min_pp(d, t)
+        if stages is None or not _fits(d, t, stages, 1):
+            return None
+        try:
+            fab, notes = fabric_for(t, stages)
+        except InputError:  # e.g. tp x pp does not fill whole nodes of --gpus-per-node
+            return None
+        s = _size(d, t, stages, fab, notes)
+        sized.append(s)
+        return s
+
+    def best_met() -> float:
+        return min((float(s.gpus) for s in sized if s.slo_met), default=math.inf)
+
+    t = 1
+    while t <= node_gpus:
+        if d.spec.heads % t == 0:
+            consider(t)
+        t *= 2
+    while t <= min(MAX_TP, d.spec.heads):  # across nodes: only when it could win
+        if d.spec.heads % t == 0:
+            stages = pp if pp is not None else (_min_pp(d, t) or 1)
+            if t * stages < best_met():
+                consider(t)
+        t *= 2
+    if not sized:
         raise InputError(
-            f"--tp {tp} does not divide the {spec.heads} attention heads", "choose another --tp"
+            f"{d.spec.name} does not fit on up to {MAX_TP} {d.gpu.name} GPUs per replica "
+            f"within {d.limits.usable_bytes_per_gpu / 1e9:.3g} GB each",
+            "use a lower --precision, a larger GPU, or shorten the prompt/output",
         )
-    n_replica = tp * pp
-    fabric, fabric_notes = resolve_fabric(gpu, n_replica, gpus_per_node=gpus_per_node,
-                                          network_name=network, nics_per_node=nics_per_node)  # fmt: skip
-    notes += fabric_notes
+    met = [s for s in sized if s.slo_met]
+    tried = ", ".join(
+        f"tp {s.tp}" + (f" x pp {s.pp}" if s.pp > 1 else "") + f": {s.gpus} GPUs"
+        + ("" if s.slo_met else " (target not met)")
+        for s in sized
+    )  # fmt: skip
+    if met:
+        chosen = min(met, key=lambda s: (s.gpus, s.tp * s.pp))
+        reason = (f"tp {chosen.tp}: the fewest GPUs that meet the targets ({tried}); "
+                  "ties go to the smaller replica")  # fmt: skip
+    else:
+        chosen = min(sized, key=lambda s: (_shortfall(d, s), s.gpus))
+        reason = (f"tp {chosen.tp}: no replica size meets the targets; this one comes closest "
+                  f"({tried})")  # fmt: skip
+    return chosen, sized, reason
 
-    def fits(batch: int) -> bool:
-        return inference_memory(
-            spec, counts, tp=tp, pp=pp, batch=batch, context_tokens=context,
-            prefill_chunk_tokens=min(batch * prompt_tokens, 8192), weight_precision=precision,
-            kv_bytes_per_value=WEIGHT_BYTES[kv_prec], capacity_bytes=gpu.memory_bytes,
-        ).fits  # fmt: skip
 
-    if not fits(1):
-        raise InputError(
-            f"one request does not fit on tp {tp} x pp {pp} {gpu.name}",
-            "raise --tp, lower --precision, or shorten the prompt/output",
-        )
-    lo, hi = 1, MAX_BATCH
-    while lo < hi:  # largest batch whose KV cache fits
-        mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
-    max_batch = lo
-
-    def run(batch: int) -> InferenceEstimate:
-        return estimate_inference(
-            spec, counts, gpu, fabric, eng, tp=tp, pp=pp, batch=batch, prompt_tokens=prompt_tokens,
-            output_tokens=output_tokens, precision=precision, kv_precision=kv_prec,
-        )  # fmt: skip
-
-    single = run(1)
-
-    def ttft(e: InferenceEstimate) -> float:
-        # one prompt's prefill, after waiting for the running decode step to finish
-        return single.prefill_s + e.decode_step_s
-
-    def meets(e: InferenceEstimate) -> bool:
-        return e.decode_step_s <= tpot_slo_s and (ttft_slo_s is None or ttft(e) <= ttft_slo_s)
-
-    candidates = sorted(
-        {min(2**k, max_batch) for k in range(13)} | {max_batch, min(users, max_batch)}
-    )
-    best_batch, best = 1, single
-    slo_met = meets(best)
-    for batch in candidates:
-        est = run(batch)
-        if meets(est) and batch >= best_batch:
-            best_batch, best, slo_met = batch, est, True
-    concurrency = min(best_batch, users)
-    replicas = math.ceil(users / concurrency)
-    if best_batch > users:
-        best_batch = users
-        best = run(users)
+def _assemble(
+    d: _Demand, s: _Sized, sized: list[_Sized], reason: str, network: str | None
+) -> CapacityPlan:
+    best, tp, pp, lim = s.estimate, s.tp, s.pp, d.limits
+    users, tpot_slo_s, ttft_slo_s = d.users, d.tpot_slo_s, d.ttft_slo_s
     egress = users * best.decode_tokens_per_s * SSE_BYTES_PER_TOKEN * 8
-    weights_bytes = counts.total * WEIGHT_BYTES[precision]
+    weights_bytes = d.counts.total * lim.bits_per_weight / 8
     load_s = None
     if network:
         load_s = plan_transfer(weights_bytes, network, hosts=1).time_one_s
     advice = [
-        f"{replicas} replica(s) behind an HTTP load balancer that routes by least outstanding requests; "
+        f"{s.replicas} replica(s) behind an HTTP load balancer that routes by least outstanding requests; "
         "keep a user's conversation on one replica when prefix caching matters",
         f"egress for streamed tokens is about {egress / 1e6:.2g} Mbit/s: the serving network is not the limit"
         if egress < 1e9
         else f"egress for streamed tokens is {egress / 1e9:.2g} Gbit/s: size the front-end links for it",
     ]
-    if not slo_met and best.decode_step_s > tpot_slo_s:
+    if lim.max_parallel and s.batch == lim.max_parallel and s.max_batch_kv > lim.max_parallel:
+        advice.insert(0, f"{lim.engine} runs {lim.max_parallel} request(s) at once per replica "
+                      f"while the KV cache holds {s.max_batch_kv}: raise that limit "
+                      f"({'OLLAMA_NUM_PARALLEL' if lim.engine == 'ollama' else 'the engine option'}, "
+                      "then --max-parallel here) for fewer replicas")  # fmt: skip
+    if not s.slo_met and best.decode_step_s > tpot_slo_s:
         advice.insert(
             0,
             f"even one request decodes at {best.decode_step_s * 1e3:.0f} ms per token, above the "
             f"{tpot_slo_s * 1e3:.0f} ms target: use more tensor parallelism, a faster GPU or lower precision",
         )
-    elif not slo_met and ttft_slo_s is not None:
-        advice.insert(0, f"time to first token is {ttft(best):.2g} s even for one request, above the {ttft_slo_s:g} s "
+    elif not s.slo_met and ttft_slo_s is not None:
+        advice.insert(0, f"time to first token is {s.ttft_s:.2g} s even for one request, above the {ttft_slo_s:g} s "
                       "target: prefill is too slow here (faster GPUs, or keep tensor parallelism inside a node)")  # fmt: skip
     if load_s is not None:
         advice.append(
             f"loading {weights_bytes / 1e9:.3g} GB of weights onto a new replica over {network} takes {load_s:.0f} s"
         )
-    if tp > fabric.gpus_per_node:
+    if tp > s.fabric.gpus_per_node:
         comm = sum(c.time_per_token_s for c in best.comm)
         advice.append(
-            f"tensor parallelism crosses nodes: {comm * 1e3:.2f} ms of every token is all-reduce over {fabric.network.name if fabric.network else 'the network'}"
+            f"tensor parallelism crosses nodes: {comm * 1e3:.2f} ms of every token is all-reduce over {s.fabric.network.name if s.fabric.network else 'the network'}"
         )
+    parallel = (f"{lim.max_parallel} requests at once per replica ({lim.max_parallel_source})"
+                if lim.max_parallel else f"no cap on requests per replica besides the KV cache ({lim.max_parallel_source})")  # fmt: skip
     assumptions = (
-        f"{users} users each streaming one response of {output_tokens} tokens after a {prompt_tokens}-token prompt",
+        f"{users} users each streaming one response of {d.output_tokens} tokens after a {d.prompt_tokens}-token prompt",
         f"target: {tpot_slo_s * 1e3:g} ms per output token"
         + (f", TTFT {ttft_slo_s:g} s" if ttft_slo_s else ""),
+        f"replica: {reason}",
+        f"engine memory: {lim.gpu_memory_utilization:.0%} of each GPU ({lim.gpu_memory_utilization_source})"
+        + (f", less {lim.reserved_bytes / 2**20:.0f} MiB ({lim.reserved_bytes_source})" if lim.reserved_bytes else "")
+        + f": {lim.usable_bytes_per_gpu / 1e9:.3g} GB for weights, activations, runtime and KV cache",
+        f"weights: {lim.precision} at {lim.bits_per_weight:.3g} bits per weight ({lim.bits_per_weight_source})",
+        f"concurrency: {parallel}",
         f"egress: {SSE_BYTES_PER_TOKEN} bytes per streamed token (OpenAI-style SSE chunk, estimate)",
         "TTFT under load: one prefill plus one decode step (continuous batching admits new requests between steps)",
-        *notes,
+        *s.notes,
         *best.assumptions,
-    )
+    )  # fmt: skip
     return CapacityPlan(
-        users=users, prompt_tokens=prompt_tokens, output_tokens=output_tokens, tpot_slo_s=tpot_slo_s,
-        ttft_slo_s=ttft_slo_s, tp=tp, pp=pp, gpus_per_replica=n_replica, max_batch_kv=max_batch,
-        batch=best_batch, estimate=best, ttft_s=ttft(best), replicas=replicas,
-        required_tokens_per_s=users / tpot_slo_s, slo_met=slo_met, egress_bits_per_s=egress,
-        weights_bytes=weights_bytes, weights_load_s=load_s, network=fabric.network.name if fabric.network else "none",
-        advice=tuple(advice), assumptions=assumptions,
+        users=users, prompt_tokens=d.prompt_tokens, output_tokens=d.output_tokens, tpot_slo_s=tpot_slo_s,
+        ttft_slo_s=ttft_slo_s, tp=tp, pp=pp, gpus_per_replica=tp * pp, max_batch_kv=s.max_batch_kv,
+        batch=s.batch, estimate=best, ttft_s=s.ttft_s, replicas=s.replicas,
+        required_tokens_per_s=users / tpot_slo_s, slo_met=s.slo_met, egress_bits_per_s=egress,
+        weights_bytes=weights_bytes, weights_load_s=load_s,
+        network=s.fabric.network.name if s.fabric.network else "none", advice=tuple(advice),
+        assumptions=assumptions, limits=lim, tp_reason=reason, options=tuple(x.option() for x in sized),
     )  # fmt: skip

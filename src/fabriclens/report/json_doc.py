@@ -186,10 +186,30 @@ def transfer_doc(plan: TransferPlan) -> dict[str, Any]:
     }
 
 
-def capacity_doc(plan: CapacityPlan) -> dict[str, Any]:
-    """The JSON object for `fabriclens capacity`."""
+def _engine_limits_doc(plan: CapacityPlan) -> dict[str, Any]:
+    lim = plan.limits
+
+    def item(value: Any, source: str) -> dict[str, Any]:
+        return {"value": value, "source": source}
+
+    return {
+        "name": lim.engine,
+        "gpu_memory_utilization": item(
+            lim.gpu_memory_utilization, lim.gpu_memory_utilization_source
+        ),
+        "reserved_bytes": item(round(lim.reserved_bytes), lim.reserved_bytes_source),
+        "usable_bytes_per_gpu": round(lim.usable_bytes_per_gpu),
+        "max_parallel": item(lim.max_parallel or None, lim.max_parallel_source),
+        "precision": lim.precision,
+        "bits_per_weight": item(_r(lim.bits_per_weight), lim.bits_per_weight_source),
+    }
+
+
+def capacity_doc(plan: CapacityPlan, team: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON object for `fabriclens capacity`; ``team`` is the team block (--team), if any."""
     est = plan.estimate
     return {
+        "team": team,
         "users": plan.users,
         "prompt_tokens": plan.prompt_tokens,
         "output_tokens": plan.output_tokens,
@@ -209,6 +229,22 @@ def capacity_doc(plan: CapacityPlan) -> dict[str, Any]:
             "comm_per_token_s": _r(sum(c.time_per_token_s for c in est.comm)),
             "kv_cache_bytes_per_token": round(est.kv_cache_bytes_per_token),
         },
+        "tp_choice": {
+            "reason": plan.tp_reason,
+            "options": [
+                {
+                    "tp": o.tp,
+                    "pp": o.pp,
+                    "gpus": o.gpus,
+                    "replicas": o.replicas,
+                    "slo_met": o.slo_met,
+                    "decode_step_s": _r(o.decode_step_s),
+                    "ttft_s": _r(o.ttft_s),
+                }
+                for o in plan.options
+            ],
+        },
+        "engine": _engine_limits_doc(plan),
         "replicas": plan.replicas,
         "gpus": plan.gpus,
         "required_tokens_per_s": _r(plan.required_tokens_per_s),

@@ -324,9 +324,27 @@ def capacity_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         f"{doc['gpus']} GPU(s): {doc['replicas']} replica(s) of tp {rep['tp']} x pp {rep['pp']}",
         style="bold",
     )
-    head.append(f" for {doc['users']} users at ≤ {doc['tpot_slo_s'] * 1e3:g} ms per token")
+    team = doc.get("team")
+    if team:
+        head.append(f" for a team of {team['people']} ({doc['users']} concurrent streams)")
+        head.append(f" at ≤ {doc['tpot_slo_s'] * 1e3:g} ms per token")
+    else:
+        head.append(f" for {doc['users']} users at ≤ {doc['tpot_slo_s'] * 1e3:g} ms per token")
     if not doc["slo_met"]:
         head.append(" — TARGET NOT MET", style="bold red")
+    eng = doc["engine"]
+    parallel = eng["max_parallel"]["value"]
+    if team:
+        head.append(f"\nteam: {team['people']} people, {team['arrivals_per_s'] * 3600:.3g} requests per hour "
+                    f"at the busiest hour, {team['request_s']:.3g} s each: {team['mean_concurrency']:.3g} in flight "
+                    f"on average, {team['streams']} streams to serve")  # fmt: skip
+        for a in team["assumptions"]:
+            head.append(f"\n  {a['name']} = {a['value']:g} ({a['unit']}): {a['source']}")
+    head.append(f"\nreplica size: {doc['tp_choice']['reason']}")
+    head.append(f"\nengine {eng['name']}: {eng['gpu_memory_utilization']['value']:.0%} of each GPU "
+                f"({format_decimal_bytes(eng['usable_bytes_per_gpu'])} usable), {eng['precision']} weights at "
+                f"{eng['bits_per_weight']['value']:.3g} bits, "
+                + (f"{parallel} request(s) at once per replica" if parallel else "no cap on requests per replica"))  # fmt: skip
     table = Table(title="One replica", box=box.SIMPLE, title_justify="left", show_header=False)
     table.add_column("")
     table.add_column("", justify="right")
