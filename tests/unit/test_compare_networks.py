@@ -49,3 +49,17 @@ def test_search_and_advise_compare_like_with_like() -> None:
         _per_port("ndr-ib") / _per_port("25gbe")
     )
     assert any("for every network compared" in a for a in adv.assumptions)
+
+
+def test_cloud_fabrics_keep_their_instance_nic_count() -> None:
+    """AWS p5: 32 EFA NICs of 100 Gbit/s per node (AWS EC2 p5 instance page); in a comparison the
+    other networks get the common count and p5 keeps its own; --nics-per-node still wins."""
+    plans = make_plans(PlanRequest(**{**REQ.__dict__, "networks": ("aws-efa-p5", "ndr-ib")}))
+    assert {p.network.name: p.nics_per_node for p in plans} == {"aws-efa-p5": 32, "ndr-ib": 8}
+    assert any("aws-efa-p5 keep the NICs" in n for n in plans[0].defaults)
+    alone = make_plans(PlanRequest(**{**REQ.__dict__, "networks": ("aws-efa-p5",)}))
+    assert alone[0].nics_per_node == 32
+    pinned = make_plans(
+        PlanRequest(**{**REQ.__dict__, "networks": ("aws-efa-p5",), "nics_per_node": 4})
+    )
+    assert pinned[0].nics_per_node == 4

@@ -95,8 +95,11 @@ def network_or_rate(name: str) -> Network:
 
 
 def default_nics_per_node(network: Network | None, gpus_per_node: int) -> int:
-    """NICs per node when not given: one per GPU for RDMA on nodes of 4+ GPUs (the HGX reference
-    design), else 1 (a TCP node, a workstation)."""
+    """NICs per node when not given: what a cloud instance type comes with (the network's
+    ``nics_per_node``), else one per GPU for RDMA on nodes of 4+ GPUs (the HGX reference design),
+    else 1 (a TCP node, a workstation)."""
+    if network is not None and network.nics_per_node:
+        return network.nics_per_node
     if network is not None and network.kind != "tcp" and gpus_per_node >= 4:
         return gpus_per_node
     return 1
@@ -115,13 +118,19 @@ def like_for_like(req: PlanRequest, networks: tuple[str | None, ...]) -> PlanReq
     gpn = req.gpus_per_node or min(find_gpu(req.gpu).max_gpus_per_node, req.gpus)
     if req.gpus <= gpn:
         return req  # one node: no network traffic to compare
-    nics = max(default_nics_per_node(network_or_rate(n), gpn) for n in networks if n)
+    chosen = [network_or_rate(n) for n in networks if n]
+    free = [n for n in chosen if not n.nics_per_node]  # cloud fabrics keep their instance's NICs
+    if not free:
+        return req
+    nics = max(default_nics_per_node(n, gpn) for n in free)
     why = "one per GPU, as RDMA clusters are built" if nics > 1 else "one per node"
+    fixed = [n.name for n in chosen if n.nics_per_node]
+    also = f"; {', '.join(fixed)} keep the NICs their instance type comes with" if fixed else ""
     note = (
         f"NICs per node: {nics} for every network compared ({why}), so the comparison is of "
-        "networks, not of NIC counts (set --nics-per-node)"
+        f"networks, not of NIC counts (set --nics-per-node){also}"
     )
-    return replace(req, nics_per_node=nics, extra_notes=(*req.extra_notes, note))
+    return replace(req, comparison_nics=nics, extra_notes=(*req.extra_notes, note))
 
 
 def resolve_fabric(
@@ -132,8 +141,11 @@ def resolve_fabric(
     intra_link: str | None = None,
     network_name: str | None = None,
     nics_per_node: int | None = None,
+    comparison_nics: int | None = None,
 ) -> tuple[Fabric, list[str]]:
-    """The fabric for ``gpus`` of ``gpu``, filling what is not given and saying so."""
+    """The fabric for ``gpus`` of ``gpu``, filling what is not given and saying so.
+    ``comparison_nics`` (a comparison's common NIC count) applies to networks whose instance
+    type does not fix one."""
     notes: list[str] = []
     if gpus < 1 or (gpus_per_node is not None and gpus_per_node < 1):
         raise InputError(
@@ -162,6 +174,11 @@ def resolve_fabric(
         notes.append(f"network: {network.title} (default for multi-node; set --network)")
     if nics_per_node is not None:
         nics = nics_per_node
+    elif network is not None and network.nics_per_node:
+        nics = network.nics_per_node
+        notes.append(f"NICs per node: {nics}, as the instance type comes ({network.title}; set --nics-per-node)")  # fmt: skip
+    elif comparison_nics is not None:
+        nics = comparison_nics
     else:
         nics = default_nics_per_node(network, gpn)
         if nics > 1:
@@ -312,6 +329,7 @@ def _setup(
         intra_link=req.intra_link,
         network_name=network_name,
         nics_per_node=req.nics_per_node,
+        comparison_nics=req.comparison_nics,
     )
     return req.model, count_params(req.model), gpu, fabric, [*req.extra_notes, *notes]
 

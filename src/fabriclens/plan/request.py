@@ -18,6 +18,7 @@ class PlanRequest:
     gpus_per_node: int | None = None
     networks: tuple[str, ...] = ()
     nics_per_node: int | None = None
+    comparison_nics: int | None = None  # one NIC count for every network compared (like_for_like)
     intra_link: str | None = None
     tp: int | None = None
     pp: int | None = None
