@@ -65,6 +65,14 @@ def test_lora_with_zero_moves_the_adapters_only() -> None:
     assert _dp_bytes(1, 64, workload="lora") == pytest.approx(2 * adapters * BF16, rel=0.01)
 
 
+def test_lora_under_fsdp_gathers_the_frozen_base() -> None:
+    """FSDP / ZeRO-3 shards LoRA's frozen base, so each forward and backward all-gathers it (at
+    its storage precision) with the adapters; the adapters' gradients are reduce-scattered."""
+    adapters = adapter_params(SPEC, 16)
+    expected = 2 * (LLAMA_8B_PARAMS * BF16 + adapters * BF16) + adapters * BF16
+    assert _dp_bytes(3, 8, workload="lora") == pytest.approx(expected, rel=0.01)
+
+
 def test_reduce_scatter_time_is_size_times_n_minus_1_over_n_over_node_bandwidth() -> None:
     """A ring reduce_scatter of the total array sends (n-1)/n of it through each node's NICs
     (nccl-tests PERFORMANCE.md). 64 ranks on 8 nodes, 8 x 100G RoCE per node."""

@@ -9,7 +9,12 @@ import pytest
 from fabriclens.catalog import find_gpu, find_model
 from fabriclens.model.arch import count_params
 from fabriclens.model.layout import TrainConfig
-from fabriclens.model.memory import activation_bytes_per_layer, inference_memory, training_memory
+from fabriclens.model.memory import (
+    activation_bytes_per_layer,
+    adapter_params,
+    inference_memory,
+    training_memory,
+)
 from fabriclens.plan.fit import min_gpus_inference, min_gpus_training
 
 SPEC = find_model("llama-3.1-70b")
@@ -94,8 +99,36 @@ def test_lora_and_qlora_need_less_than_full_finetune() -> None:
         spec, counts, replace(single, workload="lora", lora_base_bits=4), H100.memory_bytes
     )
     assert qlora.total_per_gpu_bytes < lora < full
-    # QLoRA's frozen base: 4.127 bits per parameter (Dettmers et al. 2023)
-    assert qlora.per_gpu_bytes["weights"] == pytest.approx(counts.total * 4.127 / 8, rel=1e-6)
+    # QLoRA's frozen base: 4.127 bits per parameter (Dettmers et al. 2023) for the linear layers;
+    # bitsandbytes leaves the embedding and LM head in 16 bit: ~5.3 GiB for Llama-3.1-8B
+    ends = counts.embedding + counts.lm_head
+    expected = (counts.total - ends) * 4.127 / 8 + 2 * ends
+    assert qlora.per_gpu_bytes["weights"] == pytest.approx(expected, rel=1e-6)
+    assert qlora.per_gpu_bytes["weights"] / 2**30 == pytest.approx(5.3, abs=0.1)
+
+
+def test_fsdp_shards_the_frozen_base_of_lora_and_qlora() -> None:
+    """FSDP+QLoRA (Answer.AI 2024: Llama-2-70B fine-tuned on two 24 GB cards): ZeRO-3 divides the
+    frozen base over the data-parallel ranks; without it every rank holds all of it."""
+    spec = find_model("llama-2-70b")
+    counts = count_params(spec)
+    base = TrainConfig(gpus=2, gpus_per_node=2, tp=1, dp=2, zero=0, seq_len=2048, global_batch=2,
+                       micro_batch=1, workload="lora", lora_base_bits=4, recompute="full")  # fmt: skip
+    whole = training_memory(spec, counts, base, 24e9).per_gpu_bytes["weights"]
+    sharded = training_memory(spec, counts, replace(base, zero=3), 24e9).per_gpu_bytes["weights"]
+    assert sharded == pytest.approx(whole / 2, rel=1e-9)
+    assert sharded < 20e9 < whole  # fits a 24 GB card only when sharded
+
+
+def test_lora_on_a_mixture_of_experts_trains_every_expert() -> None:
+    """PEFT matches every expert's projections: Mixtral-8x7B rank 16 has adapters on all 8
+    experts of each layer (first principles: r x (in + out) per matrix)."""
+    spec = find_model("mixtral-8x7b")
+    r, h, f = 16, spec.hidden, spec.moe_ffn or spec.ffn
+    hd = spec.hidden // spec.heads
+    attn = r * ((h + spec.heads * hd) * 2 + (h + spec.kv_heads * hd) * 2)
+    expected = spec.layers * (attn + spec.experts * 3 * r * (h + f))
+    assert adapter_params(spec, r) == pytest.approx(expected, rel=1e-9)
 
 
 def test_inference_fit_and_minimum_gpus() -> None:

@@ -31,8 +31,8 @@ from fabriclens.model.memory import (
     FRAGMENTATION,
     NCCL_BUFFER_BYTES,
     OPTIMIZER_BYTES_PER_PARAM,
-    QLORA_BYTES_PER_PARAM,
     adapter_params,
+    frozen_base_bytes,
 )
 from fabriclens.model.step import (
     ADAM_BYTES_PER_PARAM,
@@ -179,6 +179,7 @@ def evaluate(
     dense = (layers * per_dense + ends) / tp
     expert = layers * per_expert / (tp * ep)
     total = dense + expert
+    ends_held = ends / tp
 
     # --- memory (memory.training_memory) ---
     dp_dense = dp * cp
@@ -190,9 +191,13 @@ def evaluate(
     if trains:
         states = sharded(2.0, 3) + sharded(2.0, 2) + sharded(OPTIMIZER_BYTES_PER_PARAM, 1)
     else:
-        base_b = QLORA_BYTES_PER_PARAM if base.lora_base_bits == 4 else 2.0
+        frozen = np.where(
+            zero >= 3,
+            frozen_base_bytes(dense, expert, ends_held, base.lora_base_bits, dp_dense, dp_expert),
+            frozen_base_bytes(dense, expert, ends_held, base.lora_base_bits),
+        )
         adapters = adapter_params(spec, base.lora_rank) / (tp * pp)
-        states = base_b * total + 2.0 * adapters + (ADAPTER_BYTES_PER_PARAM - 2.0) * adapters
+        states = frozen + 2.0 * adapters + (ADAPTER_BYTES_PER_PARAM - 2.0) * adapters
     act_rec = _activation(spec, base, tp, mb, sp, rec)
     act_none = _activation(spec, base, tp, mb, sp, np.zeros_like(rec))
     in_flight = np.where(
@@ -202,8 +207,10 @@ def evaluate(
     tokens = mb * base.seq_len / cp
     acts = acts + tokens * spec.vocab / tp * 6
     buffers = np.full_like(tp, NCCL_BUFFER_BYTES if gpus > 1 else 0.0)
-    if trains:
-        buffers = buffers + np.where(zero >= 3, 2 * 2.0 * total / np.maximum(1.0, layers), 0.0)
+    layer_bytes = (
+        2.0 * total if trains else frozen_base_bytes(dense, expert, ends_held, base.lora_base_bits)
+    )
+    buffers = buffers + np.where(zero >= 3, 2 * layer_bytes / np.maximum(1.0, layers), 0.0)
     allocated = states + acts + buffers
     memory = allocated + CUDA_CONTEXT_BYTES + FRAGMENTATION * allocated
 
@@ -301,13 +308,18 @@ def evaluate(
         once_exposed = once_exposed + np.where(mask, exposed, 0.0)
         hidden = hidden + np.where(mask, time - exposed, 0.0)
 
-    z3 = has_dp & (zero >= 3) & trains
+    z3 = has_dp & (zero >= 3)
     z12 = has_dp & (zero >= 1) & ~z3
     z0 = has_dp & (zero < 1)
-    ag = _collective("all_gather", p_dense * WEIGHT_BYTES["bf16"], dp, dp_pn, dp_cc, fabric)
+    weights = p_dense * WEIGHT_BYTES["bf16"]
+    ag = _collective("all_gather", weights, dp, dp_pn, dp_cc, fabric)
+    gathered = weights + (
+        0.0 if trains else frozen_base_bytes(dense, 0.0, ends_held, base.lora_base_bits)
+    )
+    ag3 = _collective("all_gather", gathered, dp, dp_pn, dp_cc, fabric)
     rs = _collective("reduce_scatter", grad_dense, dp, dp_pn, dp_cc, fabric)
     ar = _collective("all_reduce", grad_dense, dp, dp_pn, dp_cc, fabric)
-    add(ag * 2 * m, m * layers * (fwd + bwd) * 0.9, z3)
+    add(ag3 * 2 * m, m * layers * (fwd + bwd) * 0.9, z3)
     add(rs * m, m * layers * bwd * 0.9 / 2, z3)
     add(rs, window, z12)
     add(ag, fwd * layers * 0.9 if base.overlap_dp else 0.0, z12)

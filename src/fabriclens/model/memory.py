@@ -5,12 +5,16 @@ fp32 moments, 16 bytes per parameter, sharded by ZeRO stage (Rajbhandari et al. 
 Activations per layer follow Korthikanti et al. 2022 (arXiv 2205.05198, section 4), generalised
 to GQA, gated MLPs, mixture of experts and FlashAttention (which keeps no score matrix).
 QLoRA stores the frozen base as 4-bit NF4 with double-quantised constants, 4.127 bits per
-parameter (Dettmers et al. 2023).
+parameter (Dettmers et al. 2023); bitsandbytes quantises only the linear layers, so the token
+embedding and the LM head stay in 16 bit (an 8B model's QLoRA weights are ~5.3 GiB, not 3.9).
+With ZeRO-3 / FSDP the frozen base is sharded over the data-parallel ranks too (the FSDP+QLoRA
+recipe that fits a 70B model on two 24 GB cards, Answer.AI 2024).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from fabriclens.catalog.schema import ModelSpec
 from fabriclens.model.arch import ParamCounts, head_dim, kv_bytes_per_token, moe_layers, v_dim
@@ -51,6 +55,7 @@ class ParamShare:
     dense: float  # sharded by tp (and ZeRO over dp)
     expert: float  # sharded by tp x ep (and ZeRO over dp / ep)
     layers: float  # decoder layers held by one stage
+    ends: float = 0.0  # the token embedding and LM head among ``dense`` (kept 16-bit by QLoRA)
 
     @property
     def total(self) -> float:
@@ -70,7 +75,19 @@ def param_share(spec: ModelSpec, counts: ParamCounts, tp: int, pp: int, ep: int)
         ends = max(counts.embedding, counts.lm_head or counts.embedding)
     dense = (layers * per_layer_dense + ends) / tp
     expert = layers * per_layer_expert / (tp * ep)
-    return ParamShare(dense=dense, expert=expert, layers=layers)
+    return ParamShare(dense=dense, expert=expert, layers=layers, ends=ends / tp)
+
+
+def frozen_base_bytes(
+    dense: Any, expert: Any, ends: Any, bits: int, dp_dense: Any = 1.0, dp_expert: Any = 1.0
+) -> Any:
+    """Bytes of a LoRA run's frozen base held by one GPU (numbers or numpy arrays): 16-bit, or
+    4-bit NF4 for QLoRA with the embedding and LM head (``ends``, part of ``dense``) in 16 bit;
+    divided over ``dp_dense`` / ``dp_expert`` ranks when ZeRO-3 / FSDP shards it."""
+    if bits == 4:
+        return (QLORA_BYTES_PER_PARAM * ((dense - ends) / dp_dense + expert / dp_expert)
+                + 2.0 * ends / dp_dense)  # fmt: skip
+    return 2.0 * (dense / dp_dense + expert / dp_expert)
 
 
 def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str) -> float:
@@ -115,14 +132,18 @@ def _in_flight(cfg: TrainConfig) -> float:
 
 
 def adapter_params(spec: ModelSpec, rank: int) -> float:
-    """LoRA adapter parameters on every attention and MLP projection of every layer."""
+    """LoRA adapter parameters on every attention and MLP projection of every layer; in a
+    mixture of experts every expert's projections get adapters (PEFT's target_modules match
+    each expert's linear layers), not only the k a token is routed to."""
     h = spec.hidden
     hd = head_dim(spec)
     attn = rank * ((h + spec.heads * hd) * 2 + (h + spec.kv_heads * hd) * 2)
-    f = spec.moe_ffn or spec.ffn
     n_mlp = 3 if spec.mlp == "swiglu" else 2
-    mlp_mats = n_mlp * (spec.experts_per_token if spec.is_moe else 1)
-    return spec.layers * (attn + mlp_mats * rank * (h + f))
+    n_moe = moe_layers(spec)
+    dense_mlp = (spec.layers - n_moe) * n_mlp * rank * (h + spec.ffn)
+    experts = spec.experts + spec.shared_experts
+    moe_mlp = n_moe * experts * n_mlp * rank * (h + (spec.moe_ffn or spec.ffn))
+    return spec.layers * attn + dense_mlp + moe_mlp
 
 
 def training_memory(
@@ -149,12 +170,21 @@ def training_memory(
             f"(16 bytes/parameter), ZeRO stage {cfg.zero} over {dp_dense} data-parallel ranks"
         )
     else:
-        base = QLORA_BYTES_PER_PARAM if cfg.lora_base_bits == 4 else 2.0
-        comp["weights"] = base * share.total
+        shard = cfg.zero >= 3  # FSDP / ZeRO-3 shards the frozen base as well
+        comp["weights"] = frozen_base_bytes(
+            share.dense, share.expert, share.ends, cfg.lora_base_bits,
+            dp_dense if shard else 1, dp_expert if shard else 1,
+        )  # fmt: skip
         adapters = adapter_params(spec, cfg.lora_rank) / (cfg.tp * cfg.pp)
         comp["gradients"] = 2.0 * adapters
         comp["optimizer"] = (ADAPTER_BYTES_PER_PARAM - 2.0) * adapters
-        kind = "QLoRA: 4-bit NF4 base" if cfg.lora_base_bits == 4 else "LoRA: frozen bf16 base"
+        kind = (
+            "QLoRA: 4-bit NF4 base (embedding and LM head in 16 bit)"
+            if cfg.lora_base_bits == 4
+            else "LoRA: frozen bf16 base"
+        )
+        if cfg.zero >= 3:
+            kind += f", sharded over {dp_dense} data-parallel ranks (ZeRO-3 / FSDP)"
         notes.append(
             f"memory: {kind}, rank-{cfg.lora_rank} adapters on every projection "
             f"({adapter_params(spec, cfg.lora_rank) / 1e6:.1f}M trainable parameters)"
@@ -175,8 +205,13 @@ def training_memory(
         "fp32 logits for the loss"
     )
     buffers = NCCL_BUFFER_BYTES if cfg.gpus > 1 else 0.0
-    if cfg.zero >= 3 and cfg.trains_base:
-        buffers += 2 * 2.0 * share.total / max(1.0, share.layers)  # gathered layer + prefetch
+    if cfg.zero >= 3:  # the gathered layer and the one prefetched
+        layer_bytes = (
+            2.0 * share.total
+            if cfg.trains_base
+            else frozen_base_bytes(share.dense, share.expert, share.ends, cfg.lora_base_bits)
+        )
+        buffers += 2 * layer_bytes / max(1.0, share.layers)
     comp["comm_buffers"] = buffers
     allocated = sum(comp.values())
     comp["framework_overhead"] = CUDA_CONTEXT_BYTES + FRAGMENTATION * allocated

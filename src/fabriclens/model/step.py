@@ -30,6 +30,7 @@ from fabriclens.model.memory import (
     MemoryLedger,
     activation_bytes_per_layer,
     adapter_params,
+    frozen_base_bytes,
     param_share,
     training_memory,
 )
@@ -242,16 +243,23 @@ def estimate_training_step(
         # rank then moves (dp-1)/dp of it, so ZeRO-1/2 move 2x the parameter bytes per step as an
         # all-reduce does and ZeRO-3 3x (Rajbhandari et al. 2020, sec. 7), whatever the dp degree.
         weight_dense = params_dense * WEIGHT_BYTES["bf16"]
-        if cfg.zero >= 3 and cfg.trains_base:
+        if cfg.zero >= 3:
+            # LoRA under FSDP / ZeRO-3 gathers the frozen base (at its storage precision) too
+            gathered = weight_dense + (
+                0.0
+                if cfg.trains_base
+                else frozen_base_bytes(share.dense, 0.0, share.ends, cfg.lora_base_bits)
+            )
             comm.append(
                 entry(
                     dp_group,
                     "all_gather",
-                    weight_dense,
+                    gathered,
                     2 * m,
                     fabric,
                     overlap_window_s=m * layers * (fwd + bwd) * 0.9,
-                    note="ZeRO-3: gather weights for forward and backward",
+                    note="ZeRO-3: gather weights for forward and backward"
+                    + ("" if cfg.trains_base else " (the frozen base and the adapters)"),
                 )
             )
             comm.append(
