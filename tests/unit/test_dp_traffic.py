@@ -38,7 +38,7 @@ def _dp_bytes(zero: int, dp: int, tp: int = 1, workload: str = "pretrain") -> fl
     cfg = TrainConfig(gpus=gpus, gpus_per_node=8, tp=tp, dp=dp, zero=zero, seq_len=4096,
                       global_batch=dp, micro_batch=1, workload=workload)  # type: ignore[arg-type]  # fmt: skip
     est = estimate_training_step(SPEC, COUNTS, H100, _fabric(), cfg)
-    return sum(c.bytes_per_step for c in est.comm if c.group == "dp")
+    return sum(c.bytes_per_step for c in est.comm if c.group in ("dp", "dp x cp"))
 
 
 @pytest.mark.parametrize("dp", [8, 64])

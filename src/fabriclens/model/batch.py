@@ -343,9 +343,11 @@ def evaluate(
     compute_total = m * compute_mb + optimizer + OVERLAP_COMPUTE_TAX * hidden
     time_s = compute_total + comm_exposed + bubble
     tokens_step = gb * base.seq_len
-    model_flops = (
-        (3.0 if trains else 2.0) * forward_flops_per_token(spec, base.seq_len) * tokens_step
-    )
+    core = attention_core_flops_per_token(spec, base.seq_len) * L  # per token, all layers
+    fwd_run = forward_flops_per_token(spec, base.seq_len) - core * (
+        0.5 if base.flash_attention else 0.0
+    )  # as step.py: the causal half of the score square with FlashAttention
+    model_flops = (3.0 if trains else 2.0) * fwd_run * tokens_step
     return {
         "time_s": time_s,
         "compute_s": compute_total,

@@ -86,6 +86,11 @@ def place_groups(cfg: TrainConfig) -> dict[str, Group]:
         concurrent = max(1, min(gpn, cfg.gpus) // per_node)
         groups[name] = Group(name, size, per_node, concurrent)
         stride *= size
+    # gradients (and ZeRO shards) are reduced over the data- and context-parallel ranks together:
+    # Megatron's tp-cp-dp order makes them one contiguous group of cp x dp at stride tp
+    per_node = max(1, min(cfg.cp * cfg.dp, gpn // cfg.tp)) if cfg.tp <= gpn else 1
+    groups["dp-cp"] = Group("dp" if cfg.cp == 1 else "dp x cp", cfg.cp * cfg.dp, per_node,
+                            max(1, min(gpn, cfg.gpus) // per_node))  # fmt: skip
     dp = groups["dp"]
     ep_per_node = max(1, min(cfg.ep, dp.per_node))
     groups["ep"] = Group("ep", cfg.ep, ep_per_node, max(1, min(gpn, cfg.gpus) // ep_per_node))

@@ -57,13 +57,14 @@ class StepEstimate:
     microbatch_compute_s: float
     comm: tuple[CommEntry, ...]
     memory: MemoryLedger
-    model_flops: float  # whole step, all GPUs, no recompute
+    model_flops: float  # whole step, all GPUs, no recompute (causal half with FlashAttention)
     hw_flops: float  # including recompute
     tokens_per_step: float
     gpus: int
     peak_flops_per_s: float
     bottleneck: str
     assumptions: tuple[str, ...]
+    model_flops_full_square: float = 0.0  # Megatron/PaLM convention: the whole score square
 
     @property
     def tokens_per_s(self) -> float:
@@ -84,6 +85,12 @@ class StepEstimate:
     def mfu(self) -> float:
         """Model FLOPs utilisation."""
         return self.tflops_per_gpu * 1e12 / self.peak_flops_per_s
+
+    @property
+    def mfu_full_square(self) -> float:
+        """MFU with attention counted as the whole score square (Megatron's and llm-foundry's
+        convention, how most published MFUs are computed): higher than ``mfu`` at long context."""
+        return self.model_flops_full_square / self.time_s / self.gpus / self.peak_flops_per_s
 
     @property
     def hfu(self) -> float:
@@ -216,6 +223,17 @@ def estimate_training_step(
                 note="KV exchange, hidden behind attention",
             )
         )
+        comm.append(
+            entry(
+                groups["cp"],
+                "reduce_scatter",
+                size,
+                layers * m,
+                fabric,
+                overlap_window_s=m * layers * t_core * 2,
+                note="dK/dV back to their owners in backward",
+            )
+        )
     if cfg.pp > 1:
         size = act_bytes / (t if cfg.sequence_parallel else 1)
         comm.append(
@@ -229,7 +247,7 @@ def estimate_training_step(
             )
         )
 
-    dp_group = groups["dp"]
+    dp_group = groups["dp-cp"]  # gradients are reduced over data- and context-parallel ranks
     if cfg.dp * cfg.cp > 1:
         if cfg.trains_base:
             params_dense, params_expert = share.dense, share.expert
@@ -339,11 +357,15 @@ def estimate_training_step(
 
     tokens_step = float(cfg.global_batch * cfg.seq_len)
     fwd_flops = forward_flops_per_token(spec, cfg.seq_len) * tokens_step
-    model_flops = (3.0 if cfg.trains_base else 2.0) * fwd_flops
     core_total = attention_core_flops_per_token(spec, cfg.seq_len) * spec.layers * tokens_step
-    hw_flops = (
-        model_flops + {"none": 0.0, "selective": core_total, "full": fwd_flops}[cfg.recompute]
-    )
+    # FLOPs are counted as the step time above is built: with FlashAttention a causal model runs
+    # the lower half of the score square, so MFU <= HFU <= the matmul ceiling hold; the
+    # full-square figure (Megatron's convention) is kept beside it for comparing with logs
+    core_run = core_total * (0.5 if cfg.flash_attention else 1.0)
+    fwd_run = fwd_flops - core_total + core_run
+    fwd_bwd = 3.0 if cfg.trains_base else 2.0
+    model_flops = fwd_bwd * fwd_run
+    hw_flops = model_flops + {"none": 0.0, "selective": core_run, "full": fwd_run}[cfg.recompute]
 
     if memory is None:  # callers that already checked the fit pass the ledger in
         memory = training_memory(spec, counts, cfg, gpu.memory_bytes)
@@ -368,7 +390,9 @@ def estimate_training_step(
         f"elementwise ops: 2 x stored activation bytes at {gpu.memory_bw_efficiency:.0%} of "
         f"{gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s HBM",
         "FLOPs: 2 x weights per token per matmul, 4 x context x width for attention, backward = "
-        "2 x forward (Narayanan et al. 2021)"
+        "2 x forward (Narayanan et al. 2021); MFU and HFU count the causal half of the attention "
+        "square that FlashAttention runs (mfu_full_square: Megatron's full-square convention, "
+        "as most published MFUs are computed)"
         + ("; LoRA: no weight gradients for the frozen base" if not cfg.trains_base else ""),
         f"pipeline: 1F1B, bubble (pp-1)/interleave = {cfg.pp - 1}/{cfg.interleave} micro-batch times"
         if cfg.pp > 1
@@ -392,6 +416,7 @@ def estimate_training_step(
         comm=tuple(comm),
         memory=memory,
         model_flops=model_flops,
+        model_flops_full_square=fwd_bwd * fwd_flops,
         hw_flops=hw_flops,
         tokens_per_step=tokens_step,
         gpus=cfg.gpus,

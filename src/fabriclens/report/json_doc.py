@@ -76,6 +76,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "tflops_per_gpu": _r(est.tflops_per_gpu),
             "hw_tflops_per_gpu": _r(est.hw_tflops_per_gpu),
             "mfu": _r(est.mfu, 4),
+            "mfu_full_square": _r(est.mfu_full_square, 4),
             "hfu": _r(est.hfu, 4),
             "gpu_utilisation": _r(est.compute_s / est.time_s, 4),
             "comm_share": _r(est.comm_share, 4),
