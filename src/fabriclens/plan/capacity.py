@@ -21,6 +21,7 @@ from fabriclens.model.memory import inference_memory
 from fabriclens.plan.fit import min_gpus_inference
 from fabriclens.plan.planner import resolve_fabric
 from fabriclens.plan.transfer import plan_transfer
+from fabriclens.units import format_decimal_bytes, format_rate, format_time
 
 SSE_BYTES_PER_TOKEN = 150  # an OpenAI-style `data: {...}` chunk per token (estimate)
 MAX_BATCH = 4096
@@ -180,9 +181,9 @@ def plan_capacity(
     advice = [
         f"{replicas} replica(s) behind an HTTP load balancer that routes by least outstanding requests; "
         "keep a user's conversation on one replica when prefix caching matters",
-        f"egress for streamed tokens is about {egress / 1e6:.2g} Mbit/s: the serving network is not the limit"
+        f"egress for streamed tokens is about {format_rate(egress, 2)}: the serving network is not the limit"
         if egress < 1e9
-        else f"egress for streamed tokens is {egress / 1e9:.2g} Gbit/s: size the front-end links for it",
+        else f"egress for streamed tokens is {format_rate(egress, 2)}: size the front-end links for it",
     ]
     if not slo_met and best.decode_step_s > tpot_slo_s:
         advice.insert(
@@ -191,11 +192,11 @@ def plan_capacity(
             f"{tpot_slo_s * 1e3:.0f} ms target: use more tensor parallelism, a faster GPU or lower precision",
         )
     elif not slo_met and ttft_slo_s is not None:
-        advice.insert(0, f"time to first token is {ttft(best):.2g} s even for one request, above the {ttft_slo_s:g} s "
+        advice.insert(0, f"time to first token is {format_time(ttft(best), 2)} even for one request, above the {format_time(ttft_slo_s)} "
                       "target: prefill is too slow here (faster GPUs, or keep tensor parallelism inside a node)")  # fmt: skip
     if load_s is not None:
         advice.append(
-            f"loading {weights_bytes / 1e9:.3g} GB of weights onto a new replica over {network} takes {load_s:.0f} s"
+            f"loading {format_decimal_bytes(weights_bytes)} of weights onto a new replica over {network} takes {format_time(load_s)}"
         )
     if tp > fabric.gpus_per_node:
         comm = sum(c.time_per_token_s for c in best.comm)
@@ -204,8 +205,8 @@ def plan_capacity(
         )
     assumptions = (
         f"{users} users each streaming one response of {output_tokens} tokens after a {prompt_tokens}-token prompt",
-        f"target: {tpot_slo_s * 1e3:g} ms per output token"
-        + (f", TTFT {ttft_slo_s:g} s" if ttft_slo_s else ""),
+        f"target: {format_time(tpot_slo_s)} per output token"
+        + (f", TTFT {format_time(ttft_slo_s)}" if ttft_slo_s else ""),
         f"egress: {SSE_BYTES_PER_TOKEN} bytes per streamed token (OpenAI-style SSE chunk, estimate)",
         "TTFT under load: one prefill plus one decode step (continuous batching admits new requests between steps)",
         *notes,
