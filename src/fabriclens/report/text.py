@@ -486,7 +486,8 @@ def logs_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     nccl = doc["nccl"]
     head = Text()
     head.append("NCCL ", style="bold")
-    head.append(f"{nccl['version'] or 'version ?'} · transport {nccl['transport'] or 'not seen'}")
+    head.append(nccl["version"] or "version not found in the log")
+    head.append(f" · transport {nccl['transport'] or 'not seen'}")
     if nccl["ib_devices"]:
         head.append(f" · HCAs {', '.join(nccl['ib_devices'])}")
     if nccl["oob"]:
