@@ -613,7 +613,7 @@ def watch_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         else f"{doc['gpu_util_mean_pct']:.0f}% busy on average"
     )
     load = (
-        "-"
+        "no link capacity known, so no share of it (give --link-speed)"
         if doc["net_load_mean"] is None
         else f"{100 * doc['net_load_mean']:.0f}% of capacity on average"
     )
@@ -623,7 +623,7 @@ def watch_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     )
     text.append("Network ", style="bold")
     text.append(
-        f"{', '.join(doc['links']) or 'no links'}: busiest {doc['peak_link_bits_per_s'] / 1e6:,.1f} Mbit/s peak, {load}"
+        f"{', '.join(doc['links']) or 'no links'}: busiest {format_rate(doc['peak_link_bits_per_s'])} at peak; {load}"
     )
     if doc.get("plot"):
         text.append(f"\nPlot {doc['plot']}")
