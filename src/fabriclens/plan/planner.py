@@ -284,6 +284,7 @@ def _setup(
         network_name=network_name,
         nics_per_node=req.nics_per_node,
     )
+    notes.insert(0, f"model: {req.model.name} ({req.model.source})")
     return req.model, count_params(req.model), gpu, fabric, notes
 
 
