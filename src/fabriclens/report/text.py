@@ -579,6 +579,8 @@ def doctor_renderables(doc: dict[str, Any]) -> list[RenderableType]:
                 text.append(f"\n       by hand: {step['manual']}", style="dim")
             text.append("\n")
         text.append(w["summary"], style="bold")
+        if w.get("exit_note"):
+            text.append(f"\n{w['exit_note']}", style="dim")
         out.append(text)
     for sec in doctor_sections(doc):
         table = Table(title=sec.title, box=box.SIMPLE_HEAD, title_justify="left")
