@@ -138,12 +138,31 @@ def parse_fraction(text: str | int | float) -> float:
     return value
 
 
+def format_number(value: float, digits: int = 3) -> str:
+    """Render a number to ``digits`` significant figures in plain digits, never as ``1e+03``.
+
+    Thousands are separated by commas (``3,200``), small values keep their zeros
+    (``0.000012``), trailing zeros after the point are dropped (``1.5``), as ``:g`` does.
+    """
+    if not math.isfinite(value):
+        return str(value)
+    if value == 0:
+        return "0"
+    rounded = float(f"{value:.{digits}g}")
+    magnitude = math.floor(math.log10(abs(rounded)))
+    decimals = max(0, digits - 1 - magnitude)
+    text = f"{rounded:,.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
 def _scaled(value: float, steps: list[tuple[float, str]], digits: int) -> str:
     for scale, suffix in steps:
         if abs(value) >= scale:
-            return f"{value / scale:.{digits}g} {suffix}".rstrip()
+            return f"{format_number(value / scale, digits)} {suffix}".rstrip()
     scale, suffix = steps[-1]
-    return f"{value / scale:.{digits}g} {suffix}".rstrip()
+    return f"{format_number(value / scale, digits)} {suffix}".rstrip()
 
 
 def format_bytes(size_bytes: float, digits: int = 3) -> str:
@@ -159,9 +178,17 @@ def format_decimal_bytes(size_bytes: float, digits: int = 3) -> str:
 
 
 def format_time(time_s: float, digits: int = 3) -> str:
-    """Render seconds as s, ms, µs or ns."""
+    """Render seconds as days, h, min, s, ms, µs or ns; a long time in minutes, hours or days.
+
+    A larger unit takes over at twice its size (120 s is ``2 min``, 7,200 s is ``2 h``), so a
+    number is never below 2 of its unit unless it is below 2 of the next unit down.
+    """
     if time_s == 0:
         return "0 s"
+    long_steps = [(86400.0, "days"), (3600.0, "h"), (60.0, "min")]
+    for scale, suffix in long_steps:
+        if abs(time_s) >= 2 * scale:
+            return f"{format_number(time_s / scale, digits)} {suffix}"
     steps = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
     return _scaled(time_s, steps, digits)
 
@@ -174,4 +201,4 @@ def format_rate(rate_bits_per_s: float, digits: int = 3) -> str:
 
 def format_bw(bw_bytes_per_s: float, digits: int = 3) -> str:
     """Render a bandwidth in GB/s (1e9 bytes per second, as nccl-tests does)."""
-    return f"{bw_bytes_per_s / 1e9:.{digits}g} GB/s"
+    return f"{format_number(bw_bytes_per_s / 1e9, digits)} GB/s"

@@ -63,12 +63,47 @@ def test_bench_net_and_p2p_files(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_only_the_bad_direction_counts() -> None:
-    nodes = {f"n{i}": {"bw": (100.0, True), "errors": (0.0, False)} for i in range(5)}
-    nodes["n0"] = {"bw": (300.0, True), "errors": (0.0, False)}  # faster: not a finding
-    nodes["n1"] = {"bw": (100.0, True), "errors": (1.0, False)}  # one error against zero: within 1
-    nodes["n2"] = {"bw": (100.0, True), "errors": (9.0, False)}
+    nodes = {f"n{i}": {"bw": (100.0, True), "errors": (5.0, False)} for i in range(5)}
+    nodes["n0"] = {"bw": (300.0, True), "errors": (0.0, False)}  # faster, fewer errors: no finding
+    nodes["n1"] = {
+        "bw": (100.0, True),
+        "errors": (6.0, False),
+    }  # one error more than most: within 1
+    nodes["n2"] = {"bw": (100.0, True), "errors": (15.0, False)}
     _, outliers = baselines(nodes)
     assert [(o["node"], o["metric"]) for o in outliers] == [("n2", "errors")]
+
+
+def test_a_count_where_nearly_every_node_has_zero_stands_out() -> None:
+    # median 0 and MAD 0: no deviation to measure, yet 1 against 0, 0, 0, 0 is the news
+    nodes = {f"n{i}": {"critical findings": (0.0, False)} for i in range(8)}
+    nodes["n3"] = {"critical findings": (1.0, False)}
+    _, outliers = baselines(nodes)
+    assert [o["node"] for o in outliers] == ["n3"]
+    assert outliers[0]["evidence"] == "n3: critical findings 1 where 7 of the other 7 nodes read 0"
+    # zero on only half the nodes: a count of 1 is ordinary there
+    half = {f"n{i}": {"drops": (float(i % 2), False)} for i in range(8)}
+    assert baselines(half)[1] == []
+
+
+def test_the_node_with_a_few_counts_among_clean_nodes_is_named(
+    doctor_docs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One critical finding, 2 link-downs and 3 ACK timeouts where four nodes read zero."""
+    clean = json.loads((doctor_docs / "node1.json").read_text())
+    odd = copy.deepcopy(clean)
+    odd["rdma_ports"][0].update(link_downed=2, ack_timeouts=3)
+    odd["findings"] = [{"severity": "critical", "id": "x", "symptom": "s", "cause": "c"}]
+    (doctor_docs / "node5.json").write_text(json.dumps(odd))
+    assert run(["fleet", *map(str, sorted(doctor_docs.glob("*.json"))), "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [s["node"] for s in doc["suspect_nodes"]] == ["node5"]
+    assert doc["suspect_nodes"][0]["metrics"] == 3
+    port = f"{odd['rdma_ports'][0]['device']}/{odd['rdma_ports'][0]['port']}"
+    evidence = doc["suspect_nodes"][0]["evidence"]
+    assert f"node5: {port} link_downed 2 where 4 of the other 4 nodes read 0" in evidence
+    assert f"node5: {port} ack_timeouts 3 where 4 of the other 4 nodes read 0" in evidence
+    assert "node5: critical findings 1 where 4 of the other 4 nodes read 0" in evidence
 
 
 @pytest.mark.parametrize(

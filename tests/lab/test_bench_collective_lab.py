@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 from typing import Any
@@ -120,8 +121,19 @@ def test_all_reduce_plateau_matches_the_planner_and_p2p_names_the_slow_host(quie
     assert lat["latency_suspect_nodes"] == ["h3"], lat["node_median_latency_us"]
     h3_pairs = [p["us"] for p in lat["worst_latency_pairs"] if "h3" in p["hosts"]]
     others = [p["us"] for p in lat["worst_latency_pairs"] if "h3" not in p["hosts"]]
-    # at least the 2 ms configured (more when the four ranks queue for this machine's two cores),
-    # and clearly above every pair without h3
-    assert len(h3_pairs) == 3 and min(h3_pairs) >= 2000 and min(h3_pairs) - max(others) >= 1000, lat
+    assert len(h3_pairs) == 3 and len(others) == 3, lat
+    # Judged against this run, not a fixed margin. p2p latency is one way, and a pair with h3
+    # crosses h3's link once, so each of its pairs carries the configured 2 ms: none can be
+    # faster (physics, not a tolerance). The four ranks queue for this machine's two cores, so a
+    # clean pair can take over a millisecond at times, and a delayed pair waits out its delay
+    # while the others compete for the cores: the gap between them need not be the whole delay.
+    # What must hold is that the shift of h3's pairs over the clean pairs' median is larger than
+    # the spread of the clean pairs measured in the same run: the delay, not the noise.
+    delay_us = 2000.0
+    baseline = statistics.median(others)
+    noise = max(others) - min(others)
+    shift = statistics.median(h3_pairs) - baseline
+    assert min(h3_pairs) >= delay_us, lat
+    assert shift > noise, (shift, noise, lat)
     # the same op and size timed by the bare loop: within 5%
     assert _at_32mb(doc) == pytest.approx(bare, rel=0.05), (_at_32mb(doc), bare)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -113,3 +115,21 @@ def test_cli_logs_json(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads(capsys.readouterr().out)
     assert set(doc) >= {"nccl", "timeouts", "findings", "facts"}
     assert status == (0 if name == "nccl-debug-ib.log" else 1)
+
+
+def test_cli_logs_says_when_the_nccl_version_is_not_in_the_log(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from fabriclens.cli.app import run
+
+    run(["logs", str(SAMPLES / "nccl-debug-ib.log")])
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("NCCL version not found in the log · transport IB")
+    assert "?" not in first
+    log = tmp_path / "with-version.log"
+    log.write_text(
+        (SAMPLES / "nccl-debug-ib.log").read_text()
+        + "lassen206:23224:23224 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+    )
+    run(["logs", str(log)])
+    assert capsys.readouterr().out.startswith("NCCL 2.21.5+cuda12.4 · transport IB")

@@ -206,3 +206,26 @@ def test_live_loopback_rate_covers_the_bytes_sent(capsys: pytest.CaptureFixture[
     lo = {n["name"]: n for n in json.loads(capsys.readouterr().out)["interfaces"]}["lo"]
     # payload only; headers add a little, so the measured bytes are at least what was sent
     assert lo["rx_bits_per_s"] * lo["sample_s"] >= sent * 8 * 0.99
+
+
+def test_doctor_symptom_exit_status_follows_the_walk(capsys: pytest.CaptureFixture[str]) -> None:
+    """The degraded tree's findings are unrelated to a slow inference server: its walk finds
+    nothing, so the exit status is 0, the findings are still shown, and a line says why."""
+    argv = ["doctor", "--sys-root", str(TREE), "--symptom", "inference-slow"]
+    assert run([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["walk"]["stopped_at"] is None
+    assert any(f["severity"] == "critical" for f in doc["findings"])  # shown, not hidden
+    assert doc["walk"]["exit_note"].startswith("exit status 0 follows the symptom walk")
+    assert run(argv) == 0
+    out = capsys.readouterr().out
+    assert "exit status 0 follows the symptom walk: it found nothing; the " in out
+    assert "CRITICAL" in out
+    assert run([*argv, "--markdown"]) == 0
+    assert "exit status 0 follows the symptom walk" in capsys.readouterr().out
+    # a walk that stops still exits 1, and says so
+    assert run(["doctor", "--sys-root", str(TREE), "--symptom", "nccl-timeout", "--json"]) == 1
+    note = json.loads(capsys.readouterr().out)["walk"]["exit_note"]
+    assert note == "exit status 1 follows the symptom walk: it stopped at 'link state'"
+    # without --symptom every finding at warning or worse sets it
+    assert run(["doctor", "--sys-root", str(TREE), "--json"]) == 1

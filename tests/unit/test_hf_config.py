@@ -90,3 +90,44 @@ def test_unknown_name_lists_close_matches() -> None:
     with pytest.raises(InputError) as info:
         find_model("lama-3.1-70b")
     assert "llama-3.1-70b" in info.value.message
+
+
+def _config_with(tmp_path: Path, folder: str, **extra: str) -> Path:
+    cfg = json.loads((FIXTURES / "hf" / "llama-3.1-8b.json").read_text()) | extra
+    path = tmp_path / folder / "config.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+def test_a_config_is_named_by_its_name_or_path_before_its_folder(tmp_path: Path) -> None:
+    hub = _config_with(tmp_path, "snapshot-1", _name_or_path="meta-llama/Llama-3.1-8B")
+    spec = find_model(str(hub))
+    assert spec.name == "meta-llama/Llama-3.1-8B"
+    assert "name from its _name_or_path" in spec.source
+    local = _config_with(tmp_path, "snapshot-2", _name_or_path="/data/models/my-llama/")
+    assert find_model(str(local)).name == "my-llama"
+    other = _config_with(tmp_path, "snapshot-3", model_name="tuned-8b")
+    assert find_model(str(other.parent)).name == "tuned-8b"
+
+
+def test_a_config_without_a_name_is_named_after_its_folder_and_says_so(tmp_path: Path) -> None:
+    bare = _config_with(tmp_path, "llama-local")
+    spec = find_model(str(bare))
+    assert spec.name == "llama-local"
+    assert "name from its folder, as it holds no _name_or_path" in spec.source
+    # a file not called config.json names the model itself, not the folder it sits in ("hf")
+    assert find_model(str(FIXTURES / "hf" / "gpt2.json")).name == "gpt2"
+
+
+def test_the_plan_says_where_the_models_name_came_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fabriclens.cli.app import run
+
+    path = _config_with(tmp_path, "x", _name_or_path="Qwen/Qwen2.5-7B")
+    assert run(["plan", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["model"]["name"] == "Qwen/Qwen2.5-7B"
+    assert "name from its _name_or_path" in doc["model"]["source"]
+    assert any(a.startswith("model: Qwen/Qwen2.5-7B (") for a in doc["assumptions"])

@@ -52,3 +52,31 @@ def test_without_root_one_line_and_exit_2(
     assert run(["lab", "up", "--hosts", "2"]) == 2
     err = capsys.readouterr().err
     assert "needs root" in err and "sudo" in err and err.count("\n") == 1
+
+
+def _lab_doc(name: str) -> dict[str, object]:
+    from fabriclens.lab.lab import Host, Lab
+
+    hosts = [Host(f"h{i}", i, f"fl-{name}-h{i}", f"198.18.0.{i}", LinkSpec()) for i in (1, 2)]
+    return Lab(name=name, subnet="198.18.0.0/24", impairment="netem", hosts=hosts).to_json()
+
+
+def test_every_hint_after_lab_up_names_the_lab(capsys: pytest.CaptureFixture[str]) -> None:
+    """`lab up --name x` used to print `fabriclens lab exec h1 -- ping ...`, which then failed:
+    no lab named 'lab'. Every command it suggests must carry --name x."""
+    from fabriclens.cli.lab_cmd import _show
+
+    _show(_lab_doc("x"), json_out=False)
+    out = capsys.readouterr().out
+    hints = [line for line in out.splitlines() if "fabriclens lab " in line]
+    assert len(hints) >= 2 and any("lab exec --name x h1 -- ping 198.18.0.2" in h for h in hints)
+    assert all("--name x" in h for h in hints), hints
+
+
+def test_hints_for_the_default_lab_need_no_name() -> None:
+    from fabriclens.lab.spec import lab_command, lab_hints
+
+    assert lab_command("lab", "down") == "fabriclens lab down"
+    assert lab_command("t1", "up", "--hosts", "2") == "fabriclens lab up --name t1 --hosts 2"
+    assert all("--name" not in h for h in lab_hints("lab", ["198.18.0.1", "198.18.0.2"]))
+    assert all("--name t1" in h for h in lab_hints("t1", ["198.18.0.1"]))

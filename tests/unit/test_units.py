@@ -8,7 +8,10 @@ from hypothesis import strategies as st
 
 from fabriclens.errors import InputError
 from fabriclens.units import (
+    format_bw,
     format_bytes,
+    format_decimal_bytes,
+    format_number,
     format_time,
     parse_fraction,
     parse_rate,
@@ -82,3 +85,37 @@ def test_parsers_never_crash(text: str) -> None:
 def test_formatting_uses_binary_for_memory_and_si_for_time() -> None:
     assert format_bytes(80 * 2**30) == "80 GiB"
     assert format_time(0.0123) == "12.3 ms"
+
+
+def test_numbers_are_plain_digits_to_three_figures() -> None:
+    assert format_number(3249.7) == "3,250"
+    assert format_number(999.7) == "1,000"
+    assert format_number(0.0000123) == "0.0000123"
+    assert format_number(1.5) == "1.5"
+    assert format_number(12.0) == "12"
+    assert format_number(0) == "0"
+    assert format_number(1234567, 6) == "1,234,570"
+
+
+def test_long_times_read_in_minutes_hours_and_days() -> None:
+    assert format_time(119) == "119 s"
+    assert format_time(3200) == "53.3 min"
+    assert format_time(7200) == "2 h"
+    assert format_time(1e6) == "11.6 days"
+
+
+def test_large_sizes_and_bandwidths_have_no_exponent() -> None:
+    assert format_decimal_bytes(1.13e15) == "1,130 TB"
+    assert format_bw(1e13) == "10,000 GB/s"
+
+
+@given(st.floats(min_value=-1e30, max_value=1e30, allow_nan=False))
+def test_no_formatter_writes_an_exponent(value: float) -> None:
+    for text in (
+        format_number(value),
+        format_time(value),
+        format_decimal_bytes(value),
+        format_bytes(value),
+        format_bw(value),
+    ):
+        assert "e+" not in text and "e-" not in text, text

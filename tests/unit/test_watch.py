@@ -104,3 +104,21 @@ def test_watch_command(
     assert {line["verdict"] for line in lines} <= {"compute-bound", "input-bound"}
     assert run(["watch", "--interval", "0"]) == 2
     assert run(["watch", "--sys-root", str(tmp_path / "none")]) == 2
+
+
+def _summary_text(doc: dict[str, object]) -> str:
+    from fabriclens.report.text import watch_renderables
+
+    return "".join(str(getattr(r, "plain", r)) for r in watch_renderables(doc))
+
+
+def test_summary_without_a_link_capacity_shows_the_peak_not_a_dash() -> None:
+    links = [LinkRate("veth0", 0.0, 42e6, None)]
+    doc = summary([sample_doc(1.0, [], links), sample_doc(2.0, [], links)])
+    doc |= {"gpu_source": "none", "links": ["veth0"], "gpu_problem": None}
+    text = _summary_text(doc)
+    assert "peak, -" not in text
+    assert "busiest 42 Mbit/s at peak" in text
+    assert "no link capacity known" in text and "--link-speed" in text
+    doc["net_load_mean"] = 0.25
+    assert "42 Mbit/s at peak; 25% of capacity on average" in _summary_text(doc)

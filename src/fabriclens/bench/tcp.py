@@ -163,6 +163,19 @@ def summarise_rtt(rtts: list[float]) -> dict[str, float]:
     }
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` resolves only to loopback addresses (127.0.0.0/8, ::1): a test to it
+    crosses no link. False when it does not resolve."""
+    import ipaddress
+
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return False
+    addresses = {str(info[4][0]).split("%")[0] for info in infos}
+    return bool(addresses) and all(ipaddress.ip_address(a).is_loopback for a in addresses)
+
+
 def measure_link(
     host: str,
     port: int | None,

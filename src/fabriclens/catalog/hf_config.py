@@ -34,6 +34,27 @@ def _int(cfg: Mapping[str, Any], *keys: str, default: int | None = None) -> int:
     return int(value)
 
 
+NAME_KEYS = ("_name_or_path", "name_or_path", "model_name")
+
+
+def name_in_config(cfg: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The model's name as the config.json records it, and the key it came from; None if absent.
+
+    ``save_pretrained`` writes ``_name_or_path``: a Hub id (``meta-llama/Llama-3.1-8B``), kept
+    whole, or the local folder it was loaded from, of which only the last part names the model.
+    """
+    for key in NAME_KEYS:
+        value = cfg.get(key)
+        if not isinstance(value, str) or not value.strip():
+            continue
+        text = value.strip().replace("\\", "/").rstrip("/")
+        is_hub_id = text.count("/") <= 1 and not text.startswith((".", "/", "~"))
+        name = text if is_hub_id else text.rsplit("/", 1)[-1]
+        if name and name not in (".", ".."):
+            return name, key
+    return None
+
+
 def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> ModelSpec:
     """Build a model spec from a parsed config.json; raises InputError on what it can't use."""
     model_type = str(cfg.get("model_type", "")).lower()

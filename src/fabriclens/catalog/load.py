@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fabriclens.catalog.hf_config import spec_from_hf_config
+from fabriclens.catalog.hf_config import NAME_KEYS, name_in_config, spec_from_hf_config
 from fabriclens.catalog.schema import Engine, Gpu, IntraLink, ModelSpec, Network, _Entry
 from fabriclens.errors import InputError
 
@@ -223,4 +223,12 @@ def load_hf_config(path: Path) -> ModelSpec:
         ) from None
     if not isinstance(data, dict):
         raise InputError(f"{path} holds no JSON object", "give a Hugging Face config.json")
-    return spec_from_hf_config(data, name=path.parent.name or path.stem, source=str(path))
+    found = name_in_config(data)
+    missing = f"as it holds no {', '.join(NAME_KEYS[:-1])} or {NAME_KEYS[-1]}"
+    if found is not None:
+        name, how = found[0], f"name from its {found[1]}"
+    elif path.name != "config.json":
+        name, how = path.stem, f"name from the file name, {missing}"
+    else:
+        name, how = path.resolve().parent.name or path.stem, f"name from its folder, {missing}"
+    return spec_from_hf_config(data, name=name, source=f"{path}; {how}")

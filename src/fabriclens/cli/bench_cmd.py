@@ -163,19 +163,15 @@ def net(
     doc["expected_note"] = expected_note
     best = max(r["goodput_bits_per_s"] for r in doc["runs"])
     doc["best_goodput_bits_per_s"] = best
-    if expected:
-        eff = best / expected
-        doc["efficiency"] = round(eff, 4)
-        doc["level"] = "ok" if eff >= 0.9 else ("warning" if eff >= 0.6 else "critical")
-        doc["verdict"] = (
-            f"{best / 1e6:,.0f} Mbit/s is {100 * eff:.0f}% of the {expected / 1e6:,.0f} Mbit/s the link should give"
-        )
-    else:
-        doc["efficiency"], doc["level"], doc["verdict"] = (
-            None,
-            "ok",
-            f"{best / 1e6:,.0f} Mbit/s (give --expect to judge it)",
-        )
+    from fabriclens.bench.tcp import is_loopback
+    from fabriclens.measure.goodput import judge_goodput
+
+    judged = judge_goodput(best, expected, loopback=is_loopback(host))
+    doc["efficiency"], doc["level"], doc["verdict"] = (
+        judged.efficiency,
+        judged.level,
+        judged.verdict,
+    )
     emit(doc, json_out, "bench_net_renderables")
     if doc["level"] != "ok":
         raise typer.Exit(int(ExitStatus.FINDINGS))

@@ -39,7 +39,7 @@ def collective(
     from fabriclens.errors import InputError
     from fabriclens.model.collectives import BASE_LATENCY_S, OPS, estimate_collective
     from fabriclens.plan.planner import resolve_fabric
-    from fabriclens.units import parse_size
+    from fabriclens.units import format_bw, format_number, format_rate, format_time, parse_size
 
     name = op.strip().lower().replace("-", "_").replace("allreduce", "all_reduce")
     aliases = {
@@ -73,16 +73,16 @@ def collective(
     est = estimate_collective(name, size_bytes, ranks, fabric, algorithm=algo)
     link = fabric.intra
     notes += [
-        f"intra-node: {link.title}, {link.bw_bytes_per_s / 1e9:g} GB/s per GPU x {link.efficiency:.3g} "
+        f"intra-node: {link.title}, {format_bw(link.bw_bytes_per_s)} per GPU x {format_number(link.efficiency)} "
         f"({link.efficiency_source})",
-        f"per-collective launch latency {BASE_LATENCY_S * 1e6:.0f} us + {link.latency_s * 1e6:g} us per "
+        f"per-collective launch latency {BASE_LATENCY_S * 1e6:.0f} us + {format_time(link.latency_s)} per "
         "intra-node step",
     ]
     if fabric.network is not None and est.nodes > 1:
         net = fabric.network
         notes.append(
-            f"network: {net.title}, {net.rate_bits_per_s / 1e9:g} Gbit/s x {fabric.nics_per_node} NIC(s) "
-            f"x {net.efficiency:.3g} ({net.efficiency_source}); {net.latency_s * 1e6:g} us per message"
+            f"network: {net.title}, {format_rate(net.rate_bits_per_s)} x {fabric.nics_per_node} NIC(s) "
+            f"x {format_number(net.efficiency)} ({net.efficiency_source}); {format_time(net.latency_s)} per message"
         )
         if fabric.host is not None:
             host = fabric.host

@@ -48,7 +48,7 @@ def datapath(
     from fabriclens.catalog import find_gpu
     from fabriclens.errors import InputError
     from fabriclens.plan.datapath import plan_datapath
-    from fabriclens.units import parse_size
+    from fabriclens.units import format_number, parse_size
 
     if gpus < 1:
         raise InputError(f"--gpus {gpus} must be at least 1", "give a positive --gpus")
@@ -58,11 +58,11 @@ def datapath(
     ckpt = float(parse_size(checkpoint_size)) if checkpoint_size else 0.0
     if images_per_s is not None:
         demand = images_per_s * parse_size(image_size)
-        notes.append(f"input: {images_per_s:g} images/s per GPU x {image_size}")
+        notes.append(f"input: {format_number(images_per_s, 6)} images/s per GPU x {image_size}")
     elif tokens_per_s is not None:
         demand = tokens_per_s * bytes_per_token / gpus
         notes.append(
-            f"input: {tokens_per_s:g} tokens/s x {bytes_per_token:g} bytes over {gpus} GPUs"
+            f"input: {format_number(tokens_per_s, 6)} tokens/s x {format_number(bytes_per_token, 6)} bytes over {gpus} GPUs"
         )
     elif model is not None:
         from fabriclens.catalog import find_model
@@ -77,7 +77,7 @@ def datapath(
         assert plan.training is not None
         demand = plan.training.tokens_per_s * bytes_per_token / gpus
         notes.append(
-            f"input: the planner's {plan.training.tokens_per_s:,.0f} tokens/s for {spec.name} x {bytes_per_token:g} bytes"
+            f"input: the planner's {plan.training.tokens_per_s:,.0f} tokens/s for {spec.name} x {format_number(bytes_per_token, 6)} bytes"
         )
         if not checkpoint_size:
             ckpt = 16.0 * count_params(spec).total

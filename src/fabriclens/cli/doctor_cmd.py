@@ -92,7 +92,7 @@ def doctor(
     from fabriclens.cli._output import check_formats, emit, split_list
     from fabriclens.diagnose.engine import diagnose
     from fabriclens.diagnose.host import diagnose_host
-    from fabriclens.diagnose.symptoms import walk, walks
+    from fabriclens.diagnose.symptoms import walk, walk_exit_status, walks
     from fabriclens.errors import InputError
     from fabriclens.probes.peer import valid_host
     from fabriclens.probes.survey import PeerOptions, survey_host
@@ -162,6 +162,11 @@ def doctor(
         ran |= {"logs"} if logs else set()
         ran |= {"endpoint"} if endpoints else set()
         doc["walk"] = walk(symptom, findings, ran)
+        status, doc["walk"]["exit_note"] = walk_exit_status(doc["walk"], findings)
+        emit(doc, json_out, "doctor_renderables", markdown)
+        if status:
+            raise typer.Exit(status)
+        return
     emit(doc, json_out, "doctor_renderables", markdown)
     exit_for(findings)
 

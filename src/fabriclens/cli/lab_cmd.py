@@ -174,7 +174,7 @@ def _show(doc: dict[str, object], json_out: bool) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from fabriclens.lab.spec import LinkSpec
+    from fabriclens.lab.spec import LinkSpec, lab_hints
 
     head = Text()
     head.append(f"lab {doc['name']}", style="bold")
@@ -196,8 +196,8 @@ def _show(doc: dict[str, object], json_out: bool) -> None:
         table.add_row(h["name"], h["address"], h["netns"], spec.describe(), path)
     note = Text(
         "delay, jitter and loss apply in each direction of a host's link: the RTT between two hosts is "
-        "2 x (delay of one + delay of the other)\nrun commands inside: fabriclens lab exec h1 -- ping "
-        f"{hosts[-1]['address'] if hosts else ''}",
+        "2 x (delay of one + delay of the other)\n"
+        + "\n".join(lab_hints(str(doc["name"]), [h["address"] for h in hosts])),
         style="dim",
     )
     print_rich([head, table, note])

@@ -11,6 +11,7 @@ from importlib import resources
 from typing import Any
 
 from fabriclens.diagnose.engine import Finding
+from fabriclens.errors import ExitStatus
 
 NEEDS = {
     "nics",
@@ -101,3 +102,18 @@ def walk(symptom: str, findings: list[Finding], ran: set[str]) -> dict[str, Any]
         "stopped_at": stopped,
         "summary": summary,
     }
+
+
+def walk_exit_status(walked: dict[str, Any], findings: list[Finding]) -> tuple[int, str]:
+    """The exit status of `doctor --symptom`, which follows the question asked: 1 when the walk
+    stopped at a step, 0 when it found nothing, whatever else the host shows; and the line that
+    says so."""
+    if walked["stopped_at"]:
+        return int(
+            ExitStatus.FINDINGS
+        ), f"exit status 1 follows the symptom walk: it stopped at '{walked['stopped_at']}'"
+    others = sum(1 for f in findings if f.severity in STOPS)
+    note = "exit status 0 follows the symptom walk: it found nothing"
+    if others:
+        note += f"; the {others} other finding(s) at warning or worse below do not set it"
+    return int(ExitStatus.OK), note

@@ -29,7 +29,14 @@ from typing import Any
 
 from fabriclens.errors import InputError
 from fabriclens.lab._ip import LabError, ip, netns_list, netns_pids, tc
-from fabriclens.lab.spec import MAX_HOSTS, LinkSpec, check_host, check_name, with_settings
+from fabriclens.lab.spec import (
+    MAX_HOSTS,
+    LinkSpec,
+    check_host,
+    check_name,
+    lab_command,
+    with_settings,
+)
 from fabriclens.probes._run import CommandResult, run_command
 
 PREFIX = "fl-"
@@ -397,7 +404,7 @@ class Lab:
             up = ", ".join(list_labs()) or "none"
             raise InputError(
                 f"no lab named {name!r} is up (labs up: {up})",
-                "start one: fabriclens lab up --hosts 2",
+                f"start one: {lab_command(name, 'up', '--hosts', '2')}",
             )
         data = json.loads(path.read_text())
         lab = cls(name=data["name"], subnet=data["subnet"], impairment=data["impairment"])

@@ -10,6 +10,7 @@ from fabriclens.errors import InputError
 from fabriclens.units import format_rate, parse_fraction, parse_rate, parse_time
 
 NAME_RE = re.compile(r"[a-z][a-z0-9]{0,7}")
+DEFAULT_NAME = "lab"
 MAX_HOSTS = 64
 MIN_MTU, MAX_MTU = 576, 9000
 
@@ -68,6 +69,23 @@ class LinkSpec:
             mtu=int(data["mtu"]),
             up=bool(data["up"]),
         )
+
+
+def lab_command(name: str, subcommand: str, *args: str) -> str:
+    """A `fabriclens lab` command line to print as a hint, naming the lab when it is not the
+    default one: a hint after `lab up --name x` must work when pasted."""
+    flag = [] if name == DEFAULT_NAME else ["--name", name]
+    return " ".join(["fabriclens", "lab", subcommand, *flag, *args])
+
+
+def lab_hints(name: str, addresses: list[str]) -> list[str]:
+    """What to run next on a lab that is up (hosts h1.. at ``addresses``), as printed after it."""
+    target = addresses[-1] if addresses else "198.18.0.2"
+    return [
+        f"run commands inside: {lab_command(name, 'exec', 'h1', '--', 'ping', target)}",
+        f"slow a link down: {lab_command(name, 'impair', 'h2' if len(addresses) > 1 else 'h1', '--delay', '5ms')}",
+        f"remove it: {lab_command(name, 'down')}",
+    ]
 
 
 def check_name(name: str) -> str:

@@ -5,6 +5,10 @@ A node is an outlier on a metric when it is worse than the fleet's median by mor
 robust deviations, where a deviation is 1.4826 x MAD (the standard deviation for normal data)
 but at least 5% of the median (a fleet of identical nodes has MAD 0; 1% off is not news) and at
 least 1 for counters. Only the bad direction counts: a NIC faster than the rest is not a finding.
+
+A counter that reads zero on nearly every node (at least 3 in 4 of the others) is the exception:
+its median and MAD are both 0, so no deviation can be measured, and any count above zero on one
+node (one critical finding, two link-downs, three ACK timeouts) is what sets that node apart.
 """
 
 from __future__ import annotations
@@ -12,8 +16,11 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from fabriclens.units import format_number
+
 Z_LIMIT = 3.0
 MIN_NODES = 3
+ZERO_SHARE = 0.75  # of the other nodes reading 0 for a count above 0 to stand out
 
 
 def metrics_of(doc: dict[str, Any], node: str) -> dict[str, dict[str, tuple[float, bool]]]:
@@ -92,17 +99,35 @@ def baselines(
         counter = all(float(v).is_integer() for v in values.values()) and not higher
         scale = max(1.4826 * mad, 0.05 * abs(med), 1.0 if counter else 1e-12)
         table[name] = {"nodes": len(values), "median": med, "mad": mad, "higher_is_better": higher}
+        zeros = sum(1 for v in values.values() if v == 0)
         for n, v in values.items():
             worse = (med - v) if higher else (v - med)
             z = worse / scale
-            if z > Z_LIMIT:
-                outliers.append({
-                    "node": n, "metric": name, "value": v, "median": med, "mad": mad, "z": z,
-                    "evidence": f"{n}: {name} {v:,.6g} against a fleet median of {med:,.6g} (MAD {mad:,.3g}); "
-                                f"{z:.1f} robust deviations {'below' if higher else 'above'}",
-                })  # fmt: skip
+            others_zero = zeros - (v == 0)
+            lone_count = (
+                counter and med == 0 and v > 0 and others_zero >= ZERO_SHARE * (len(values) - 1)
+            )
+            if lone_count:
+                evidence = (
+                    f"{n}: {name} {_plain(v)} where {others_zero} of the other {len(values) - 1} "
+                    "nodes read 0"
+                )
+            elif z > Z_LIMIT:
+                evidence = (
+                    f"{n}: {name} {_plain(v)} against a fleet median of {_plain(med)} (MAD {_plain(mad)}); "
+                    f"{z:.1f} robust deviations {'below' if higher else 'above'}"
+                )
+            else:
+                continue
+            outliers.append({"node": n, "metric": name, "value": v, "median": med, "mad": mad, "z": z,
+                             "evidence": evidence})  # fmt: skip
     outliers.sort(key=lambda o: o["z"], reverse=True)
     return table, outliers
+
+
+def _plain(value: float) -> str:
+    """A count in full (12,345,678); anything else to 6 figures, never as 1.2e+07."""
+    return f"{value:,.0f}" if float(value).is_integer() else format_number(value, 6)
 
 
 def rank_nodes(outliers: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from typing import Any
 from fabriclens.catalog.schema import ModelSpec
 from fabriclens.model.arch import ParamCounts, head_dim, kv_bytes_per_token, moe_layers, v_dim
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
+from fabriclens.units import format_number
 
 GIB = 2**30
 CUDA_CONTEXT_BYTES = 1 * GIB  # CUDA context, cuBLAS/cuDNN workspaces (estimate)
@@ -201,7 +202,7 @@ def training_memory(
         f"activations: {cfg.recompute} recompute, "
         f"{'FlashAttention (no score matrix)' if cfg.flash_attention else 'score matrix kept'}, "
         f"sequence parallel {'on' if cfg.sequence_parallel else 'off'}, "
-        f"{_in_flight(cfg):.2g} micro-batch(es) in flight on the first stage, "
+        f"{format_number(_in_flight(cfg), 2)} micro-batch(es) in flight on the first stage, "
         "fp32 logits for the loss"
     )
     buffers = NCCL_BUFFER_BYTES if cfg.gpus > 1 else 0.0

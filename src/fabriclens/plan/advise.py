@@ -17,6 +17,7 @@ from fabriclens.conditions import check_known, holds
 from fabriclens.errors import InputError
 from fabriclens.plan.planner import Plan, make_plans
 from fabriclens.plan.request import PlanRequest
+from fabriclens.units import format_time
 
 SCENARIOS = ("personal", "team-inference", "small-cluster", "large-cluster")
 TIERS = ("10gbe", "25gbe", "100gbe", "100g-roce", "200g-roce", "400g-roce", "hdr-ib", "ndr-ib")
@@ -165,7 +166,7 @@ def advise(
             what = "step" if request.workload != "inference" else "decode step (per token)"
             reason = (
                 f"{recommended.network} is the cheapest tier within {100 * slack:.0f}% of the best {what} time "
-                f"({recommended.time_s:.3g} s vs {best:.3g} s); its bottleneck is {recommended.bottleneck} and "
+                f"({format_time(recommended.time_s)} vs {format_time(best)}); its bottleneck is {recommended.bottleneck} and "
                 f"exposed communication is {100 * recommended.comm_share:.0f}% of the time"
             )
         else:

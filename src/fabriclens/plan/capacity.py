@@ -26,6 +26,7 @@ from fabriclens.model.layout import WEIGHT_BYTES
 from fabriclens.model.memory import inference_memory
 from fabriclens.plan.planner import resolve_fabric
 from fabriclens.plan.transfer import plan_transfer
+from fabriclens.units import format_decimal_bytes, format_rate, format_time
 
 SSE_BYTES_PER_TOKEN = 150  # an OpenAI-style `data: {...}` chunk per token (estimate)
 MAX_BATCH = 4096
@@ -402,9 +403,9 @@ def _assemble(
     advice = [
         f"{s.replicas} replica(s) behind an HTTP load balancer that routes by least outstanding requests; "
         "keep a user's conversation on one replica when prefix caching matters",
-        f"egress for streamed tokens is about {egress / 1e6:.2g} Mbit/s: the serving network is not the limit"
+        f"egress for streamed tokens is about {format_rate(egress, 2)}: the serving network is not the limit"
         if egress < 1e9
-        else f"egress for streamed tokens is {egress / 1e9:.2g} Gbit/s: size the front-end links for it",
+        else f"egress for streamed tokens is {format_rate(egress, 2)}: size the front-end links for it",
     ]
     if lim.max_parallel and s.batch == lim.max_parallel and s.max_batch_kv > lim.max_parallel:
         advice.insert(0, f"{lim.engine} runs {lim.max_parallel} request(s) at once per replica "
@@ -418,11 +419,11 @@ def _assemble(
             f"{tpot_slo_s * 1e3:.0f} ms target: use more tensor parallelism, a faster GPU or lower precision",
         )
     elif not s.slo_met and ttft_slo_s is not None:
-        advice.insert(0, f"time to first token is {s.ttft_s:.2g} s even for one request, above the {ttft_slo_s:g} s "
+        advice.insert(0, f"time to first token is {format_time(s.ttft_s, 2)} even for one request, above the {format_time(ttft_slo_s)} "
                       "target: prefill is too slow here (faster GPUs, or keep tensor parallelism inside a node)")  # fmt: skip
     if load_s is not None:
         advice.append(
-            f"loading {weights_bytes / 1e9:.3g} GB of weights onto a new replica over {network} takes {load_s:.0f} s"
+            f"loading {format_decimal_bytes(weights_bytes)} of weights onto a new replica over {network} takes {format_time(load_s)}"
         )
     if tp > s.fabric.gpus_per_node:
         comm = sum(c.time_per_token_s for c in best.comm)
@@ -433,8 +434,8 @@ def _assemble(
                 if lim.max_parallel else f"no cap on requests per replica besides the KV cache ({lim.max_parallel_source})")  # fmt: skip
     assumptions = (
         f"{users} users each streaming one response of {d.output_tokens} tokens after a {d.prompt_tokens}-token prompt",
-        f"target: {tpot_slo_s * 1e3:g} ms per output token"
-        + (f", TTFT {ttft_slo_s:g} s" if ttft_slo_s else ""),
+        f"target: {format_time(tpot_slo_s)} per output token"
+        + (f", TTFT {format_time(ttft_slo_s)}" if ttft_slo_s else ""),
         f"replica: {reason}",
         f"engine memory: {lim.gpu_memory_utilization:.0%} of each GPU ({lim.gpu_memory_utilization_source})"
         + (f", less {lim.reserved_bytes / 2**20:.0f} MiB ({lim.reserved_bytes_source})" if lim.reserved_bytes else "")

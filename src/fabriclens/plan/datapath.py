@@ -13,6 +13,13 @@ from dataclasses import dataclass
 from fabriclens.catalog import find_gpu, find_link, find_network
 from fabriclens.errors import InputError
 from fabriclens.plan.transfer import link_goodput
+from fabriclens.units import (
+    format_bw,
+    format_decimal_bytes,
+    format_number,
+    format_rate,
+    format_time,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,13 +92,13 @@ def plan_datapath(
     per_node = demand_per_gpu_bytes_per_s * gpus_per_node
     stages = [
         Stage("storage network (per node)", node_net, per_node,
-              f"{storage_nics} x {net.title}: {goodput_bits / 1e9:.3g} Gbit/s each ({source})"),
+              f"{storage_nics} x {net.title}: {format_rate(goodput_bits)} each ({source})"),
         Stage("host memory -> GPU (PCIe, per GPU)", pcie.bw_bytes_per_s * pcie.efficiency, demand_per_gpu_bytes_per_s,
               f"{pcie.title} x {pcie.efficiency:.2g}"),
     ]  # fmt: skip
     if storage_bytes_per_s:
         stages.insert(0, Stage("storage system (all nodes)", storage_bytes_per_s, per_node * nodes,
-                               f"{storage_bytes_per_s / 1e9:.3g} GB/s in total, shared by {nodes} node(s)"))  # fmt: skip
+                               f"{format_bw(storage_bytes_per_s)} in total, shared by {nodes} node(s)"))  # fmt: skip
     ckpt_s = None
     if checkpoint_bytes > 0:
         write = nodes * node_net
@@ -102,8 +109,8 @@ def plan_datapath(
     worst = max(stages, key=lambda st: st.utilisation)
     if worst.utilisation > 1:
         advice.append(
-            f"the {worst.name} throttles the job: it must carry {worst.demand_bytes_per_s / 1e6:,.0f} MB/s but "
-            f"delivers {worst.capacity_bytes_per_s / 1e6:,.0f} MB/s, so the job runs {worst.utilisation:.2f}x longer than the GPUs allow"
+            f"the {worst.name} throttles the job: it must carry {format_decimal_bytes(worst.demand_bytes_per_s)}/s but "
+            f"delivers {format_decimal_bytes(worst.capacity_bytes_per_s)}/s, so the job runs {format_number(worst.utilisation)}x longer than the GPUs allow"
         )
         if worst.name.startswith("storage network"):
             faster = [
@@ -118,11 +125,11 @@ def plan_datapath(
                 )
     else:
         advice.append(
-            f"the data path keeps up: the busiest pipe ({worst.name}) runs at {100 * worst.utilisation:.0f}%"
+            f"the data path keeps up: the busiest pipe ({worst.name}) runs at {format_number(100 * worst.utilisation, 2)}%"
         )
     if ckpt_s is not None:
         advice.append(
-            f"a checkpoint of {checkpoint_bytes / 1e9:.3g} GB takes {ckpt_s:.0f} s to write from all nodes at once"
+            f"a checkpoint of {format_decimal_bytes(checkpoint_bytes)} takes {format_time(ckpt_s)} to write from all nodes at once"
         )
     return DatapathPlan(
         tuple(stages),

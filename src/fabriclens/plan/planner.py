@@ -17,7 +17,7 @@ from fabriclens.model.memory import training_memory
 from fabriclens.model.step import StepEstimate, estimate_training_step
 from fabriclens.plan.fit import min_gpus_inference, min_gpus_training
 from fabriclens.plan.request import PlanRequest
-from fabriclens.units import parse_rate
+from fabriclens.units import format_number, parse_rate
 
 WORKLOADS = ("pretrain", "full-finetune", "lora", "qlora", "inference")
 DEFAULT_MULTI_NODE_NETWORK = "ndr-ib"
@@ -331,6 +331,7 @@ def _setup(
         nics_per_node=req.nics_per_node,
         comparison_nics=req.comparison_nics,
     )
+    notes.insert(0, f"model: {req.model.name} ({req.model.source})")
     return req.model, count_params(req.model), gpu, fabric, [*req.extra_notes, *notes]
 
 
@@ -558,7 +559,7 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
         notes.append("layout chosen as the fastest that fits: " + ", ".join(chosen))
     if req.global_batch is None:
         notes.append(
-            f"global batch: {cfg.global_batch} sequences ({cfg.global_batch * cfg.seq_len / 1e6:.2g}M tokens)"
+            f"global batch: {cfg.global_batch} sequences ({format_number(cfg.global_batch * cfg.seq_len / 1e6, 2)}M tokens)"
         )
     min_gpus = min_gpus_training(spec, counts, gpu, ev.base, fabric.gpus_per_node)
     return Plan(

@@ -11,6 +11,7 @@ from fabriclens.model.layout import TrainConfig
 from fabriclens.model.step import StepEstimate
 from fabriclens.plan.planner import evaluate_layouts, like_for_like
 from fabriclens.plan.request import PlanRequest
+from fabriclens.units import format_time
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def why_slower(
     if total <= 5e-4 * better[1].time_s:  # within 0.05%: a tie
         diff = worse[1].memory.total_per_gpu_bytes - better[1].memory.total_per_gpu_bytes
         return f"ties with the one above ({what}); {abs(diff) / 2**30:.1f} GiB {'more' if diff > 0 else 'less'} memory per GPU"
-    return f"+{total:.3g} s, mostly {key} (+{delta:.3g} s); changed: {what}"
+    return f"+{format_time(total)}, mostly {key} (+{format_time(delta)}); changed: {what}"
 
 
 def search(req: PlanRequest, networks: tuple[str | None, ...], top: int = 5) -> SearchResult:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from fabriclens.catalog import find_network, networks
 from fabriclens.catalog.schema import Network
 from fabriclens.errors import InputError
+from fabriclens.units import format_decimal_bytes, format_rate
 
 PIPELINE_CHUNK_BYTES = 64e6
 WIRE_GOODPUT = 1448 / 1538  # TCP payload per 1500-MTU Ethernet frame on the wire
@@ -102,7 +103,7 @@ def plan_transfer(
         goodput, source = link_goodput(network, protocol)
     t1 = size_bytes * 8 / goodput
     strategies = [
-        Strategy("one host", t1, f"{size_bytes / 1e9:.3g} GB at {goodput / 1e9:.3g} Gbit/s")
+        Strategy("one host", t1, f"{format_decimal_bytes(size_bytes)} at {format_rate(goodput)}")
     ]
     if hosts > 1:
         rounds = math.ceil(math.log2(hosts + 1))
@@ -115,7 +116,7 @@ def plan_transfer(
         ]  # fmt: skip
         if storage_bits_per_s:
             storage_s = max(t1, hosts * size_bytes * 8 / storage_bits_per_s)
-            strategies.append(Strategy("shared storage", storage_s, f"all hosts read at once from storage at {storage_bits_per_s / 1e9:.3g} Gbit/s in total"))  # fmt: skip
+            strategies.append(Strategy("shared storage", storage_s, f"all hosts read at once from storage at {format_rate(storage_bits_per_s)} in total"))  # fmt: skip
     advice = [
         "sync incrementally: model files come as safetensors shards, so `rsync` moves only the shards that changed",
         "compress nothing: weights barely compress and the CPU becomes the bottleneck above 10 Gbit/s",

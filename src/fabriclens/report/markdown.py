@@ -63,6 +63,7 @@ def doctor_markdown(doc: dict[str, Any]) -> str:
             lines += [f"   - {_code(e)}" for e in step["evidence"] if step["status"] == "found"]
             lines += [f"   - by hand: {_code(step['manual'])}"] if step["manual"] else []
         lines += ["", f"**{w['summary']}**", ""]
+        lines += [w["exit_note"], ""] if w.get("exit_note") else []
     for sec in doctor_sections(doc):
         lines += [f"## {sec.title}", "", *_table(sec.header, [list(r) for r in sec.rows]), ""]
     lines += ["## Findings", "", *findings_markdown(doc["findings"])]

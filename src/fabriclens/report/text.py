@@ -10,7 +10,13 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from fabriclens.units import format_bytes, format_decimal_bytes, format_time
+from fabriclens.units import (
+    format_bytes,
+    format_decimal_bytes,
+    format_number,
+    format_rate,
+    format_time,
+)
 
 COMPONENT_LABELS = {
     "weights": "weights",
@@ -24,11 +30,16 @@ COMPONENT_LABELS = {
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+    return f"{100 * x:,.1f}%"
 
 
 def _gbps(x: float) -> str:
-    return f"{x:.1f}"
+    return f"{x:,.1f}"
+
+
+def _count(x: float) -> str:
+    """A count of calls: whole numbers in full (37,748,736), fractions to 3 figures."""
+    return f"{x:,.0f}" if float(x).is_integer() else format_number(x)
 
 
 def memory_table(doc: dict[str, Any]) -> Table:
@@ -73,7 +84,7 @@ def comm_table(doc: dict[str, Any]) -> Table:
             c["group"],
             c["op"],
             format_decimal_bytes(c["size_bytes"]),
-            f"{c['count']:g}",
+            _count(c["count"]),
             c["link"],
             _gbps(c["busbw_GBps"]),
             format_time(c["time_s"]),
@@ -162,7 +173,7 @@ def inference_lines(doc: dict[str, Any]) -> list[RenderableType]:
                 c["group"],
                 c["op"],
                 format_decimal_bytes(c["size_bytes"]),
-                f"{c['count_per_token']:g}",
+                _count(c["count_per_token"]),
                 c["link"],
                 format_time(c["time_per_token_s"]),
             )
@@ -239,7 +250,7 @@ def comparison_renderables(docs: list[dict[str, Any]], explain: bool) -> list[Re
                 f"tp{lay['tp']} pp{lay['pp']} dp{lay['dp']} z{lay['zero']}",
                 d["bottleneck"],
             ]
-        row += [f"{d['network_cost_relative']:.3g}", "yes" if d["memory"]["fits"] else "NO"]
+        row += [format_number(d["network_cost_relative"]), "yes" if d["memory"]["fits"] else "NO"]
         table.add_row(*row)
     out.append(table)
     out.append(
@@ -299,9 +310,7 @@ def transfer_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         f"{format_decimal_bytes(doc['size_bytes'])} over {doc['link']} ({doc['protocol']})",
         style="bold",
     )
-    head.append(
-        f": {doc['goodput_bits_per_s'] / 1e9:.3g} Gbit/s of goodput ({doc['goodput_source']})"
-    )
+    head.append(f": {format_rate(doc['goodput_bits_per_s'])} of goodput ({doc['goodput_source']})")
     table = Table(title=f"to {doc['hosts']} host(s)", box=box.SIMPLE_HEAD, title_justify="left")
     for col in ("strategy", "time", ""):
         table.add_column(col)
@@ -309,7 +318,7 @@ def transfer_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         name = s["name"] + (
             " (fastest)" if s["name"] == doc["best"] and len(doc["strategies"]) > 1 else ""
         )
-        table.add_row(name, _duration(s["time_s"]), s["note"])
+        table.add_row(name, format_time(s["time_s"]), s["note"])
     advice = Text("Advice\n", style="bold")
     for line in doc["advice"]:
         advice.append(f"  · {line}\n")
@@ -327,9 +336,9 @@ def capacity_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     team = doc.get("team")
     if team:
         head.append(f" for a team of {team['people']} ({doc['users']} concurrent streams)")
-        head.append(f" at ≤ {doc['tpot_slo_s'] * 1e3:g} ms per token")
+        head.append(f" at ≤ {format_time(doc['tpot_slo_s'])} per token")
     else:
-        head.append(f" for {doc['users']} users at ≤ {doc['tpot_slo_s'] * 1e3:g} ms per token")
+        head.append(f" for {doc['users']} users at ≤ {format_time(doc['tpot_slo_s'])} per token")
     if not doc["slo_met"]:
         head.append(" — TARGET NOT MET", style="bold red")
     eng = doc["engine"]
@@ -362,19 +371,11 @@ def capacity_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         table.add_row(label, value)
     totals = Text()
     totals.append(f"required {doc['required_tokens_per_s']:,.0f} tokens/s · provided {doc['provided_tokens_per_s']:,.0f} tokens/s · "
-                  f"egress {doc['egress_bits_per_s'] / 1e6:.3g} Mbit/s · weights {format_decimal_bytes(doc['weights_bytes'])}")  # fmt: skip
+                  f"egress {format_rate(doc['egress_bits_per_s'])} · weights {format_decimal_bytes(doc['weights_bytes'])}")  # fmt: skip
     advice = Text("Advice\n", style="bold")
     for line in doc["advice"]:
         advice.append(f"  · {line}\n")
     return [head, table, totals, advice]
-
-
-def _duration(time_s: float) -> str:
-    if time_s >= 3600:
-        return f"{time_s / 3600:.2f} h"
-    if time_s >= 120:
-        return f"{time_s / 60:.1f} min"
-    return format_time(time_s)
 
 
 def advise_renderables(doc: dict[str, Any]) -> list[RenderableType]:
@@ -394,7 +395,7 @@ def advise_renderables(doc: dict[str, Any]) -> list[RenderableType]:
             )
         for t in doc["tiers"]:
             style = "bold" if t["verdict"] == "recommended" else ""
-            table.add_row(t["network"], format_time(t["time_s"]), f"{t['network_cost_relative']:.3g}", t["bottleneck"],
+            table.add_row(t["network"], format_time(t["time_s"]), format_number(t["network_cost_relative"]), t["bottleneck"],
                           _pct(t["comm_share"]), Text(t["verdict"], style=style))  # fmt: skip
         out.append(table)
         rec = Text("Recommendation ", style="bold")
@@ -426,15 +427,15 @@ def datapath_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         busy = Text(_pct(s["utilisation"]), style="bold red" if s["utilisation"] > 1 else "")
         table.add_row(
             s["name"],
-            f"{s['capacity_bytes_per_s'] / 1e6:,.0f} MB/s",
-            f"{s['demand_bytes_per_s'] / 1e6:,.1f} MB/s",
+            f"{format_decimal_bytes(s['capacity_bytes_per_s'])}/s",
+            f"{format_decimal_bytes(s['demand_bytes_per_s'])}/s",
             busy,
             s["note"],
         )
     text = Text()
     text.append("Narrowest ", style="bold")
     text.append(
-        f"{doc['narrowest']} · the job runs {doc['slowdown']:.2f}x as long as the GPUs need\n"
+        f"{doc['narrowest']} · the job runs {format_number(doc['slowdown'])}x as long as the GPUs need\n"
     )
     for line in doc["advice"]:
         text.append(f"  · {line}\n")
@@ -512,7 +513,8 @@ def logs_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     nccl = doc["nccl"]
     head = Text()
     head.append("NCCL ", style="bold")
-    head.append(f"{nccl['version'] or 'version ?'} · transport {nccl['transport'] or 'not seen'}")
+    head.append(nccl["version"] or "version not found in the log")
+    head.append(f" · transport {nccl['transport'] or 'not seen'}")
     if nccl["ib_devices"]:
         head.append(f" · HCAs {', '.join(nccl['ib_devices'])}")
     if nccl["oob"]:
@@ -604,6 +606,8 @@ def doctor_renderables(doc: dict[str, Any]) -> list[RenderableType]:
                 text.append(f"\n       by hand: {step['manual']}", style="dim")
             text.append("\n")
         text.append(w["summary"], style="bold")
+        if w.get("exit_note"):
+            text.append(f"\n{w['exit_note']}", style="dim")
         out.append(text)
     for sec in doctor_sections(doc):
         table = Table(title=sec.title, box=box.SIMPLE_HEAD, title_justify="left")
@@ -638,7 +642,7 @@ def watch_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         else f"{doc['gpu_util_mean_pct']:.0f}% busy on average"
     )
     load = (
-        "-"
+        "no link capacity known, so no share of it (give --link-speed)"
         if doc["net_load_mean"] is None
         else f"{100 * doc['net_load_mean']:.0f}% of capacity on average"
     )
@@ -648,7 +652,7 @@ def watch_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     )
     text.append("Network ", style="bold")
     text.append(
-        f"{', '.join(doc['links']) or 'no links'}: busiest {doc['peak_link_bits_per_s'] / 1e6:,.1f} Mbit/s peak, {load}"
+        f"{', '.join(doc['links']) or 'no links'}: busiest {format_rate(doc['peak_link_bits_per_s'])} at peak; {load}"
     )
     if doc.get("plot"):
         text.append(f"\nPlot {doc['plot']}")
