@@ -304,12 +304,41 @@ def test_datapath_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert isinstance(doc, dict)
     assert set(doc) >= {"stages", "narrowest", "slowdown", "advice"}
     assert doc["slowdown"] > 9
-    model = _json(capsys, "datapath", "llama-3.1-8b", "--gpus", "16", "--storage-bw", "5GB")
+    model = _json(capsys, "datapath", "llama-3.1-8b", "--gpus", "16", "--storage-bw", "5GB/s")
     assert isinstance(model, dict) and model["checkpoint_bytes"] == pytest.approx(
         16 * 8.03e9, rel=1e-3
     )
     assert run(["datapath", "--gpus", "4"]) == 2
     assert "no input rate" in capsys.readouterr().err
+
+
+def test_transfer_reads_a_measured_rate_in_bytes_per_second(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 140 GB at 1 GB/s (8 Gbit/s) is 140 s; read as 1 Gbit/s it was 1,120 s (18.7 min)
+    doc = _json(capsys, "transfer", "140GB", "--link", "25gbe", "--measured", "1GB/s")
+    assert isinstance(doc, dict)
+    assert doc["goodput_bits_per_s"] == pytest.approx(8e9)
+    assert doc["time_s"] == pytest.approx(140.0)
+    bits = _json(capsys, "transfer", "140GB", "--link", "25gbe", "--measured", "8Gbit/s")
+    assert isinstance(bits, dict) and bits["time_s"] == pytest.approx(140.0)
+    assert run(["transfer", "140GB", "--link", "25gbe", "--storage", "2GB/s", "--json"]) == 0
+    assert "1.12e+03" not in capsys.readouterr().out
+    assert run(["transfer", "140GB", "--measured", "1gb"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "write 1Gbit/s for bits or 1GB/s for bytes" in err
+
+
+def test_datapath_reads_the_storage_rate_in_bytes_per_second(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for flag, rate in (("--storage", "2GB/s"), ("--storage-bw", "16Gbit/s")):
+        doc = _json(capsys, "datapath", "llama-3.1-8b", flag, rate)
+        assert isinstance(doc, dict)
+        storage = next(s for s in doc["stages"] if s["name"].startswith("storage system"))
+        assert storage["capacity_bytes_per_s"] == pytest.approx(2e9)
+    assert run(["datapath", "llama-3.1-8b", "--storage", "2GB"]) == 2
+    assert "is a size, not a rate" in capsys.readouterr().err
 
 
 def test_search_json(capsys: pytest.CaptureFixture[str]) -> None:

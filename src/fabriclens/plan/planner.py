@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from dataclasses import dataclass, replace
 
 from fabriclens.catalog import find_engine, find_gpu, find_link, find_network
@@ -77,17 +78,17 @@ WIRE_TCP_GOODPUT = 1448 / 1538  # TCP payload per 1500-MTU Ethernet frame on the
 
 def network_or_rate(name: str) -> Network:
     """A catalog network, or a plain TCP/Ethernet link of a given wire rate ("400mbit",
-    "2.5gbit"), as measured links and lab links are described."""
+    "2.5Gbit/s", "3GB/s"), as measured links and lab links are described."""
     try:
         return find_network(name)
     except InputError as exc:
-        if (
-            not name.lower().rstrip("/s").endswith(("bit", "bp"))
-        ):  # "5g" stays a typo, "5gbit" is a rate
+        if re.fullmatch(r"[0-9.eE+-]*\s*[a-zA-Z]?", name.strip()):  # "5g" stays a typo
             raise
         try:
             rate = parse_rate(name)
-        except InputError:
+        except InputError as bad_rate:
+            if "bits or bytes" in bad_rate.problem:
+                raise
             raise exc from None
     return Network(name=name, title=f"{rate / 1e6:,.0f} Mbit/s Ethernet, TCP", kind="tcp", rate_bits_per_s=rate,
                    efficiency=WIRE_TCP_GOODPUT, efficiency_source="TCP goodput 1448/1538 bytes per 1500-MTU frame",
