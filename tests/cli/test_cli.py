@@ -18,6 +18,15 @@ def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
     return json.loads(capsys.readouterr().out)
 
 
+def _plan_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    """A plan's JSON; its exit status is its verdict (1 when it does not fit in memory)."""
+    status = run([*argv, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert isinstance(doc, dict)
+    assert status == (0 if doc["memory"]["fits"] else 1)
+    return doc
+
+
 def test_plan_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> None:
     doc = _json(capsys, "plan", "llama-3.1-8b", "--gpus", "16", "--network", "100g-roce")
     assert isinstance(doc, dict)
@@ -63,11 +72,11 @@ def test_plan_with_several_networks_is_a_list(capsys: pytest.CaptureFixture[str]
 
 
 def test_plan_explicit_layout_is_respected(capsys: pytest.CaptureFixture[str]) -> None:
-    doc = _json(capsys, "plan", "llama-3.1-70b", "--gpus", "32", "--tp", "8", "--pp", "2", "--zero", "1",
-                "--recompute", "selective", "--micro-batch", "2", "--global-batch", "64", "--seq-len", "8192",
-                "--network", "ndr-ib", "--nics-per-node", "4")  # fmt: skip
-    assert isinstance(doc, dict)
+    doc = _plan_json(capsys, "plan", "llama-3.1-70b", "--gpus", "32", "--tp", "8", "--pp", "2", "--dp", "2",
+                     "--zero", "1", "--recompute", "selective", "--micro-batch", "2", "--global-batch", "64",
+                     "--seq-len", "8192", "--network", "ndr-ib", "--nics-per-node", "4")  # fmt: skip
     lay = doc["layout"]
+    assert isinstance(lay, dict)
     assert (lay["tp"], lay["pp"], lay["dp"], lay["zero"], lay["recompute"]) == (
         8,
         2,
@@ -101,10 +110,10 @@ def test_every_training_workload_runs(capsys: pytest.CaptureFixture[str], worklo
 
 
 def test_plan_from_config_json_and_from_flags(capsys: pytest.CaptureFixture[str]) -> None:
-    by_file = _json(
+    by_file = _plan_json(
         capsys, "plan", str(FIXTURES / "hf" / "mixtral-8x7b.json"), "--gpus", "8", "--ep", "2"
     )
-    by_flags = _json(capsys, "plan", "--layers", "32", "--hidden", "4096", "--heads", "32", "--kv-heads", "8",
+    by_flags = _plan_json(capsys, "plan", "--layers", "32", "--hidden", "4096", "--heads", "32", "--kv-heads", "8",
                      "--ffn", "14336", "--vocab", "32000", "--experts", "8", "--experts-per-token", "2",
                      "--gpus", "8", "--ep", "2")  # fmt: skip
     assert isinstance(by_file, dict) and isinstance(by_flags, dict)
