@@ -2,6 +2,8 @@
 
 Conventions (DESIGN.md): GB = 1e9 bytes, GiB = 2**30 bytes; link rates are bits per second;
 bandwidths are bytes per second. A bare suffix on a size (``64M``) is decimal, like ``64MB``.
+In a rate the case of B says bytes (``GB/s``) or bits (``Gb/s``); a bare suffix is bits
+(``100G``), as links are named.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import re
 
 from fabriclens.errors import InputError
 
-_NUM = r"(?P<num>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)"
+# a number, with thousands separated by commas as the tool prints them ("1,130 GB")
+_NUM = r"(?P<num>(?:[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]*\.?[0-9]+)(?:[eE][+-]?[0-9]+)?)"
 
 _SIZE_UNITS: dict[str, float] = {
     "": 1,
@@ -33,24 +36,58 @@ _SIZE_UNITS: dict[str, float] = {
     "pib": 2**50,
 }
 
-_RATE_UNITS: dict[str, float] = {
-    "": 1,
-    "bps": 1,
-    "bit": 1,
-    "k": 1e3,
-    "kbit": 1e3,
-    "kbps": 1e3,
-    "m": 1e6,
-    "mbit": 1e6,
-    "mbps": 1e6,
-    "g": 1e9,
-    "gbit": 1e9,
-    "gbps": 1e9,
-    "gbe": 1e9,
-    "t": 1e12,
-    "tbit": 1e12,
-    "tbps": 1e12,
-}
+_RATE_PREFIXES = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+_PER_SECOND = ("/second", "/sec", "/s", "ps")
+_RATE_UNIT = re.compile(r"(?P<prefix>[kKmMgGtT]?)(?P<binary>i?)(?P<what>[a-zA-Z]*)")
+RATE_EXAMPLE = "1Gbit/s, 100G or 400Gbps (bits) or 2GB/s (bytes)"
+
+
+def _bits_per_rate_unit(raw: str, num: str, unit: str) -> float:
+    """Bits per second in one ``unit`` of a rate: upper-case B is bytes, lower-case b (or
+    ``bit``) bits, a bare prefix bits (``100G``, as links are named). A unit whose case cannot
+    tell bits from bytes (``gb``, ``gb/s``, ``MBPS``) is refused rather than guessed."""
+    unknown = InputError(f"cannot read {raw!r} as a rate", f"write it like {RATE_EXAMPLE}")
+    if unit.lower() == "gbe":  # a link named by its rate: 25GbE
+        return 1e9
+    rest, per = unit, ""
+    for suffix in _PER_SECOND:
+        if rest.lower().endswith(suffix):
+            rest, per = rest[: -len(suffix)], rest[-len(suffix) :]
+            break
+    match = _RATE_UNIT.fullmatch(rest)
+    if match is None:
+        raise unknown
+    prefix, binary, what = match.group("prefix", "binary", "what")
+    if binary and not prefix:
+        raise unknown
+    shown = ("k" if prefix == "k" and not binary else prefix.upper()) + binary
+    ambiguous = InputError(
+        f"{raw!r} could mean bits or bytes per second",
+        f"write {num}{shown}bit/s for bits or {num}{shown}B/s for bytes",
+    )
+    if what.lower() in ("bit", "bits"):
+        bits = 1.0
+    elif what.lower() in ("byte", "bytes") or what == "B":
+        bits = 8.0
+        if what == "B" and per == "PS":  # GBPS: in capitals the case says nothing
+            raise ambiguous
+    elif what == "b":
+        bits = 1.0
+        if prefix == prefix.lower() and per.lower() != "ps":  # gb, gb/s: a lower-cased GB?
+            raise ambiguous
+    elif what == "" and not per and not binary:
+        bits = 1.0
+    else:
+        raise unknown
+    if bits == 8.0 and not per:
+        raise InputError(
+            f"{raw!r} is a size, not a rate", f"write {num}{prefix}{binary}B/s for bytes per second"
+        )
+    scale = (
+        2.0 ** (10 * "_kmgt".index(prefix.lower())) if binary else _RATE_PREFIXES[prefix.lower()]
+    )
+    return scale * bits
+
 
 _TIME_UNITS: dict[str, float] = {
     "": 1,
@@ -69,10 +106,10 @@ _TIME_UNITS: dict[str, float] = {
 def _parse(text: str, units: dict[str, float], what: str, example: str) -> float:
     raw = str(text).strip()
     match = re.fullmatch(_NUM + r"\s*(?P<unit>[a-zA-Zµ/]*)", raw)
-    unit = match.group("unit").lower().replace("/s", "ps") if match else ""
+    unit = match.group("unit").lower() if match else ""
     if match is None or unit not in units:
         raise InputError(f"cannot read {raw!r} as a {what}", f"write it like {example}")
-    value = float(match.group("num")) * units[unit]
+    value = float(match.group("num").replace(",", "")) * units[unit]
     if not math.isfinite(value):
         raise InputError(f"{raw!r} is not a finite {what}", f"write it like {example}")
     return value
@@ -88,10 +125,29 @@ def parse_size(text: str | int | float) -> int:
 
 
 def parse_rate(text: str | int | float) -> float:
-    """Parse a link rate such as ``1gbit``, ``100G``, ``400Gbps``; returns bits per second."""
+    """Parse a rate; returns bits per second. Bits: ``1gbit``, ``100G``, ``400Gbps``, ``10Gb/s``,
+    ``25GbE``; bytes (x8): ``2GB/s``, ``2GBps``, ``500MiB/s``. Ambiguous units (``1gb``) and
+    sizes (``1GB``) are refused with the two spellings to choose from."""
     if isinstance(text, int | float) and not isinstance(text, bool):
         return float(text)
-    return _parse(str(text), _RATE_UNITS, "rate", "1gbit, 100G or 400Gbps")
+    raw = str(text).strip()
+    match = re.fullmatch(_NUM + r"\s*(?P<unit>[a-zA-Z/]*)", raw)
+    if match is None:
+        raise InputError(f"cannot read {raw!r} as a rate", f"write it like {RATE_EXAMPLE}")
+    value = float(match.group("num").replace(",", "")) * _bits_per_rate_unit(
+        raw, match.group("num"), match.group("unit")
+    )
+    if not math.isfinite(value):
+        raise InputError(f"{raw!r} is not a finite rate", f"write it like {RATE_EXAMPLE}")
+    return value
+
+
+def parse_bandwidth(text: str | int | float) -> float:
+    """Parse a rate as :func:`parse_rate` does (``2GB/s``, ``16Gbit/s``); returns bytes per
+    second. A plain number is bytes per second."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        return float(text)
+    return parse_rate(text) / 8.0
 
 
 def parse_time(text: str | int | float) -> float:

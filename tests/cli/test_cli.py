@@ -18,6 +18,15 @@ def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
     return json.loads(capsys.readouterr().out)
 
 
+def _plan_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    """A plan's JSON; its exit status is its verdict (1 when it does not fit in memory)."""
+    status = run([*argv, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert isinstance(doc, dict)
+    assert status == (0 if doc["memory"]["fits"] else 1)
+    return doc
+
+
 def test_plan_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> None:
     doc = _json(capsys, "plan", "llama-3.1-8b", "--gpus", "16", "--network", "100g-roce")
     assert isinstance(doc, dict)
@@ -63,11 +72,11 @@ def test_plan_with_several_networks_is_a_list(capsys: pytest.CaptureFixture[str]
 
 
 def test_plan_explicit_layout_is_respected(capsys: pytest.CaptureFixture[str]) -> None:
-    doc = _json(capsys, "plan", "llama-3.1-70b", "--gpus", "32", "--tp", "8", "--pp", "2", "--zero", "1",
-                "--recompute", "selective", "--micro-batch", "2", "--global-batch", "64", "--seq-len", "8192",
-                "--network", "ndr-ib", "--nics-per-node", "4")  # fmt: skip
-    assert isinstance(doc, dict)
+    doc = _plan_json(capsys, "plan", "llama-3.1-70b", "--gpus", "32", "--tp", "8", "--pp", "2", "--dp", "2",
+                     "--zero", "1", "--recompute", "selective", "--micro-batch", "2", "--global-batch", "64",
+                     "--seq-len", "8192", "--network", "ndr-ib", "--nics-per-node", "4")  # fmt: skip
     lay = doc["layout"]
+    assert isinstance(lay, dict)
     assert (lay["tp"], lay["pp"], lay["dp"], lay["zero"], lay["recompute"]) == (
         8,
         2,
@@ -101,10 +110,10 @@ def test_every_training_workload_runs(capsys: pytest.CaptureFixture[str], worklo
 
 
 def test_plan_from_config_json_and_from_flags(capsys: pytest.CaptureFixture[str]) -> None:
-    by_file = _json(
+    by_file = _plan_json(
         capsys, "plan", str(FIXTURES / "hf" / "mixtral-8x7b.json"), "--gpus", "8", "--ep", "2"
     )
-    by_flags = _json(capsys, "plan", "--layers", "32", "--hidden", "4096", "--heads", "32", "--kv-heads", "8",
+    by_flags = _plan_json(capsys, "plan", "--layers", "32", "--hidden", "4096", "--heads", "32", "--kv-heads", "8",
                      "--ffn", "14336", "--vocab", "32000", "--experts", "8", "--experts-per-token", "2",
                      "--gpus", "8", "--ep", "2")  # fmt: skip
     assert isinstance(by_file, dict) and isinstance(by_flags, dict)
@@ -332,12 +341,41 @@ def test_datapath_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert isinstance(doc, dict)
     assert set(doc) >= {"stages", "narrowest", "slowdown", "advice"}
     assert doc["slowdown"] > 9
-    model = _json(capsys, "datapath", "llama-3.1-8b", "--gpus", "16", "--storage-bw", "5GB")
+    model = _json(capsys, "datapath", "llama-3.1-8b", "--gpus", "16", "--storage-bw", "5GB/s")
     assert isinstance(model, dict) and model["checkpoint_bytes"] == pytest.approx(
         16 * 8.03e9, rel=1e-3
     )
     assert run(["datapath", "--gpus", "4"]) == 2
     assert "no input rate" in capsys.readouterr().err
+
+
+def test_transfer_reads_a_measured_rate_in_bytes_per_second(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 140 GB at 1 GB/s (8 Gbit/s) is 140 s; read as 1 Gbit/s it was 1,120 s (18.7 min)
+    doc = _json(capsys, "transfer", "140GB", "--link", "25gbe", "--measured", "1GB/s")
+    assert isinstance(doc, dict)
+    assert doc["goodput_bits_per_s"] == pytest.approx(8e9)
+    assert doc["time_s"] == pytest.approx(140.0)
+    bits = _json(capsys, "transfer", "140GB", "--link", "25gbe", "--measured", "8Gbit/s")
+    assert isinstance(bits, dict) and bits["time_s"] == pytest.approx(140.0)
+    assert run(["transfer", "140GB", "--link", "25gbe", "--storage", "2GB/s", "--json"]) == 0
+    assert "1.12e+03" not in capsys.readouterr().out
+    assert run(["transfer", "140GB", "--measured", "1gb"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "write 1Gbit/s for bits or 1GB/s for bytes" in err
+
+
+def test_datapath_reads_the_storage_rate_in_bytes_per_second(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for flag, rate in (("--storage", "2GB/s"), ("--storage-bw", "16Gbit/s")):
+        doc = _json(capsys, "datapath", "llama-3.1-8b", flag, rate)
+        assert isinstance(doc, dict)
+        storage = next(s for s in doc["stages"] if s["name"].startswith("storage system"))
+        assert storage["capacity_bytes_per_s"] == pytest.approx(2e9)
+    assert run(["datapath", "llama-3.1-8b", "--storage", "2GB"]) == 2
+    assert "is a size, not a rate" in capsys.readouterr().err
 
 
 def test_search_json(capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,10 +23,12 @@ SETTINGS = settings(
 )
 
 
-def _check(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+def _check(capsys: pytest.CaptureFixture[str], argv: list[str], verdict: bool = False) -> None:
     status = run(argv)
-    err = capsys.readouterr().err
-    assert status in (0, 2), err
+    out, err = capsys.readouterr()
+    assert status in ((0, 1, 2) if verdict else (0, 2)), err
+    if status == 1:  # search: nothing fits
+        assert not any(net["top"] for net in json.loads(out)["networks"])
     if status == 2:
         assert err.count("\n") == 1 and err.startswith("fabriclens: error: "), err
 
@@ -49,6 +53,7 @@ def test_search(capsys: pytest.CaptureFixture[str], gpu: str, n: str, net: str, 
             top,
             "--json",
         ],
+        verdict=True,
     )
 
 

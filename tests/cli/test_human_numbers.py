@@ -25,7 +25,7 @@ EXTREMES = [
     "search llama-3.1-405b --gpus 64 --network 1gbe,ndr-ib --global-batch 100000",
     "advise --gpus 1024 --network 1gbe,ndr-ib",
     "datapath --gpus 1024 --tokens-per-s 1e12 --checkpoint-size 1PB --storage-network 1gbe",
-    "datapath --gpus 8 --images-per-s 1e9 --image-size 1GB --storage-bw 1kB",
+    "datapath --gpus 8 --images-per-s 1e9 --image-size 1GB --storage-bw 1kB/s",
     "datapath --gpus 8 --tokens-per-s 0.001 --checkpoint-size 1kB",
     "capacity llama-3.1-405b --users 100000 --network 1gbe --latency-slo tpot=50ms,ttft=2s",
     "capacity llama-3.1-405b --users 100000 --tp 16 --gpus-per-node 8 --network 1gbe",
@@ -36,7 +36,7 @@ EXTREMES = [
 def test_planning_output_has_no_scientific_notation(
     capsys: pytest.CaptureFixture[str], argv: str
 ) -> None:
-    assert run(argv.split()) == 0
+    assert run(argv.split()) in (0, 1)  # 1: a plan that does not fit (still printed)
     captured = capsys.readouterr()
     text = captured.out + captured.err
     assert text.strip()

@@ -46,3 +46,29 @@ def test_protocols() -> None:
         plan_transfer(1e9, "1gbe", protocol="rdma")
     with pytest.raises(InputError):
         plan_transfer(0, "1gbe")
+
+
+@pytest.mark.parametrize(
+    ("text", "wire_bits_per_s"), [("1Gbit/s", 1e9), ("125MB/s", 1e9), ("3GB/s", 24e9)]
+)
+def test_every_rate_option_reads_bytes_and_bits_exactly(text: str, wire_bits_per_s: float) -> None:
+    """doctor/bench --expect, plan/collective --network and lab --bandwidth share parse_rate."""
+    from fabriclens.lab.spec import LinkSpec, with_settings
+    from fabriclens.plan.planner import network_or_rate
+    from fabriclens.plan.transfer import WIRE_GOODPUT, expected_goodput
+
+    assert expected_goodput(text)[0] == pytest.approx(wire_bits_per_s * WIRE_GOODPUT)
+    assert network_or_rate(text).rate_bits_per_s == pytest.approx(wire_bits_per_s)
+    spec = with_settings(LinkSpec(), {"bandwidth": text})
+    assert spec.bandwidth_bits_per_s == pytest.approx(wire_bits_per_s)
+
+
+def test_an_ambiguous_rate_is_refused_where_a_network_is_named() -> None:
+    from fabriclens.plan.planner import network_or_rate
+    from fabriclens.plan.transfer import expected_goodput
+
+    for ask in (network_or_rate, expected_goodput):
+        with pytest.raises(InputError, match="could mean bits or bytes"):
+            ask("10gb")
+    with pytest.raises(InputError, match="unknown network"):
+        network_or_rate("5g")

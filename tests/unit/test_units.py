@@ -12,7 +12,9 @@ from fabriclens.units import (
     format_bytes,
     format_decimal_bytes,
     format_number,
+    format_rate,
     format_time,
+    parse_bandwidth,
     parse_fraction,
     parse_rate,
     parse_size,
@@ -36,19 +38,116 @@ def test_parse_size(text: str, expected: int) -> None:
     assert parse_size(text) == expected
 
 
+# Every spelling users type, with the bits per second it means. Upper-case B is bytes (x8),
+# lower-case b or "bit" is bits; a bare prefix is bits, as link rates are named (100G).
+RATE_SPELLINGS = [
+    ("1GB/s", 8e9),
+    ("1GBps", 8e9),
+    ("1GB/sec", 8e9),
+    ("2 GB/s", 16e9),
+    ("1gB/s", 8e9),
+    ("1Gb/s", 1e9),
+    ("10Gb/s", 10e9),
+    ("1Gbps", 1e9),
+    ("400Gbps", 400e9),
+    ("1gbps", 1e9),
+    ("1gbit", 1e9),
+    ("1Gbit/s", 1e9),
+    ("1gbit/s", 1e9),
+    ("1Gbits/s", 1e9),
+    ("10 Gbit/s", 10e9),
+    ("1MB/s", 8e6),
+    ("1MBps", 8e6),
+    ("1Mbps", 1e6),
+    ("1mbps", 1e6),
+    ("1mbit", 1e6),
+    ("100mbit", 100e6),
+    ("1MiB/s", 8 * 2**20),
+    ("1GiB/s", 8 * 2**30),
+    ("1KB/s", 8e3),
+    ("1kB/s", 8e3),
+    ("1KiB/s", 8 * 2**10),
+    ("1kbit", 1e3),
+    ("1kbps", 1e3),
+    ("100G", 100e9),
+    ("1g", 1e9),
+    ("25GbE", 25e9),
+    ("1gbe", 1e9),
+    ("1Tbit/s", 1e12),
+    ("1TB/s", 8e12),
+    ("1bit/s", 1.0),
+    ("1Bps", 8.0),
+    ("1 byte/s", 8.0),
+    ("1 Gbyte/s", 8e9),
+    ("1e3", 1e3),
+    ("0", 0.0),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), RATE_SPELLINGS)
+def test_parse_rate_reads_bits_and_bytes_exactly(text: str, expected: float) -> None:
+    assert parse_rate(text) == pytest.approx(expected, rel=1e-12)
+
+
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    ("text", "expected"), [("2GB/s", 2e9), ("16Gbit/s", 2e9), ("500MiB/s", 500 * 2**20)]
+)
+def test_parse_bandwidth_is_bytes_per_second(text: str, expected: float) -> None:
+    assert parse_bandwidth(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("bad", "fix"),
     [
-        ("1gbit", 1e9),
-        ("100G", 100e9),
-        ("400Gbps", 400e9),
-        ("25GbE", 25e9),
-        ("100mbit", 100e6),
-        ("10Gb/s", 10e9),
+        ("1gb", "write 1Gbit/s for bits or 1GB/s for bytes"),
+        ("1gb/s", "write 1Gbit/s for bits or 1GB/s for bytes"),
+        ("5mb", "write 5Mbit/s for bits or 5MB/s for bytes"),
+        ("1kb/s", "write 1kbit/s for bits or 1kB/s for bytes"),
+        ("1GBPS", "write 1Gbit/s for bits or 1GB/s for bytes"),
+        ("1gib/s", "write 1Gibit/s for bits or 1GiB/s for bytes"),
     ],
 )
-def test_parse_rate_is_bits_per_second(text: str, expected: float) -> None:
-    assert parse_rate(text) == pytest.approx(expected)
+def test_a_rate_whose_case_cannot_tell_bits_from_bytes_is_refused(bad: str, fix: str) -> None:
+    with pytest.raises(InputError) as info:
+        parse_rate(bad)
+    assert "could mean bits or bytes per second" in info.value.problem
+    assert info.value.fix == fix
+
+
+@pytest.mark.parametrize("bad", ["1GB", "20GiB", "3 MB"])
+def test_a_size_is_not_a_rate(bad: str) -> None:
+    with pytest.raises(InputError) as info:
+        parse_rate(bad)
+    assert "is a size, not a rate" in info.value.problem
+    assert info.value.fix is not None and "B/s for bytes per second" in info.value.fix
+
+
+@pytest.mark.parametrize("bad", ["", "fast", "1xb/s", "1G/s", "1iB/s", "1ps", "-1G", "1e999G"])
+def test_unknown_rates_name_the_spellings(bad: str) -> None:
+    with pytest.raises(InputError) as info:
+        parse_rate(bad)
+    assert info.value.fix is not None and "GB/s (bytes)" in info.value.fix
+
+
+PREFIXES = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+values = st.decimals(min_value="0.001", max_value="100000", places=3).map(str)
+
+
+@given(value=values, prefix=st.sampled_from(sorted(PREFIXES)))
+def test_bytes_per_second_are_eight_times_the_same_bits(value: str, prefix: str) -> None:
+    bits = float(value) * PREFIXES[prefix]
+    # kb/s is refused (a lower-cased kB/s?): the b/s spelling takes an upper-case prefix
+    for spelling in (f"{value}{prefix}bit/s", f"{value}{prefix.upper()}b/s", f"{value}{prefix}bps"):
+        assert parse_rate(spelling) == pytest.approx(bits, rel=1e-12)
+    for spelling in (f"{value}{prefix}B/s", f"{value}{prefix}Bps", f"{value} {prefix}B/sec"):
+        assert parse_rate(spelling) == pytest.approx(8 * bits, rel=1e-12)
+        assert parse_bandwidth(spelling) == pytest.approx(bits, rel=1e-12)
+
+
+@given(st.floats(min_value=1.0, max_value=1e15))
+def test_formatted_rates_and_bandwidths_read_back(value: float) -> None:
+    assert parse_rate(format_rate(value, digits=9)) == pytest.approx(value, rel=1e-8)
+    assert parse_bandwidth(format_bw(value, digits=9)) == pytest.approx(value, rel=1e-8)
 
 
 @pytest.mark.parametrize(
@@ -80,6 +179,10 @@ def test_parsers_never_crash(text: str) -> None:
         except InputError:
             continue
         assert value >= 0 or parser is parse_time or parser is parse_rate
+    try:
+        parse_bandwidth(text)
+    except InputError as exc:
+        assert exc.fix
 
 
 def test_formatting_uses_binary_for_memory_and_si_for_time() -> None:

@@ -27,7 +27,11 @@ def datapath(
     storage_nics: Annotated[int, typer.Option(help="Storage NICs per node")] = 1,
     storage_bw: Annotated[
         str | None,
-        typer.Option(help="Storage system read/write rate in total, e.g. 20GB (per second)"),
+        typer.Option(
+            "--storage-bw",
+            "--storage",
+            help="Storage system read/write rate in total, e.g. 20GB/s (bytes) or 100Gbit/s",
+        ),
     ] = None,
     tokens_per_s: Annotated[
         float | None, typer.Option(help="Training tokens/s for the whole job")
@@ -48,7 +52,7 @@ def datapath(
     from fabriclens.catalog import find_gpu
     from fabriclens.errors import InputError
     from fabriclens.plan.datapath import plan_datapath
-    from fabriclens.units import format_number, parse_size
+    from fabriclens.units import format_number, parse_bandwidth, parse_size
 
     if gpus < 1:
         raise InputError(f"--gpus {gpus} must be at least 1", "give a positive --gpus")
@@ -88,7 +92,7 @@ def datapath(
         raise InputError("no input rate", "give a MODEL, --tokens-per-s or --images-per-s")
     result = plan_datapath(
         gpu=gpu, nodes=nodes, gpus_per_node=gpn, storage_network=storage_network,
-        demand_per_gpu_bytes_per_s=demand, storage_bytes_per_s=float(parse_size(storage_bw)) if storage_bw else None,
+        demand_per_gpu_bytes_per_s=demand, storage_bytes_per_s=parse_bandwidth(storage_bw) if storage_bw else None,
         storage_nics=storage_nics, checkpoint_bytes=ckpt,
     )  # fmt: skip
     doc = _doc(result, notes)

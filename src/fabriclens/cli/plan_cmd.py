@@ -106,9 +106,11 @@ def plan(
     explain: Annotated[
         bool, typer.Option("--explain", help="List the assumptions behind every number")
     ] = False,
-) -> None:
-    """Plan a training or inference job: memory, communication, step time, MFU, bottleneck."""
+) -> int:
+    """Plan a training or inference job: memory, communication, step time, MFU, bottleneck.
+    Exit status 1 when it does not fit in memory."""
     from fabriclens.cli._model_arg import resolve_model
+    from fabriclens.errors import ExitStatus
     from fabriclens.plan.planner import make_plans
     from fabriclens.plan.request import PlanRequest
 
@@ -162,12 +164,15 @@ def plan(
     from fabriclens.report.json_doc import plan_doc
 
     docs = [plan_doc(p) for p in plans]
+    # one verdict: a job that does not fit in memory is not a plan that runs (exit status 1)
+    status = int(ExitStatus.OK if all(d["memory"]["fits"] for d in docs) else ExitStatus.FINDINGS)
     if json_out:
         print_json(docs[0] if len(docs) == 1 else docs)
-        return
+        return status
     from fabriclens.report import text
 
     if len(docs) == 1:
         print_rich(text.plan_renderables(docs[0], explain))
     else:
         print_rich(text.comparison_renderables(docs, explain))
+    return status

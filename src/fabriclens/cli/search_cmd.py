@@ -31,10 +31,11 @@ def search(
     precision: Annotated[str | None, typer.Option(help="bf16 | fp16 | fp8")] = None,
     top: Annotated[int, typer.Option(help="Layouts to show per network")] = 5,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
-) -> None:
-    """Rank every layout that fits (TP x PP x DP x EP x micro-batch x ZeRO x recompute x interleaving)."""
+) -> int:
+    """Rank every layout that fits (TP x PP x DP x EP x micro-batch x ZeRO x recompute x
+    interleaving; exit status 1 when none does)."""
     from fabriclens.catalog import find_model
-    from fabriclens.errors import InputError
+    from fabriclens.errors import ExitStatus, InputError
     from fabriclens.plan.request import PlanRequest
     from fabriclens.plan.search import search as run_search
 
@@ -57,6 +58,8 @@ def search(
     result = run_search(req, nets, top=top)
     doc = _doc(result)
     emit(doc, json_out, "search_renderables")
+    fits = any(r.top for r in result.results)
+    return int(ExitStatus.OK if fits else ExitStatus.FINDINGS)  # nothing fits: exit status 1
 
 
 def _doc(result: Any) -> dict[str, Any]:

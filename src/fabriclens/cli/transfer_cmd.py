@@ -16,10 +16,13 @@ def transfer(
     hosts: Annotated[int, typer.Option(help="Receiving hosts")] = 1,
     measured: Annotated[
         str | None,
-        typer.Option(help="A goodput you measured (e.g. 850mbit), instead of the catalog's"),
+        typer.Option(
+            help="A goodput you measured (e.g. 850mbit or 110MB/s), instead of the catalog's"
+        ),
     ] = None,
     storage: Annotated[
-        str | None, typer.Option(help="Shared storage read rate, to compare reading from it")
+        str | None,
+        typer.Option(help="Shared storage read rate (e.g. 2GB/s), to compare reading from it"),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from dataclasses import dataclass, replace
 
 from fabriclens.catalog import find_engine, find_gpu, find_link, find_network
@@ -15,7 +16,10 @@ from fabriclens.model.inference import InferenceEstimate, estimate_inference
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
 from fabriclens.model.memory import training_memory
 from fabriclens.model.step import StepEstimate, estimate_training_step
-from fabriclens.plan.fit import min_gpus_inference, min_gpus_training
+from fabriclens.plan.fit import first_fit, min_gpus_inference, min_gpus_training
+from fabriclens.plan.layouts import check_tp as _check_tp
+from fabriclens.plan.layouts import layout_config
+from fabriclens.plan.layouts import validate_layout as _validate_layout
 from fabriclens.plan.request import PlanRequest
 from fabriclens.units import format_number, parse_rate
 
@@ -63,10 +67,6 @@ class Plan:
         return self.network.cost_relative * self.nics_per_node * self.nodes
 
 
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
-
-
 def _check_positive(name: str, value: int | None) -> None:
     if value is not None and value < 1:
         raise InputError(f"--{name} must be at least 1 (got {value})", f"give a positive --{name}")
@@ -77,17 +77,17 @@ WIRE_TCP_GOODPUT = 1448 / 1538  # TCP payload per 1500-MTU Ethernet frame on the
 
 def network_or_rate(name: str) -> Network:
     """A catalog network, or a plain TCP/Ethernet link of a given wire rate ("400mbit",
-    "2.5gbit"), as measured links and lab links are described."""
+    "2.5Gbit/s", "3GB/s"), as measured links and lab links are described."""
     try:
         return find_network(name)
     except InputError as exc:
-        if (
-            not name.lower().rstrip("/s").endswith(("bit", "bp"))
-        ):  # "5g" stays a typo, "5gbit" is a rate
+        if re.fullmatch(r"[0-9.eE+-]*\s*[a-zA-Z]?", name.strip()):  # "5g" stays a typo
             raise
         try:
             rate = parse_rate(name)
-        except InputError:
+        except InputError as bad_rate:
+            if "bits or bytes" in bad_rate.problem:
+                raise
             raise exc from None
     return Network(name=name, title=f"{rate / 1e6:,.0f} Mbit/s Ethernet, TCP", kind="tcp", rate_bits_per_s=rate,
                    efficiency=WIRE_TCP_GOODPUT, efficiency_source="TCP goodput 1448/1538 bytes per 1500-MTU frame",
@@ -190,45 +190,6 @@ def resolve_fabric(
     return Fabric(intra, network, gpn, nics, find_link(gpu.host_link)), notes
 
 
-def _validate_layout(spec: ModelSpec, cfg: TrainConfig) -> None:
-    _check_tp(spec, cfg.tp)
-    if cfg.pp > spec.layers:
-        raise InputError(f"--pp {cfg.pp} exceeds the {spec.layers} layers", "use a smaller --pp")
-    if cfg.gpus % (cfg.tp * cfg.pp * cfg.cp):
-        raise InputError(
-            f"{cfg.gpus} GPUs are not divisible by tp x pp x cp = {cfg.tp * cfg.pp * cfg.cp}",
-            "change --gpus, --tp, --pp or --cp so that they divide",
-        )
-    if cfg.tp * cfg.pp * cfg.cp * cfg.dp != cfg.gpus:
-        raise InputError(
-            f"tp x pp x cp x dp = {cfg.tp * cfg.pp * cfg.cp * cfg.dp}, not the {cfg.gpus} GPUs",
-            "leave --dp out to derive it, or make the product match --gpus",
-        )
-    if cfg.ep > 1:
-        if not spec.is_moe:
-            raise InputError(f"--ep {cfg.ep} needs a mixture-of-experts model", "drop --ep")
-        if spec.experts % cfg.ep or (cfg.dp * cfg.cp) % cfg.ep:
-            raise InputError(
-                f"--ep {cfg.ep} must divide the {spec.experts} experts and dp x cp",
-                "choose an --ep that divides both",
-            )
-    if cfg.interleave > 1 and (cfg.pp == 1 or spec.layers % (cfg.pp * cfg.interleave)):
-        raise InputError(
-            f"--interleave {cfg.interleave} needs pp > 1 and layers divisible by pp x interleave",
-            "drop --interleave or change --pp",
-        )
-    if cfg.global_batch % (cfg.dp * cfg.micro_batch):
-        raise InputError(
-            f"global batch {cfg.global_batch} is not divisible by dp x micro-batch = "
-            f"{cfg.dp * cfg.micro_batch}",
-            "change --global-batch or --micro-batch",
-        )
-    if cfg.seq_len % cfg.cp:
-        raise InputError(
-            f"--seq-len {cfg.seq_len} is not divisible by --cp {cfg.cp}", "change --cp"
-        )
-
-
 def _training_candidates(
     req: PlanRequest, spec: ModelSpec, gpn: int, wide: bool = False
 ) -> list[dict[str, object]]:
@@ -259,8 +220,8 @@ def _training_candidates(
             mbs = [req.micro_batch] if req.micro_batch else [1, 2, 4, 8]
             if req.interleave:
                 ils = [req.interleave]
-            elif wide and pp > 1:
-                ils = [v for v in (1, 2, 4) if spec.layers % (pp * v) == 0]
+            elif wide and pp > 1:  # 1 always: pp need not divide the layers without interleaving
+                ils = [1] + [v for v in (2, 4) if spec.layers % (pp * v) == 0]
             else:
                 ils = [1]
             if req.ep:
@@ -333,14 +294,6 @@ def _setup(
     )
     notes.insert(0, f"model: {req.model.name} ({req.model.source})")
     return req.model, count_params(req.model), gpu, fabric, [*req.extra_notes, *notes]
-
-
-def _check_tp(spec: ModelSpec, tp: int) -> None:
-    if spec.heads % tp:
-        raise InputError(
-            f"--tp {tp} does not divide the {spec.heads} attention heads of {spec.title or spec.name}",
-            f"use a --tp from {[d for d in _divisors(spec.heads) if d <= 64]}",
-        )
 
 
 @dataclass
@@ -419,16 +372,6 @@ def prepare_layouts(req: PlanRequest, network_name: str | None, wide: bool = Fal
     return Prepared(spec, counts, gpu, fabric, base, notes, cands)
 
 
-def layout_config(req: PlanRequest, base: TrainConfig, cand: dict[str, object]) -> TrainConfig:
-    """The full configuration of one candidate (global batch rounded up to fit it, unless given)."""
-    gb = base.global_batch
-    dp, mb = int(cand["dp"]), int(cand["micro_batch"])  # type: ignore[call-overload]
-    if req.global_batch is None and gb % (dp * mb):
-        gb = math.ceil(gb / (dp * mb)) * dp * mb
-    sp = base.sequence_parallel if req.sequence_parallel is not None else int(cand["tp"]) > 1  # type: ignore[call-overload]
-    return replace(base, global_batch=gb, sequence_parallel=sp, **cand)  # type: ignore[arg-type]
-
-
 def evaluate_layouts(
     req: PlanRequest,
     network_name: str | None,
@@ -446,11 +389,22 @@ def evaluate_layouts(
     one-by-one path. ``vectorised`` defaults to ``wide``: numpy's import costs more than one
     network's worth of one-by-one evaluation, so a single plan skips it."""
     prep = prepare_layouts(req, network_name, wide)
+    ev = None
     if (wide if vectorised is None else vectorised) and (req.cp or 1) == 1:
-        fast = _evaluate_vectorised(req, prep, top)
-        if fast is not None:
-            return fast
-    return _evaluate_one_by_one(req, prep, top)
+        ev = _evaluate_vectorised(req, prep, top)
+    ev = ev or _evaluate_one_by_one(req, prep, top)
+    if ev.fitting == 0:
+        # the quick candidates (TP within a node, power-of-two PP, no CP or EP) hold nothing:
+        # look through every layout plan accepts, so plan, search and "fewest GPUs" agree
+        found = first_fit(prep.spec, prep.counts, prep.gpu, prep.base, req)
+        if found is not None:
+            est = estimate_training_step(prep.spec, prep.counts, prep.gpu, prep.fabric, found)
+            prep.notes.append(
+                "only a layout outside the usual candidates fits (TP beyond a node, uneven PP, "
+                "CP or EP): it is shown"
+            )
+            return Evaluated(prep, [(found, est)], ev.tried + 1, None, 1)
+    return ev
 
 
 def _evaluate_vectorised(req: PlanRequest, prep: Prepared, top: int | None) -> Evaluated | None:
@@ -498,7 +452,7 @@ def _evaluate_vectorised(req: PlanRequest, prep: Prepared, top: int | None) -> E
     fallback = None
     if not ranked:
         fallback = layout_config(req, base, cands[int(idx[int(np.argmin(out["memory_bytes"]))])])
-    return Evaluated(prep, ranked, int(idx.size), fallback, int(fit.size))
+    return Evaluated(prep, ranked, int(idx.size), fallback, int(np.count_nonzero(out["fits"])))
 
 
 def _evaluate_one_by_one(req: PlanRequest, prep: Prepared, top: int | None) -> Evaluated:
@@ -531,7 +485,7 @@ def _evaluate_one_by_one(req: PlanRequest, prep: Prepared, top: int | None) -> E
         raise first_error
     ranked.sort(key=lambda ce: ce[1].time_s)
     fallback = smallest[1] if smallest is not None and not ranked else None
-    fitting = len(ranked)
+    fitting = sum(est.memory.fits for _, est in ranked)
     return Evaluated(prep, ranked[:top] if top else ranked, len(cands), fallback, fitting)
 
 
@@ -561,7 +515,8 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
         notes.append(
             f"global batch: {cfg.global_batch} sequences ({format_number(cfg.global_batch * cfg.seq_len / 1e6, 2)}M tokens)"
         )
-    min_gpus = min_gpus_training(spec, counts, gpu, ev.base, fabric.gpus_per_node)
+    gpn = req.gpus_per_node or gpu.max_gpus_per_node
+    min_gpus = min_gpus_training(spec, counts, gpu, ev.base, gpn, req)
     return Plan(
         req,
         spec,

@@ -102,7 +102,8 @@ def search(req: PlanRequest, networks: tuple[str | None, ...], top: int = 5) -> 
     plain = replace(like_for_like(req, networks), networks=())
     for net in networks:
         ev = evaluate_layouts(plain, net, wide=True, top=top)
-        best, tried, fitting, fabric, notes = ev.ranked, ev.tried, ev.fitting, ev.fabric, ev.notes
+        best = [(cfg, est) for cfg, est in ev.ranked if est.memory.fits]  # a pinned one may not
+        tried, fitting, fabric, notes = ev.tried, ev.fitting, ev.fabric, ev.notes
         evaluated += tried
         ranked: list[Ranked] = []
         for i, (cfg, est) in enumerate(best):

@@ -154,12 +154,11 @@ def expected_goodput(expect: str | None) -> tuple[float | None, str]:
         net = find_network(expect)
         goodput, source = link_goodput(net, "tcp")
         return goodput, f"{net.title}: {goodput / 1e6:,.0f} Mbit/s of TCP goodput ({source})"
-    try:
-        rate = parse_rate(expect)
-    except InputError:
+    if not expect.strip()[:1].isdigit():
         raise InputError(
-            f"--expect {expect!r} is neither a network nor a rate", "give 1gbe or 1gbit"
-        ) from None
+            f"--expect {expect!r} is neither a network nor a rate", "give 1gbe or 1Gbit/s"
+        )
+    rate = parse_rate(expect)  # its errors name the spellings (bits or bytes) to choose from
     return wire_goodput(rate)
 
 

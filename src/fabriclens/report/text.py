@@ -60,6 +60,13 @@ def memory_table(doc: dict[str, Any]) -> Table:
     )
     if mem.get("min_gpus"):
         table.caption = f"fewest {doc['gpu']} GPUs that can hold this job: {mem['min_gpus']}"
+        if not mem["fits"] and mem["min_gpus"] < doc["gpus"]:
+            table.caption += (
+                f" (no layout of {doc['gpus']} fits: the GPU count must divide the layout)"
+            )
+        table.caption_justify = "left"
+    elif not mem["fits"]:
+        table.caption = f"no number of {doc['gpu']} GPUs the planner tries holds this job"
         table.caption_justify = "left"
     return table
 
@@ -120,6 +127,15 @@ def plan_summary(doc: dict[str, Any], with_network: bool = True) -> list[Rendera
             f" · {lay['precision']}"
         )
     return [head, Text(layout)]
+
+
+def not_fitting_line(doc: dict[str, Any]) -> Text:
+    """The verdict above the numbers of a plan that does not fit: they are hypothetical."""
+    return Text(
+        f"DOES NOT FIT: {doc['gpus']} x {doc['gpu']} cannot hold this job; the times below are "
+        "what it would take if it fit (hypothetical)",
+        style="bold red",
+    )
 
 
 def step_lines(doc: dict[str, Any]) -> list[RenderableType]:
@@ -192,6 +208,8 @@ def assumptions_block(lines: Sequence[str]) -> Text:
 def plan_renderables(doc: dict[str, Any], explain: bool) -> list[RenderableType]:
     """Everything `fabriclens plan` prints for one network."""
     out: list[RenderableType] = [*plan_summary(doc), memory_table(doc)]
+    if not doc["memory"]["fits"]:
+        out.append(not_fitting_line(doc))
     if doc["workload"] == "inference":
         out += inference_lines(doc)
     else:

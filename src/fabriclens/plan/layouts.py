@@ -1,0 +1,75 @@
+"""One training layout: its full configuration from a candidate, and whether it is possible."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from fabriclens.catalog.schema import ModelSpec
+from fabriclens.errors import InputError
+from fabriclens.model.layout import TrainConfig
+from fabriclens.plan.request import PlanRequest
+
+
+def divisors(n: int) -> list[int]:
+    """Every divisor of ``n``, ascending."""
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def check_tp(spec: ModelSpec, tp: int) -> None:
+    """Raise InputError when ``tp`` does not divide the attention heads."""
+    if spec.heads % tp:
+        raise InputError(
+            f"--tp {tp} does not divide the {spec.heads} attention heads of {spec.title or spec.name}",
+            f"use a --tp from {[d for d in divisors(spec.heads) if d <= 64]}",
+        )
+
+
+def validate_layout(spec: ModelSpec, cfg: TrainConfig) -> None:
+    """Raise InputError naming the first flag that makes ``cfg`` an impossible layout."""
+    check_tp(spec, cfg.tp)
+    if cfg.pp > spec.layers:
+        raise InputError(f"--pp {cfg.pp} exceeds the {spec.layers} layers", "use a smaller --pp")
+    if cfg.gpus % (cfg.tp * cfg.pp * cfg.cp):
+        raise InputError(
+            f"{cfg.gpus} GPUs are not divisible by tp x pp x cp = {cfg.tp * cfg.pp * cfg.cp}",
+            "change --gpus, --tp, --pp or --cp so that they divide",
+        )
+    if cfg.tp * cfg.pp * cfg.cp * cfg.dp != cfg.gpus:
+        raise InputError(
+            f"tp x pp x cp x dp = {cfg.tp * cfg.pp * cfg.cp * cfg.dp}, not the {cfg.gpus} GPUs",
+            "leave --dp out to derive it, or make the product match --gpus",
+        )
+    if cfg.ep > 1:
+        if not spec.is_moe:
+            raise InputError(f"--ep {cfg.ep} needs a mixture-of-experts model", "drop --ep")
+        if spec.experts % cfg.ep or (cfg.dp * cfg.cp) % cfg.ep:
+            raise InputError(
+                f"--ep {cfg.ep} must divide the {spec.experts} experts and dp x cp",
+                "choose an --ep that divides both",
+            )
+    if cfg.interleave > 1 and (cfg.pp == 1 or spec.layers % (cfg.pp * cfg.interleave)):
+        raise InputError(
+            f"--interleave {cfg.interleave} needs pp > 1 and layers divisible by pp x interleave",
+            "drop --interleave or change --pp",
+        )
+    if cfg.global_batch % (cfg.dp * cfg.micro_batch):
+        raise InputError(
+            f"global batch {cfg.global_batch} is not divisible by dp x micro-batch = "
+            f"{cfg.dp * cfg.micro_batch}",
+            "change --global-batch or --micro-batch",
+        )
+    if cfg.seq_len % cfg.cp:
+        raise InputError(
+            f"--seq-len {cfg.seq_len} is not divisible by --cp {cfg.cp}", "change --cp"
+        )
+
+
+def layout_config(req: PlanRequest, base: TrainConfig, cand: dict[str, object]) -> TrainConfig:
+    """The full configuration of one candidate (global batch rounded up to fit it, unless given)."""
+    gb = base.global_batch
+    dp, mb = int(cand["dp"]), int(cand["micro_batch"])  # type: ignore[call-overload]
+    if req.global_batch is None and gb % (dp * mb):
+        gb = math.ceil(gb / (dp * mb)) * dp * mb
+    sp = base.sequence_parallel if req.sequence_parallel is not None else int(cand["tp"]) > 1  # type: ignore[call-overload]
+    return replace(base, global_batch=gb, sequence_parallel=sp, **cand)  # type: ignore[arg-type]
