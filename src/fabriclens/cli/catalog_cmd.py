@@ -11,8 +11,17 @@ from fabriclens.cli._output import print_json, print_rich
 KINDS = ("gpus", "links", "networks", "models", "engines")
 
 
+def _complete_kind(incomplete: str) -> list[str]:
+    return [k for k in KINDS if k.startswith(incomplete)]
+
+
 def catalog(
-    kind: Annotated[str, typer.Argument(help="gpus | links | networks | models | engines")],
+    kind: Annotated[
+        str,
+        typer.Argument(
+            help="gpus | links | networks | models | engines", autocompletion=_complete_kind
+        ),
+    ],
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> None:
     """List the built-in catalog, with each entry's source."""
