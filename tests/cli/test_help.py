@@ -50,3 +50,11 @@ def test_top_level_help_lists_every_command(capsys: pytest.CaptureFixture[str]) 
     out = capsys.readouterr().out
     for name in COMMANDS[()].commands:  # type: ignore[attr-defined]
         assert re.search(rf"^[\s│]*{name}\s", out, re.M), f"{name} missing"
+
+
+def test_help_explains_positional_arguments_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["plan", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Catalog model name, or a path to a Hugging Face config.json") == 1
+    assert run(["bench", "import", "--help"]) == 0
+    assert capsys.readouterr().out.count("(all_reduce_perf ... > FILE)") == 1

@@ -77,7 +77,7 @@ def build_app(only: str | None = None) -> typer.Typer:
 def _restore_argument_help(command: click.Command, args: list[str]) -> None:
     """Put back the help of the positional arguments of the command that ``args`` ask help for.
     click 8.5 gave every parameter a ``help`` of its own, and typer < 0.21 sets an argument's
-    help before calling click's constructor, which resets it to None."""
+    help before calling click's constructor, which resets it to None (typer 0.21+ does not)."""
     for word in args:
         if isinstance(command, click.Group) and word in command.commands:
             command = command.commands[word]
@@ -90,6 +90,8 @@ def _restore_argument_help(command: click.Command, args: list[str]) -> None:
         meta = declared.get(param.name or "")
         if isinstance(param, click.Argument) and meta is not None and not param.help:
             param.help = getattr(meta.default, "help", None)
+    # click 8.5 lists documented arguments itself, and typer's own section already holds them
+    command.format_arguments = lambda ctx, formatter: None  # type: ignore[method-assign]
 
 
 def _fail(message: str, status: ExitStatus) -> int:
