@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import inspect
 import os
@@ -152,4 +153,8 @@ def run(argv: list[str] | None = None) -> int:
 
 def main() -> None:
     """Console-script entry point."""
-    sys.exit(run())
+    status = run()
+    # Everything still alive goes with the process: frozen, it is spared the collections the
+    # interpreter runs on its way out (~10 ms, a tenth of a whole `plan`).
+    gc.freeze()
+    sys.exit(status)
