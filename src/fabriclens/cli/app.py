@@ -1,7 +1,5 @@
 """The `fabriclens` command. Errors map to exit statuses here, and only here."""
 
-from __future__ import annotations
-
 import gc
 import importlib
 import inspect
@@ -22,7 +20,9 @@ typer.core.HAS_RICH = False
 
 HELP = "See what the network does to your LLM workloads: plan, measure, diagnose."
 # command name -> "module:attribute" in fabriclens.cli; a module is imported only when its command
-# is built (start-up is most of a `plan`'s wall time: see benchmarks/speed.py)
+# is built (start-up is most of a `plan`'s wall time: see benchmarks/speed.py). The command modules
+# do without `from __future__ import annotations`: typer would evaluate each string annotation
+# twice per run, re-creating every typer.Option (~3 ms of a plan).
 COMMANDS: dict[str, str] = {
     "plan": "plan_cmd:plan",
     "collective": "collective_cmd:collective",

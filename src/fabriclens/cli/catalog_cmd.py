@@ -1,7 +1,5 @@
 """`fabriclens catalog`: list what the planner knows."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 import typer

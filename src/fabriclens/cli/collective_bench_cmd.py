@@ -1,7 +1,5 @@
 """`fabriclens bench collective` and `bench p2p`: torch.distributed benchmarks, judged."""
 
-from __future__ import annotations
-
 import json
 import sys
 from pathlib import Path
