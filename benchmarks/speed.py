@@ -73,9 +73,8 @@ def startup(rounds: int = 21) -> bool:
             subprocess.run(argv, check=True, capture_output=True, timeout=60, env=env)
             times[i].append(time.perf_counter() - t0)
     bare_best, bare_med = min(times[0]), statistics.median(times[0])
-    print(
-        f"start-up, whole process (best / median of {rounds} interleaved runs; {' '.join(_cli())})"
-    )
+    how = "the fabriclens script" if len(_cli()) == 1 else "python -m fabriclens"
+    print(f"start-up, whole process (best / median of {rounds} interleaved runs; {how})")
     print(f"  {'command':<68} {'best':>7} {'median':>7}   {'- python -c pass (best / median)':<30}")
     ok = True
     for (label, _, target), t in zip(STARTUP_CASES, times, strict=True):
