@@ -58,3 +58,20 @@ def test_help_explains_positional_arguments_once(capsys: pytest.CaptureFixture[s
     assert out.count("Catalog model name, or a path to a Hugging Face config.json") == 1
     assert run(["bench", "import", "--help"]) == 0
     assert capsys.readouterr().out.count("(all_reduce_perf ... > FILE)") == 1
+
+
+@pytest.mark.parametrize("group", [[], ["bench"], ["lab"]], ids=lambda g: " ".join(g) or "none")
+def test_a_group_without_a_command_prints_its_help(
+    group: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(group) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"Usage: fabriclens {' '.join(group)}".rstrip() + " [OPTIONS] COMMAND")
+    for name in COMMANDS[tuple(group)].commands:  # type: ignore[attr-defined]
+        assert re.search(rf"^\s+{name}\s", out, re.M), f"{name} missing"
+
+
+def test_a_mistyped_command_gets_one_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["plna"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("Did you mean 'plan'?") == 1 and err.count("\n") == 1

@@ -60,6 +60,7 @@ def build_app(only: str | None = None) -> typer.Typer:
         add_completion=only is None,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
+        suggest_commands=False,  # click 8.5 suggests the close command names itself
     )
 
     @new.callback()
@@ -130,7 +131,8 @@ def run(argv: list[str] | None = None) -> int:
         return _fail("interrupted", ExitStatus.FAILURE)
     except Exception as exc:
         kind = _kind(exc)
-        if kind == "NoArgsIsHelpError":
+        if kind == "NoArgsIsHelpError":  # a group with no command: its help (plain text)
+            sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
             return int(ExitStatus.OK)
         if kind == "Exit":
             return int(getattr(exc, "exit_code", 0))
