@@ -79,7 +79,7 @@ def build_app(only: str | None = None) -> typer.Typer:
 def _restore_argument_help(command: click.Command, args: list[str]) -> None:
     """Put back the help of the positional arguments of the command that ``args`` ask help for.
     click 8.5 gave every parameter a ``help`` of its own, and typer < 0.21 sets an argument's
-    help before calling click's constructor, which resets it to None (typer 0.21+ does not)."""
+    help before calling click's constructor, which resets it to None."""
     for word in args:
         if isinstance(command, click.Group) and word in command.commands:
             command = command.commands[word]
