@@ -14,15 +14,16 @@ import json
 import os
 import tomllib
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fabriclens.catalog.hf_config import NAME_KEYS, name_in_config, spec_from_hf_config
 from fabriclens.catalog.schema import Engine, Gpu, IntraLink, ModelSpec, Network, _Entry
 from fabriclens.errors import InputError
 
 E = TypeVar("E", bound=_Entry)
+# beside this module in the installed package (importlib.resources would add ~3 ms of imports to
+# every start for zip imports, which a pip-installed package never is)
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def _normalise(name: str) -> str:
@@ -35,7 +36,7 @@ TABLES = {"gpus": "gpu", "links": "link", "networks": "network", "engines": "eng
 
 
 def _read_table(filename: str, key: str, cls: type[E]) -> tuple[E, ...]:
-    text = resources.files("fabriclens.catalog").joinpath("data", filename).read_text("utf-8")
+    text = (DATA / filename).read_text("utf-8")
     rows = tomllib.loads(text).get(key, [])
     entries = []
     for row in rows:
@@ -208,6 +209,12 @@ def find_model(name_or_path: str) -> ModelSpec:
 
 def load_hf_config(path: Path) -> ModelSpec:
     """Read a Hugging Face ``config.json`` into a model spec; clear errors for bad files."""
+    from fabriclens.catalog.hf_config import (  # only for config.json files
+        NAME_KEYS,
+        name_in_config,
+        spec_from_hf_config,
+    )
+
     try:
         data: Any = json.loads(path.read_text("utf-8"))
     except FileNotFoundError:

@@ -1,7 +1,5 @@
 """`fabriclens advise`: which network to buy, and why — rules plus the planner across tiers."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 import typer

@@ -1,58 +1,66 @@
 """The `fabriclens` command. Errors map to exit statuses here, and only here."""
 
-from __future__ import annotations
-
+import gc
+import importlib
+import inspect
 import os
 import sys
 from typing import Any
 
+import click
 import typer
+import typer.core
 
-from fabriclens.cli.advise_cmd import advise
-from fabriclens.cli.bench_cmd import bench_app
-from fabriclens.cli.capacity_cmd import capacity
-from fabriclens.cli.catalog_cmd import catalog
-from fabriclens.cli.collective_cmd import collective
-from fabriclens.cli.datapath_cmd import datapath
-from fabriclens.cli.doctor_cmd import doctor
-from fabriclens.cli.fleet_cmd import fleet
-from fabriclens.cli.http_cmd import http
-from fabriclens.cli.lab_cmd import lab_app
-from fabriclens.cli.logs_cmd import logs
-from fabriclens.cli.plan_cmd import plan
-from fabriclens.cli.search_cmd import search
-from fabriclens.cli.transfer_cmd import transfer
-from fabriclens.cli.watch_cmd import watch
 from fabriclens.errors import ExitStatus, FabricLensError, InputError
 
-COMMANDS: dict[str, Any] = {
-    "plan": plan,
-    "collective": collective,
-    "search": search,
-    "advise": advise,
-    "capacity": capacity,
-    "transfer": transfer,
-    "datapath": datapath,
-    "doctor": doctor,
-    "logs": logs,
-    "watch": watch,
-    "http": http,
-    "fleet": fleet,
-    "catalog": catalog,
+# Help is click's plain layout. In that layout typer < 0.21 still escapes "[default: ...]" for
+# rich whenever rich is installed: it imports rich (~40 ms) and prints a stray backslash before
+# each "[". Telling typer that rich is absent keeps both away.
+typer.core.HAS_RICH = False
+
+HELP = "See what the network does to your LLM workloads: plan, measure, diagnose."
+# command name -> "module:attribute" in fabriclens.cli; a module is imported only when its command
+# is built (start-up is most of a `plan`'s wall time: see benchmarks/speed.py). The command modules
+# do without `from __future__ import annotations`: typer would evaluate each string annotation
+# twice per run, re-creating every typer.Option (~3 ms of a plan).
+COMMANDS: dict[str, str] = {
+    "plan": "plan_cmd:plan",
+    "collective": "collective_cmd:collective",
+    "search": "search_cmd:search",
+    "advise": "advise_cmd:advise",
+    "capacity": "capacity_cmd:capacity",
+    "transfer": "transfer_cmd:transfer",
+    "datapath": "datapath_cmd:datapath",
+    "doctor": "doctor_cmd:doctor",
+    "logs": "logs_cmd:logs",
+    "watch": "watch_cmd:watch",
+    "http": "http_cmd:http",
+    "fleet": "fleet_cmd:fleet",
+    "catalog": "catalog_cmd:catalog",
 }
-GROUPS: dict[str, typer.Typer] = {"bench": bench_app, "lab": lab_app}
-CURRENT_ARGV: list[str] = []  # this run's arguments (bench --spawn hands them to its ranks)
+GROUPS: dict[str, str] = {"bench": "bench_cmd:bench_app", "lab": "lab_cmd:lab_app"}
+
+
+def _load(target: str) -> Any:
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(f"fabriclens.cli.{module}"), attr)
 
 
 def build_app(only: str | None = None) -> typer.Typer:
     """The command tree; ``only`` registers just that command, because typer builds every
-    command's options at start-up and one command is all a run needs."""
+    command's options at start-up and one command is all a run needs. The whole tree (for
+    --help, shell completion and --install-completion) carries the completion options.
+
+    Help is click's plain layout, not typer's rich panels: importing rich for help cost ~40 ms,
+    and its tables cut long option names (--no-sequence-parallel) at 80 columns."""
     new = typer.Typer(
         name="fabriclens",
-        help="See what the network does to your LLM workloads: plan, measure, diagnose.",
+        help=HELP,
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=only is None,
         pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        suggest_commands=False,  # click 8.5 suggests the close command names itself
     )
 
     @new.callback()
@@ -63,16 +71,33 @@ def build_app(only: str | None = None) -> typer.Typer:
         that adds or replaces GPUs, links, networks, engines and models; without it
         ~/.config/fabriclens/catalog.toml is read when it exists."""
 
-    for name, func in COMMANDS.items():
+    for name, target in COMMANDS.items():
         if only in (None, name):
-            new.command(name)(func)
-    for name, group in GROUPS.items():
+            new.command(name)(_load(target))
+    for name, target in GROUPS.items():
         if only in (None, name):
-            new.add_typer(group, name=name)
+            new.add_typer(_load(target), name=name)
     return new
 
 
-app = build_app()
+def _restore_argument_help(command: click.Command, args: list[str]) -> None:
+    """Put back the help of the positional arguments of the command that ``args`` ask help for.
+    click 8.5 gave every parameter a ``help`` of its own, and typer < 0.21 sets an argument's
+    help before calling click's constructor, which resets it to None."""
+    for word in args:
+        if isinstance(command, click.Group) and word in command.commands:
+            command = command.commands[word]
+    if command.callback is None or not any(isinstance(p, click.Argument) for p in command.params):
+        return
+    from typer.utils import get_params_from_function
+
+    declared = get_params_from_function(inspect.unwrap(command.callback))
+    for param in command.params:
+        meta = declared.get(param.name or "")
+        if isinstance(param, click.Argument) and meta is not None and not param.help:
+            param.help = getattr(meta.default, "help", None)
+    # click 8.5 lists documented arguments itself, and typer's own section already holds them
+    command.format_arguments = lambda ctx, formatter: None  # type: ignore[method-assign]
 
 
 def _fail(message: str, status: ExitStatus) -> int:
@@ -139,11 +164,16 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def _run(args: list[str]) -> int:
-    CURRENT_ARGV[:] = args
     first = args[0] if args else None
-    chosen = build_app(first) if first in COMMANDS or first in GROUPS else app
+    chosen = build_app(first if first in COMMANDS or first in GROUPS else None)
     try:
-        result = chosen(args=args, standalone_mode=False, prog_name="fabriclens")
+        command = typer.main.get_command(chosen)
+        if "--help" in args:
+            _restore_argument_help(command, args)
+        # obj: this run's arguments, for commands that hand them on (bench --spawn to its ranks)
+        result = command.main(
+            args=args, standalone_mode=False, prog_name="fabriclens", obj={"argv": args}
+        )
     except FabricLensError as exc:
         return _fail(exc.message, exc.exit_status)
     except BrokenPipeError:
@@ -152,7 +182,8 @@ def _run(args: list[str]) -> int:
         return _fail("interrupted", ExitStatus.FAILURE)
     except Exception as exc:
         kind = _kind(exc)
-        if kind == "NoArgsIsHelpError":
+        if kind == "NoArgsIsHelpError":  # a group with no command: its help (plain text)
+            sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
             return int(ExitStatus.OK)
         if kind == "Exit":
             return int(getattr(exc, "exit_code", 0))
@@ -175,4 +206,8 @@ def _run(args: list[str]) -> int:
 
 def main() -> None:
     """Console-script entry point."""
-    sys.exit(run())
+    status = run()
+    # Everything still alive goes with the process: frozen, it is spared the collections the
+    # interpreter runs on its way out (~10 ms, a tenth of a whole `plan`).
+    gc.freeze()
+    sys.exit(status)

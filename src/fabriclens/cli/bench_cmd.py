@@ -1,7 +1,5 @@
 """`fabriclens bench`: measurements beside what the fabric should give."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any
 

@@ -1,7 +1,5 @@
 """`fabriclens capacity`: GPUs, replicas and bandwidth for a team's inference load."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

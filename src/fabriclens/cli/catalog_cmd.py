@@ -1,7 +1,5 @@
 """`fabriclens catalog`: list what the planner knows."""
 
-from __future__ import annotations
-
 import sys
 from typing import Annotated, Any
 
@@ -13,8 +11,17 @@ KINDS = ("gpus", "links", "networks", "models", "engines")
 CLASSES = {"gpus": "Gpu", "links": "IntraLink", "networks": "Network", "models": "ModelSpec", "engines": "Engine"}  # fmt: skip
 
 
+def _complete_kind(incomplete: str) -> list[str]:
+    return [k for k in KINDS if k.startswith(incomplete)]
+
+
 def catalog(
-    kind: Annotated[str, typer.Argument(help="gpus | links | networks | models | engines")],
+    kind: Annotated[
+        str,
+        typer.Argument(
+            help="gpus | links | networks | models | engines", autocompletion=_complete_kind
+        ),
+    ],
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
     user: Annotated[
         bool,

@@ -1,7 +1,5 @@
 """`fabriclens bench collective` and `bench p2p`: torch.distributed benchmarks, judged."""
 
-from __future__ import annotations
-
 import json
 import sys
 from pathlib import Path
@@ -9,7 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from fabriclens.measure.collective import BENCH_OPS
+# what `bench collective --op` accepts (nccl-tests' names; fabriclens.bench.collective runs each)
+BENCH_OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
 
 
 def _need_torch() -> None:
@@ -43,11 +42,10 @@ def _launch(spawn: int | None, argv: list[str], timeout: float, json_out: bool) 
     return True
 
 
-def _child_argv() -> list[str]:
-    """This command's arguments without --spawn (the ranks run the rest)."""
-    from fabriclens.cli import app
-
-    args = list(app.CURRENT_ARGV)
+def _child_argv(ctx: typer.Context) -> list[str]:
+    """This run's arguments (handed down by the entry point as ``ctx.obj["argv"]``) without
+    --spawn: the ranks run the rest."""
+    args = (ctx.obj or {}).get("argv", sys.argv[1:])
     out, skip = [], False
     for a in args:
         if skip:
@@ -63,6 +61,7 @@ def _child_argv() -> list[str]:
 
 
 def collective(
+    ctx: typer.Context,
     op: Annotated[str, typer.Option(help=f"One of {', '.join(BENCH_OPS)}")] = "all_reduce",
     spawn: Annotated[int | None, typer.Option(help="Run N local processes (else: one rank of torchrun/srun)")] = None,
     backend: Annotated[str, typer.Option(help="nccl | gloo | auto (nccl with GPUs)")] = "auto",
@@ -109,7 +108,7 @@ def collective(
 
         require_matplotlib()
     _need_torch()
-    if _launch(spawn, _child_argv(), timeout * (len(sweep(lo, hi, factor)) + 2) + 60, json_out):
+    if _launch(spawn, _child_argv(ctx), timeout * (len(sweep(lo, hi, factor)) + 2) + 60, json_out):
         return
     from fabriclens.bench.collective import RunConfig, StuckRanks, run_collective
 
@@ -203,6 +202,7 @@ def _torch_gpu() -> str | None:
 
 
 def p2p(
+    ctx: typer.Context,
     spawn: Annotated[int | None, typer.Option(help="Run N local processes (else: one rank of torchrun/srun)")] = None,
     backend: Annotated[str, typer.Option(help="nccl | gloo | auto")] = "auto",
     size: Annotated[str, typer.Option(help="Bytes per exchange")] = "16MB",
@@ -228,7 +228,9 @@ def p2p(
     _need_torch()
     from fabriclens.measure.collective import pair_rounds
 
-    if _launch(spawn, _child_argv(), timeout * (len(pair_rounds(spawn or 2)) + 2) + 60, json_out):
+    if _launch(
+        spawn, _child_argv(ctx), timeout * (len(pair_rounds(spawn or 2)) + 2) + 60, json_out
+    ):
         return
     from fabriclens.bench.collective import LATENCY_BYTES, StuckRanks, run_p2p
     from fabriclens.measure.collective import latency_report, p2p_report

@@ -1,7 +1,5 @@
 """`fabriclens collective`: predicted time, algbw and busbw of one collective."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -1,7 +1,5 @@
 """`fabriclens datapath`: storage -> network -> host -> PCIe -> GPU; the narrowest pipe."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 import typer

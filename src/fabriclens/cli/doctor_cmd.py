@@ -1,7 +1,5 @@
 """`fabriclens doctor`: this host's NICs and RDMA ports (and logs), checked against rules."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any
 

@@ -1,7 +1,5 @@
 """`fabriclens fleet FILES...`: many nodes' results, fleet baselines, the nodes outside them."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Annotated

@@ -1,7 +1,5 @@
 """`fabriclens http URL`: where the time of an HTTP (LLM) request goes, phase by phase."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any
 

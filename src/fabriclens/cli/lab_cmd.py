@@ -1,7 +1,5 @@
 """`fabriclens lab`: an emulated cluster on this machine (root)."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -1,7 +1,5 @@
 """`fabriclens logs`: NCCL and PyTorch logs -> transport, devices, timeouts, stragglers, findings."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any
 

@@ -1,7 +1,5 @@
 """`fabriclens plan`: memory, communication, step time and MFU for one job, across networks."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -1,7 +1,5 @@
 """`fabriclens search`: the best layouts for a job, and the network tiers worth paying for."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 import typer

@@ -1,11 +1,9 @@
 """`fabriclens bench serve URL`: a load test of an LLM endpoint, tokens counted correctly."""
 
-from __future__ import annotations
-
 import json
 import math
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 import typer
 
@@ -292,7 +290,7 @@ def _assumptions(api: str, synthetic: bool, results: list[dict[str, Any]]) -> li
 
 
 class _NoProgress:
-    def __enter__(self) -> _NoProgress:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -312,7 +310,7 @@ class _RichProgress(_NoProgress):
 
         self.progress = Progress(console=Console(stderr=True), transient=True)
 
-    def __enter__(self) -> _RichProgress:
+    def __enter__(self) -> Self:
         self.progress.start()
         return self
 

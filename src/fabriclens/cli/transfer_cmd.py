@@ -1,7 +1,5 @@
 """`fabriclens transfer`: how long to move model files or checkpoints, to one or many hosts."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

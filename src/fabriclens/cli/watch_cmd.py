@@ -1,7 +1,5 @@
 """`fabriclens watch`: GPU utilisation beside NIC/RDMA throughput every second, with a verdict."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any
 

@@ -14,8 +14,6 @@ from typing import Any
 from fabriclens.measure.order_stats import nearest_rank
 from fabriclens.model.collectives import bus_factor
 
-BENCH_OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
-
 
 def sweep(min_bytes: int, max_bytes: int, factor: float) -> list[int]:
     """Sizes from ``min_bytes`` to ``max_bytes``, each ``factor`` times the last."""

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fabriclens.model.collectives import CollectiveEstimate, Fabric
-from fabriclens.model.memory import MemoryLedger
-from fabriclens.plan.capacity import CapacityPlan
-from fabriclens.plan.planner import Plan
-from fabriclens.plan.transfer import TransferPlan
+if TYPE_CHECKING:  # annotations only: `plan --json` need not import capacity and transfer
+    from fabriclens.model.collectives import CollectiveEstimate, Fabric
+    from fabriclens.model.memory import MemoryLedger
+    from fabriclens.plan.capacity import CapacityPlan
+    from fabriclens.plan.planner import Plan
+    from fabriclens.plan.transfer import TransferPlan
 
 
 def _r(x: float, digits: int = 6) -> float:
