@@ -3,10 +3,13 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# AIPerf, a third-party load generator that the reference server's tests drive: in its own
+# environment, because it pins typer and rich versions fabriclens cannot use and weighs ~1 GB
+LOADGEN := .venv-aiperf
 
 SYSTOOLS := ip tc iperf3 ping ethtool mtr
 
-.PHONY: demo test lint bench sysdeps readme clean
+.PHONY: demo test lint bench sysdeps readme loadgen clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +18,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	touch $(STAMP)
+
+$(LOADGEN)/.installed:
+	$(PYTHON) -m venv $(LOADGEN)
+	$(LOADGEN)/bin/pip install --quiet aiperf==0.13.0
+	touch $@
+
+loadgen: $(LOADGEN)/.installed
 
 demo: $(STAMP)
 	$(BIN)/fabriclens plan llama-3.1-70b --workload full-finetune --gpu h100-sxm --gpus 32 \
@@ -39,7 +49,7 @@ sysdeps:
 	  fi; \
 	fi
 
-test: lint sysdeps
+test: lint sysdeps loadgen
 	$(BIN)/pytest
 
 # Benchmarks report; they are not gates (each still exits 1 when it misses a target, and make
@@ -58,4 +68,4 @@ readme: $(STAMP)
 	$(BIN)/python tools/readme_examples.py --write
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(LOADGEN) .pytest_cache .mypy_cache .ruff_cache

@@ -69,7 +69,12 @@ def lab_case() -> bool:
 
     fl = [sys.executable, "-m", "fabriclens"]
     body = json.dumps(
-        {"model": "m", "max_tokens": TOKENS, "stream_options": {"include_usage": True}}
+        {
+            "model": "m",
+            "max_tokens": TOKENS,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
     )
     with (
         lab_session("sb", hosts=2, overrides={"h2": {"delay": "10ms"}}) as lab,

@@ -142,8 +142,13 @@ def test_timeout_refused_and_not_streamed(
     assert len(doc["results"]) == 1 and doc["results"][0]["errors"] == {"connection refused": 1}
 
 
-def test_a_server_that_does_not_stream(server: Server, capsys: pytest.CaptureFixture[str]) -> None:
-    url = server("--ttft", "0.01", "--itl", "0.001", "--never-stream")
+@pytest.mark.parametrize("path", ["", "/v1/completions"])
+def test_a_server_that_does_not_stream(
+    server: Server, capsys: pytest.CaptureFixture[str], path: str
+) -> None:
+    """A whole chat.completion, and a whole text_completion (whose choices look like a streamed
+    chunk's): both are "not streamed", not a disconnect."""
+    url = server("--ttft", "0.01", "--itl", "0.001", "--never-stream") + path
     doc = _serve(
         capsys, url, "--concurrency", "1", "--requests", "3", "--output-tokens", "4", status=1
     )

@@ -17,7 +17,9 @@ from fabriclens.lab import Lab, lab_session
 DELAY_S = 0.010  # on h2's link, each direction: RTT h1 <-> h2 = 20 ms
 RTT_S = 2 * DELAY_S
 TTFT_S, ITL_S, PER_CHUNK, TOKENS = 0.2, 0.02, 2, 24
-BODY = json.dumps({"model": "m", "max_tokens": TOKENS, "stream_options": {"include_usage": True}})
+BODY = json.dumps(
+    {"model": "m", "max_tokens": TOKENS, "stream": True, "stream_options": {"include_usage": True}}
+)
 FL = [sys.executable, "-m", "fabriclens"]
 
 

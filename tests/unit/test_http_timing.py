@@ -12,7 +12,8 @@ from fabriclens.bench.stream_server import spawn
 from fabriclens.cli.app import run
 
 TTFT_S, GAP_S, TOKENS = 0.15, 0.02, 5
-BODY = b'{"stream_options": {"include_usage": true}}'
+STREAM = '{"stream": true}'  # an OpenAI server answers whole unless asked to stream
+BODY = b'{"stream": true, "stream_options": {"include_usage": true}}'
 
 
 @pytest.fixture(scope="module")
@@ -46,13 +47,13 @@ def test_plain_response_has_no_first_token(base_url: str) -> None:
 
 def test_cli_http(base_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert (
-        run(["http", base_url + "/v1/chat/completions", "-n", "3", "--data", "{}", "--json"]) == 0
+        run(["http", base_url + "/v1/chat/completions", "-n", "3", "--data", STREAM, "--json"]) == 0
     )
     doc = json.loads(capsys.readouterr().out)
     assert doc["requests"] == 3 and doc["status"] == [200, 200, 200]
     assert TTFT_S <= doc["ttft_s"]["p50"] < TTFT_S + 0.1
     assert doc["biggest_phase"] in ("first_token", "wait")
-    assert run(["http", base_url + "/v1/chat/completions", "--data", "{}"]) == 0
+    assert run(["http", base_url + "/v1/chat/completions", "--data", STREAM]) == 0
     assert "time to first token" in capsys.readouterr().out
 
 

@@ -48,6 +48,12 @@ def test_parse_line_kinds() -> None:
     assert whole is not None and whole.complete
     streamed = parse_line(b'data: {"choices": [{"delta": {"content": "x"}}]}')
     assert streamed is not None and not streamed.complete and streamed.text == "x"
+    # a text_completion is the same object whole or streamed: only the SSE framing tells them apart
+    completion = b'{"object": "text_completion", "choices": [{"index": 0, "text": "all"}]}'
+    whole_text = parse_line(completion)
+    assert whole_text is not None and whole_text.complete and whole_text.text == "all"
+    chunk = parse_line(b"data: " + completion)
+    assert chunk is not None and not chunk.complete and chunk.text == "all"
 
 
 def test_header_info() -> None:

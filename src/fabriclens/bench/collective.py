@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fabriclens.measure.collective import iteration_stats, pair_rounds
+from fabriclens.progress import Progress, no_progress
 
 DTYPES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int8": 1}
 
@@ -170,8 +171,9 @@ def node_name() -> str:
     return os.environ.get("FABRICLENS_NODE") or socket.gethostname()
 
 
-def run_collective(cfg: RunConfig) -> dict[str, Any] | None:
-    """Time ``cfg.op`` at every size on this rank; rank 0 returns every rank's statistics."""
+def run_collective(cfg: RunConfig, progress: Progress = no_progress) -> dict[str, Any] | None:
+    """Time ``cfg.op`` at every size on this rank; rank 0 returns every rank's statistics.
+    ``progress`` hears of each size as it starts (done of ``len(cfg.sizes)``)."""
     torch, dist, rank, world, device = _init(cfg.backend, cfg.timeout_s)
     backend = dist.get_backend()
     dtype = getattr(torch, cfg.dtype)
@@ -183,6 +185,7 @@ def run_collective(cfg: RunConfig) -> dict[str, Any] | None:
     try:
         for size in cfg.sizes:
             _progress(dist, rank, step + 1)  # about to enter this step
+            progress(step, len(cfg.sizes), f"{size:,} bytes")
             op, reset = _tensors(torch, cfg.op, size, world, dtype, esize, device, rank)
             for _ in range(cfg.warmup):
                 op()
@@ -203,6 +206,7 @@ def run_collective(cfg: RunConfig) -> dict[str, Any] | None:
             per_size.append(iteration_stats(times))
             wrong.append(bad)
             step += 1
+        progress(step, len(cfg.sizes), "")
         gathered: list[Any] = [None] * world
         dist.all_gather_object(gathered, {"host": node_name(), "stats": per_size, "wrong": wrong})
     except RuntimeError as exc:  # a collective timed out or a peer died; rank 0 names who is behind
@@ -241,10 +245,11 @@ def _exchanges(
 
 
 def run_p2p(
-    size: int, iters: int, backend: str, timeout_s: float, latency_iters: int = 20
-) -> dict[str, Any] | None:
+    size: int, iters: int, backend: str, timeout_s: float, latency_iters: int = 20,
+    progress: Progress = no_progress,
+) -> dict[str, Any] | None:  # fmt: skip
     """Bandwidth and small-message latency of every pair, in rounds of disjoint pairs; rank 0
-    returns both matrices."""
+    returns both matrices. ``progress`` hears of each round as it starts."""
     torch, dist, rank, world, device = _init(backend, timeout_s)
     name = dist.get_backend()
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
@@ -258,8 +263,10 @@ def run_p2p(
     mine_lat: dict[str, float] = {}
     step = 0
     try:
-        for pairs in pair_rounds(world):
+        rounds = pair_rounds(world)
+        for pairs in rounds:
             _progress(dist, rank, step + 1)
+            progress(step, len(rounds), f"{len(pairs)} pair{'s' if len(pairs) > 1 else ''} at once")
             dist.barrier()
             pair = next(((a, b) for a, b in pairs if rank in (a, b)), None)
             if pair is not None:
@@ -278,6 +285,7 @@ def run_p2p(
                 if rank == a:  # one way = half the median round trip
                     mine_lat[f"{a},{b}"] = statistics.median(trips) / 2 * 1e6
             step += 1
+        progress(step, len(rounds), "")
         gathered: list[Any] = [None] * world
         dist.all_gather_object(
             gathered,
@@ -312,17 +320,21 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def spawn(argv: list[str], n: int, timeout_s: float) -> tuple[int, str, str]:
+def spawn(
+    argv: list[str], n: int, timeout_s: float, rank0_stderr: bool = False
+) -> tuple[int, str, str]:
     """Run ``fabriclens`` ``argv`` as ``n`` local ranks (rendezvous on 127.0.0.1); returns rank
     0's exit status, stdout and the other ranks' last error lines. Every child ends within
-    ``timeout_s`` or is killed."""
+    ``timeout_s`` or is killed. ``rank0_stderr``: rank 0 writes to this process's stderr as it
+    goes (a terminal, where it draws its progress) instead of through a pipe."""
     port = free_port()
     procs = []
     for rank in range(n):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(n), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port), GLOO_SOCKET_IFNAME=os.environ.get("GLOO_SOCKET_IFNAME", "lo"))  # fmt: skip
+        errors_to = None if rank == 0 and rank0_stderr else subprocess.PIPE
         procs.append(subprocess.Popen([sys.executable, "-m", "fabriclens", *argv], env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True))  # fmt: skip
+                                      stderr=errors_to, text=True))  # fmt: skip
     deadline = time.monotonic() + timeout_s
     outputs = []
     for p in procs:
@@ -335,6 +347,6 @@ def spawn(argv: list[str], n: int, timeout_s: float) -> tuple[int, str, str]:
     errors = "; ".join(f"rank {i}: {e.strip().splitlines()[-1]}" for i, (rc, _, e) in enumerate(outputs[1:], 1)
                        if rc not in (0, None) and e.strip())  # fmt: skip
     code, out, err = outputs[0]
-    if code != 0 and err.strip():
+    if code != 0 and err and err.strip():
         sys.stderr.write(err if err.endswith("\n") else err + "\n")
     return code, out, errors

@@ -1,7 +1,8 @@
 """A reference LLM streaming server with known timings, to check the clients against the truth.
 
-Speaks OpenAI server-sent events (``/v1/chat/completions``, ``/v1/completions``) and Ollama JSON
-lines (``/api/generate``, ``/api/chat``). The first chunk leaves ``--ttft`` after the request
+Speaks the OpenAI API as its clients expect it (``/v1/chat/completions``, ``/v1/completions``,
+streamed as server-sent events or whole, and ``GET /v1/models``) and Ollama JSON lines
+(``/api/generate``, ``/api/chat``). The first chunk leaves ``--ttft`` after the request
 arrived; then a chunk of ``--tokens-per-chunk`` tokens every ``tokens-per-chunk x --itl``, each
 scheduled on an absolute deadline so that a late wake-up never shifts the ones after it. Errors
 can be injected: an HTTP 500, a connection dropped mid-stream, a line that is not JSON.
@@ -22,9 +23,14 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 TOKEN = "tok "  # every token the same text, so a client can split a chunk's tokens exactly
+
+
+def _error(message: str, kind: str) -> bytes:
+    """An error body in OpenAI's shape, which Ollama's clients read too (``error.message``)."""
+    return json.dumps({"error": {"message": message, "type": kind, "code": None}}).encode()
 
 
 @dataclass(frozen=True)
@@ -38,12 +44,16 @@ class ServerConfig:
     disconnect_every: int = 0  # every Nth request is cut off halfway through the stream
     malformed_every: int = 0  # every Nth request carries one line that is not JSON
     never_stream: bool = False  # answer every request whole, as a server that ignores "stream"
+    model: str = (
+        "fabriclens-reference"  # the model /v1/models lists, and answers name when asked none
+    )
 
 
 class StreamServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.requests = 0
+        self.started = int(time.time())
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -64,31 +74,37 @@ class StreamServer:
             if name.strip().lower() == "content-length":
                 length = int(value.strip() or "0")
         body = await reader.readexactly(length) if length else b""
-        if method != "POST":
-            await self._plain(writer, 200, b"fabriclens stream server\n")
-            return
         route = path.split("?")[0]
+        if method == "GET" and route in ("/v1/models", "/models"):
+            models = {"object": "list", "data": [{"id": self.config.model, "object": "model",
+                      "created": self.started, "owned_by": "fabriclens"}]}  # fmt: skip
+            await self._plain(writer, 200, json.dumps(models).encode())
+            return
+        if method != "POST":
+            await self._plain(writer, 200, b"fabriclens stream server\n", "text/plain")
+            return
         if route not in ("/v1/chat/completions", "/v1/completions", "/api/generate", "/api/chat"):
-            await self._plain(writer, 404, b'{"error": "not found"}\n')
+            await self._plain(writer, 404, _error(f"no route {route}", "not_found_error"))
             return
         try:
             req = json.loads(body or b"{}")
         except ValueError:
             req = None
         if not isinstance(req, dict):
-            await self._plain(writer, 400, b'{"error": "body is not a JSON object"}\n')
+            await self._plain(writer, 400, _error("body is not a JSON object", "invalid_request_error"))  # fmt: skip
             return
         self.requests += 1
         n = self.requests
         c = self.config
         if c.error_every and n % c.error_every == 0:
-            await self._plain(writer, 500, b'{"error": {"message": "injected server error"}}\n')
+            await self._plain(writer, 500, _error("injected server error", "server_error"))
             return
         await self._stream(writer, route, req, arrived, n)
 
-    async def _plain(self, writer: asyncio.StreamWriter, status: int, body: bytes) -> None:
+    async def _plain(self, writer: asyncio.StreamWriter, status: int, body: bytes,
+                     kind: str = "application/json") -> None:  # fmt: skip
         reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 500: "Internal Server Error"}
-        writer.write(f"HTTP/1.1 {status} {reason[status]}\r\nContent-Type: application/json\r\n"
+        writer.write(f"HTTP/1.1 {status} {reason[status]}\r\nContent-Type: {kind}\r\n"
                      f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)  # fmt: skip
         await writer.drain()
 
@@ -96,31 +112,57 @@ class StreamServer:
                       arrived: float, n: int) -> None:  # fmt: skip
         c = self.config
         openai = route.startswith("/v1/")
+        chat = route.endswith("chat/completions")
         raw_options = req.get("options")
         options = raw_options if isinstance(raw_options, dict) else {}
         want = (
             req.get("max_tokens") or req.get("max_completion_tokens") or options.get("num_predict")
         )
-        tokens = want if isinstance(want, int) and 0 < want <= 100_000 else c.tokens
+        capped = isinstance(want, int) and 0 < want <= 100_000
+        tokens: int = want if isinstance(want, int) and capped else c.tokens
+        # "length": the answer stopped at the client's max_tokens; "stop": the server chose its end
+        finish = "length" if capped else "stop"
         prompt = req.get("prompt") or json.dumps(req.get("messages", ""))
         prompt_tokens = max(1, len(str(prompt).split()))
         raw_stream = req.get("stream_options")
         stream_opts = raw_stream if isinstance(raw_stream, dict) else {}
         include_usage = c.usage and (not openai or stream_opts.get("include_usage") is True)
-        if (
-            req.get("stream") is False or c.never_stream
-        ):  # a complete answer at once, as servers do when asked
+        asked_model = req.get("model")
+        model = asked_model if isinstance(asked_model, str) and asked_model else c.model
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": tokens,
+                 "total_tokens": prompt_tokens + tokens}  # fmt: skip
+        # OpenAI answers whole unless asked to stream; Ollama streams unless asked not to
+        streamed = req.get("stream") is True if openai else req.get("stream") is not False
+        whole = not streamed or c.never_stream
+        kind = (
+            ("chat.completion" if whole else "chat.completion.chunk") if chat else "text_completion"
+        )
+        head = {"id": f"{'chatcmpl' if chat else 'cmpl'}-{n}", "object": kind,
+                "created": int(time.time()), "model": model}  # fmt: skip
+        if whole:  # a complete answer at once, as servers do when asked
             await asyncio.sleep(max(0.0, arrived + c.ttft_s + tokens * c.itl_s - time.monotonic()))
             text = TOKEN * tokens
-            answer = ({"choices": [{"message": {"role": "assistant", "content": text}}],
-                       "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": tokens}}
-                      if openai else {"response": text, "done": True, "eval_count": tokens})  # fmt: skip
+            answer: dict[str, Any]
+            if openai:
+                content = (
+                    {"message": {"role": "assistant", "content": text}} if chat else {"text": text}
+                )
+                answer = {**head, "choices": [{"index": 0, **content, "logprobs": None,
+                                               "finish_reason": finish}]}  # fmt: skip
+                if c.usage:
+                    answer["usage"] = usage
+            else:
+                answer = {"model": model, "response": text, "done": True, "done_reason": finish}
+                if c.usage:
+                    answer.update(eval_count=tokens, prompt_eval_count=prompt_tokens)
             await self._plain(writer, 200, json.dumps(answer).encode())
             return
-        kind = "text/event-stream" if openai else "application/x-ndjson"
-        writer.write(f"HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nTransfer-Encoding: chunked\r\n"
+        content_type = "text/event-stream" if openai else "application/x-ndjson"
+        writer.write(f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nTransfer-Encoding: chunked\r\n"
                      "Cache-Control: no-cache\r\nConnection: close\r\n\r\n".encode())  # fmt: skip
         await writer.drain()
+        # OpenAI: with include_usage every chunk but the last carries "usage": null
+        no_usage: dict[str, Any] = {"usage": None} if include_usage else {}
         chunks = -(-tokens // c.tokens_per_chunk)
         for j in range(chunks):
             if c.disconnect_every and n % c.disconnect_every == 0 and j == chunks // 2:
@@ -132,36 +174,34 @@ class StreamServer:
             k = min(c.tokens_per_chunk, tokens - j * c.tokens_per_chunk)
             text = TOKEN * k
             if openai:
-                key = (
-                    {"delta": {"content": text}}
-                    if route.endswith("chat/completions")
-                    else {"text": text}
-                )
-                line = b"data: " + json.dumps({"object": "chunk", "choices": [{"index": 0, **key}]}).encode() + b"\n\n"  # fmt: skip
+                delta = {"role": "assistant", "content": text} if j == 0 else {"content": text}
+                piece = {"delta": delta} if chat else {"text": text}
+                event = {**head, "choices": [{"index": 0, **piece, "logprobs": None,
+                                              "finish_reason": None}], **no_usage}  # fmt: skip
+                line = b"data: " + json.dumps(event).encode() + b"\n\n"
             else:
                 field = (
                     {"message": {"role": "assistant", "content": text}}
                     if route == "/api/chat"
                     else {"response": text}
                 )
-                line = json.dumps({"model": req.get("model", ""), **field, "done": False}).encode() + b"\n"  # fmt: skip
+                line = json.dumps({"model": model, **field, "done": False}).encode() + b"\n"
             if c.malformed_every and n % c.malformed_every == 0 and j == chunks // 2:
                 line = b"data: {not json\n\n" if openai else b"{not json\n"
             self._chunk(writer, line)
             await writer.drain()
         if openai:
-            tail = b'data: {"object": "chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}\n\n'
+            empty: dict[str, Any] = {"delta": {}} if chat else {"text": ""}
+            last = {**head, "choices": [{"index": 0, **empty, "logprobs": None,
+                                         "finish_reason": finish}], **no_usage}  # fmt: skip
+            tail = b"data: " + json.dumps(last).encode() + b"\n\n"
             if include_usage:
-                usage = {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": tokens,
-                    "total_tokens": prompt_tokens + tokens,
-                }
-                tail += b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n"
+                counted = {**head, "choices": [], "usage": usage}
+                tail += b"data: " + json.dumps(counted).encode() + b"\n\n"
             tail += b"data: [DONE]\n\n"
         else:
             spent = time.monotonic() - arrived
-            final: dict[str, Any] = {"model": req.get("model", ""), "done": True, "done_reason": "length",
+            final: dict[str, Any] = {"model": model, "done": True, "done_reason": finish,
                                      "total_duration": int(spent * 1e9), "load_duration": 0,
                                      "prompt_eval_duration": int(c.ttft_s * 1e9),
                                      "eval_duration": int(max(0.0, spent - c.ttft_s) * 1e9)}  # fmt: skip
@@ -207,39 +247,128 @@ def spawn(args: Sequence[str] = (), launch: Callable[..., subprocess.Popen[bytes
     raise OSError(f"the stream server did not start within {timeout_s:g} s")
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The module's description as written, and every option's default after its help."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """Bad input is one line on stderr and exit status 2, as everywhere in fabriclens."""
+        self.exit(2, f"error: {message} (see --help)\n")
+
+
+def _number(
+    kind: type[int] | type[float], low: float, high: float | None = None
+) -> Callable[[str], Any]:
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not {'an integer' if kind is int else 'a number'}"
+            ) from None
+        if value < low or (high is not None and value > high):
+            span = f"from {low:g} to {high:g}" if high is not None else f">= {low:g}"
+            raise argparse.ArgumentTypeError(f"{text} is out of range: use {span}")
+        return value
+
+    return parse
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m fabriclens.bench.stream_server``."""
+    p = _Parser(prog="python -m fabriclens.bench.stream_server", description=__doc__.replace("``", ""),
+                formatter_class=_HelpFormatter)  # fmt: skip
+    count = _number(int, 0)
+    seconds = _number(float, 0)
+    add = p.add_argument
+    add(
+        "--bind",
+        default="127.0.0.1",
+        metavar="ADDR",
+        help="address to listen on (0.0.0.0: every interface)",
+    )
+    add("--port", type=_number(int, 0, 65535), default=8000, help="TCP port; 0 picks a free one")
+    add(
+        "--model",
+        default=ServerConfig.model,
+        help="model name /v1/models lists and answers carry when the request names none",
+    )
+    add(
+        "--ttft",
+        type=seconds,
+        default=ServerConfig.ttft_s,
+        metavar="SECONDS",
+        help="time from request to first chunk",
+    )
+    add(
+        "--itl",
+        type=seconds,
+        default=ServerConfig.itl_s,
+        metavar="SECONDS",
+        help="time between tokens",
+    )
+    add(
+        "--tokens-per-chunk",
+        type=_number(int, 1),
+        default=ServerConfig.tokens_per_chunk,
+        metavar="N",
+        help="tokens in each streamed chunk",
+    )
+    add(
+        "--tokens",
+        type=_number(int, 1),
+        default=ServerConfig.tokens,
+        metavar="N",
+        help="output tokens when the request gives no max_tokens / num_predict",
+    )
+    add(
+        "--no-usage",
+        action="store_true",
+        help="never report token counts (OpenAI usage, Ollama eval_count)",
+    )
+    add(
+        "--error-every",
+        type=count,
+        default=0,
+        metavar="N",
+        help="every Nth request answers HTTP 500; 0 turns it off",
+    )
+    add(
+        "--disconnect-every",
+        type=count,
+        default=0,
+        metavar="N",
+        help="every Nth stream is cut off halfway; 0 turns it off",
+    )
+    add(
+        "--malformed-every",
+        type=count,
+        default=0,
+        metavar="N",
+        help="every Nth stream carries a line that is not JSON; 0 turns it off",
+    )
+    add("--never-stream", action="store_true", help='answer whole, ignoring "stream": true')
+    add(
+        "--lifetime",
+        type=seconds,
+        default=0.0,
+        metavar="SECONDS",
+        help="exit after this long (0: run until interrupted)",
+    )
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m fabriclens.bench.stream_server", description=__doc__.splitlines()[0]
-    )
-    p.add_argument("--bind", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000, help="0 picks a free port")
-    p.add_argument("--ttft", type=float, default=0.2, help="seconds from request to first chunk")
-    p.add_argument("--itl", type=float, default=0.02, help="seconds between tokens")
-    p.add_argument("--tokens-per-chunk", type=int, default=1)
-    p.add_argument(
-        "--tokens", type=int, default=32, help="output tokens when the request does not say"
-    )
-    p.add_argument("--no-usage", action="store_true", help="never report token counts")
-    p.add_argument("--error-every", type=int, default=0, help="every Nth request answers HTTP 500")
-    p.add_argument("--disconnect-every", type=int, default=0, help="every Nth stream is cut off")
-    p.add_argument("--malformed-every", type=int, default=0, help="every Nth stream has a bad line")
-    p.add_argument(
-        "--never-stream", action="store_true", help='answer whole, ignoring "stream": true'
-    )
-    p.add_argument(
-        "--lifetime", type=float, default=0.0, help="exit after this many seconds (0: never)"
-    )
-    a = p.parse_args(argv)
-    if a.ttft < 0 or a.itl < 0 or a.tokens_per_chunk < 1 or a.tokens < 1:
-        p.error("--ttft and --itl must be >= 0, --tokens-per-chunk and --tokens >= 1")
-    config = ServerConfig(a.ttft, a.itl, a.tokens_per_chunk, a.tokens, not a.no_usage,
-                          a.error_every, a.disconnect_every, a.malformed_every, a.never_stream)  # fmt: skip
+    a = parser().parse_args(argv)
+    config = ServerConfig(a.ttft, a.itl, a.tokens_per_chunk, a.tokens, not a.no_usage, a.error_every,
+                          a.disconnect_every, a.malformed_every, a.never_stream, a.model)  # fmt: skip
     try:
         asyncio.run(serve(config, a.bind, a.port, a.lifetime))
     except KeyboardInterrupt:
         return 0
     except OSError as exc:
-        print(f"error: cannot listen on {a.bind}:{a.port}: {exc.strerror}", file=sys.stderr)
+        print(f"error: cannot listen on {a.bind}:{a.port}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     return 0
 

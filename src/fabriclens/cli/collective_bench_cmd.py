@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
+from fabriclens.cli._progress import NoProgress, terminal_progress
+
 # what `bench collective --op` accepts (nccl-tests' names; fabriclens.bench.collective runs each)
 BENCH_OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
 
@@ -33,13 +35,24 @@ def _launch(spawn: int | None, argv: list[str], timeout: float, json_out: bool) 
         raise InputError("no ranks to run", "launch under torchrun (torchrun --nproc-per-node 8 -m fabriclens ...), srun, or give --spawn N")  # fmt: skip
     if not 1 <= spawn <= 64:
         raise InputError(f"--spawn {spawn} is outside 1..64", "give --spawn 2 (local processes)")
-    code, out, errors = run_spawned(argv, spawn, timeout)
+    # rank 0 draws the progress bar: straight to a terminal, never through a pipe or with --json
+    code, out, errors = run_spawned(
+        argv, spawn, timeout, rank0_stderr=sys.stderr.isatty() and not json_out
+    )
     sys.stdout.write(out)
     if code != 0 and not out.strip():
         raise InputError(f"the ranks failed: {errors or 'rank 0 exited with status ' + str(code)}", "see the first error above")  # fmt: skip
     if code:
         raise typer.Exit(code if code in (1, 2) else int(ExitStatus.FAILURE))
     return True
+
+
+def _rank0_progress(json_out: bool) -> NoProgress:
+    """A progress bar drawn by rank 0 only (every rank of torchrun may share one terminal)."""
+    from fabriclens.bench.collective import env_rendezvous
+
+    rank = (env_rendezvous() or (0, 1))[0]
+    return terminal_progress(json_out) if rank == 0 else NoProgress()
 
 
 def _child_argv(ctx: typer.Context) -> list[str]:
@@ -116,7 +129,8 @@ def collective(
         name, tuple(sweep(lo, hi, factor)), iters, warmup, dtype, backend, timeout, check
     )
     try:
-        raw = run_collective(cfg)
+        with _rank0_progress(json_out) as bar:
+            raw = run_collective(cfg, bar.observer(f"{name} sizes"))
     except StuckRanks as exc:
         stuck: dict[str, Any] = {"op": name, "error": "timeout", "step": exc.step, "stuck_ranks": exc.behind, "detail": exc.detail,
                "verdict": f"{exc.step} did not finish within {timeout:g} s: " + (
@@ -236,7 +250,8 @@ def p2p(
     from fabriclens.measure.collective import latency_report, p2p_report
 
     try:
-        raw = run_p2p(nbytes, iters, backend, timeout)
+        with _rank0_progress(json_out) as bar:
+            raw = run_p2p(nbytes, iters, backend, timeout, progress=bar.observer("p2p rounds"))
     except StuckRanks as exc:
         sys.stdout.write(json.dumps({"error": "timeout", "step": exc.step, "stuck_ranks": exc.behind}) + "\n" if json_out
                          else f"{exc.step} did not finish within {timeout:g} s: ranks {exc.behind} never got there\n")  # fmt: skip

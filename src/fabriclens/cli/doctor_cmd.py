@@ -130,7 +130,11 @@ def doctor(
     opts = PeerOptions(tuple(peers), peer_port, pings, test_port, throughput, expected_goodput(expect),
                        parse_size(weights) if weights else None)  # fmt: skip
     log_findings = diagnose(*read_logs(logs)) if logs else []
-    s = survey_host(sys_root, tuple(split_list(exclude_rdma)), sample, opts)
+    from fabriclens.cli._progress import terminal_progress
+
+    with terminal_progress(json_out) as bar:
+        s = survey_host(sys_root, tuple(split_list(exclude_rdma)), sample, opts,
+                        progress=bar.observer("peer tests"))  # fmt: skip
     endpoints: list[dict[str, Any]] = []
     if url:
         from fabriclens.diagnose.host import endpoint_facts

@@ -61,7 +61,11 @@ def up(
     for item in link or []:
         host, settings = parse_link_override(item, hosts)
         overrides.setdefault(host, {}).update(settings)
-    lab = Lab.up(name=name, hosts=hosts, link=base, overrides=overrides)
+    from fabriclens.cli._progress import terminal_progress
+
+    with terminal_progress(json_out) as bar:
+        lab = Lab.up(name=name, hosts=hosts, link=base, overrides=overrides,
+                     progress=bar.observer("hosts"))  # fmt: skip
     _show(lab.to_json(), json_out)
 
 

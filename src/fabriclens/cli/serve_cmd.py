@@ -3,7 +3,7 @@
 import json
 import math
 from pathlib import Path
-from typing import Annotated, Any, Self
+from typing import Annotated, Any
 
 import typer
 
@@ -94,7 +94,9 @@ def serve(
 
     results: list[dict[str, Any]] = []
     costs = []
-    with _progress(json_out) as progress:
+    from fabriclens.cli._progress import terminal_progress
+
+    with terminal_progress(json_out) as progress:
         for level in levels:
             n = (
                 requests
@@ -287,44 +289,3 @@ def _assumptions(api: str, synthetic: bool, results: list[dict[str, Any]]) -> li
             "synthetic prompts: about one token per word, each prompt different so a prefix cache does not serve them"
         )
     return out
-
-
-class _NoProgress:
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def start(self, name: str, total: int | None) -> int:
-        return 0
-
-    def advance(self, task: int) -> None:
-        return None
-
-
-class _RichProgress(_NoProgress):
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import Progress
-
-        self.progress = Progress(console=Console(stderr=True), transient=True)
-
-    def __enter__(self) -> Self:
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
-
-    def start(self, name: str, total: int | None) -> int:
-        return int(self.progress.add_task(name, total=total))
-
-    def advance(self, task: int) -> None:
-        self.progress.advance(task)  # type: ignore[arg-type]
-
-
-def _progress(json_out: bool) -> _NoProgress:
-    import sys
-
-    return _RichProgress() if sys.stderr.isatty() and not json_out else _NoProgress()

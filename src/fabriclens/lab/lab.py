@@ -38,6 +38,7 @@ from fabriclens.lab.spec import (
     with_settings,
 )
 from fabriclens.probes._run import CommandResult, run_command
+from fabriclens.progress import Progress, no_progress
 
 PREFIX = "fl-"
 STATE_DIR = Path(os.environ.get("FABRICLENS_LAB_STATE", "/run/fabriclens/labs"))
@@ -168,8 +169,10 @@ class Lab:
         link: LinkSpec | None = None,
         overrides: dict[str, dict[str, str]] | None = None,
         capabilities: Capabilities | None = None,
+        progress: Progress = no_progress,
     ) -> Lab:
-        """Bring a lab up; on any failure (or Ctrl-C) everything created is removed."""
+        """Bring a lab up; on any failure (or Ctrl-C) everything created is removed.
+        ``progress`` hears of each host as it is created (done of ``hosts``)."""
         require_root()
         check_name(name)
         if not 1 <= hosts <= MAX_HOSTS:
@@ -206,11 +209,13 @@ class Lab:
             ip("link", "set", "lo", "up", netns=lab.switch_netns)
             ip("link", "add", "br0", "type", "bridge", netns=lab.switch_netns)
             ip("link", "set", "br0", "up", netns=lab.switch_netns)
-            for host in lab.hosts:
+            for done, host in enumerate(lab.hosts):
+                progress(done, len(lab.hosts), f"{host.name} {host.address}")
                 ip("netns", "add", host.netns)
                 ip("link", "set", "lo", "up", netns=host.netns)
                 lab._plumb(host)
                 lab._save()
+            progress(len(lab.hosts), len(lab.hosts), "")
         except BaseException:
             lab.down()
             raise

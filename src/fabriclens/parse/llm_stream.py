@@ -8,7 +8,7 @@ malformed lines never raise.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 _NS = 1e-9
@@ -97,20 +97,28 @@ def event_from_json(event: Any) -> StreamEvent:
 
 def parse_line(line: bytes) -> StreamEvent | None:
     """One body line -> an event, or None for blank lines, SSE comments and ``event:``/``id:``
-    fields. ``data: [DONE]`` is a done event; a data line that is not JSON is ``malformed``."""
+    fields. ``data: [DONE]`` is a done event; a data line that is not JSON is ``malformed``.
+    An OpenAI object with ``choices`` outside an SSE ``data:`` line is a whole answer (``complete``):
+    OpenAI servers stream only as server-sent events, and a whole ``text_completion`` looks like
+    a streamed one otherwise."""
     text = line.strip()
     if not text or text.startswith(b":"):
         return None
-    if text.startswith(b"data:"):
+    sse = text.startswith(b"data:")
+    if sse:
         text = text[5:].strip()
         if text == b"[DONE]":
             return StreamEvent(done=True)
     elif text.startswith((b"event:", b"id:", b"retry:")):
         return None
     try:
-        return event_from_json(json.loads(text))
+        decoded = json.loads(text)
     except ValueError:
         return StreamEvent(malformed=True)
+    event = event_from_json(decoded)
+    if not sse and event.text and isinstance(decoded, dict) and "choices" in decoded:
+        return replace(event, complete=True)
+    return event
 
 
 class BodyLines:

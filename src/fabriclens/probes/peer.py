@@ -12,6 +12,7 @@ import shutil
 import socket
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 from fabriclens.parse.ping import parse_ping
@@ -116,8 +117,15 @@ def ping_interval(count: int) -> float:
     return 0.02 if count > 20 and os.geteuid() == 0 else 0.2
 
 
-def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20) -> dict[str, Any]:
-    """Facts about the path to ``host`` (values None where a test could not run)."""
+PEER_STEPS = ("ping", "TCP connect", "path MTU", "route (mtr)")  # probe_peer's steps, in order
+
+
+def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20,
+               on_step: Callable[[int, str], None] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Facts about the path to ``host`` (values None where a test could not run). ``on_step(i,
+    name)`` is told before each of ``PEER_STEPS`` starts; an unreachable peer skips the last two."""
+    step = on_step or (lambda _i, _name: None)
+    step(0, f"{PEER_STEPS[0]} x{pings}")
     _ping(host, 3, 0.2)  # warm-up, not counted: the first probes pay for ARP / neighbour discovery
     res = _ping(host, pings, ping_interval(pings))
     ping = parse_ping(res.stdout)
@@ -125,6 +133,14 @@ def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20
     mtu = min(iface_mtus.get(dev or "", 1500), 65535)
     reachable = bool(ping and ping.received)
     median = statistics.median(ping.times_ms) if ping and ping.times_ms else None
+    step(1, PEER_STEPS[1])
+    connect_ms = tcp_connect_ms(host, port)
+    path = route = None
+    if reachable:
+        step(2, PEER_STEPS[2])
+        path = path_mtu(host, mtu, ping.loss if ping else 0.0)
+        step(3, PEER_STEPS[3])
+        route = mtr_path(host)
     return {
         "peer": host,
         "ping_ok": ping is not None,
@@ -136,10 +152,10 @@ def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20
         "rtt_avg_ms": ping.avg_ms if ping else None,
         "jitter_ms": ping.mdev_ms if ping else None,
         "tcp_port": port,
-        "tcp_connect_ms": tcp_connect_ms(host, port),
+        "tcp_connect_ms": connect_ms,
         "device": dev,
         "iface_mtu": mtu,
-        "path_mtu": path_mtu(host, mtu, ping.loss if ping else 0.0) if reachable else None,
-        "mtr": mtr_path(host) if reachable else None,
+        "path_mtu": path,
+        "mtr": route,
         "commands": [res.command, f"ping -M do -s {mtu - IP_ICMP_OVERHEAD} -c 2 {host}"],
     }

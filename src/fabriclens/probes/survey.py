@@ -33,6 +33,7 @@ from fabriclens.parse.nvidia_smi import GpuReading
 from fabriclens.probes._run import run_command
 from fabriclens.probes.gpu import GpuSource, open_gpus, read_topology, sample_gpus
 from fabriclens.probes.sysfs_net import read_interfaces, read_listeners, read_rdma_ports
+from fabriclens.progress import Progress, no_progress
 
 PEER_TEST_S = 2.0  # seconds of TCP throughput test per peer
 PEER_TEST_STREAMS = 4
@@ -112,9 +113,11 @@ def survey_host(
     sample: float = 0.0,
     peers: PeerOptions | None = None,
     gpus: GpuSource | None = None,
+    progress: Progress = no_progress,
 ) -> Survey:
     """Read this host (and test the paths to ``peers``); ``sample`` > 0 reads the counters twice
-    that many seconds apart, sampling GPU utilisation in between."""
+    that many seconds apart, sampling GPU utilisation in between. ``progress`` hears of each step
+    of the peer tests, the slow part (``peer_steps`` of them)."""
     live = sys_root.resolve() == Path("/")
     out = Survey()
     gpus = gpus or open_gpus(live=live)
@@ -157,8 +160,15 @@ def survey_host(
             out.affinity = affinity_facts(topo)
     out.services = service_facts(read_listeners(sys_root))
     if peers and peers.hosts:
-        _peer_rows(peers, nics, out)
+        _peer_rows(peers, nics, out, progress)
     return out
+
+
+def peer_steps(opts: PeerOptions) -> int:
+    """Steps of the peer tests: ping, TCP connect, path MTU and route per peer, and throughput."""
+    from fabriclens.probes.peer import PEER_STEPS
+
+    return len(opts.hosts) * (len(PEER_STEPS) + opts.throughput)
 
 
 def _expected_from_nic(device: str | None, nics: list[NetInterface]) -> tuple[float | None, str]:
@@ -173,23 +183,33 @@ def _expected_from_nic(device: str | None, nics: list[NetInterface]) -> tuple[fl
     return goodput, f"{device} negotiated: {note}"
 
 
-def _peer_rows(opts: PeerOptions, nics: list[NetInterface], out: Survey) -> None:
+def _peer_rows(
+    opts: PeerOptions, nics: list[NetInterface], out: Survey, progress: Progress = no_progress
+) -> None:
     if shutil.which("ping") is None:
         out.not_checked.append(not_checked("not-checked-peer", "the path to the peer not checked: ping is not installed",
                                            "", "apt-get install iputils-ping"))  # fmt: skip
         return
     from fabriclens.bench.tcp import measure_link
     from fabriclens.errors import InputError
-    from fabriclens.probes.peer import probe_peer
+    from fabriclens.probes.peer import PEER_STEPS, probe_peer
 
     mtus = {n.name: n.mtu for n in nics if n.mtu}
-    for host in opts.hosts:
-        probe = probe_peer(host, opts.tcp_port, mtus, opts.pings)
+    total = peer_steps(opts)
+    per_host = total // len(opts.hosts)
+    for n, host in enumerate(opts.hosts):
+        first = n * per_host
+
+        def step(i: int, name: str, first: int = first, host: str = host) -> None:
+            progress(first + i, total, f"{host} {name}")
+
+        probe = probe_peer(host, opts.tcp_port, mtus, opts.pings, step)
         goodput = None
         expected, note = (
             opts.expect if opts.expect[0] else _expected_from_nic(probe.get("device"), nics)
         )
         if probe["reachable"] and opts.throughput:
+            step(len(PEER_STEPS), f"TCP throughput, {PEER_TEST_S:g} s")
             try:
                 link = measure_link(
                     host, opts.test_port, [PEER_TEST_STREAMS], PEER_TEST_S, "auto", rtt=False
@@ -203,3 +223,4 @@ def _peer_rows(opts: PeerOptions, nics: list[NetInterface], out: Survey) -> None
                     f"on {host}: fabriclens doctor --serve (or iperf3 -s); then again here"))  # fmt: skip
         probe["expected_note"] = note
         out.peers.append(peer_facts(probe, goodput, expected, opts.weights_bytes))
+    progress(total, total, "")
