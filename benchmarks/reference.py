@@ -8,9 +8,11 @@ whose sources are vendor specs, NCCL's own topology constants and the MAMF table
 from __future__ import annotations
 
 import csv
+import hashlib
 import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 from fabriclens.catalog import find_engine, find_gpu, find_link, find_model, find_network
@@ -39,11 +41,38 @@ class Case:
     unit: str
     source: str
     note: str = ""
+    row_id: str = ""  # the row's id column in reference/
+    split: str = ""  # calibration or held_out
+    group: str = ""  # scaling group ("" when the row is not part of one)
+    scale: tuple[float, ...] = ()  # orders a group's rows: GPUs, then sequence length
 
     @property
     def error(self) -> float:
         """Signed relative error of the prediction."""
         return self.predicted / self.measured - 1.0
+
+
+# Every row is either a calibration row (efficiencies may be judged against it) or held out
+# (reported only: nobody tunes a catalog efficiency on it). The rule looks at what the row is,
+# never at the model's error: a row's key is its scaling group (so both ends of a scaling pair
+# share a split) or else source | model-or-system | GPU count, and a third of the keys, by
+# SHA-256, are held out.
+HELD_OUT_EVERY = 3
+
+
+def split_key(row: dict[str, str]) -> str:
+    """What decides a row's split: its scaling group, else source, model (or system) and GPUs."""
+    group = row.get("scaling_group", "")
+    if group:
+        return f"group:{group}"
+    what = row.get("model") or row.get("system", "")
+    return f"{row['source']}|{what}|{row.get('gpus', '')}"
+
+
+def split_for(row: dict[str, str]) -> str:
+    """``held_out`` for a third of the split keys (by hash), ``calibration`` for the rest."""
+    digest = hashlib.sha256(split_key(row).encode("utf-8")).hexdigest()
+    return "held_out" if int(digest[:8], 16) % HELD_OUT_EVERY == 0 else "calibration"
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -96,6 +125,8 @@ def collective_cases() -> Iterator[Case]:
             unit="GB/s busbw",
             source=row["source"],
             note=f"{est.algorithm}, {est.bottleneck}",
+            row_id=row["id"],
+            split=row["split"],
         )
 
 
@@ -125,7 +156,8 @@ def training_cases() -> Iterator[Case]:
             fabric = Fabric(find_link(gpu.intra_link), None, 8, 1)
             est = estimate_training_step(spec, count_params(spec), gpu, fabric, cfg)
             yield Case(f"{row['model']} {gpus}x{row['gpu']} FSDP", float(row["value"]), est.mfu,
-                       "MFU", row["source"], "micro-batch 6, global 48 (llm-foundry table)")  # fmt: skip
+                       "MFU", row["source"], "micro-batch 6, global 48 (llm-foundry table)",
+                       row["id"], row["split"])  # fmt: skip
             continue
         spec = _gpt_spec(row)
         # Megatron-LM 2022 (Korthikanti et al.): no FlashAttention, dropout on, 8 x A100 per
@@ -142,6 +174,7 @@ def training_cases() -> Iterator[Case]:
         yield Case(
             f"{row['model']} {gpus}x A100 tp{tp} pp{pp} {row['recompute']}",
             float(row["value"]), est.time_s, "s / iteration", row["source"],
+            row_id=row["id"], split=row["split"],
         )  # fmt: skip
 
 
@@ -161,9 +194,239 @@ def inference_cases() -> Iterator[Case]:
         yield Case(
             f"{row['model']} {row['gpu']} {row['engine']} in={row['input_tokens']}",
             float(row["value"]), est.decode_tokens_per_s, "tokens/s", row["source"],
+            row_id=row["id"], split=row["split"],
         )  # fmt: skip
 
 
 def median_abs_error(cases: list[Case]) -> float:
     """Median of |error| over the cases."""
     return statistics.median(abs(c.error) for c in cases)
+
+
+# --- the wider set: reference/*_more.csv (see reference/README.md and SOURCES.md) ---
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """A published row kept in reference/ but not predicted, and why."""
+
+    file: str
+    row_id: str
+    what: str
+    reason: str
+    source: str
+
+
+def _int(row: dict[str, str], key: str, default: int = 1) -> int:
+    value = row.get(key, "")
+    return int(value) if value else default
+
+
+def _mpt_spec(row: dict[str, str]) -> ModelSpec:
+    """MosaicML MPT: ALiBi, no biases, LayerNorm, 4h GELU MLP, tied embeddings (llm-foundry yamls)."""
+    return ModelSpec(
+        name=row["model"], source=row["source"], layers=int(row["layers"]),
+        hidden=int(row["hidden"]), heads=int(row["heads"]), kv_heads=int(row["heads"]),
+        ffn=int(row["ffn"]), vocab=int(row["vocab"]), mlp="gelu", positions="alibi",
+        max_positions=int(row["seq_len"]), norm="layer", tied_embeddings=True,
+    )  # fmt: skip
+
+
+def _wide_gpt_spec(row: dict[str, str]) -> ModelSpec:
+    """GPT-style (NeMo GPT-3, Megatron-Core) and Nemotron rows: 2-matrix MLP, untied embeddings."""
+    h = int(row["hidden"])
+    return ModelSpec(
+        name=row["model"], source=row["source"], layers=int(row["layers"]), hidden=h,
+        heads=int(row["heads"]), kv_heads=int(row["kv_heads"] or row["heads"]),
+        ffn=int(row["ffn"]), vocab=int(row["vocab"]), mlp="gelu",
+        positions="rotary" if row["arch"] == "nemotron" else "learned",
+        max_positions=int(row["seq_len"]), norm="layer",
+    )  # fmt: skip
+
+
+def _training_spec(row: dict[str, str]) -> ModelSpec:
+    arch = row["arch"]
+    if arch.startswith("catalog:"):
+        return find_model(arch.removeprefix("catalog:"))
+    if arch == "mpt":
+        return _mpt_spec(row)
+    return _wide_gpt_spec(row)
+
+
+def _more_training_case(row: dict[str, str]) -> Case:
+    spec = _training_spec(row)
+    gpu = find_gpu(row["gpu"])
+    gpus, gpn = int(row["gpus"]), int(row["gpus_per_node"])
+    cfg = TrainConfig(
+        gpus=gpus, gpus_per_node=gpn, tp=_int(row, "tp"), pp=_int(row, "pp"), dp=_int(row, "dp"),
+        cp=_int(row, "cp"), ep=_int(row, "ep"), zero=_int(row, "zero"),
+        recompute=row["recompute"] or "none",  # type: ignore[arg-type]
+        sequence_parallel=row["sequence_parallel"] == "yes", seq_len=int(row["seq_len"]),
+        global_batch=int(row["global_batch"]), micro_batch=_int(row, "micro_batch"),
+        interleave=_int(row, "interleave"), precision=row["precision"],  # type: ignore[arg-type]
+        workload=row["workload"] or "pretrain",  # type: ignore[arg-type]
+    )  # fmt: skip
+    net = find_network(row["network"]) if row["network"] and gpus > gpn else None
+    fabric = Fabric(find_link(gpu.intra_link), net, gpn, _int(row, "nics_per_node"),
+                    find_link(gpu.host_link))  # fmt: skip
+    est = estimate_training_step(spec, count_params(spec), gpu, fabric, cfg)
+    predicted = {
+        "throughput_tokens_per_s_per_gpu": est.tokens_per_s / gpus,
+        "model_tflops_per_gpu": est.tflops_per_gpu,
+        "mfu": est.mfu,
+        "iteration_time": est.time_s,
+    }[row["measured"]]
+    layout = f"tp{cfg.tp} pp{cfg.pp} dp{cfg.dp}" + (f" cp{cfg.cp}" if cfg.cp > 1 else "")
+    return Case(
+        f"{row['model']} {gpus}x{row['gpu']} {layout} {cfg.precision}",
+        float(row["value"]), predicted, row["unit"], row["source"], row["planner_note"],
+        row["id"], row["split"], row["scaling_group"], (float(gpus), float(cfg.seq_len)),
+    )  # fmt: skip
+
+
+def more_training_cases() -> Iterator[Case]:
+    """training_more.csv: llm-foundry, torchtitan, NeMo, Megatron-LM runs (rows not excluded)."""
+    for row in _rows("training_more.csv"):
+        if not row["exclude"]:
+            yield _more_training_case(row)
+
+
+def more_collective_cases() -> Iterator[Case]:
+    """collectives_more.csv: all-reduce, reduce-scatter sweeps and multi-node runs."""
+    for row in _rows("collectives_more.csv"):
+        if row["exclude"]:
+            continue
+        gpn, ranks = int(row["gpus_per_node"]), int(row["gpus"])
+        net = find_network(row["network"]) if row["network"] else None
+        fabric = Fabric(find_link(row["link"]), net, gpn, _int(row, "nics_per_node"))
+        est = estimate_collective(
+            row["op"],  # type: ignore[arg-type]
+            int(row["size_bytes"]), ranks, fabric, algorithm=row["algorithm"],
+        )  # fmt: skip
+        size = int(row["size_bytes"])
+        yield Case(
+            f"{row['system']} {row['op']} {size / 2**20:g} MiB {row['algorithm']}",
+            float(row["busbw_GBps"]), est.busbw_bytes_per_s / 1e9, "GB/s busbw", row["source"],
+            "; ".join(x for x in (f"{est.algorithm}, {est.bottleneck}", row["planner_note"]) if x),
+            row["id"], row["split"],
+        )  # fmt: skip
+
+
+def _more_models() -> dict[str, ModelSpec]:
+    specs = {}
+    for row in _rows("models_more.csv"):
+        specs[row["model"]] = ModelSpec(
+            name=row["model"], source=row["source"], layers=int(row["layers"]),
+            hidden=int(row["hidden"]), heads=int(row["heads"]), kv_heads=int(row["kv_heads"]),
+            head_dim=int(row["head_dim"]), ffn=int(row["ffn"]), vocab=int(row["vocab"]),
+            tied_embeddings=row["tied_embeddings"] == "yes", mlp=row["mlp"],  # type: ignore[arg-type]
+            qkv_bias=row["qkv_bias"] == "yes", experts=int(row["experts"]),
+            experts_per_token=int(row["experts_per_token"]), moe_ffn=int(row["moe_ffn"]),
+        )  # fmt: skip
+    return specs
+
+
+def more_inference_cases() -> Iterator[Case]:
+    """inference_more.csv: decode speed (batch 1) and static-batch throughput."""
+    specs = _more_models()
+    for row in _rows("inference_more.csv"):
+        if row["exclude"]:
+            continue
+        arch = row["arch"]
+        if arch.startswith("catalog:"):
+            spec = find_model(arch.removeprefix("catalog:"))
+        else:
+            spec = specs[arch.removeprefix("models_more:")]
+        gpu = find_gpu(row["gpu"])
+        gpus, tp = int(row["gpus"]), int(row["tp"])
+        pp = gpus // tp  # Transformers' device_map splits layers over GPUs: a pipeline
+        fabric = Fabric(find_link(gpu.intra_link), None, 8, 1)
+        engine = find_engine(row["engine_id"])
+        batch, out = int(row["batch"]), int(row["output_tokens"])
+        est = estimate_inference(
+            spec, count_params(spec), gpu, fabric, engine, tp=tp, pp=pp, batch=batch,
+            prompt_tokens=int(row["input_tokens"]), output_tokens=out,
+            precision=row["precision"], kv_precision=row["kv_precision"], weight_bytes_per_param=(
+                engine.bytes_per_weight(row["precision"])
+                if row["precision"] in ("int4", "int8") else None),
+        )  # fmt: skip
+        if row["measured"] == "output_throughput_static_batch":
+            predicted, unit = batch * out / est.e2e_s / gpus, "tokens/s/GPU"
+        else:  # generated tokens over the whole request, prefill included
+            predicted, unit = out / est.e2e_s, "tokens/s"
+        yield Case(
+            f"{row['model']} {row['gpu']} x{gpus} {row['engine']} {row['precision']} "
+            f"b{batch} in={row['input_tokens']}",
+            float(row["value"]), predicted, unit, row["source"], row["planner_note"],
+            row["id"], row["split"],
+        )  # fmt: skip
+
+
+def excluded_rows() -> list[Excluded]:
+    """Rows kept in reference/ but not predicted, each with its reason."""
+    out = []
+    for name, what in (("training_more.csv", "model"), ("collectives_more.csv", "system"),
+                       ("inference_more.csv", "model")):  # fmt: skip
+        for row in _rows(name):
+            if row["exclude"]:
+                out.append(Excluded(name, row["id"], row[what], row["exclude"], row["source"]))
+    return out
+
+
+def reference_row_ids() -> dict[str, list[tuple[str, str]]]:
+    """Every data row's (id, split) by file, for the completeness test."""
+    files = ("training.csv", "collectives.csv", "inference.csv", "training_more.csv",
+             "collectives_more.csv", "inference_more.csv")  # fmt: skip
+    return {name: [(row["id"], row["split"]) for row in _rows(name)] for name in files}
+
+
+def all_training_cases() -> list[Case]:
+    """Every predicted training row, old and new."""
+    return list(training_cases()) + list(more_training_cases())
+
+
+def all_collective_cases() -> list[Case]:
+    """Every predicted collective row, old and new."""
+    return list(collective_cases()) + list(more_collective_cases())
+
+
+def all_inference_cases() -> list[Case]:
+    """Every predicted inference row, old and new."""
+    return list(inference_cases()) + list(more_inference_cases())
+
+
+@dataclass(frozen=True)
+class ScalingPair:
+    """Two rows of one scaling group: measured vs predicted change between the scales."""
+
+    group: str
+    small: Case
+    large: Case
+
+    @property
+    def measured_change(self) -> float:
+        """Measured relative change of the quantity from the smaller to the larger scale."""
+        return self.large.measured / self.small.measured - 1.0
+
+    @property
+    def predicted_change(self) -> float:
+        """Predicted relative change between the same two scales."""
+        return self.large.predicted / self.small.predicted - 1.0
+
+    @property
+    def error_pp(self) -> float:
+        """Predicted minus measured change, in percentage points."""
+        return 100.0 * (self.predicted_change - self.measured_change)
+
+
+def scaling_pairs(cases: list[Case]) -> list[ScalingPair]:
+    """Adjacent scales of every scaling group (rows sorted by GPUs, then sequence length)."""
+    groups: dict[str, list[Case]] = {}
+    for c in cases:
+        if c.group:
+            groups.setdefault(c.group, []).append(c)
+    pairs = []
+    for name, members in groups.items():
+        members.sort(key=lambda c: c.scale)
+        pairs += [ScalingPair(name, a, b) for a, b in pairwise(members)]
+    return pairs
