@@ -65,7 +65,9 @@ def import_(
         raise typer.Exit(int(ExitStatus.FINDINGS))
 
 
-def _doc(run: Any, v: Any, found: list[tuple[str, str, str]], not_judged: str | None) -> dict[str, Any]:
+def _doc(
+    run: Any, v: Any, found: list[tuple[str, str, str]], not_judged: str | None
+) -> dict[str, Any]:
     from fabriclens.plan.expect import plateau
 
     levels = [lvl for _, lvl, _ in found] + ([v.level] if v else [])
@@ -90,6 +92,7 @@ def _doc(run: Any, v: Any, found: list[tuple[str, str, str]], not_judged: str | 
                 "algbw_GBps": r.algbw_GBps,
                 "busbw_GBps": r.busbw_GBps,
                 "wrong": r.wrong,
+                "inplace_wrong": r.inplace_wrong,
                 "error": r.error,
                 "inplace_time_us": r.inplace_time_us,
                 "inplace_algbw_GBps": r.inplace_algbw_GBps,
@@ -100,7 +103,9 @@ def _doc(run: Any, v: Any, found: list[tuple[str, str, str]], not_judged: str | 
         "largest_size_bytes": largest.size_bytes if largest else None,
         "largest_busbw_GBps": largest.busbw_GBps if largest else None,
         "plateau_size_bytes": v.plateau_size_bytes if v else size,
-        "plateau_busbw_GBps": round(v.plateau_busbw_GBps if v else busbw, 4) if busbw is not None else None,
+        "plateau_busbw_GBps": round(v.plateau_busbw_GBps if v else busbw, 4)
+        if busbw is not None
+        else None,
         "expected_busbw_GBps": round(v.expected_busbw_GBps, 4) if v else None,
         "efficiency": round(v.efficiency, 4) if v else None,
         "judged": v is not None,

@@ -121,7 +121,9 @@ def _link_local_ifaces(nccl: NcclLog) -> list[str]:
 
 def _link_local_connects(nccl: NcclLog) -> list[Event]:
     kinds = ("connect_abort", "connect_timeout", "connect_refused", "unreachable")
-    return [e for e in nccl.events if e.kind in kinds and is_link_local(str(e.detail["peer"] or ""))]
+    return [
+        e for e in nccl.events if e.kind in kinds and is_link_local(str(e.detail["peer"] or ""))
+    ]
 
 
 def _roce_link_local(nccl: NcclLog) -> int:
@@ -177,7 +179,9 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
 def describe(event: Event) -> str:
     """One event in words, with where it happened and the line it came from."""
     d = event.detail
-    where = " on ".join(x for x in (f"GPU {event.dev}" if event.dev is not None else "", event.host or "") if x)
+    where = " on ".join(
+        x for x in (f"GPU {event.dev}" if event.dev is not None else "", event.host or "") if x
+    )
     parts: list[str] = []
     if d.get("rank") is not None:
         where = f"rank{d['rank']}" + (f" {where}" if where else "")
@@ -187,18 +191,29 @@ def describe(event: Event) -> str:
         parts += [f"vendor err {d['vendor_err']}"] if d["vendor_err"] is not None else []
         parts += [f"{d['direction']}"] if d["direction"] else []
         parts += [f"from peer {d['peer']}"] if d["peer"] else []
-        parts += [f"local GID {d['local_gid']}, remote GID {d['remote_gid']}"] if d["local_gid"] else []
+        parts += (
+            [f"local GID {d['local_gid']}, remote GID {d['remote_gid']}"] if d["local_gid"] else []
+        )
     elif event.kind == "qp_error":
         parts.append(f"ibv_modify_qp failed: {d['text']} (errno {d['errno']})")
         parts += [f"to state {d['next_state']}"] if d["next_state"] else []
         parts += [f"local GID index {d['gid_index']}"] if d["gid_index"] is not None else []
     elif event.kind == "cuda_error":
-        parts.append(f"CUDA error {d['code']} '{d['text']}'" + (f" in the {str(d['where']).upper()} transport" if d["where"] else ""))
+        parts.append(
+            f"CUDA error {d['code']} '{d['text']}'"
+            + (f" in the {str(d['where']).upper()} transport" if d["where"] else "")
+        )
     elif event.kind == "gid_selected":
-        parts.append(f"GID index {d['index']} selected: {d['raw']}" + (" = fe80 link-local" if d["link_local"] else ""))
+        parts.append(
+            f"GID index {d['index']} selected: {d['raw']}"
+            + (" = fe80 link-local" if d["link_local"] else "")
+        )
     else:
         shown = {k: v for k, v in d.items() if v is not None and k not in ("stage", "rank")}
-        parts.append(event.kind.replace("_", " ") + (": " + ", ".join(f"{k} {v}" for k, v in shown.items()) if shown else ""))
+        parts.append(
+            event.kind.replace("_", " ")
+            + (": " + ", ".join(f"{k} {v}" for k, v in shown.items()) if shown else "")
+        )
     if d.get("stage") and event.kind != "ib_completion":
         parts.append(f"during {d['stage']}")
     return f"{'; '.join(parts)}{' (' + where + ')' if where else ''}  <- {event.line}"
@@ -245,18 +260,37 @@ def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
     if name == "gid_table" and nccl.gid_table:
         rows = [f"GID[{i}] {g} RoCE v{v}" + (" (link-local: not routed)" if is_link_local(g) else "")
                 for i, (g, v) in sorted(nccl.gid_table.items())]  # fmt: skip
-        good = [i for i, (g, v) in sorted(nccl.gid_table.items()) if v == 2 and g.lower().startswith("::ffff:")]
-        return rows + ([f"the routable RoCE v2 GID is at GID index {good[0]}: NCCL_IB_GID_INDEX={good[0]}"] if good else [])
+        good = [
+            i
+            for i, (g, v) in sorted(nccl.gid_table.items())
+            if v == 2 and g.lower().startswith("::ffff:")
+        ]
+        return rows + (
+            [f"the routable RoCE v2 GID is at GID index {good[0]}: NCCL_IB_GID_INDEX={good[0]}"]
+            if good
+            else []
+        )
     if name == "virtual_ifaces":
         names = [x.split(":")[0] for x in nccl.socket_ifaces]
         out = []
         for n in _virtual_ifaces(nccl):
-            used = [k for k in nccl.net_devs if k.startswith("NET/Socket/") and n in names and k.rsplit("/", 1)[1] == str(names.index(n))]
-            out.append(f"socket interface {n} ({nccl.ifaces[n]}) is a virtual/tunnel/VPN/USB interface, not the cluster NIC"
-                       + (f"; channels run over it ({used[0]} = {n})" if used else ""))
+            used = [
+                k
+                for k in nccl.net_devs
+                if k.startswith("NET/Socket/")
+                and n in names
+                and k.rsplit("/", 1)[1] == str(names.index(n))
+            ]
+            out.append(
+                f"socket interface {n} ({nccl.ifaces[n]}) is a virtual/tunnel/VPN/USB interface, not the cluster NIC"
+                + (f"; channels run over it ({used[0]} = {n})" if used else "")
+            )
         return out
     if name == "link_local_ifaces":
-        return [f"socket interface {n} has only the link-local address {nccl.ifaces[n]} (not routed between hosts)" for n in _link_local_ifaces(nccl)]
+        return [
+            f"socket interface {n} has only the link-local address {nccl.ifaces[n]} (not routed between hosts)"
+            for n in _link_local_ifaces(nccl)
+        ]
     if name == "connect_link_local":
         return [describe(e) for e in _link_local_connects(nccl)][:5]
     if name == "warnings":
@@ -287,7 +321,10 @@ def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
         done = _progress(torch)
         what = "last completed work" if len(torch.last_completed) >= 2 else "timed out at SeqNum"
         lead = max(done.values()) if done else 0
-        return [f"rank {r}: {what} {done[r]} (others up to {lead}, {lead - done[r]} collectives behind)" for r in behind]
+        return [
+            f"rank {r}: {what} {done[r]} (others up to {lead}, {lead - done[r]} collectives behind)"
+            for r in behind
+        ]
     if name == "env":
         return [f"{k}={v}" for k, v in sorted(nccl.env.items())]
     if name == "socket_ifaces" and nccl.socket_ifaces:

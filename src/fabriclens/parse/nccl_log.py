@@ -37,7 +37,9 @@ IB_DEV_RE = re.compile(r"\[\d+\](\S+)")
 USING_IFACES_RE = re.compile(r"(?:Bootstrap|NET/Socket|NET)\s*:\s*Using\s+(?:interface\s+)?(.*)")
 IFACE_RE = re.compile(r"(?:\[\d+\])?([A-Za-z][\w.@-]*):(\S+?)<\d+>")
 ENV_RE = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
-VIA_RE = re.compile(r"\bvia\s+(P2P(?:/IPC|/CUMEM|/direct)?|SHM|NET/[\w/ ]+?(?=/\d|\s|$)|CollNet\S*)")
+VIA_RE = re.compile(
+    r"\bvia\s+(P2P(?:/IPC|/CUMEM|/direct)?|SHM|NET/[\w/ ]+?(?=/\d|\s|$)|CollNet\S*)"
+)
 NET_DEV_RE = re.compile(r"\bvia\s+(NET/[\w ]+/\d+)")
 SOCKET_DEV_RE = re.compile(r"NET/Socket\s*:\s*GPU Direct RDMA Disabled for HCA (\d+) '([^']+)'")
 RANK_PREFIX_RE = re.compile(r"^\W{0,3}\[?rank(\d+)\]?:", re.I)
@@ -62,7 +64,9 @@ CUDA_RE = re.compile(
 FAMILY_RE = re.compile(r"family (\d+) is neither AF_INET")
 TOPO_RE = re.compile(r"Could not find real path of (\S+)")
 SHMEM_RE = re.compile(r"ncclMaxSharedMem (\d+) exceeds device/fn maxSharedMem (\d+)")
-OFI_RE = re.compile(r"NET/OFI .*?completed with error\.?\s*RC:\s*(\d+)\.?\s*Error:\s*(\d+)\s*\((\w+)\)")
+OFI_RE = re.compile(
+    r"NET/OFI .*?completed with error\.?\s*RC:\s*(\d+)\.?\s*Error:\s*(\d+)\s*\((\w+)\)"
+)
 PROXY_RE = re.compile(
     r"Proxy Call to rank (\d+) failed \((\w+)\)|Failed to execute operation (\w+) from rank (\d+)"
 )
@@ -193,7 +197,11 @@ def _detect(
     if (cu := CUDA_RE.search(msg)) is not None:
         code = int(cu.group("code"))
         text = cu.group("text").strip()
-        where = "shm" if "shm" in line.lower() else ("p2p" if "p2p" in line.lower() or "IPC" in msg else None)
+        where = (
+            "shm"
+            if "shm" in line.lower()
+            else ("p2p" if "p2p" in line.lower() or "IPC" in msg else None)
+        )
         add("cuda_error", code=code, text=text, where=where,
             p2p_unsupported=int(code in (217, 64) or "peer access is not supported" in text))  # fmt: skip
     if (f := FAMILY_RE.search(msg)) is not None:
@@ -205,8 +213,7 @@ def _detect(
     if (o := OFI_RE.search(msg)) is not None:
         add("ofi_error", rc=int(o.group(1)), error=int(o.group(2)), name=o.group(3))
     if (p := PROXY_RE.search(msg)) is not None:
-        rank = p.group(1) or p.group(4)
-        add("proxy_failed", rank=_int(rank), op=p.group(2) or p.group(3))
+        add("proxy_failed", rank=_int(p.group(1) or p.group(4)), op=p.group(2) or p.group(3))
     if (g := GID_SELECTED_RE.search(msg)) is not None:
         raw = g.group(2).upper()
         add("gid_selected", index=int(g.group(1)), raw=raw, link_local=int(raw.startswith("80FE")))
@@ -247,7 +254,9 @@ def parse_nccl_log(text: str, log: NcclLog | None = None) -> NcclLog:
             if "Failed to open libibverbs" in line:
                 out.libibverbs_failed = True
                 out.evidence.setdefault("libibverbs_failed", line)
-            if CRASH_RE.search(line) or re.search(r"ncclRemoteError|ncclSystemError|ncclInternalError|Last error", line):
+            if CRASH_RE.search(line) or re.search(
+                r"ncclRemoteError|ncclSystemError|ncclInternalError|Last error", line
+            ):
                 out.errors.append(line)
             before = len(out.events)
             _detect(line, line, None, None, out, rank)
@@ -263,7 +272,11 @@ def parse_nccl_log(text: str, log: NcclLog | None = None) -> NcclLog:
             # stage names where the failure happened (bootstrap, net_ib, net_socket ...)
             last = out.events[-1]
             stage = tr.group(1)
-            if last.host == host and "stage" not in last.detail and stage in STAGES:
+            if (
+                last.host == host
+                and stage in STAGES
+                and (stage == "bootstrap" or "stage" not in last.detail)
+            ):
                 last.detail["stage"] = stage
         if host and host not in out.hosts:
             out.hosts.append(host)

@@ -20,10 +20,15 @@ RANK_RE = re.compile(
     r"#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s+(.+?)\s*$"
 )
 COMMAND_RE = re.compile(r"\b(\w+?)_perf(?:_mpi)?\b")
-VERSION_RE = re.compile(r"nccl-tests version (\S+).*?nccl-library=(\d+)|NCCL version (\d+\.\d+\.\d+\S*)")
+VERSION_RE = re.compile(
+    r"nccl-tests version (\S+).*?nccl-library=(\d+)|NCCL version (\d+\.\d+\.\d+\S*)"
+)
 OP_RE = re.compile(
     r"(all_reduce|all_gather|reduce_scatter|alltoall|all_to_all|broadcast|sendrecv|send_recv|reduce|gather|scatter|hypercube)(?:_perf)?",
     re.I,
+)
+PLAIN_OP_RE = re.compile(
+    r"\b(all_reduce|all_gather|reduce_scatter|alltoall|sendrecv|broadcast)\b", re.I
 )
 OPS = {"alltoall": "all_to_all", "sendrecv": "send_recv"}
 TYPES = {
@@ -60,6 +65,7 @@ class Row:
     inplace_busbw_GBps: float | None = None
     reduces: bool = False  # the row names a reduction operator (sum, prod, max, ...)
     error: float | None = None  # old layouts: max numerical deviation instead of #wrong
+    inplace_wrong: int | None = None
 
     @property
     def best_busbw_GBps(self) -> float:
@@ -80,7 +86,9 @@ class NcclTestsRun:
     out_of_bounds: str | None = None
     unparsed_lines: int = 0
     headers: int = 0  # `# nThread` lines: more than one means separate runs were pasted together
-    rank_lines: list[tuple[int, str, int, str]] = field(default_factory=list)  # rank, host, dev, bus id
+    rank_lines: list[tuple[int, str, int, str]] = field(
+        default_factory=list
+    )  # rank, host, dev, bus id
     ops_seen: list[str] = field(default_factory=list)  # every op named by a command or header
     runs_after_rows: int = 0  # commands or headers that come after result rows (a second run)
     size_restarts: int = 0  # rows whose size is smaller than the row before (interleaved runs)
@@ -147,7 +155,7 @@ def _parse_row(tokens: list[str]) -> Row | None:
     values = [_float(t) for t in rest[:3]]
     if any(v is None for v in values):
         return None
-    error = None
+    error, inplace_wrong = None, None
     if rest[3].upper() == "N/A":
         wrong = None
     elif _is_float_format(rest[3]):  # the old `error` column: a deviation, not a count
@@ -157,13 +165,13 @@ def _parse_row(tokens: list[str]) -> Row | None:
     else:
         wrong = int(_float(rest[3]) or 0)
         if len(rest) >= 8 and rest[7].isdigit():
-            wrong = max(wrong, int(rest[7]))
+            inplace_wrong = int(rest[7])
     inplace = [_float(t) for t in rest[4:7]] if len(rest) >= 7 else [None, None, None]
     t, a, b = (float(v) for v in values)  # type: ignore[arg-type]
     return Row(
         size, count, dtype, t, a, b, wrong,
         inplace_time_us=inplace[0], inplace_algbw_GBps=inplace[1], inplace_busbw_GBps=inplace[2],
-        reduces=reduces, error=error,
+        reduces=reduces, error=error, inplace_wrong=inplace_wrong,
     )  # fmt: skip
 
 
@@ -193,7 +201,9 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
             elif "busbw" in line:
                 run.columns_seen = True
                 run.has_error_column = run.has_error_column or " error " in f" {line} "
-            elif (m := COMMAND_RE.search(line)) is not None or (m := OP_RE.search(line)) is not None:
+            elif (m := COMMAND_RE.search(line)) is not None or (
+                m := OP_RE.search(line)
+            ) is not None:
                 _op_seen(run, m.group(1))
             continue
         if line.strip() in ("...", "…") or line.strip().startswith("..."):
@@ -207,7 +217,7 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
                 run.cut_rows += 1
             run.rows.append(row)
         else:
-            m = COMMAND_RE.search(line) or (None if " INFO " in line else OP_RE.search(line))
+            m = COMMAND_RE.search(line) or (None if " INFO " in line else PLAIN_OP_RE.search(line))
             if m is not None:
                 if run.rows:
                     run.runs_after_rows += 1

@@ -6,6 +6,7 @@ largest), never the sweep average that nccl-tests prints, which includes 8-byte 
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass
 
@@ -46,6 +47,10 @@ def gpu_from_name(name: str) -> Gpu | None:
     for gpu in gpus():
         if gpu.title.lower().replace("nvidia", "").replace("geforce", "").strip() == wanted:
             return gpu
+    plain = " " + re.sub(r"[^a-z0-9]+", " ", wanted).strip() + " "
+    for known in sorted(gpus(), key=lambda g: -len(g.name)):
+        if f" {known.name.replace('-', ' ')} " in plain:
+            return known
     for alias_key in ("h200", "b200", "l40s", "rtx 4090", "rtx 3090", "rtx 5090"):
         if alias_key in wanted:
             return find_gpu(alias_key.replace(" ", "-"))
@@ -83,9 +88,17 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
     hosts_of_rank: dict[int, set[str]] = {}
     for rank, host, _, _ in run.rank_lines:
         hosts_of_rank.setdefault(rank, set()).add(host)
-    dup = sorted(r for r, h in hosts_of_rank.items() if len(h) > 1 or sum(1 for x in run.rank_lines if x[0] == r) > 1)
+    dup = sorted(
+        r
+        for r, h in hosts_of_rank.items()
+        if len(h) > 1 or sum(1 for x in run.rank_lines if x[0] == r) > 1
+    )
     if run.headers > 1 or dup:
-        where = f"rank {dup[0]} is listed on {', '.join(sorted(hosts_of_rank[dup[0]]))}" if dup else f"{run.headers} '# nThread' headers"
+        where = (
+            f"rank {dup[0]} is listed on {', '.join(sorted(hosts_of_rank[dup[0]]))}"
+            if dup
+            else f"{run.headers} '# nThread' headers"
+        )
         out.append(("separate-runs", "critical",
                     f"{where}: each host ran its own job, so nothing crossed the network — nccl-tests was not "
                     "built with MPI=1 (make MPI=1; `mpirun -x MPI=1` only sets a variable) or not launched as one MPI job"))  # fmt: skip
@@ -98,7 +111,7 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
                     f"another run follows the first table ({', '.join(dict.fromkeys(run.ops_seen)) or 'a second command'}): "
                     "only the first table is judged"))  # fmt: skip
     seen: dict[tuple[str, str], int] = {}
-    for rank, host, dev, bus in run.rank_lines:
+    for rank, host, _dev, bus in run.rank_lines:
         if bus.strip("0x:") == "":
             continue  # cloud VMs put every GPU on bus 0
         if (host, bus) in seen and seen[(host, bus)] != rank:
@@ -107,11 +120,12 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
                         "twice (check CUDA_VISIBLE_DEVICES and the launcher's GPU binding)"))  # fmt: skip
             break
         seen[(host, bus)] = rank
-    bad = [r for r in run.rows if r.wrong]
+    bad = [r for r in run.rows if r.wrong or r.inplace_wrong]
     if bad:
         r = bad[0]
+        counts = " / ".join(str(w) for w in (r.wrong, r.inplace_wrong) if w is not None)
         out.append(("wrong-results", "critical",
-                    f"#wrong {r.wrong} at {r.size_bytes:,} bytes: DATA CORRUPTION — the collective returned wrong values "
+                    f"#wrong {counts} (out-of-place / in-place) at {r.size_bytes:,} bytes: DATA CORRUPTION — the collective returned wrong values "
                     "(suspect the NIC/PCIe path, GPUDirect with ACS, or a buggy NCCL/driver combination)"))  # fmt: skip
     deviant = [r for r in run.rows if r.error is not None and r.error >= 1e-2]
     if deviant:
@@ -127,17 +141,41 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
         return out
     largest = max(r.size_bytes for r in run.rows)
     if run.world_size == 1:
-        out.append(("single-rank", "info", "one rank: busbw is 0 by definition and algbw is a local copy; nothing crossed a link"))
+        out.append(
+            (
+                "single-rank",
+                "info",
+                "one rank: busbw is 0 by definition and algbw is a local copy; nothing crossed a link",
+            )
+        )
     elif largest < SHORT_SWEEP_BYTES:
         out.append(("sweep-short", "warning",
                     f"the largest message is {largest:,} bytes: bandwidth is still rising there — insufficient data to judge "
                     "the plateau (run to -e 1G or more)"))  # fmt: skip
     if any(r.size_bytes == 0 for r in run.rows):
-        out.append(("size-zero", "info", "rows of size 0: the requested size is below ranks x type size; they are ignored"))
+        out.append(
+            (
+                "size-zero",
+                "info",
+                "rows of size 0: the requested size is below ranks x type size; they are ignored",
+            )
+        )
     if run.cut_rows:
-        out.append(("row-truncated", "info", "a row stops after the out-of-place columns: the output was truncated"))
+        out.append(
+            (
+                "row-truncated",
+                "info",
+                "a row stops after the out-of-place columns: the output was truncated",
+            )
+        )
     if run.avg_busbw_GBps is None:
-        out.append(("no-summary", "info", "no 'Avg bus bandwidth' line: the output is cut (or the run hung) after the last row"))
+        out.append(
+            (
+                "no-summary",
+                "info",
+                "no 'Avg bus bandwidth' line: the output is cut (or the run hung) after the last row",
+            )
+        )
     if run.elided:
         out.append(("elided", "info", "rows were replaced by '...' in the paste"))
     return out
@@ -186,7 +224,9 @@ def judge(
     guess = infer_op_and_ranks(run)
     if n < 2 and guess is not None and (op or run.op or guess[0]) == guess[0]:
         n = guess[1]
-        notes.append(f"no rank list in the log: busbw/algbw = 2(n-1)/n gives all_reduce on {n} ranks")
+        notes.append(
+            f"no rank list in the log: busbw/algbw = 2(n-1)/n gives all_reduce on {n} ranks"
+        )
     name = op or run.op or infer_op(run, n) or (guess[0] if guess else None)
     if name is None:
         raise InputError(
@@ -212,6 +252,9 @@ def judge(
     )
     notes += more
     size, measured = plateau(run)
+    if size < SHORT_SWEEP_BYTES:
+        raise InputError(f"insufficient data: the largest message is {size:,} bytes, below the bandwidth plateau",
+                         "rerun with -e 1G or more")  # fmt: skip
     if run.world_size == 1 or n == 1:
         raise InputError("one rank: nothing to judge", "run with two or more ranks")
     est = estimate_collective(name, size, n, fabric)

@@ -507,7 +507,9 @@ def bench_import_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         )
     elif doc["plateau_busbw_GBps"] is not None:
         text.append("Plateau ", style="bold")
-        text.append(f"{doc['plateau_busbw_GBps']:.2f} GB/s busbw at {format_decimal_bytes(doc['plateau_size_bytes'])}\n")
+        text.append(
+            f"{doc['plateau_busbw_GBps']:.2f} GB/s busbw at {format_decimal_bytes(doc['plateau_size_bytes'])}\n"
+        )
     text.append(f"{doc['level'].upper()} ", style=style[doc["level"]])
     text.append((doc["verdict"] or "see the flags below") + "\n")
     for f in doc["flags"]:
@@ -516,7 +518,7 @@ def bench_import_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     for check in doc["next_checks"]:
         text.append(f"  next: {check}\n")
     out: list[RenderableType] = [table] if doc["sizes"] else []
-    return out + [text, assumptions_block(doc["assumptions"])]
+    return [*out, text, assumptions_block(doc["assumptions"])]
 
 
 def logs_renderables(doc: dict[str, Any]) -> list[RenderableType]:
