@@ -102,7 +102,10 @@ def test_judge_flags_a_slow_multi_node_run_with_next_checks() -> None:
 
 def test_judge_needs_what_the_log_lacks(tmp_path: Path) -> None:
     run = parse_nccl_tests(SAMPLE.read_text())
-    with pytest.raises(InputError, match="ranks"):
+    with pytest.raises(InputError, match="which GPU"):
         judge(run)
+    # no rank list: busbw/algbw = 2(n-1)/n gives the rank count (3 nodes x 8 GPUs in the source)
+    verdict = judge(run, gpu="a100-sxm-80gb", gpus_per_node=8)
+    assert verdict.ranks == 24 and any("2(n-1)/n" in a for a in verdict.assumptions)
     with pytest.raises(InputError, match="no result rows"):
         judge(parse_nccl_tests("# all_reduce_perf\nnothing here"), ranks=8, gpu="h100-sxm")

@@ -38,29 +38,49 @@ def import_(
     from fabriclens.cli._output import emit
     from fabriclens.errors import ExitStatus, InputError
     from fabriclens.parse.nccl_tests import parse_nccl_tests
-    from fabriclens.plan.expect import judge
+    from fabriclens.plan.expect import flags, judge
 
     try:
         text = file.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise InputError(f"cannot read {file}: {exc.strerror}", "check the path") from None
     run = parse_nccl_tests(text)
-    verdict = judge(run, op=op, gpu=gpu, ranks=ranks, gpus_per_node=gpus_per_node, network=network,
-                    nics_per_node=nics_per_node)  # fmt: skip
-    doc = _doc(run, verdict)
+    if not run.rows and not (run.headers or run.ranks or run.columns_seen):
+        raise InputError(
+            "no result rows found in the nccl-tests output", "give the file nccl-tests printed"
+        )
+    found = flags(run)
+    try:
+        verdict = judge(run, op=op, gpu=gpu, ranks=ranks, gpus_per_node=gpus_per_node,
+                        network=network, nics_per_node=nics_per_node)  # fmt: skip
+        not_judged = None
+    except InputError as exc:
+        verdict = None
+        not_judged = f"not judged: {exc.problem}" + (f" ({exc.fix})" if exc.fix else "")
+    doc = _doc(run, verdict, found, not_judged)
     emit(doc, json_out, "bench_import_renderables")
-    if verdict.level != "ok":
+    if doc["level"] != "ok":
         raise typer.Exit(int(ExitStatus.FINDINGS))
 
 
-def _doc(run: Any, v: Any) -> dict[str, Any]:
+def _doc(
+    run: Any, v: Any, found: list[tuple[str, str, str]], not_judged: str | None
+) -> dict[str, Any]:
+    from fabriclens.plan.expect import plateau
+
+    levels = [lvl for _, lvl, _ in found] + ([v.level] if v else [])
+    level = next((x for x in ("critical", "warning") if x in levels), "ok")
+    size, busbw = plateau(run) if run.rows else (None, None)
+    largest = max(run.rows, key=lambda r: r.size_bytes) if run.rows else None
     return {
-        "op": v.op,
-        "ranks": v.ranks,
-        "nodes": v.nodes,
-        "gpus_per_node": v.gpus_per_node,
-        "gpu": v.gpu,
-        "network": v.network,
+        "op": v.op if v else run.op,
+        "ranks": v.ranks if v else (run.world_size or None),
+        "nodes": v.nodes if v else (len(run.hosts) or None),
+        "gpus_per_node": v.gpus_per_node if v else None,
+        "gpu": v.gpu if v else (run.gpu_names[0] if run.gpu_names else None),
+        "hosts": run.hosts,
+        "version": run.version,
+        "network": v.network if v else None,
         "sizes": [
             {
                 "size_bytes": r.size_bytes,
@@ -70,22 +90,30 @@ def _doc(run: Any, v: Any) -> dict[str, Any]:
                 "algbw_GBps": r.algbw_GBps,
                 "busbw_GBps": r.busbw_GBps,
                 "wrong": r.wrong,
+                "inplace_wrong": r.inplace_wrong,
+                "error": r.error,
                 "inplace_time_us": r.inplace_time_us,
                 "inplace_algbw_GBps": r.inplace_algbw_GBps,
                 "inplace_busbw_GBps": r.inplace_busbw_GBps,
             }
             for r in run.rows
         ],
-        "plateau_size_bytes": v.plateau_size_bytes,
-        "plateau_busbw_GBps": round(v.plateau_busbw_GBps, 4),
-        "expected_busbw_GBps": round(v.expected_busbw_GBps, 4),
-        "efficiency": round(v.efficiency, 4),
-        "level": v.level,
-        "verdict": v.verdict,
-        "next_checks": list(v.next_checks),
+        "largest_size_bytes": largest.size_bytes if largest else None,
+        "largest_busbw_GBps": largest.busbw_GBps if largest else None,
+        "plateau_size_bytes": v.plateau_size_bytes if v else size,
+        "plateau_busbw_GBps": round(v.plateau_busbw_GBps if v else busbw, 4)
+        if busbw is not None
+        else None,
+        "expected_busbw_GBps": round(v.expected_busbw_GBps, 4) if v else None,
+        "efficiency": round(v.efficiency, 4) if v else None,
+        "judged": v is not None,
+        "level": level,
+        "verdict": v.verdict if v else (not_judged or ""),
+        "flags": [{"id": i, "level": lvl, "text": t} for i, lvl, t in found],
+        "next_checks": list(v.next_checks) if v else [],
         "log_avg_busbw_GBps": run.avg_busbw_GBps,
         "unparsed_lines": run.unparsed_lines,
-        "assumptions": list(v.assumptions),
+        "assumptions": list(v.assumptions) if v else [],
     }
 
 

@@ -21,7 +21,7 @@ def logs(
     """Read NCCL and PyTorch logs: what NCCL used, what failed, which rank is behind."""
     from fabriclens.cli._findings import exit_for, findings_doc, read_logs
     from fabriclens.cli._output import check_formats, emit
-    from fabriclens.diagnose.engine import diagnose, facts
+    from fabriclens.diagnose.engine import describe, diagnose, facts
 
     check_formats(json_out, markdown)
     nccl, torch = read_logs(files)
@@ -38,6 +38,13 @@ def logs(
             "env": nccl.env,
             "channels_via": dict(nccl.via),
             "warnings": nccl.warnings,
+            "hosts": nccl.hosts,
+            "interfaces": nccl.ifaces,
+            "events": [
+                {"kind": e.kind, **e.detail, "host": e.host, "dev": e.dev, "text": describe(e)}
+                for e in nccl.events
+            ],
+            "errors": list(dict.fromkeys(nccl.errors)),
         },
         "timeouts": [
             {

@@ -10,7 +10,13 @@ from importlib import resources
 from typing import Any
 
 from fabriclens.conditions import check_known, holds
-from fabriclens.parse.nccl_log import WC_STATUS, NcclLog
+from fabriclens.parse.nccl_log import (
+    VIRTUAL_IFACE_RE,
+    WC_STATUS,
+    Event,
+    NcclLog,
+    is_link_local,
+)
 from fabriclens.parse.torch_log import TorchLog
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
@@ -18,6 +24,11 @@ FACTS = {
     "transport", "ib_devices", "ib_no_device", "libibverbs_failed", "gdr", "nccl_warnings",
     "completion_errors", "retry_exceeded", "watchdog_timeouts", "stragglers",
     "ib_disabled_by_env", "p2p_disabled_by_env", "socket_forced_by_env", "logs_read",
+    "single_node", "error_lines", "ib_local_protection", "ib_wr_flush", "qp_timeout", "qp_no_device",
+    "qp_unreachable", "roce_link_local_gid", "socket_virtual_ifaces", "socket_link_local_ifaces",
+    "connect_link_local", "connect_failed", "peer_gone", "bad_address_family", "socket_ifname_set",
+    "p2p_unsupported", "shm_p2p_unsupported", "topology_sysfs", "max_shared_mem", "ofi_errors",
+    "remote_error", "usb_nic",
 }  # fmt: skip
 
 
@@ -36,6 +47,8 @@ class Rule:
     fix: str
     evidence: tuple[str, ...]
     scope: str = ""
+    fallback: bool = False  # fires only when no other warning or critical rule did
+    source: str = ""  # the public thread whose maintainers gave this diagnosis
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,7 @@ class Finding:
     check: tuple[str, ...]
     fix: str
     evidence: tuple[str, ...]
+    source: str = ""
 
 
 def load_rules(filename: str, known: Mapping[str, set[str]]) -> tuple[Rule, ...]:
@@ -65,7 +79,8 @@ def load_rules(filename: str, known: Mapping[str, set[str]]) -> tuple[Rule, ...]
         evidence = raw.get("evidence", ())
         out.append(Rule(raw["id"], raw["severity"], dict(raw["when"]), raw["symptom"], raw["cause"],
                         tuple(raw.get("check", ())), raw.get("fix", ""),
-                        (evidence,) if isinstance(evidence, str) else tuple(evidence), scope))  # fmt: skip
+                        (evidence,) if isinstance(evidence, str) else tuple(evidence), scope,
+                        bool(raw.get("fallback", False)), raw.get("source", "")))  # fmt: skip
     return tuple(out)
 
 
@@ -75,13 +90,47 @@ def rules() -> tuple[Rule, ...]:
     return load_rules("rules.toml", {"": FACTS})
 
 
+def _progress(torch: TorchLog) -> dict[int, int]:
+    """Rank -> how far it got: its last completed work, else the highest SeqNum it timed out on."""
+    if len(torch.last_completed) >= 2:
+        return dict(torch.last_completed)
+    seq: dict[int, int] = {}
+    for t in torch.timeouts:
+        if t.rank is not None and t.seq is not None:
+            seq[t.rank] = max(seq.get(t.rank, t.seq), t.seq)
+    return seq
+
+
 def stragglers(torch: TorchLog) -> list[int]:
-    """Ranks whose last completed work is behind the others (needs at least two ranks)."""
-    done = torch.last_completed
+    """Ranks whose last completed work (or timed-out SeqNum) is behind the others (needs at
+    least two ranks)."""
+    done = _progress(torch)
     if len(done) < 2 or min(done.values()) == max(done.values()):
         return []
     low = min(done.values())
     return sorted(r for r, v in done.items() if v == low)
+
+
+def _virtual_ifaces(nccl: NcclLog) -> list[str]:
+    return [n for n in nccl.ifaces if VIRTUAL_IFACE_RE.match(n) and n != "lo"]
+
+
+def _link_local_ifaces(nccl: NcclLog) -> list[str]:
+    return [n for n, a in nccl.ifaces.items() if is_link_local(a)]
+
+
+def _link_local_connects(nccl: NcclLog) -> list[Event]:
+    kinds = ("connect_abort", "connect_timeout", "connect_refused", "unreachable")
+    return [
+        e for e in nccl.events if e.kind in kinds and is_link_local(str(e.detail["peer"] or ""))
+    ]
+
+
+def _roce_link_local(nccl: NcclLog) -> int:
+    chosen = sum(1 for e in nccl.of("gid_selected") if e.detail["link_local"])
+    table = nccl.gid_table
+    shown = nccl.of("qp_error") and any(is_link_local(g) and v == 2 for g, v in table.values())
+    return chosen + (1 if shown else 0)
 
 
 def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
@@ -101,13 +150,149 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ib_disabled_by_env": env.get("NCCL_IB_DISABLE", "0") not in ("0", ""),
         "p2p_disabled_by_env": env.get("NCCL_P2P_DISABLE", "0") not in ("0", ""),
         "socket_forced_by_env": "NCCL_NET" in env and env["NCCL_NET"].lower() == "socket",
-        "logs_read": nccl.lines + len(torch.timeouts) + len(torch.last_completed),
-    }
+        "logs_read": nccl.lines + len(torch.timeouts) + len(torch.last_completed) + len(nccl.events),
+        "single_node": len(nccl.hosts) == 1,
+        "error_lines": len(nccl.errors) + len(torch.timeouts),
+        "ib_local_protection": sum(1 for s, _ in nccl.completion_errors if s == 4),
+        "ib_wr_flush": sum(1 for s, _ in nccl.completion_errors if s == 5),
+        "qp_timeout": sum(1 for e in nccl.of("qp_error") if e.detail["errno"] == 110),
+        "qp_no_device": sum(1 for e in nccl.of("qp_error") if e.detail["errno"] == 19),
+        "qp_unreachable": sum(1 for e in nccl.of("qp_error") if e.detail["errno"] in (101, 113)),
+        "roce_link_local_gid": _roce_link_local(nccl),
+        "socket_virtual_ifaces": len(_virtual_ifaces(nccl)),
+        "socket_link_local_ifaces": len(_link_local_ifaces(nccl)),
+        "connect_link_local": len(_link_local_connects(nccl)),
+        "connect_failed": sum(len(nccl.of(k)) for k in ("connect_abort", "connect_timeout", "connect_refused", "unreachable")),
+        "peer_gone": len(nccl.of("peer_reset")) + len(nccl.of("peer_closed")),
+        "bad_address_family": len(nccl.of("bad_address_family")),
+        "socket_ifname_set": "NCCL_SOCKET_IFNAME" in env,
+        "p2p_unsupported": sum(1 for e in nccl.of("cuda_error") if e.detail["p2p_unsupported"] and e.detail["where"] != "shm"),
+        "shm_p2p_unsupported": sum(1 for e in nccl.of("cuda_error") if e.detail["p2p_unsupported"] and e.detail["where"] == "shm"),
+        "topology_sysfs": len(nccl.of("topology_sysfs")),
+        "max_shared_mem": len(nccl.of("max_shared_mem")),
+        "ofi_errors": len(nccl.of("ofi_error")),
+        "remote_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclRemoteError"),
+        "usb_nic": len(nccl.of("usb_nic")) + len(nccl.of("speed_unknown")),
+    }  # fmt: skip
+
+
+def describe(event: Event) -> str:
+    """One event in words, with where it happened and the line it came from."""
+    d = event.detail
+    where = " on ".join(
+        x for x in (f"GPU {event.dev}" if event.dev is not None else "", event.host or "") if x
+    )
+    parts: list[str] = []
+    if d.get("rank") is not None:
+        where = f"rank{d['rank']}" + (f" {where}" if where else "")
+    if event.kind == "ib_completion":
+        status = int(d["status"] or 0)
+        parts.append(f"IB completion error {status} ({WC_STATUS.get(status, 'see ibv_wc_status')})")
+        parts += [f"vendor err {d['vendor_err']}"] if d["vendor_err"] is not None else []
+        parts += [f"{d['direction']}"] if d["direction"] else []
+        parts += [f"from peer {d['peer']}"] if d["peer"] else []
+        parts += (
+            [f"local GID {d['local_gid']}, remote GID {d['remote_gid']}"] if d["local_gid"] else []
+        )
+    elif event.kind == "qp_error":
+        parts.append(f"ibv_modify_qp failed: {d['text']} (errno {d['errno']})")
+        parts += [f"to state {d['next_state']}"] if d["next_state"] else []
+        parts += [f"local GID index {d['gid_index']}"] if d["gid_index"] is not None else []
+    elif event.kind == "cuda_error":
+        parts.append(
+            f"CUDA error {d['code']} '{d['text']}'"
+            + (f" in the {str(d['where']).upper()} transport" if d["where"] else "")
+        )
+    elif event.kind == "gid_selected":
+        parts.append(
+            f"GID index {d['index']} selected: {d['raw']}"
+            + (" = fe80 link-local" if d["link_local"] else "")
+        )
+    else:
+        shown = {k: v for k, v in d.items() if v is not None and k not in ("stage", "rank")}
+        parts.append(
+            event.kind.replace("_", " ")
+            + (": " + ", ".join(f"{k} {v}" for k, v in shown.items()) if shown else "")
+        )
+    if d.get("stage") and event.kind != "ib_completion":
+        parts.append(f"during {d['stage']}")
+    return f"{'; '.join(parts)}{' (' + where + ')' if where else ''}  <- {event.line}"
+
+
+def _events(kinds: tuple[str, ...], nccl: NcclLog, keep: Any = None) -> list[str]:
+    out: list[str] = []
+    for e in nccl.events:
+        if e.kind in kinds and (keep is None or keep(e)):
+            text = describe(e)
+            if text not in out:
+                out.append(text)
+    return out[:5]
+
+
+EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
+    "ib_retry": (("ib_completion",), lambda e: e.detail["status"] == 12),
+    "ib_local_protection": (("ib_completion",), lambda e: e.detail["status"] == 4),
+    "ib_wr_flush": (("ib_completion",), lambda e: e.detail["status"] == 5),
+    "qp_error": (("qp_error",), None),
+    "gid_selected": (("gid_selected",), None),
+    "connect_failed": (("connect_abort", "connect_timeout", "connect_refused", "unreachable"), None),
+    "peer_gone": (("peer_reset", "peer_closed", "proxy_failed"), None),
+    "bad_address_family": (("bad_address_family",), None),
+    "cuda_error": (("cuda_error",), None),
+    "topology_sysfs": (("topology_sysfs",), None),
+    "max_shared_mem": (("max_shared_mem",), None),
+    "ofi_error": (("ofi_error",), None),
+    "nccl_error": (("nccl_error", "test_failure"), None),
+    "usb_nic": (("usb_nic", "speed_unknown", "socket_dev"), None),
+}  # fmt: skip
 
 
 def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
+    if name in EVENT_EVIDENCE:
+        kinds, keep = EVENT_EVIDENCE[name]
+        return _events(kinds, nccl, keep)
     if name in nccl.evidence:
         return [nccl.evidence[name]]
+    if name.startswith("env:"):
+        return [nccl.evidence.get(name, "")] if name in nccl.evidence else []
+    if name == "errors":
+        return list(dict.fromkeys(nccl.errors))[:5]
+    if name == "gid_table" and nccl.gid_table:
+        rows = [f"GID[{i}] {g} RoCE v{v}" + (" (link-local: not routed)" if is_link_local(g) else "")
+                for i, (g, v) in sorted(nccl.gid_table.items())]  # fmt: skip
+        good = [
+            i
+            for i, (g, v) in sorted(nccl.gid_table.items())
+            if v == 2 and g.lower().startswith("::ffff:")
+        ]
+        return rows + (
+            [f"the routable RoCE v2 GID is at GID index {good[0]}: NCCL_IB_GID_INDEX={good[0]}"]
+            if good
+            else []
+        )
+    if name == "virtual_ifaces":
+        names = [x.split(":")[0] for x in nccl.socket_ifaces]
+        out = []
+        for n in _virtual_ifaces(nccl):
+            used = [
+                k
+                for k in nccl.net_devs
+                if k.startswith("NET/Socket/")
+                and n in names
+                and k.rsplit("/", 1)[1] == str(names.index(n))
+            ]
+            out.append(
+                f"socket interface {n} ({nccl.ifaces[n]}) is a virtual/tunnel/VPN/USB interface, not the cluster NIC"
+                + (f"; channels run over it ({used[0]} = {n})" if used else "")
+            )
+        return out
+    if name == "link_local_ifaces":
+        return [
+            f"socket interface {n} has only the link-local address {nccl.ifaces[n]} (not routed between hosts)"
+            for n in _link_local_ifaces(nccl)
+        ]
+    if name == "connect_link_local":
+        return [describe(e) for e in _link_local_connects(nccl)][:5]
     if name == "warnings":
         return nccl.warnings[:5]
     if name == "completion_errors":
@@ -116,6 +301,11 @@ def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
         ]
     if name == "timeouts":
         out = []
+        seqs = {t.seq for t in torch.timeouts if t.seq is not None}
+        ranks = {t.rank for t in torch.timeouts if t.rank is not None}
+        if len(seqs) == 1 and len(ranks) > 1:
+            out.append(f"all {len(ranks)} reporting ranks time out on the same collective (SeqNum {seqs.pop()}): "
+                       "no rank is behind the others, the collective itself stalled")  # fmt: skip
         for t in torch.timeouts[:5]:
             parts = [f"rank {t.rank}" if t.rank is not None else "rank ?", t.op or "op ?"]
             if t.seq is not None:
@@ -128,9 +318,11 @@ def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
         return out
     if name == "stragglers":
         behind = stragglers(torch)
-        lead = max(torch.last_completed.values()) if torch.last_completed else 0
+        done = _progress(torch)
+        what = "last completed work" if len(torch.last_completed) >= 2 else "timed out at SeqNum"
+        lead = max(done.values()) if done else 0
         return [
-            f"rank {r}: last completed work {torch.last_completed[r]} (others up to {lead})"
+            f"rank {r}: {what} {done[r]} (others up to {lead}, {lead - done[r]} collectives behind)"
             for r in behind
         ]
     if name == "env":
@@ -143,8 +335,10 @@ def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
 def diagnose(nccl: NcclLog, torch: TorchLog) -> list[Finding]:
     """Findings, most severe first."""
     values = facts(nccl, torch)
-    found = []
-    for rule in rules():
+    found: list[Finding] = []
+    for rule in sorted(rules(), key=lambda r: r.fallback):
+        if rule.fallback and any(f.severity != "info" for f in found):
+            continue
         if holds(rule.when, values):
             evidence = [line for name in rule.evidence for line in _evidence(name, nccl, torch)]
             found.append(
@@ -156,6 +350,7 @@ def diagnose(nccl: NcclLog, torch: TorchLog) -> list[Finding]:
                     rule.check,
                     rule.fix,
                     tuple(evidence),
+                    rule.source,
                 )
             )
     return sorted(found, key=lambda f: SEVERITY_ORDER[f.severity])

@@ -1,13 +1,49 @@
-"""Launcher prefixes that mpirun and srun put in front of every line."""
+"""Prefixes that launchers, loggers and forum posts put in front of tool output.
+
+Seen in real posts: Open MPI `[1,0]<stdout>:`, srun -l ` 0: `, torchrun `[rank3]:`, custom
+launchers `[trainer0|0]:`, Ray `(pid=123) ` / `(RayWorker pid=123, ip=10.0.0.1) `, pdsh
+`10.0.0.1: ` or `node01: ` before an NCCL line, timestamps `[2024-03-13 22:26:02] `, colour codes
+and their residue `[0m `, a log viewer's line numbers `[80746] `, and `> ` quoting. They can be
+stacked (`10.0.0.1: [rank0]: ...`), so they are removed repeatedly from the start of the line.
+"""
 
 from __future__ import annotations
 
 import re
 
-# `[1,0]<stdout>:` (mpirun --tag-output), `0: ` (srun -l), `rank3: `
-LAUNCHER_RE = re.compile(r"^\s*(?:\[\d+(?:,\d+)*\]<\w+>:\s?|\d+:\s|rank\d+:\s*)")
+PREFIX_RE = re.compile(
+    r"""^(?:
+      \s+
+    | \x1b\[[0-9;]*[A-Za-z]                                   # colour escape
+    | \[[0-9;]*m\s?                                           # colour residue without ESC
+    | \((?:\w+\s+)?pid=\d+(?:,\s*ip=[\w.:]+)?\)\s?            # Ray
+    | \[\d+(?:,\d+)*\]<\w+>:\s?                               # mpirun --tag-output
+    | \[(?:rank|trainer|worker|node|host)\s?\d+(?:\|\d+)?\]:\s?  # torchrun and friends
+    | rank\d+:\s*                                             # rank3:
+    | \[\d{4}-\d\d-\d\d[ T][\d:.,]+\]\s?                      # [2024-03-13 22:26:02]
+    | \d{4}-\d\d-\d\d[ T]\d\d:\d\d:[\d.,]+(?:Z|[+-]\d\d:?\d\d)?\s  # 2024-03-13T22:26:02.123Z
+    | \[\d+\]\s(?=\S)                                         # a viewer's line number [80746]
+    | >\s?                                                    # quoted in a post
+    | \d+:\s                                                  # srun -l
+    | (?:\d{1,3}\.){3}\d{1,3}:\s                              # pdsh with addresses
+    | [\w.-]+:\s+(?=[\w.-]*\s?:\w+:\d+\s)                     # pdsh host: before host:pid:tid
+    )""",
+    re.X,
+)
+# the older name: launcher prefixes only; kept for callers outside the log readers
+LAUNCHER_RE = PREFIX_RE
+
+
+def strip_prefixes(line: str) -> str:
+    """The line without any of the known prefixes (applied until none is left)."""
+    for _ in range(8):  # bounded: each pass removes at least one character
+        stripped = PREFIX_RE.sub("", line, count=1)
+        if stripped == line:
+            break
+        line = stripped
+    return line
 
 
 def strip_launcher(line: str) -> str:
-    """The line without a launcher prefix."""
-    return LAUNCHER_RE.sub("", line, count=1)
+    """The line without known prefixes (the name earlier readers use)."""
+    return strip_prefixes(line)

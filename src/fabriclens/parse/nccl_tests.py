@@ -15,12 +15,20 @@ from dataclasses import dataclass, field
 PREFIX_RE = re.compile(
     r"^\s*(?:\[\d+(?:,\d+)*\]<\w+>:|\d+:\s|rank\d+:\s*|\S+?:\s+(?=\s*\d+\s+\d+\s))"
 )
+# current `#  Rank 0 Group 0 Pid 1 on host device 0 [0x1b] NAME` and old lines without `Group`
 RANK_RE = re.compile(
-    r"#\s+Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s+(.+?)\s*$"
+    r"#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s+(.+?)\s*$"
+)
+COMMAND_RE = re.compile(r"\b(\w+?)_perf(?:_mpi)?\b")
+VERSION_RE = re.compile(
+    r"nccl-tests version (\S+).*?nccl-library=(\d+)|NCCL version (\d+\.\d+\.\d+\S*)"
 )
 OP_RE = re.compile(
     r"(all_reduce|all_gather|reduce_scatter|alltoall|all_to_all|broadcast|sendrecv|send_recv|reduce|gather|scatter|hypercube)(?:_perf)?",
     re.I,
+)
+PLAIN_OP_RE = re.compile(
+    r"\b(all_reduce|all_gather|reduce_scatter|alltoall|sendrecv|broadcast)\b", re.I
 )
 OPS = {"alltoall": "all_to_all", "sendrecv": "send_recv"}
 TYPES = {
@@ -56,6 +64,8 @@ class Row:
     inplace_algbw_GBps: float | None = None
     inplace_busbw_GBps: float | None = None
     reduces: bool = False  # the row names a reduction operator (sum, prod, max, ...)
+    error: float | None = None  # old layouts: max numerical deviation instead of #wrong
+    inplace_wrong: int | None = None
 
     @property
     def best_busbw_GBps(self) -> float:
@@ -75,6 +85,18 @@ class NcclTestsRun:
     avg_busbw_GBps: float | None = None
     out_of_bounds: str | None = None
     unparsed_lines: int = 0
+    headers: int = 0  # `# nThread` lines: more than one means separate runs were pasted together
+    rank_lines: list[tuple[int, str, int, str]] = field(
+        default_factory=list
+    )  # rank, host, dev, bus id
+    ops_seen: list[str] = field(default_factory=list)  # every op named by a command or header
+    runs_after_rows: int = 0  # commands or headers that come after result rows (a second run)
+    size_restarts: int = 0  # rows whose size is smaller than the row before (interleaved runs)
+    cut_rows: int = 0  # rows that stop after the out-of-place columns
+    elided: bool = False  # the poster replaced rows with `...`
+    version: str | None = None
+    has_error_column: bool = False  # the old `error` (float deviation) layout
+    columns_seen: bool = False  # the `# size count type ... busbw` column header
 
     @property
     def world_size(self) -> int:
@@ -106,6 +128,10 @@ def _float(token: str) -> float | None:
     return value if value == value and value not in (float("inf"), float("-inf")) else None
 
 
+def _is_float_format(token: str) -> bool:
+    return any(c in token for c in ".eE") and _float(token) is not None
+
+
 def _parse_row(tokens: list[str]) -> Row | None:
     """A data row: size count type [redop [root]] time algbw busbw wrong [time algbw busbw wrong]."""
     if len(tokens) < 7 or not tokens[0].isdigit() or not tokens[1].isdigit():
@@ -119,6 +145,9 @@ def _parse_row(tokens: list[str]) -> Row | None:
     while rest and _float(rest[0]) is None and rest[0].upper() != "N/A":
         reduces = reduces or rest[0].lower() in ("sum", "prod", "max", "min", "avg", "premulsum")
         rest = rest[1:]
+    numeric = [t for t in rest if _float(t) is not None or t.upper() == "N/A"]
+    if len(numeric) != len(rest):
+        return None
     if len(rest) >= 9 or len(rest) == 5:  # root present
         rest = rest[1:]
     if len(rest) < 4:
@@ -126,13 +155,23 @@ def _parse_row(tokens: list[str]) -> Row | None:
     values = [_float(t) for t in rest[:3]]
     if any(v is None for v in values):
         return None
-    wrong = None if rest[3].upper() == "N/A" else int(_float(rest[3]) or 0)
+    error, inplace_wrong = None, None
+    if rest[3].upper() == "N/A":
+        wrong = None
+    elif _is_float_format(rest[3]):  # the old `error` column: a deviation, not a count
+        wrong, error = None, _float(rest[3])
+        if len(rest) >= 8 and _is_float_format(rest[7]):
+            error = max(error or 0.0, _float(rest[7]) or 0.0)
+    else:
+        wrong = int(_float(rest[3]) or 0)
+        if len(rest) >= 8 and rest[7].isdigit():
+            inplace_wrong = int(rest[7])
     inplace = [_float(t) for t in rest[4:7]] if len(rest) >= 7 else [None, None, None]
     t, a, b = (float(v) for v in values)  # type: ignore[arg-type]
     return Row(
         size, count, dtype, t, a, b, wrong,
         inplace_time_us=inplace[0], inplace_algbw_GBps=inplace[1], inplace_busbw_GBps=inplace[2],
-        reduces=reduces,
+        reduces=reduces, error=error, inplace_wrong=inplace_wrong,
     )  # fmt: skip
 
 
@@ -143,23 +182,56 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
         line = _strip_prefix(raw.rstrip())
         if not line.strip():
             continue
+        if (v := VERSION_RE.search(line)) is not None and run.version is None:
+            run.version = v.group(3) or f"nccl-tests {v.group(1)}, NCCL library {v.group(2)}"
         if line.startswith("#"):
             rank = RANK_RE.match(line)
             if rank:
-                run.ranks[int(rank.group(1))] = (rank.group(2), int(rank.group(3)), rank.group(4))
+                r, host, dev, bus, name = rank.groups()
+                run.ranks[int(r)] = (host, int(dev), name)
+                run.rank_lines.append((int(r), host, int(dev), bus))
             elif "Avg bus bandwidth" in line:
                 value = _float(line.split(":")[-1].strip())
                 run.avg_busbw_GBps = value
             elif "Out of bounds values" in line:
                 run.out_of_bounds = line.split(":", 1)[-1].strip()
-            elif run.op is None and (m := OP_RE.search(line)):
-                run.op = OPS.get(m.group(1).lower(), m.group(1).lower())
+            elif "nThread" in line:
+                run.headers += 1
+                run.runs_after_rows += 1 if run.rows else 0
+            elif "busbw" in line:
+                run.columns_seen = True
+                run.has_error_column = run.has_error_column or " error " in f" {line} "
+            elif (m := COMMAND_RE.search(line)) is not None or (
+                m := OP_RE.search(line)
+            ) is not None:
+                _op_seen(run, m.group(1))
+            continue
+        if line.strip() in ("...", "…") or line.strip().startswith("..."):
+            run.elided = True
             continue
         row = _parse_row(line.split())
         if row is not None:
+            if run.rows and row.size_bytes < run.rows[-1].size_bytes:
+                run.size_restarts += 1
+            if row.inplace_busbw_GBps is None:
+                run.cut_rows += 1
             run.rows.append(row)
         else:
-            if run.op is None and (m := OP_RE.search(line)):
-                run.op = OPS.get(m.group(1).lower(), m.group(1).lower())
+            m = COMMAND_RE.search(line) or (None if " INFO " in line else PLAIN_OP_RE.search(line))
+            if m is not None:
+                if run.rows:
+                    run.runs_after_rows += 1
+                _op_seen(run, m.group(1))
             run.unparsed_lines += 1
     return run
+
+
+def _op_seen(run: NcclTestsRun, word: str) -> None:
+    """An op named by a command line or a header (`alltoall_perf`, `# Collective test starting: ...`)."""
+    m = OP_RE.fullmatch(word.lower()) or OP_RE.search(word.lower())
+    if m is None:
+        return
+    op = OPS.get(m.group(1).lower(), m.group(1).lower())
+    run.ops_seen.append(op)
+    if run.op is None and not run.rows:
+        run.op = op

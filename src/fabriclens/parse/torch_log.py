@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from fabriclens.parse._prefix import strip_launcher
+from fabriclens.parse._prefix import strip_prefixes
 
 RANK_RE = re.compile(r"\[Rank (\d+)\]|\[rank(\d+)\]")
 WORK_RE = re.compile(r"WorkNCCL\((?P<body>(?:[^()]|\([^)]*\))*)\)")
@@ -60,8 +60,10 @@ def parse_torch_log(text: str, log: TorchLog | None = None) -> TorchLog:
     """Parse PyTorch NCCL watchdog output (adds to ``log`` when given)."""
     out = log or TorchLog()
     for raw in text.splitlines():
-        line = strip_launcher(raw.rstrip()).strip()
+        line = strip_prefixes(raw.rstrip()).strip()
         if "Watchdog caught collective operation timeout" in line:
+            # a progress bar or another message can sit in front of PyTorch's text
+            line = line[max(0, line.find("[E ", 0, line.find("Watchdog caught"))) :]
             fields: dict[str, str] = {}
             if (w := WORK_RE.search(line)) is not None:
                 fields = {k: v.strip() for k, v in FIELD_RE.findall(w.group("body"))}
@@ -69,7 +71,7 @@ def parse_torch_log(text: str, log: TorchLog | None = None) -> TorchLog:
             timeout_ms = _num(fields, "Timeout(ms)")
             out.timeouts.append(
                 Timeout(
-                    rank=_rank(line),
+                    rank=_rank(line) if _rank(line) is not None else _rank(raw),
                     op=fields.get("OpType"),
                     seq=_num(fields, "SeqNum"),
                     numel=_num(fields, "NumelIn"),
@@ -79,7 +81,7 @@ def parse_torch_log(text: str, log: TorchLog | None = None) -> TorchLog:
                 )
             )
         if (p := PROGRESS_RE.search(line)) is not None:
-            rank = _rank(line)
+            rank = _rank(line) if _rank(line) is not None else _rank(raw)
             if rank is not None:
                 out.last_enqueued[rank] = int(p.group(1))
                 out.last_completed[rank] = int(p.group(2))

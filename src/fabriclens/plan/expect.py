@@ -6,6 +6,7 @@ largest), never the sweep average that nccl-tests prints, which includes 8-byte 
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass
 
@@ -46,6 +47,10 @@ def gpu_from_name(name: str) -> Gpu | None:
     for gpu in gpus():
         if gpu.title.lower().replace("nvidia", "").replace("geforce", "").strip() == wanted:
             return gpu
+    plain = " " + re.sub(r"[^a-z0-9]+", " ", wanted).strip() + " "
+    for known in sorted(gpus(), key=lambda g: -len(g.name)):
+        if f" {known.name.replace('-', ' ')} " in plain:
+            return known
     for alias_key in ("h200", "b200", "l40s", "rtx 4090", "rtx 3090", "rtx 5090"):
         if alias_key in wanted:
             return find_gpu(alias_key.replace(" ", "-"))
@@ -56,6 +61,124 @@ def gpu_from_name(name: str) -> Gpu | None:
         pcie = "pcie" in wanted
         return find_gpu(f"a100-{'pcie' if pcie else 'sxm'}-{'80' if big else '40'}gb")
     return None
+
+
+def infer_op_and_ranks(run: NcclTestsRun) -> tuple[str, int] | None:
+    """Without a header: nccl-tests' busbw/algbw factor 2(n-1)/n > 1 means all_reduce on
+    n = 2/(2 - factor) ranks (other ops have factors <= 1, which do not tell n apart)."""
+    rows = [r for r in run.rows if r.algbw_GBps >= 0.1]
+    if not rows:
+        return None
+    row = max(rows, key=lambda r: r.size_bytes)
+    factor = row.busbw_GBps / row.algbw_GBps
+    if factor <= 1.02 or factor >= 2:
+        return None
+    n = round(2 / (2 - factor))
+    return ("all_reduce", n) if abs(2 * (n - 1) / n - factor) < 0.03 else None
+
+
+MiB = 1 << 20
+SHORT_SWEEP_BYTES = 64 * MiB  # below this the busbw of most fabrics is still rising
+
+
+def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
+    """What is odd about a pasted run, as (id, level, text): separate runs pasted together, the
+    same GPU twice, corrupted results, a sweep too short or cut, no rows at all."""
+    out: list[tuple[str, str, str]] = []
+    hosts_of_rank: dict[int, set[str]] = {}
+    for rank, host, _, _ in run.rank_lines:
+        hosts_of_rank.setdefault(rank, set()).add(host)
+    dup = sorted(
+        r
+        for r, h in hosts_of_rank.items()
+        if len(h) > 1 or sum(1 for x in run.rank_lines if x[0] == r) > 1
+    )
+    if run.headers > 1 or dup:
+        where = (
+            f"rank {dup[0]} is listed on {', '.join(sorted(hosts_of_rank[dup[0]]))}"
+            if dup
+            else f"{run.headers} '# nThread' headers"
+        )
+        out.append(("separate-runs", "critical",
+                    f"{where}: each host ran its own job, so nothing crossed the network — nccl-tests was not "
+                    "built with MPI=1 (make MPI=1; `mpirun -x MPI=1` only sets a variable) or not launched as one MPI job"))  # fmt: skip
+    if run.size_restarts:
+        out.append(("interleaved-rows", "critical",
+                    f"message sizes restart {run.size_restarts} time(s) mid-table (non-monotonic): two processes printed "
+                    "separate runs into one output — not one multi-node job (build nccl-tests with MPI=1)"))  # fmt: skip
+    if run.runs_after_rows:
+        out.append(("two-runs-pasted", "warning",
+                    f"another run follows the first table ({', '.join(dict.fromkeys(run.ops_seen)) or 'a second command'}): "
+                    "only the first table is judged"))  # fmt: skip
+    seen: dict[tuple[str, str], int] = {}
+    for rank, host, _dev, bus in run.rank_lines:
+        if bus.strip("0x:") == "":
+            continue  # cloud VMs put every GPU on bus 0
+        if (host, bus) in seen and seen[(host, bus)] != rank:
+            out.append(("same-device-twice", "warning",
+                        f"ranks {seen[(host, bus)]} and {rank} on {host} report the same PCI bus id [{bus}]: one GPU used "
+                        "twice (check CUDA_VISIBLE_DEVICES and the launcher's GPU binding)"))  # fmt: skip
+            break
+        seen[(host, bus)] = rank
+    bad = [r for r in run.rows if r.wrong or r.inplace_wrong]
+    if bad:
+        r = bad[0]
+        counts = " / ".join(str(w) for w in (r.wrong, r.inplace_wrong) if w is not None)
+        out.append(("wrong-results", "critical",
+                    f"#wrong {counts} (out-of-place / in-place) at {r.size_bytes:,} bytes: DATA CORRUPTION — the collective returned wrong values "
+                    "(suspect the NIC/PCIe path, GPUDirect with ACS, or a buggy NCCL/driver combination)"))  # fmt: skip
+    deviant = [r for r in run.rows if r.error is not None and r.error >= 1e-2]
+    if deviant:
+        out.append(("validation-error", "critical",
+                    f"the old 'error' column reads {deviant[0].error:g} at {deviant[0].size_bytes:,} bytes: results failed validation"))  # fmt: skip
+    elif run.has_error_column and run.rows:
+        out.append(("error-column", "info",
+                    "old layout: the 'error' column is the largest numerical deviation (e.g. 1e-06), not a count of wrong "
+                    "elements; small values are normal"))  # fmt: skip
+    if not run.rows:
+        out.append(("no-rows", "critical" if (run.headers or run.ranks) else "warning",
+                    "no result rows: the run hung before the first message size, or the output stops before the table"))  # fmt: skip
+        return out
+    largest = max(r.size_bytes for r in run.rows)
+    if run.world_size == 1:
+        out.append(
+            (
+                "single-rank",
+                "info",
+                "one rank: busbw is 0 by definition and algbw is a local copy; nothing crossed a link",
+            )
+        )
+    elif largest < SHORT_SWEEP_BYTES:
+        out.append(("sweep-short", "warning",
+                    f"the largest message is {largest:,} bytes: bandwidth is still rising there — insufficient data to judge "
+                    "the plateau (run to -e 1G or more)"))  # fmt: skip
+    if any(r.size_bytes == 0 for r in run.rows):
+        out.append(
+            (
+                "size-zero",
+                "info",
+                "rows of size 0: the requested size is below ranks x type size; they are ignored",
+            )
+        )
+    if run.cut_rows:
+        out.append(
+            (
+                "row-truncated",
+                "info",
+                "a row stops after the out-of-place columns: the output was truncated",
+            )
+        )
+    if run.avg_busbw_GBps is None:
+        out.append(
+            (
+                "no-summary",
+                "info",
+                "no 'Avg bus bandwidth' line: the output is cut (or the run hung) after the last row",
+            )
+        )
+    if run.elided:
+        out.append(("elided", "info", "rows were replaced by '...' in the paste"))
+    return out
 
 
 def infer_op(run: NcclTestsRun, ranks: int) -> str | None:
@@ -97,7 +220,14 @@ def judge(
 ) -> Verdict:
     """Compare a parsed run with the collective model."""
     n = ranks or run.world_size
-    name = op or run.op or infer_op(run, n)
+    notes: list[str] = []
+    guess = infer_op_and_ranks(run)
+    if n < 2 and guess is not None and (op or run.op or guess[0]) == guess[0]:
+        n = guess[1]
+        notes.append(
+            f"no rank list in the log: busbw/algbw = 2(n-1)/n gives all_reduce on {n} ranks"
+        )
+    name = op or run.op or infer_op(run, n) or (guess[0] if guess else None)
     if name is None:
         raise InputError(
             "cannot tell which collective this is", "give --op all_reduce (or the op that ran)"
@@ -105,7 +235,6 @@ def judge(
     name = name.replace("-", "_")
     if name not in OPS:
         raise InputError(f"collective {name!r} is not modelled", f"use one of {', '.join(OPS)}")
-    notes: list[str] = []
     if n < 2:
         raise InputError(
             "the number of ranks is unknown",
@@ -123,6 +252,11 @@ def judge(
     )
     notes += more
     size, measured = plateau(run)
+    if size < SHORT_SWEEP_BYTES:
+        raise InputError(f"insufficient data: the largest message is {size:,} bytes, below the bandwidth plateau",
+                         "rerun with -e 1G or more")  # fmt: skip
+    if run.world_size == 1 or n == 1:
+        raise InputError("one rank: nothing to judge", "run with two or more ranks")
     est = estimate_collective(name, size, n, fabric)
     expected = est.busbw_bytes_per_s / 1e9
     eff = measured / expected if expected else 0.0
@@ -130,8 +264,13 @@ def judge(
     if eff >= OK_EFFICIENCY:
         level, text = (
             "ok",
-            f"busbw {measured:.1f} GB/s is {100 * eff:.0f}% of the {expected:.1f} GB/s expected",
+            f"busbw {measured:.1f} GB/s is {100 * eff:.0f}% of the {expected:.1f} GB/s expected: healthy",
         )
+        if eff > 1.05 and est.nodes == 2 and name == "all_reduce":
+            text += (" (above 100%: on two nodes NCCL's tree sends each byte across the network once, beating the "
+                     "ring bound busbw assumes; force NCCL_ALGO=Ring to measure the network against it)")  # fmt: skip
+        elif eff > 1.05:
+            text += " (above 100%: the model's efficiency for this fabric is conservative, or NVLS/SHARP offloads the reduction)"
         checks: tuple[str, ...] = ()
     else:
         level = "warning" if eff >= WARN_EFFICIENCY else "critical"

@@ -503,27 +503,41 @@ def search_renderables(doc: dict[str, Any]) -> list[RenderableType]:
 
 
 def bench_import_renderables(doc: dict[str, Any]) -> list[RenderableType]:
-    """`fabriclens bench import` output: the sweep like nccl-tests, then the judgement."""
-    table = Table(title=f"{doc['op']} on {doc['ranks']} ranks ({doc['nodes']} node(s) x {doc['gpus_per_node']} {doc['gpu']})",
-                  box=box.SIMPLE_HEAD, title_justify="left")  # fmt: skip
+    """`fabriclens bench import` output: the sweep like nccl-tests, then the judgement and flags."""
+    title = f"{doc['op'] or 'op ?'} on {doc['ranks'] or '?'} ranks"
+    if doc["judged"]:
+        title += f" ({doc['nodes']} node(s) x {doc['gpus_per_node']} {doc['gpu']})"
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
     for col in ("size", "time", "algbw GB/s", "busbw GB/s", "in-place busbw", "#wrong"):
         table.add_column(col, justify="right")
     for r in doc["sizes"]:
         inplace = r["inplace_busbw_GBps"]
+        wrong = "N/A" if r["wrong"] is None else str(r["wrong"])
+        if r.get("error") is not None:
+            wrong = f"err {r['error']:g}"
         table.add_row(format_decimal_bytes(r["size_bytes"]), format_time(r["time_us"] * 1e-6), f"{r['algbw_GBps']:.2f}",
-                      f"{r['busbw_GBps']:.2f}", f"{inplace:.2f}" if inplace is not None else "-",
-                      "N/A" if r["wrong"] is None else str(r["wrong"]))  # fmt: skip
+                      f"{r['busbw_GBps']:.2f}", f"{inplace:.2f}" if inplace is not None else "-", wrong)  # fmt: skip
     text = Text()
-    text.append("Plateau ", style="bold")
-    text.append(
-        f"{doc['plateau_busbw_GBps']:.2f} GB/s busbw · expected {doc['expected_busbw_GBps']:.2f} GB/s · efficiency {_pct(doc['efficiency'])}\n"
-    )
-    style = {"ok": "bold green", "warning": "bold yellow", "critical": "bold red"}[doc["level"]]
-    text.append(f"{doc['level'].upper()} ", style=style)
-    text.append(doc["verdict"] + "\n")
+    style = {"ok": "bold green", "warning": "bold yellow", "critical": "bold red", "info": "bold"}
+    if doc["judged"]:
+        text.append("Plateau ", style="bold")
+        text.append(
+            f"{doc['plateau_busbw_GBps']:.2f} GB/s busbw · expected {doc['expected_busbw_GBps']:.2f} GB/s · efficiency {_pct(doc['efficiency'])}\n"
+        )
+    elif doc["plateau_busbw_GBps"] is not None:
+        text.append("Plateau ", style="bold")
+        text.append(
+            f"{doc['plateau_busbw_GBps']:.2f} GB/s busbw at {format_decimal_bytes(doc['plateau_size_bytes'])}\n"
+        )
+    text.append(f"{doc['level'].upper()} ", style=style[doc["level"]])
+    text.append((doc["verdict"] or "see the flags below") + "\n")
+    for f in doc["flags"]:
+        text.append(f"  {f['level']}: ", style=style[f["level"]])
+        text.append(f"{f['text']}\n")
     for check in doc["next_checks"]:
         text.append(f"  next: {check}\n")
-    return [table, text, assumptions_block(doc["assumptions"])]
+    out: list[RenderableType] = [table] if doc["sizes"] else []
+    return [*out, text, assumptions_block(doc["assumptions"])]
 
 
 def logs_renderables(doc: dict[str, Any]) -> list[RenderableType]:
