@@ -73,7 +73,7 @@ def collective(
     notes += [
         f"intra-node: {link.title}, {format_bw(link.bw_bytes_per_s)} per GPU x {format_number(link.efficiency)} "
         f"({link.efficiency_source})",
-        f"per-collective launch latency {BASE_LATENCY_S * 1e6:.0f} us + {format_time(link.latency_s)} per "
+        f"per-collective launch latency {format_time(BASE_LATENCY_S)} + {format_time(link.latency_s)} per "
         "intra-node step",
     ]
     if fabric.network is not None and est.nodes > 1:
