@@ -43,6 +43,17 @@ def test_latency_suspects() -> None:
     assert latency_report({}, HOSTS)["median_latency_us"] is None
 
 
+def test_latency_suspect_under_load_is_judged_against_the_same_run() -> None:
+    """A lab run on a loaded 2-core machine: every exchange waits ~1 ms for a core, and host c's
+    2 ms delay adds ~1 ms more to each of its pairs (node medians 1,086-1,207 us and 2,136 us):
+    c is named although its median is under twice the typical node's."""
+    lat = {(0, 1): 1010.0, (0, 3): 1085.0, (1, 3): 1207.0,
+           (0, 2): 2136.0, (1, 2): 2190.0, (2, 3): 2050.0}  # fmt: skip
+    assert latency_report(lat, HOSTS)["latency_suspect_nodes"] == ["c"]
+    noisy = {p: 1000.0 + 150 * i for i, p in enumerate(combinations(range(4), 2))}
+    assert latency_report(noisy, HOSTS)["latency_suspect_nodes"] == []  # noise names nobody
+
+
 def test_nearest_rank() -> None:
     from fabriclens.measure.order_stats import nearest_rank
 

@@ -158,6 +158,7 @@ def collective_doc(op: str, cfg: Any, raw: dict[str, Any], *, network: str | Non
                    gpu: str | None) -> dict[str, Any]:  # fmt: skip
     """The report (rank 0): per-size rows, plateau, expected busbw, efficiency, verdict."""
     from fabriclens.bench.collective import DTYPES
+    from fabriclens.errors import InputError
     from fabriclens.measure.collective import size_row
     from fabriclens.parse.nccl_tests import NcclTestsRun, Row
     from fabriclens.plan.expect import judge, plateau
@@ -194,8 +195,12 @@ def collective_doc(op: str, cfg: Any, raw: dict[str, Any], *, network: str | Non
             f"plateau busbw {busbw:.3f} GB/s (give --network to judge it against the fabric)"
         )
         return doc
-    v = judge(run, op=op, gpu=gpu or ("h100-sxm" if cpu else _torch_gpu()), ranks=world, gpus_per_node=gpus_per_node,
-              network=network, nics_per_node=nics_per_node)  # fmt: skip
+    try:
+        v = judge(run, op=op, gpu=gpu or ("h100-sxm" if cpu else _torch_gpu()), ranks=world, gpus_per_node=gpus_per_node,
+                  network=network, nics_per_node=nics_per_node)  # fmt: skip
+    except InputError as exc:  # e.g. a sweep that stays latency-bound on this fabric
+        doc.update(level="warning", verdict=f"not judged: {exc.problem} ({exc.fix})")
+        return doc
     doc.update(expected_busbw_GBps=v.expected_busbw_GBps, efficiency=v.efficiency, level=v.level, verdict=v.verdict,
                next_checks=list(v.next_checks), network=v.network, nodes=v.nodes, gpus_per_node=v.gpus_per_node)  # fmt: skip
     if cpu:

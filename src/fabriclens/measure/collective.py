@@ -106,16 +106,39 @@ def p2p_report(
     }  # fmt: skip
 
 
+def _slow_to_answer(
+    latency_us: dict[tuple[int, int], float], hosts: list[str], slow: float
+) -> list[str]:
+    """Nodes whose pairs stand apart from the pairs that do not involve them, in the same run:
+    the node's median over ``slow`` x the others' median and above the others' slowest pair. A
+    machine that is slow for everyone (ranks waiting for a core) moves both sides alike."""
+    out = []
+    for h in sorted(set(hosts)):
+        mine = [
+            v
+            for (a, b), v in latency_us.items()
+            if h in (hosts[a], hosts[b]) and hosts[a] != hosts[b]
+        ]
+        others = [v for (a, b), v in latency_us.items() if h not in (hosts[a], hosts[b])]
+        if not mine or not others:
+            continue
+        m = statistics.median(mine)
+        if m > slow * statistics.median(others) and m > max(others):
+            out.append((m, h))
+    return [h for _, h in sorted(out, reverse=True)]
+
+
 def latency_report(
-    latency_us: dict[tuple[int, int], float], hosts: list[str], slow: float = 2.0
+    latency_us: dict[tuple[int, int], float], hosts: list[str], slow: float = 1.5
 ) -> dict[str, Any]:
     """Small-message one-way latency per pair (microseconds): the median, the worst pairs, and the
-    nodes whose median pair latency is over ``slow`` x the typical node's."""
+    nodes slow to answer: their median pair over ``slow`` x that of the pairs without them, and
+    above the slowest of those."""
     if not latency_us:
         return {"median_latency_us": None, "worst_latency_pairs": [], "node_median_latency_us": {},
                 "latency_suspect_nodes": []}  # fmt: skip
     overall = statistics.median(latency_us.values())
-    by_node, typical = node_medians(latency_us, hosts)
+    by_node, _ = node_medians(latency_us, hosts)
     worst = sorted(latency_us.items(), key=lambda kv: -kv[1])[:10]
     return {
         "median_latency_us": overall,
@@ -123,7 +146,5 @@ def latency_report(
             {"ranks": [a, b], "hosts": [hosts[a], hosts[b]], "us": us} for (a, b), us in worst
         ],
         "node_median_latency_us": by_node,
-        "latency_suspect_nodes": sorted(
-            (h for h, m in by_node.items() if m > slow * typical), key=lambda h: -by_node[h]
-        ),
+        "latency_suspect_nodes": _slow_to_answer(latency_us, hosts, slow),
     }
