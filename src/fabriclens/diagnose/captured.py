@@ -121,17 +121,26 @@ def _pcie_facts(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     pcie, acs, numa = [], [], []
     for d in devs:
-        if d.kind in ("gpu", "nic") and d.cap_width and d.sta_width:
-            pcie.append({"address": d.address, "kind": d.kind, "name": d.name[:60], "cap_speed_gts": d.cap_speed_gts,
-                         "cap_width": d.cap_width, "sta_speed_gts": d.sta_speed_gts, "sta_width": d.sta_width,
-                         "width_below": d.sta_width < d.cap_width,
-                         "speed_below": bool(d.sta_speed_gts and d.cap_speed_gts and d.sta_speed_gts < d.cap_speed_gts)})  # fmt: skip
+        if d.kind in ("gpu", "nic", "unnamed") and d.sta_width:
+            cap_w, cap_s = d.cap_width or d.sta_width, d.cap_speed_gts or d.sta_speed_gts
+            shown_w, shown_s = d.cap_width or "?", d.cap_speed_gts or "?"  # no LnkCap in the paste
+            pcie.append({"address": d.address, "kind": d.kind, "name": d.name[:60], "cap_speed_gts": shown_s,
+                         "cap_width": shown_w, "sta_speed_gts": d.sta_speed_gts, "sta_width": d.sta_width,
+                         "width_below": d.sta_width < cap_w or d.marked_width_down,
+                         "speed_below": bool(d.sta_speed_gts and cap_s and d.sta_speed_gts < cap_s) or d.marked_speed_down})  # fmt: skip
         if d.kind == "bridge" and d.acs_on:
             under = [x for x in below(d, devs) if x.kind in ("gpu", "nic")]
             if under:
                 acs.append({"address": d.address, "name": d.name[:60], "acs_on": len(d.acs_on),
                             "acs_flags": " ".join(f"{f}+" for f in d.acs_on),
                             "below": ", ".join(f"{x.kind.upper()} {x.address}" for x in under)})  # fmt: skip
+    unnamed = [d for d in devs if d.kind == "unnamed" and d.acs_shown]
+    if any(d.acs_on for d in unnamed):  # a grep of ACSCtl lines: one fact for the whole paste
+        flags = sorted({f for d in unnamed for f in d.acs_on}, key=lambda f: f)
+        acs.append({"address": "?", "name": "(device lines not in the paste)",
+                    "acs_on": sum(1 for d in unnamed if d.acs_on), "acs_flags": " ".join(f"{f}+" for f in flags),
+                    "below": f"unnamed devices ({sum(1 for d in unnamed if d.acs_on)} of {len(unnamed)} ACSCtl lines "
+                             "have controls on; run lspci -vvv whole to see which bridges)"})  # fmt: skip
     nics = [d for d in devs if d.kind == "nic" and d.numa_node is not None and d.numa_node >= 0]
     for g in (d for d in devs if d.kind == "gpu" and d.numa_node is not None and d.numa_node >= 0):
         same = [n for n in nics if n.numa_node == g.numa_node]

@@ -40,6 +40,7 @@ KINDS = {
 _BDF_HEAD = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [A-Za-z]", re.M)
 _IP_HEAD = re.compile(r"^\d+: [^:\s]+: <[A-Z_,]*> mtu \d+", re.M)
 _SYSCTL = re.compile(r"^(?:net|kernel|vm)\.[a-z0-9_.]+ = ", re.M)
+_STAT = re.compile(r"^\s*[A-Za-z0-9_.\[\]:-]+:\s*-?\d+\s*$")
 _TOPO_ROW = re.compile(r"^GPU0\s+X\b", re.M)
 _QUERY_ROW = re.compile(r"^\d+, [^,]+(?:, [^,]*){9,10}$", re.M)
 
@@ -84,7 +85,8 @@ def detect_kind(text: str) -> str:
         ("ethtool-S", text.lstrip().startswith("NIC statistics:")),
         ("ethtool", text.lstrip().startswith("Settings for ")),
         ("ethtool-i", bool(re.search(r"^driver: \S+", text, re.M)) and "bus-info:" in text),
-        ("lspci", bool(_BDF_HEAD.search(text)) and ("\tLnk" in text or "Capabilities:" in text or "NUMA node" in text)),
+        ("lspci", (bool(_BDF_HEAD.search(text)) and ("Lnk" in text or "Capabilities:" in text or "NUMA node" in text))
+                  or bool(re.search(r"^\s*(?:LnkSta|ACSCtl):", text, re.M))),
         ("nccl-log", " NCCL INFO " in text or " NCCL WARN " in text),
         ("torch-log", "ProcessGroupNCCL" in text or "Watchdog caught collective" in text or "torch.distributed" in text),
         ("dmesg", "NVRM:" in text or bool(re.search(r"^\[\s*\d+\.\d+\] ", text, re.M)) or " kernel: " in text),
@@ -95,6 +97,9 @@ def detect_kind(text: str) -> str:
         ("env", bool(re.search(r"^(?:NCCL|UCX|FI|CUDA)_[A-Z0-9_]+=", text, re.M))),
         ("uname", text.startswith("Linux ") or "Linux version" in text),
     )  # fmt: skip
+    stats = [ln for ln in text.splitlines() if ln.strip()]
+    if len(stats) >= 3 and all(_STAT.match(ln) for ln in stats):  # a grep of `ethtool -S`
+        return "ethtool-S"
     for kind, hit in checks:
         if hit:
             return kind

@@ -44,8 +44,15 @@ def parse_dmesg(text: str) -> tuple[list[XidEvent], list[NicEvent]]:
     catalogue files it) and NIC link-down / health events, in log order."""
     xids: list[XidEvent] = []
     nics: list[NicEvent] = []
+    last_gpu = "?"  # newer drivers name the GPU on one line and say "fallen off the bus" two later
     for raw in text.splitlines():
         line = raw.strip()
+        if g := re.search(r"NVRM: The NVIDIA GPU ([0-9a-fA-F:.]+)", line):
+            last_gpu = g.group(1)
+        if "fallen off the bus" in line and not _OFF_BUS.search(line) and not _XID.search(line):
+            if not any(x.code == 79 and x.device == last_gpu for x in xids):
+                xids.append(XidEvent(last_gpu, 79, "GPU has fallen off the bus", line))
+            continue
         if m := _XID.search(line):
             xids.append(XidEvent(m.group(1).strip(), int(m.group(2)), m.group(3).strip(), line))
         elif m := _OFF_BUS.search(line):

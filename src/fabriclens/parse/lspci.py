@@ -31,6 +31,8 @@ class PciDevice:
     cap_width: int | None = None
     sta_speed_gts: float | None = None
     sta_width: int | None = None
+    marked_speed_down: bool = False  # lspci itself printed "(downgraded)" after the speed
+    marked_width_down: bool = False
     acs_on: list[str] = field(default_factory=list)  # ACSCtl controls shown with "+"
     acs_shown: bool = False
     bus_range: tuple[int, int] | None = None  # bridges: secondary..subordinate bus numbers
@@ -53,7 +55,7 @@ class PciDevice:
             return "nic"
         if "bridge" in self.cls.lower() and self.bus_range is not None:
             return "bridge"
-        return "other"
+        return "unnamed" if self.address == "?" else "other"
 
 
 def parse_lspci(text: str) -> list[PciDevice]:
@@ -68,9 +70,19 @@ def parse_lspci(text: str) -> list[PciDevice]:
             dev = PciDevice(addr, head.group(5), head.group(6).strip())
             out.append(dev)
             continue
-        if dev is None:
-            continue
         s = line.strip()
+        if dev is None:
+            if not s.startswith(("LnkCap:", "LnkSta:", "ACSCtl:")):
+                continue
+            # a `lspci -vvv | grep ...` paste: the lines of devices not named
+            dev = PciDevice("?", "?", "(device line not in the paste)")
+            out.append(dev)
+        elif dev.address == "?" and (
+            (s.startswith("LnkCap:") and dev.cap_width)
+            or (s.startswith("ACSCtl:") and dev.acs_shown)
+        ):
+            dev = PciDevice("?", "?", "(device line not in the paste)")
+            out.append(dev)
         if s.startswith("NUMA node:"):
             n = s.split(":", 1)[1].strip()
             dev.numa_node = int(n) if n.lstrip("-").isdigit() else None
@@ -78,6 +90,8 @@ def parse_lspci(text: str) -> list[PciDevice]:
             dev.cap_speed_gts, dev.cap_width = float(m.group(1)), int(m.group(2))
         elif s.startswith("LnkSta:") and (m := _LINK.search(s)):
             dev.sta_speed_gts, dev.sta_width = float(m.group(1)), int(m.group(2))
+            dev.marked_speed_down = bool(re.search(r"GT/s[^,]*\(downgraded\)", s))
+            dev.marked_width_down = bool(re.search(r"Width x\d+\s*\(downgraded\)", s))
         elif s.startswith("ACSCtl:"):
             dev.acs_shown = True
             dev.acs_on = [c for c in ACS_REDIRECTS if f"{c}+" in s]
