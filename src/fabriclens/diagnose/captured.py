@@ -360,7 +360,7 @@ def diagnose_captures(
     findings = diagnose_host(nics, ports, gpus, topology, services, r.peers, affinity, extra=extra)
     if r.logs:
         findings += diagnose(r.nccl, r.torch)
-    not_checked = [{"check": what, "needs": ", ".join(KINDS.get(k, k.replace("sysfs-", "/sys/class/")) for k in needs)}
+    not_checked = [{"check": what, "needs": ", ".join(KINDS.get(k, {"sysfs-net": "/sys/class/net", "sysfs-ib": "/sys/class/infiniband"}.get(k, k)) for k in needs)}
                    for what, needs in CHECKS if not have & set(needs)]  # fmt: skip
     if base.bundle:
         findings += _bundle_not_checked(have, base)
