@@ -61,6 +61,49 @@ def healthy() -> dict[str, dict[str, Any]]:
         "service": service_facts([Listener("0.0.0.0", 11434)])[0],
         "peer": peer_facts(PEER, 930e6, 941e6, 1e9),
         "endpoint": endpoint_facts("http://10.0.0.2:8000/v1/chat/completions", ENDPOINT),
+        # scopes only captured output (doctor --from) gives, healthy values
+        "xid": {
+            "code": 45,
+            "device": "0000:3b:00",
+            "count": 1,
+            "line": "NVRM: Xid ...",
+            "meaning": "m",
+            "action": "a",
+            "xid_severity": "none",
+            "known": True,
+        },
+        "kernel_nic": {
+            "driver": "mlx5_core",
+            "device": "0000:ab:00.0",
+            "link_down": 0,
+            "health": 0,
+            "line": "l",
+        },
+        "pcie": {
+            "address": "0000:19:00.0",
+            "kind": "nic",
+            "name": "ConnectX-7",
+            "cap_speed_gts": 32.0,
+            "cap_width": 16,
+            "sta_speed_gts": 32.0,
+            "sta_width": 16,
+            "width_below": False,
+            "speed_below": False,
+        },
+        "acs": {
+            "address": "0000:17:00.0",
+            "name": "PEX",
+            "acs_on": 0,
+            "acs_flags": "",
+            "below": "GPU 0000:18:00.0",
+        },
+        "numa": {
+            "gpu": "0000:18:00.0",
+            "numa_node": 0,
+            "nics_same_node": 1,
+            "nics_other_node": 1,
+            "other": "x",
+        },
     }
 
 
@@ -70,10 +113,28 @@ def run_host(scope: str, change: dict[str, Any]) -> list[Finding]:
     return diagnose_host(
         [subjects["nic"]], [subjects["rdma"]], [subjects["gpu"]], [subjects["topology"]],
         [subjects["service"]], [subjects["peer"]], [subjects["affinity"]], [subjects["endpoint"]],
+        extra={k: [subjects[k]] for k in ("xid", "kernel_nic", "pcie", "acs", "numa")},
     )  # fmt: skip
 
 
 HOST_CASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "gpu-xid-critical": ("xid", {"code": 79, "xid_severity": "critical"}),
+    "gpu-xid": ("xid", {"code": 13, "xid_severity": "warning"}),
+    "gpu-xid-info": ("xid", {"code": 45, "xid_severity": "info"}),
+    "nic-kernel-link-down": ("kernel_nic", {"link_down": 2}),
+    "nic-kernel-health": ("kernel_nic", {"health": 1}),
+    "pcie-link-downgraded": ("pcie", {"sta_width": 8, "width_below": True}),
+    "pcie-nic-speed-downgraded": ("pcie", {"sta_speed_gts": 16.0, "speed_below": True}),
+    "pcie-gpu-speed-downgraded": ("pcie", {"kind": "gpu", "speed_below": True}),
+    "pcie-speed-downgraded": ("pcie", {"kind": "unnamed", "speed_below": True}),
+    "pcie-acs-enabled": ("acs", {"acs_on": 3, "acs_flags": "SrcValid+ ReqRedir+ CmpltRedir+"}),
+    "gpu-nic-numa-mismatch": ("numa", {"nics_same_node": 0}),
+    "nic-pause-without-ecn": ("nic", {"pause_frames": 5000, "ecn_marked": 0}),
+    "roce-mtu-mismatch": (
+        "rdma",
+        {"link_layer": "Ethernet", "mtu_off_fabric": True, "active_mtu": 1024},
+    ),
+    "roce-mtu-below-max": ("rdma", {"link_layer": "Ethernet", "mtu_below": True}),
     "nic-down": ("nic", {"nic_state": "down"}),
     "nic-speed-below-capability": ("nic", {"speed_mbps": 10000, "speed_below": True}),
     "nic-half-duplex": ("nic", {"duplex": "half", "speed_mbps": 1000}),

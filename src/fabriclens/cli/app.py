@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "transfer": "transfer_cmd:transfer",
     "datapath": "datapath_cmd:datapath",
     "doctor": "doctor_cmd:doctor",
+    "collect": "collect_cmd:collect",
     "logs": "logs_cmd:logs",
     "watch": "watch_cmd:watch",
     "http": "http_cmd:http",

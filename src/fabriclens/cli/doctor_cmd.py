@@ -7,6 +7,14 @@ import typer
 
 
 def doctor(
+    from_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--from",
+            help="Diagnose captured output instead of this host: a collect bundle (.tar.gz or folder), "
+            "a folder or file of tool output, or - for text pasted on stdin",
+        ),
+    ] = None,
     logs: Annotated[
         list[Path] | None, typer.Option("--logs", help="NCCL / PyTorch log files to read too")
     ] = None,
@@ -99,6 +107,9 @@ def doctor(
         _serve(serve_for, test_port)
         return
     check_formats(json_out, markdown)
+    if from_:
+        _from(from_, logs, json_out, markdown)
+        return
     if not sys_root.is_dir():
         raise InputError(
             f"--sys-root {sys_root} is not a directory", "give / or a copied sysfs tree"
@@ -169,6 +180,25 @@ def doctor(
         if status:
             raise typer.Exit(status)
         return
+    emit(doc, json_out, "doctor_renderables", markdown)
+    exit_for(findings)
+
+
+def _from(paths: list[str], logs: list[Path] | None, json_out: bool, markdown: bool) -> None:
+    """`doctor --from`: the same rules over captured output (tool kinds told by content)."""
+    import tempfile
+
+    from fabriclens.cli._findings import exit_for, findings_doc
+    from fabriclens.cli._output import emit
+    from fabriclens.diagnose.captured import diagnose_captures
+    from fabriclens.probes.captures import read_captures
+
+    with tempfile.TemporaryDirectory(prefix="fabriclens-from-") as tmp:
+        caps, base = read_captures(paths, Path(tmp))
+    for path in logs or []:
+        caps += read_captures([str(path)], Path("."))[0]
+    doc, findings = diagnose_captures(caps, base)
+    doc["findings"] = findings_doc(findings)
     emit(doc, json_out, "doctor_renderables", markdown)
     exit_for(findings)
 

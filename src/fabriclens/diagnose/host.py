@@ -20,12 +20,19 @@ FACTS = {
             "pause_frames", "pause_storms", "discards", "ecn_marked", "out_of_buffer", "pause_new", "discards_new"},
     "rdma": {"device", "port", "state", "phys_state", "port_active", "link_layer", "symbol_errors",
              "link_downed", "ecn_marked", "cnp_handled", "cnp_sent", "ack_timeouts", "out_of_sequence", "packet_seq_errors", "retransmits", "xmit_discards",
-             "sample_s", "errors_new", "flaps_new", "ack_timeouts_new", "rx_bits_per_s", "tx_bits_per_s"},
+             "sample_s", "errors_new", "flaps_new", "ack_timeouts_new", "rx_bits_per_s", "tx_bits_per_s",
+             "active_mtu", "max_mtu", "mtu_below", "fabric_mtu", "mtu_off_fabric"},
     "gpu": {"index", "name", "memory_total_mib", "memory_used_mib", "pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max", "pcie_width_below",
             "pcie_gen_below", "busy_low_power", "utilization_pct", "power_w", "power_limit_w", "util_samples",
             "util_mean_pct", "util_idle_share", "util_busy_share", "util_swinging", "slowdown", "slowed",
             "nvlinks_active"},
     "affinity": {"gpu", "nic", "link", "nic_far", "nic_cross_socket"},
+    "xid": {"code", "device", "count", "line", "meaning", "action", "xid_severity", "known"},
+    "kernel_nic": {"driver", "device", "link_down", "health", "line"},
+    "pcie": {"address", "kind", "name", "cap_speed_gts", "cap_width", "sta_speed_gts", "sta_width", "width_below",
+             "speed_below"},
+    "acs": {"address", "name", "acs_on", "acs_flags", "below"},
+    "numa": {"gpu", "numa_node", "nics_same_node", "nics_other_node", "other"},
     "endpoint": {"url", "reachable", "error", "requests", "ttft_ms", "network_ms", "network_share", "network_pct",
                  "server_ms", "server_share", "server_pct", "rtt_ms", "tls_version"},
     "topology": {"gpus", "pairs", "nvlink_pairs"},
@@ -177,6 +184,11 @@ def rdma_facts(
         "packet_seq_errors": hw.get("packet_seq_err", 0),
         "retransmits": hw.get("roce_adp_retrans", 0) + hw.get("req_transport_retries_exceeded", 0),
         "xmit_discards": c.get("port_xmit_discards", 0),
+        "active_mtu": port.active_mtu,
+        "max_mtu": port.max_mtu,
+        "mtu_below": bool(port.active_mtu and port.max_mtu and port.active_mtu < port.max_mtu),
+        "fabric_mtu": port.active_mtu,
+        "mtu_off_fabric": False,
         **_rdma_sampled(port, earlier, seconds),
     }
 
@@ -303,6 +315,19 @@ def topology_facts(topo: Topology) -> dict[str, Any]:
     return {"gpus": len(topo.gpus), "pairs": topo.pairs, "nvlink_pairs": topo.nvlink_pairs}
 
 
+def fabric_mtus(ports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """RoCE ports with the fabric's MTU (the most common active MTU among them) and whether
+    each one's differs from it."""
+    mtus = [
+        p["active_mtu"] for p in ports if p.get("link_layer") == "Ethernet" and p.get("active_mtu")
+    ]
+    if len(mtus) < 2:
+        return ports
+    common = max(sorted(set(mtus)), key=mtus.count)
+    return [p | {"fabric_mtu": common, "mtu_off_fabric": bool(p.get("active_mtu") and p["active_mtu"] != common)}
+            if p.get("link_layer") == "Ethernet" else p for p in ports]  # fmt: skip
+
+
 def diagnose_host(
     nics: list[dict[str, Any]],
     ports: list[dict[str, Any]],
@@ -312,18 +337,22 @@ def diagnose_host(
     peers: list[dict[str, Any]] | None = None,
     affinity: list[dict[str, Any]] | None = None,
     endpoints: list[dict[str, Any]] | None = None,
+    extra: Mapping[str, list[dict[str, Any]]] | None = None,
 ) -> list[Finding]:
-    """Findings for every subject, one per rule that fires."""
-    subjects = {"nic": nics, "rdma": ports, "gpu": gpus or [], "topology": topology or [], "service": services or [],
-                "peer": peers or [], "affinity": affinity or [], "endpoint": endpoints or []}  # fmt: skip
+    """Findings for every subject, one per rule that fires; ``extra`` holds the subjects only
+    captured output gives (scopes xid, kernel_nic, pcie, acs, numa)."""
+    subjects = {"nic": nics, "rdma": fabric_mtus(ports), "gpu": gpus or [], "topology": topology or [],
+                "service": services or [], "peer": peers or [], "affinity": affinity or [],
+                "endpoint": endpoints or [], **{k: [] for k in ("xid", "kernel_nic", "pcie", "acs", "numa")},
+                **(extra or {})}  # fmt: skip
     found = []
     for rule in host_rules():
         for facts in subjects[rule.scope]:
             if holds(rule.when, facts):
                 fill = {k: str(v) for k, v in facts.items()}
                 found.append(Finding(
-                    rule.id, rule.severity, rule.symptom, rule.cause,
+                    rule.id, rule.severity, rule.symptom, rule.cause.format_map(fill),
                     tuple(c.format_map(fill) for c in rule.check), rule.fix.format_map(fill),
-                    tuple(e.format_map(fill) for e in rule.evidence),
+                    tuple(e.format_map(fill) for e in rule.evidence), rule.source,
                 ))  # fmt: skip
     return found

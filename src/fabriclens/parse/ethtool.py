@@ -43,6 +43,9 @@ def parse_ethtool(text: str) -> EthtoolInfo:
 
 
 STAT_RE = re.compile(r"^\s*([A-Za-z0-9_.\[\]:-]+):\s*(-?\d+)\s*$")
+OTHER_PAUSE_RE = re.compile(
+    r"^(?:[rt]x_pause_frames|link_xoff_[rt]x|[rt]x_priority_\d_xoff|priority_xoff_[rt]x|[rt]x_pfc_frames)$"
+)
 PRIO_RE = re.compile(r"^[rt]x_prio(\d)_(pause|discards|marked|buf_discard|cong_discard)$")
 
 
@@ -62,6 +65,8 @@ def congestion_counters(stats: dict[str, int]) -> dict[str, int]:
     priorities (mlx5 names: Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst).
     Keys are absent-safe: a driver without a counter gives 0."""
     pause = stats.get("rx_pause_ctrl_phy", 0) + stats.get("tx_pause_ctrl_phy", 0)
+    # bnxt_en and most drivers: rx/tx_pause_frames; ice: link_xon/xoff and priority_N_xoff
+    pause += sum(v for k, v in stats.items() if OTHER_PAUSE_RE.match(k))
     discards = stats.get("rx_discards_phy", 0) + stats.get("tx_discards_phy", 0)
     marked = 0
     for name, value in stats.items():

@@ -32,6 +32,8 @@ class RdmaPort:
     link_layer: str | None  # InfiniBand or Ethernet (RoCE)
     counters: dict[str, int] = field(default_factory=dict)
     hw_counters: dict[str, int] = field(default_factory=dict)
+    active_mtu: int | None = None  # RDMA path MTU in use (ibv_devinfo; RoCE: from the netdev MTU)
+    max_mtu: int | None = None  # the largest the port supports
 
     @property
     def rate_gbps(self) -> float | None:

@@ -149,3 +149,48 @@ def parse_topo(text: str) -> Topology:
                 if col != row:
                     topo.links[(row, col)] = kind
     return topo
+
+
+def _gen_width(value: str) -> int | None:
+    m = re.match(r"\s*(\d+)", value)
+    return int(m.group(1)) if m else None
+
+
+def parse_smi_q(text: str) -> list[GpuReading]:
+    """`nvidia-smi -q`: per GPU its name, memory, utilisation, power and PCIe generation and
+    width (current and max). GPUs are numbered in the order printed, as nvidia-smi does."""
+    out: list[GpuReading] = []
+    cur: dict[str, str] = {}
+    section = ""
+
+    def flush() -> None:
+        if cur:
+
+            def num(key: str) -> float | None:
+                m = re.match(r"\s*([\d.]+)", cur.get(key, ""))
+                return float(m.group(1)) if m else None
+
+            out.append(GpuReading(
+                len(out), cur.get("Product Name", "?"), num("fb:Total"), num("fb:Used"), num("util:Gpu"),
+                num("Power Draw") or num("Average Power Draw"), num("Current Power Limit") or num("Power Limit"),
+                _gen_width(cur.get("gen:Current", "")), _gen_width(cur.get("gen:Max", "")),
+                _gen_width(cur.get("width:Current", "")), _gen_width(cur.get("width:Max", "")),
+            ))  # fmt: skip
+
+    for line in text.splitlines():
+        s = line.strip()
+        if re.match(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d", s):
+            flush()
+            cur, section = {}, ""
+            continue
+        if ":" not in s:
+            section = {"PCIe Generation": "gen", "Link Width": "width", "FB Memory Usage": "fb",
+                       "Utilization": "util"}.get(s, section if s in ("", "Max", "Current") else "")  # fmt: skip
+            continue
+        key, value = (x.strip() for x in s.split(":", 1))
+        if section and key in ("Max", "Current", "Total", "Used", "Gpu"):
+            cur.setdefault(f"{section}:{key}", value)
+        else:
+            cur.setdefault(key, value)
+    flush()
+    return out

@@ -24,6 +24,13 @@ def _mbps(bits: float | None) -> str:
 def doctor_sections(doc: dict[str, Any]) -> list[Section]:
     """Interfaces, RDMA ports, GPUs, GPU-NIC placement, servers and peers, where present."""
     out = []
+    if doc.get("inputs"):  # doctor --from: what each text was read as
+        out.append(Section("Inputs (kind told by content)", ["source", "read as", "used"],
+                           [[i["source"], i["tool"] or i["kind"], "yes" if i["read"] else "no (unread)"]
+                            for i in doc["inputs"]]))  # fmt: skip
+    if doc.get("not_checked"):
+        out.append(Section("Not checked (no input for it)", ["check", "needs"],
+                           [[c["check"], c["needs"]] for c in doc["not_checked"]]))  # fmt: skip
     nics = doc["interfaces"]
     sampled = next((n["sample_s"] for n in nics if n.get("sample_s")), None)
     header = ["name", "state", "speed Mb/s", "supports Mb/s", "MTU", "errors", "drops"]
@@ -43,13 +50,9 @@ def doctor_sections(doc: dict[str, Any]) -> list[Section]:
         if "pause" in header:
             row += [_v(n.get("pause_frames")), _v(n.get("discards"))]
         rows.append(row)
-    out.append(
-        Section(
-            "Network interfaces" + (f" (rates over {sampled:.1f} s)" if sampled else ""),
-            header,
-            rows,
-        )
-    )
+    if nics or not doc.get("inputs"):  # doctor --from without interface data: no empty table
+        title = "Network interfaces" + (f" (rates over {sampled:.1f} s)" if sampled else "")
+        out.append(Section(title, header, rows))
     if doc["rdma_ports"]:
         out.append(Section("RDMA ports", ["device", "port", "state", "physical", "link layer"],
                            [[p["device"], str(p["port"]), p["state"], p["phys_state"], p["link_layer"]]
