@@ -9,9 +9,7 @@ from typing import Any
 from fabriclens.errors import InputError
 
 
-def resolve_counts(
-    servers: int | None, gpus: int | None, gpus_per_server: int
-) -> int:
+def resolve_counts(servers: int | None, gpus: int | None, gpus_per_server: int) -> int:
     """Servers from --servers, or --gpus / --gpus-per-server."""
     if gpus_per_server < 1:
         raise InputError("--gpus-per-server must be at least 1", "give a positive count")
@@ -40,7 +38,11 @@ def link_rate(nic_rate: str | None, network: str | None, switch_kind: str) -> tu
     rate = parse_rate(nic_rate or "400G")
     kinds = ("ib",) if switch_kind == "ib" else ("roce",)
     for net in networks():
-        if net.kind in kinds and abs(net.rate_bits_per_s - rate) < 1e-6 * rate and not net.nics_per_node:
+        if (
+            net.kind in kinds
+            and abs(net.rate_bits_per_s - rate) < 1e-6 * rate
+            and not net.nics_per_node
+        ):
             return rate, net
     raise InputError(
         f"no catalog network runs {kinds[0]} at {rate / 1e9:g} Gbit/s",
@@ -55,9 +57,15 @@ def read_design(path: Path) -> tuple[Any, str | None]:
     try:
         doc = json.loads(path.read_text("utf-8"))
     except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}", "give a readable file") from None
+        raise InputError(
+            f"cannot read {path}: {exc.strerror or exc}", "give a readable file"
+        ) from None
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise InputError(f"{path} is not JSON", "give the output of `fabriclens topo --json`") from None
+        raise InputError(
+            f"{path} is not JSON", "give the output of `fabriclens topo --json`"
+        ) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("design"), dict):
-        raise InputError(f"{path} has no 'design' object", "give the output of `fabriclens topo --json`")
+        raise InputError(
+            f"{path} has no 'design' object", "give the output of `fabriclens topo --json`"
+        )
     return FabricDesign.from_dict(doc["design"]), doc.get("network")

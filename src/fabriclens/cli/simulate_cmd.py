@@ -24,31 +24,56 @@ def _pairs(values: list[str] | None, flag: str, cast: type) -> tuple[tuple[int, 
 
 
 def simulate(
-    op: Annotated[str, typer.Argument(help="all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv")],
+    op: Annotated[
+        str,
+        typer.Argument(
+            help="all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv"
+        ),
+    ],
     size: Annotated[str, typer.Argument(help="Buffer size (nccl-tests convention), e.g. 1GB")],
     fabric: Annotated[
-        Path | None, typer.Option(help="A `fabriclens topo --json` file [default: design from the flags below]")
+        Path | None,
+        typer.Option(help="A `fabriclens topo --json` file [default: design from the flags below]"),
     ] = None,
-    gpus: Annotated[int | None, typer.Option(help="GPUs of the fabric to design (without --fabric)")] = None,
+    gpus: Annotated[
+        int | None, typer.Option(help="GPUs of the fabric to design (without --fabric)")
+    ] = None,
     switch: Annotated[str, typer.Option(help="Switch (without --fabric)")] = "qm9700",
     topology: Annotated[str, typer.Option(help="Topology (without --fabric)")] = "rail-optimized",
-    oversubscription: Annotated[float, typer.Option(help="Leaf down:up ratio (without --fabric)")] = 1.0,
+    oversubscription: Annotated[
+        float, typer.Option(help="Leaf down:up ratio (without --fabric)")
+    ] = 1.0,
     nic_rate: Annotated[str | None, typer.Option(help="NIC rate (without --fabric)")] = None,
     network: Annotated[str | None, typer.Option(help="Catalog network of the NICs")] = None,
     gpu: Annotated[str, typer.Option(help="GPU SKU: its intra-node and host links")] = "h100-sxm",
-    ranks: Annotated[int | None, typer.Option(help="Ranks in the collective [default: every GPU]")] = None,
+    ranks: Annotated[
+        int | None, typer.Option(help="Ranks in the collective [default: every GPU]")
+    ] = None,
     pattern: Annotated[
-        str | None, typer.Option(help="ring | tree | hierarchical | all_to_all | pipeline [default: by op]")
+        str | None,
+        typer.Option(help="ring | tree | hierarchical | all_to_all | pipeline [default: by op]"),
     ] = None,
     routing: Annotated[str, typer.Option(help="ecmp | adaptive (ideal spraying)")] = "ecmp",
     placement: Annotated[str, typer.Option(help="topology | random")] = "topology",
-    rail_aware: Annotated[bool, typer.Option("--rail-aware", help="PXN: cross-rail data moves over NVLink first")] = False,
+    rail_aware: Annotated[
+        bool, typer.Option("--rail-aware", help="PXN: cross-rail data moves over NVLink first")
+    ] = False,
     seed: Annotated[int, typer.Option(help="Seed of ECMP hashing and random placement")] = 0,
-    fail_link: Annotated[list[str] | None, typer.Option(help="LEAF:PORT leaf uplink that failed (repeatable)")] = None,
-    fail_spine: Annotated[list[int] | None, typer.Option(help="Spine index that failed (repeatable)")] = None,
-    slow_node: Annotated[list[str] | None, typer.Option(help="SERVER:FACTOR, its NICs at FACTOR of their rate")] = None,
-    show_effects: Annotated[bool, typer.Option("--effects/--no-effects", help="Also simulate one change at a time")] = True,
-    heatmap: Annotated[Path | None, typer.Option(help="Write a link-utilisation heat map (PNG or SVG)")] = None,
+    fail_link: Annotated[
+        list[str] | None, typer.Option(help="LEAF:PORT leaf uplink that failed (repeatable)")
+    ] = None,
+    fail_spine: Annotated[
+        list[int] | None, typer.Option(help="Spine index that failed (repeatable)")
+    ] = None,
+    slow_node: Annotated[
+        list[str] | None, typer.Option(help="SERVER:FACTOR, its NICs at FACTOR of their rate")
+    ] = None,
+    show_effects: Annotated[
+        bool, typer.Option("--effects/--no-effects", help="Also simulate one change at a time")
+    ] = True,
+    heatmap: Annotated[
+        Path | None, typer.Option(help="Write a link-utilisation heat map (PNG or SVG)")
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> None:
     """Simulate one collective on a designed fabric: max-min fair flow rates, the busiest links,
@@ -84,7 +109,9 @@ def simulate(
     sw_obj = find_switch(design.switch)
     n_ranks = ranks if ranks is not None else design.servers * design.gpus_per_server
     if n_ranks < 2:
-        raise InputError(f"--ranks {n_ranks}: a collective needs at least 2", "give --ranks 2 or more")
+        raise InputError(
+            f"--ranks {n_ranks}: a collective needs at least 2", "give --ranks 2 or more"
+        )
     model_fabric, _ = resolve_fabric(
         find_gpu(gpu), n_ranks, gpus_per_node=design.gpus_per_server, network_name=net.name,
         nics_per_node=design.nics_per_server,
@@ -94,7 +121,7 @@ def simulate(
         failed_links=tuple((a, int(b)) for a, b in _pairs(fail_link, "--fail-link", int)),
         failed_spines=tuple(fail_spine or ()), slow_servers=_pairs(slow_node, "--slow-node", float),
     )  # fmt: skip
-    result = simulate_collective(design, model_fabric, name, size_bytes, n_ranks, scenario, pattern)  # type: ignore[arg-type]
+    result = simulate_collective(design, model_fabric, name, size_bytes, n_ranks, scenario, pattern)
     rows = None
     if show_effects:
 
@@ -108,7 +135,7 @@ def simulate(
             return design_fabric(design.servers, design.nics_per_server,
                                  design.link_rate_bits_per_s, sw_obj, **kw)  # type: ignore[arg-type]  # fmt: skip
 
-        rows = effects(design, model_fabric, name, size_bytes, n_ranks, scenario, redesign)  # type: ignore[arg-type]
+        rows = effects(design, model_fabric, name, size_bytes, n_ranks, scenario, redesign)
     doc = simulate_doc(design, net.name, result, scenario, rows)
     if heatmap is not None:
         from fabriclens.report.fabric_plots import heat_map

@@ -21,7 +21,9 @@ def topo(
     network: Annotated[
         str | None, typer.Option(help="Catalog network of the NICs [default: by switch and rate]")
     ] = None,
-    switch: Annotated[str, typer.Option(help="Catalog switch (fabriclens catalog switches)")] = "qm9700",
+    switch: Annotated[
+        str, typer.Option(help="Catalog switch (fabriclens catalog switches)")
+    ] = "qm9700",
     topology: Annotated[
         str, typer.Option(help="rail-optimized | leaf-spine | fat-tree | rail-only")
     ] = "rail-optimized",

@@ -55,10 +55,14 @@ class LinkSpace:
         a = max(1, d.spine_up)
         if i < o["ad"]:
             g, q = divmod(i - o["au"], a)
-            return f"spine {g} -> core {g % s_pp * d.cores_per_plane + q % max(1, d.cores_per_plane)}"
+            return (
+                f"spine {g} -> core {g % s_pp * d.cores_per_plane + q % max(1, d.cores_per_plane)}"
+            )
         if i < o["agg_lu"]:
             g, q = divmod(i - o["ad"], a)
-            return f"core {g % s_pp * d.cores_per_plane + q % max(1, d.cores_per_plane)} -> spine {g}"
+            return (
+                f"core {g % s_pp * d.cores_per_plane + q % max(1, d.cores_per_plane)} -> spine {g}"
+            )
         if i < o["agg_ld"]:
             return f"leaf {i - o['agg_lu']} uplinks (bundle)"
         if i < o["agg_pu"]:
@@ -107,7 +111,10 @@ def link_space(
             alive[leaf, port] = False
         for spine in failed_spines:
             if not 0 <= spine < g:
-                raise InputError(f"--fail-spine {spine}: the design has spines 0-{g - 1}", "give a spine index in range")
+                raise InputError(
+                    f"--fail-spine {spine}: the design has spines 0-{g - 1}",
+                    "give a spine index in range",
+                )
             pod, local = divmod(spine, s_pp)
             rows = slice(pod * d.leaves_per_pod, (pod + 1) * d.leaves_per_pod)
             alive[rows, local::s_pp] = False
@@ -115,10 +122,15 @@ def link_space(
         cap[off["lu"] + dead] = 0.0
         cap[off["ld"] + dead] = 0.0
     elif failed_links or failed_spines:
-        raise InputError("a one-tier fabric has no uplinks to fail", "drop --fail-link/--fail-spine")
+        raise InputError(
+            "a one-tier fabric has no uplinks to fail", "drop --fail-link/--fail-spine"
+        )
     for server, factor in slow_servers:
         if not (0 <= server < d.servers and 0 < factor <= 1):
-            raise InputError(f"--slow-node {server}:{factor:g} is out of range", "give SERVER:FACTOR with FACTOR in (0, 1]")
+            raise InputError(
+                f"--slow-node {server}:{factor:g} is out of range",
+                "give SERVER:FACTOR with FACTOR in (0, 1]",
+            )
         ids = server * d.nics_per_server + np.arange(d.nics_per_server)
         cap[ids] *= factor
         cap[off["nic_dn"] + ids] *= factor
@@ -161,9 +173,15 @@ def route(
         inter = cross[pod_s[cross] != pod_d[cross]]
         if routing == "adaptive":
             one = np.ones(cross.size)
-            parts += [(cross, o["agg_lu"] + leaf_s[cross], one), (cross, o["agg_ld"] + leaf_d[cross], one)]
+            parts += [
+                (cross, o["agg_lu"] + leaf_s[cross], one),
+                (cross, o["agg_ld"] + leaf_d[cross], one),
+            ]
             one = np.ones(inter.size)
-            parts += [(inter, o["agg_pu"] + pod_s[inter], one), (inter, o["agg_pd"] + pod_d[inter], one)]
+            parts += [
+                (inter, o["agg_pu"] + pod_s[inter], one),
+                (inter, o["agg_pd"] + pod_d[inter], one),
+            ]
         else:
             parts += _ecmp(space, cross, inter, leaf_s, leaf_d, pod_s, pod_d, seed)
     f = np.concatenate([p[0] for p in parts])
@@ -196,7 +214,7 @@ def _ecmp(
         ls, ld = leaf_s[cross[b]], leaf_d[cross[b]]
         ok_up = np.flatnonzero(alive[ls, :u])
         if not is_inter[b]:
-            ok_up = ok_up[[alive[ld, s::s_pp][: u].any() for s in ok_up % s_pp]]
+            ok_up = ok_up[[alive[ld, s::s_pp][:u].any() for s in ok_up % s_pp]]
         if ok_up.size == 0:
             raise InputError(f"the failures cut leaf {ls} off from leaf {ld}", "fail fewer links")
         up[b] = ok_up[h[cross[b], 2] % ok_up.size]

@@ -84,7 +84,9 @@ def simulate_collective(
         )
     g = min(ranks, fabric.gpus_per_node)
     if ranks % g:
-        raise InputError(f"{ranks} ranks do not fill servers of {g} GPUs", "use a multiple of --gpus-per-server")
+        raise InputError(
+            f"{ranks} ranks do not fill servers of {g} GPUs", "use a multiple of --gpus-per-server"
+        )
     n_srv = ranks // g
     pattern = pattern or DEFAULT_PATTERN[op]
     algo = "tree" if pattern == "tree" else "ring"
@@ -155,15 +157,32 @@ def effects(
     try:
         add(f"{ratio:g}:1 oversubscription", redesign(oversubscription=ratio), scenario)
     except InputError as exc:
-        rows.append({"change": f"{ratio:g}:1 oversubscription", "time_s": None, "vs_base": None, "note": exc.problem})
+        rows.append(
+            {
+                "change": f"{ratio:g}:1 oversubscription",
+                "time_s": None,
+                "vs_base": None,
+                "note": exc.problem,
+            }
+        )
     if design.topology in ("rail-optimized", "leaf-spine"):
         topo = "leaf-spine" if design.topology == "rail-optimized" else "rail-optimized"
         try:
             add(f"{topo} instead", redesign(topology=topo), scenario)
         except InputError as exc:
-            rows.append({"change": f"{topo} instead", "time_s": None, "vs_base": None, "note": exc.problem})
+            rows.append(
+                {"change": f"{topo} instead", "time_s": None, "vs_base": None, "note": exc.problem}
+            )
     if design.tiers >= 2:
-        add("one leaf uplink failed (leaf 0, port 0)", design, replace(scenario, failed_links=((0, 0),)))
+        add(
+            "one leaf uplink failed (leaf 0, port 0)",
+            design,
+            replace(scenario, failed_links=((0, 0),)),
+        )
         add("one spine failed (spine 0)", design, replace(scenario, failed_spines=(0,)))
-    add("one slow server (server 0 NICs at 50%)", design, replace(scenario, slow_servers=((0, 0.5),)))
+    add(
+        "one slow server (server 0 NICs at 50%)",
+        design,
+        replace(scenario, slow_servers=((0, 0.5),)),
+    )
     return rows

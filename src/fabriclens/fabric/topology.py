@@ -157,7 +157,7 @@ class FabricDesign:
         """Optical transceivers by rate: NIC-side at the link rate, switch-side at the switch's
         native rate carrying ``native / link`` links each (breakout)."""
         link_g = f"{self.link_rate_bits_per_s / 1e9:g}G"
-        per = max(1, int(round(self.switch_native_rate_bits_per_s / self.link_rate_bits_per_s)))
+        per = max(1, round(self.switch_native_rate_bits_per_s / self.link_rate_bits_per_s))
         native_g = f"{self.switch_native_rate_bits_per_s / 1e9:g}G"
         switch_links = 2 * (self.leaf_spine_links + self.spine_core_links)
         out: dict[str, int] = {}
@@ -206,9 +206,13 @@ class FabricDesign:
         try:
             design = cls(**kw)
         except TypeError as exc:
-            raise InputError(f"fabric file: {exc}", "give `fabriclens topo --json` output") from None
+            raise InputError(
+                f"fabric file: {exc}", "give `fabriclens topo --json` output"
+            ) from None
         if design.topology not in TOPOLOGIES or design.tiers not in (1, 2, 3):
-            raise InputError("fabric file has an unknown topology", "regenerate it with topo --json")
+            raise InputError(
+                "fabric file has an unknown topology", "regenerate it with topo --json"
+            )
         return design
 
 
@@ -226,8 +230,13 @@ def design_fabric(
     if topology not in TOPOLOGIES:
         raise InputError(f"unknown topology {topology!r}", f"use one of {', '.join(TOPOLOGIES)}")
     if servers < 1 or nics_per_server < 1 or gpus_per_server < 1:
-        raise InputError("servers, NICs and GPUs per server must be at least 1", "give positive counts")
-    for name, ratio in (("--oversubscription", oversubscription), ("--core-oversubscription", core_oversubscription)):
+        raise InputError(
+            "servers, NICs and GPUs per server must be at least 1", "give positive counts"
+        )
+    for name, ratio in (
+        ("--oversubscription", oversubscription),
+        ("--core-oversubscription", core_oversubscription),
+    ):
         if not ratio >= 1:
             raise InputError(
                 f"{name} {ratio:g} is below 1 (more uplink than downlink bandwidth buys nothing)",
@@ -292,10 +301,9 @@ def design_fabric(
         )
     # three tiers: pods of leaves and aggregation switches, cores above in planes
     agg_down, agg_up = _split(k, core_oversubscription)
-    if rail:
-        per_pod = nics_per_server  # one SU per pod, as the DGX SuperPOD grows past 8 SUs
-    else:
-        per_pod = min(leaves, agg_down)  # each leaf one link to each of its pod's `up` aggs
+    # rail: one SU per pod, as the DGX SuperPOD grows past 8 SUs; packed: each leaf one link to
+    # each of its pod's aggregation switches
+    per_pod = nics_per_server if rail else min(leaves, agg_down)
     aggs = _uppers(per_pod, up, agg_down)
     pods = math.ceil(leaves / per_pod)
     if topology == "fat-tree" and pods == 1:

@@ -37,7 +37,9 @@ def topo_doc(
         "design": d.to_dict(),
         "summary": _summary(d),
         "growth": growth,
-        "storage": None if storage is None else {"design": storage.to_dict(), "summary": _summary(storage)},
+        "storage": None
+        if storage is None
+        else {"design": storage.to_dict(), "summary": _summary(storage)},
         "assumptions": [
             f"every link at {d.link_rate_bits_per_s / 1e9:g} Gbit/s; {d.switch_title} offers {d.radix} ports at that rate",
             f"leaf: {d.leaf_down} ports down, {d.leaf_up} up ({d.oversubscription:g}:1)",
@@ -56,20 +58,36 @@ def simulate_doc(
     """`simulate --json`."""
     return {
         "network": network,
-        "fabric": {"topology": d.topology, "servers": d.servers, "tiers": d.tiers, "switch": d.switch,
-                   "oversubscription": d.oversubscription},  # fmt: skip
-        "scenario": {"routing": sc.routing, "placement": sc.placement, "rail_aware": sc.rail_aware,
-                     "seed": sc.seed, "failed_links": [list(x) for x in sc.failed_links],
-                     "failed_spines": list(sc.failed_spines),
-                     "slow_servers": [list(x) for x in sc.slow_servers]},  # fmt: skip
+        "fabric": {
+            "topology": d.topology,
+            "servers": d.servers,
+            "tiers": d.tiers,
+            "switch": d.switch,
+            "oversubscription": d.oversubscription,
+        },
+        "scenario": {
+            "routing": sc.routing,
+            "placement": sc.placement,
+            "rail_aware": sc.rail_aware,
+            "seed": sc.seed,
+            "failed_links": [list(x) for x in sc.failed_links],
+            "failed_spines": list(sc.failed_spines),
+            "slow_servers": [list(x) for x in sc.slow_servers],
+        },
         "collective": {
-            "op": r.op, "pattern": r.pattern, "size_bytes": r.size_bytes, "ranks": r.ranks,
-            "servers": r.servers, "flows": r.flows, "time_s": r.time_s,
-            "model_time_s": r.model_time_s, "ratio_to_model": r.ratio,
+            "op": r.op,
+            "pattern": r.pattern,
+            "size_bytes": r.size_bytes,
+            "ranks": r.ranks,
+            "servers": r.servers,
+            "flows": r.flows,
+            "time_s": r.time_s,
+            "model_time_s": r.model_time_s,
+            "ratio_to_model": r.ratio,
             "busbw_bytes_per_s": r.busbw_bytes_per_s,
             "model_busbw_bytes_per_s": r.model_busbw_bytes_per_s,
             "slowest_flow_share": r.slowest_flow_share,
-        },  # fmt: skip
+        },
         "busiest_links": [{"link": name, "utilisation": u} for name, u in r.busiest],
         "effects": rows,
         "assumptions": [

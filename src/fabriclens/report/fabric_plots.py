@@ -64,7 +64,9 @@ def diagram(d: FabricDesign, prefix: Path) -> list[Path]:
     ax.legend(loc="upper right", fontsize=7, ncol=2)
     ax.set_xlim(-0.35, 1.02)
     ax.set_axis_off()
-    ax.set_title(f"{d.topology}, {d.servers} servers x {d.nics_per_server} NICs, {d.switch} ({d.oversubscription:g}:1)")
+    ax.set_title(
+        f"{d.topology}, {d.servers} servers x {d.nics_per_server} NICs, {d.switch} ({d.oversubscription:g}:1)"
+    )
     svg, png = prefix.with_suffix(".svg"), prefix.with_suffix(".png")
     try:
         fig.savefig(svg)
@@ -72,7 +74,9 @@ def diagram(d: FabricDesign, prefix: Path) -> list[Path]:
         plt.close(fig)
         from fabriclens.errors import InputError
 
-        raise InputError(f"cannot write {svg}: {exc.strerror}", "choose a writable --plot path") from None
+        raise InputError(
+            f"cannot write {svg}: {exc.strerror}", "choose a writable --plot path"
+        ) from None
     _save(fig, png)
     return [svg, png]
 

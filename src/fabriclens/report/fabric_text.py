@@ -48,7 +48,11 @@ def topo_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     )
     out: list[RenderableType] = [head, _kv("Design", _summary_rows(doc["summary"]))]
     if doc.get("storage"):
-        out.append(_kv("Storage / front-end network (leaf-spine)", _summary_rows(doc["storage"]["summary"])))
+        out.append(
+            _kv(
+                "Storage / front-end network (leaf-spine)", _summary_rows(doc["storage"]["summary"])
+            )
+        )
     g = Table(title="Growth", box=box.SIMPLE_HEAD, title_justify="left")
     for c in ("servers", "tiers", "leaves", "spines", "cores", "relative cost"):
         g.add_column(c, justify="right")
@@ -59,8 +63,14 @@ def topo_renderables(doc: dict[str, Any]) -> list[RenderableType]:
             continue
         mark = " <- next tier" if prev is not None and row["tiers"] > prev else ""
         prev = row["tiers"]
-        g.add_row(str(row["servers"]), f"{row['tiers']}{mark}", str(row["leaves"]),
-                  str(row["spines"]), str(row["cores"]), f"{row['cost_relative']:,.0f}")  # fmt: skip
+        g.add_row(
+            str(row["servers"]),
+            f"{row['tiers']}{mark}",
+            str(row["leaves"]),
+            str(row["spines"]),
+            str(row["cores"]),
+            f"{row['cost_relative']:,.0f}",
+        )
     out += [g, assumptions_block(doc["assumptions"])]
     if doc.get("plots"):
         out.append(Text("diagram: " + ", ".join(doc["plots"])))
@@ -76,14 +86,17 @@ def simulate_renderables(doc: dict[str, Any]) -> list[RenderableType]:
             f"({c['servers']} servers, {c['flows']} flows); {f['topology']} {f['tiers']}-tier "
             f"{f['switch']} {f['oversubscription']:g}:1, {sc['routing']} routing, {sc['placement']} placement"
         ),
-        _kv("Simulated vs model", [
-            ("simulated time", format_time(c["time_s"])),
-            ("model time (flat fabric)", format_time(c["model_time_s"])),
-            ("ratio", f"{c['ratio_to_model']:.2f}x"),
-            ("simulated busbw", format_bw(c["busbw_bytes_per_s"])),
-            ("model busbw", format_bw(c["model_busbw_bytes_per_s"])),
-            ("slowest flow / NIC rate", f"{c['slowest_flow_share']:.0%}"),
-        ]),  # fmt: skip
+        _kv(
+            "Simulated vs model",
+            [
+                ("simulated time", format_time(c["time_s"])),
+                ("model time (flat fabric)", format_time(c["model_time_s"])),
+                ("ratio", f"{c['ratio_to_model']:.2f}x"),
+                ("simulated busbw", format_bw(c["busbw_bytes_per_s"])),
+                ("model busbw", format_bw(c["model_busbw_bytes_per_s"])),
+                ("slowest flow / NIC rate", f"{c['slowest_flow_share']:.0%}"),
+            ],
+        ),
     ]
     if doc["busiest_links"]:
         t = Table(title="Busiest links", box=box.SIMPLE_HEAD, title_justify="left")
