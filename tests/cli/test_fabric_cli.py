@@ -42,3 +42,32 @@ def test_bad_input_is_one_line_and_exit_2(
     assert run(argv) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and words in err and " — " in err
+
+
+def test_plan_with_a_fabric_file_uses_the_simulated_network(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    plan = ["plan", "llama-3.1-70b", "--gpus", "1024", "--json"]
+    assert run([*plan, "--network", "ndr-ib"]) == 0
+    flat = json.loads(capsys.readouterr().out)
+    assert (
+        run(
+            [
+                "topo",
+                "--gpus",
+                "1024",
+                "--topology",
+                "leaf-spine",
+                "--oversubscription",
+                "3",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    path = tmp_path / "f.json"
+    path.write_text(capsys.readouterr().out)
+    assert run([*plan, "--fabric", str(path)]) == 0
+    sim = json.loads(capsys.readouterr().out)
+    assert sim["step"]["time_s"] > flat["step"]["time_s"]
+    assert any("simulated fabric" in a for a in sim["assumptions"])

@@ -186,3 +186,25 @@ def effects(
         replace(scenario, slow_servers=((0, 0.5),)),
     )
     return rows
+
+
+def simulated_network(design: FabricDesign, fabric: Fabric, gpus: int) -> tuple[Fabric, str]:
+    """``fabric`` with its network efficiency scaled by what the designed fabric gives a ring
+    all_reduce of the job's servers (ECMP, servers in fabric order): the planner's network
+    collectives then take the simulated times. Returns the fabric and a note saying so."""
+    if fabric.network is None or gpus <= fabric.gpus_per_node:
+        return fabric, "fabric file: the job fits one server; no network traffic to simulate"
+    r = simulate_collective(design, fabric, "all_reduce", float(2**30), gpus, Scenario())
+    share = min(1.0, r.slowest_flow_share)
+    net = fabric.network
+    derated = replace(
+        net,
+        efficiency=net.efficiency * share,
+        efficiency_source=f"{net.efficiency_source}; x {share:.2f} simulated on the designed fabric",
+    )
+    note = (
+        f"network collectives use the simulated fabric ({design.topology}, {design.tiers} tiers, "
+        f"{design.switch}, {design.oversubscription:g}:1, ECMP): a 1 GiB ring all_reduce on "
+        f"{gpus} GPUs gets {share:.0%} of the NIC rate, {r.ratio:.2f}x the flat model's time"
+    )
+    return replace(fabric, network=derated), note
