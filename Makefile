@@ -9,7 +9,7 @@ LOADGEN := .venv-aiperf
 
 SYSTOOLS := ip tc iperf3 ping ethtool mtr
 
-.PHONY: demo test lint bench sysdeps readme loadgen clean
+.PHONY: demo demo-fabric test lint bench sysdeps readme loadgen clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -69,3 +69,11 @@ readme: $(STAMP)
 
 clean:
 	rm -rf $(VENV) $(LOADGEN) .pytest_cache .mypy_cache .ruff_cache
+
+# Fabric design and the flow simulator: 64 and 1,024 H100s, their cost, and the simulated
+# all_reduce beside the planner's (README, "Design and simulate a fabric").
+demo-fabric: $(STAMP)
+	$(BIN)/fabriclens topo --gpus 64
+	$(BIN)/fabriclens simulate all_reduce 1GB --gpus 64 --no-effects
+	$(BIN)/fabriclens topo --gpus 1024
+	$(BIN)/fabriclens simulate all_reduce 1GB --gpus 1024 --placement random

@@ -105,7 +105,7 @@ def test_default_file_is_read_and_replaces_a_builtin(
         (GPU.replace("matmul_efficiency = 0.7", "matmul_efficiency = 7"), "matmul_efficiency"),
         (GPU.replace('source = "vendor datasheet"', 'source = ""'), "source"),
         ("[[gpu]\n", "not valid TOML"),
-        ("[[switch]]\nname = 'x'\n", "unknown table"),
+        ("[[router]]\nname = 'x'\n", "unknown table"),
         ("gpu = 3\n", "array of tables"),
         (GPU + "\nbogus_field = 1\n", "bogus_field"),
     ],

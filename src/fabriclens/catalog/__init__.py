@@ -7,12 +7,14 @@ from fabriclens.catalog.load import (
     find_link,
     find_model,
     find_network,
+    find_switch,
     gpus,
     links,
     models,
     networks,
+    switches,
 )
-from fabriclens.catalog.schema import Engine, Gpu, IntraLink, ModelSpec, Network
+from fabriclens.catalog.schema import Engine, Gpu, IntraLink, ModelSpec, Network, Switch
 
 __all__ = [
     "Engine",
@@ -20,14 +22,17 @@ __all__ = [
     "IntraLink",
     "ModelSpec",
     "Network",
+    "Switch",
     "engines",
     "find_engine",
     "find_gpu",
     "find_link",
     "find_model",
     "find_network",
+    "find_switch",
     "gpus",
     "links",
     "models",
     "networks",
+    "switches",
 ]

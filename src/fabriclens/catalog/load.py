@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fabriclens.catalog.schema import Engine, Gpu, IntraLink, ModelSpec, Network, _Entry
+from fabriclens.catalog.schema import Engine, Gpu, IntraLink, ModelSpec, Network, Switch, _Entry
 from fabriclens.errors import InputError
 
 E = TypeVar("E", bound=_Entry)
@@ -32,7 +32,7 @@ def _normalise(name: str) -> str:
 
 USER_CATALOG_ENV = "FABRICLENS_CATALOG"
 USER_CATALOG_MAX_BYTES = 4 << 20  # a catalog is a few kB; refuse to read a huge or endless file
-TABLES = {"gpus": "gpu", "links": "link", "networks": "network", "engines": "engine", "models": "model"}  # fmt: skip
+TABLES = {"gpus": "gpu", "links": "link", "networks": "network", "engines": "engine", "models": "model", "switches": "switch"}  # fmt: skip
 
 
 def _read_table(filename: str, key: str, cls: type[E]) -> tuple[E, ...]:
@@ -155,9 +155,15 @@ def models() -> tuple[ModelSpec, ...]:
     return _merged("models", "models.toml", ModelSpec)
 
 
+@functools.cache
+def switches() -> tuple[Switch, ...]:
+    """All fabric switches: the built-in catalog and the user's."""
+    return _merged("switches", "switches.toml", Switch)
+
+
 def reset_caches() -> None:
     """Forget what was loaded (after FABRICLENS_CATALOG changes; for tests)."""
-    for f in (_user_doc, gpus, links, networks, engines, models):
+    for f in (_user_doc, gpus, links, networks, engines, models, switches):
         f.cache_clear()
 
 
@@ -173,7 +179,12 @@ def _find(entries: Sequence[E], name: str, what: str, command: str) -> E:
     close = difflib.get_close_matches(wanted, list(index), n=4, cutoff=0.5)
     names = list(dict.fromkeys(index[c].name for c in close))
     hint = f"did you mean {', '.join(names)}?" if names else ""
-    fix = f"{hint} `fabriclens catalog {command}` lists them all".strip()
+    where = (
+        f"`fabriclens catalog {command}` lists them all"
+        if command != "switches"
+        else "catalog/data/switches.toml lists them all"
+    )
+    fix = f"{hint} {where}".strip()
     raise InputError(f"unknown {what} {name!r}", fix)
 
 
@@ -190,6 +201,11 @@ def find_link(name: str) -> IntraLink:
 def find_network(name: str) -> Network:
     """Look a network up by name or alias."""
     return _find(networks(), name, "network", "networks")
+
+
+def find_switch(name: str) -> Switch:
+    """Look a fabric switch up by name or alias."""
+    return _find(switches(), name, "switch", "switches")
 
 
 def find_engine(name: str) -> Engine:

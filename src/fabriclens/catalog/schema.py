@@ -302,3 +302,38 @@ class Engine(_Entry):
         if precision == "int8":
             return self.int8_bits_per_weight / 8
         return {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}[precision]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Switch(_Entry):
+    """A fabric switch ASIC/box: its port configurations (``[ports, rate_bits_per_s]`` pairs,
+    the native one first, then the breakouts) and a relative cost for ranking designs."""
+
+    port_configs: tuple[tuple[int, float], ...]  # e.g. ((64, 400e9), (128, 200e9), (256, 100e9))
+    cost_relative: float  # one switch, in the networks table's unit (a 100GbE port = 1.0; estimate)
+    kind: Literal["ethernet", "ib"] = "ethernet"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _one_of(self, "kind", ("ethernet", "ib"))
+        _positive(self, "cost_relative")
+        configs = tuple((int(p), float(r)) for p, r in self.port_configs)
+        _check(bool(configs), "port_configs", "needs at least one [ports, rate] pair")
+        for ports, rate in configs:
+            _check(ports > 0 and rate > 0, "port_configs", f"[{ports}, {rate}] is not positive")
+        object.__setattr__(self, "port_configs", configs)
+
+    def ports_at(self, rate_bits_per_s: float) -> int:
+        """Ports at a given link rate: a listed configuration of that rate, else the fastest
+        configuration's ports each running one slower link (no breakout); 0 when every port is
+        slower than the rate."""
+        exact = [p for p, r in self.port_configs if abs(r - rate_bits_per_s) < 1e-6 * r]
+        if exact:
+            return max(exact)
+        faster = [p for p, r in self.port_configs if r > rate_bits_per_s]
+        return max(faster) if faster else 0
+
+    @property
+    def native_rate_bits_per_s(self) -> float:
+        """The fastest port rate."""
+        return max(r for _, r in self.port_configs)

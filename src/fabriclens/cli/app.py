@@ -38,6 +38,8 @@ COMMANDS: dict[str, str] = {
     "http": "http_cmd:http",
     "fleet": "fleet_cmd:fleet",
     "catalog": "catalog_cmd:catalog",
+    "topo": "topo_cmd:topo",
+    "simulate": "simulate_cmd:simulate",
 }
 GROUPS: dict[str, str] = {"bench": "bench_cmd:bench_app", "lab": "lab_cmd:lab_app"}
 

@@ -1,5 +1,6 @@
 """`fabriclens plan`: memory, communication, step time and MFU for one job, across networks."""
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -100,6 +101,12 @@ def plan(
     mlp: Annotated[str, typer.Option(help="Custom model: swiglu | gelu")] = "swiglu",
     experts: Annotated[int, typer.Option(help="Custom model: routed experts (MoE)")] = 0,
     experts_per_token: Annotated[int, typer.Option(help="Custom model: experts per token")] = 0,
+    fabric: Annotated[
+        Path | None,
+        typer.Option(
+            help="A `fabriclens topo --json` file: network collectives take the times simulated on it"
+        ),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
     explain: Annotated[
         bool, typer.Option("--explain", help="List the assumptions behind every number")
@@ -126,6 +133,14 @@ def plan(
         seq_len=seq_len,
     )
     nets = split_list(network)
+    design = None
+    if fabric is not None:
+        from fabriclens.cli._fabric_args import read_design
+
+        design, fabric_net = read_design(fabric)
+        nets = nets or [fabric_net or "ndr-ib"]
+        nics_per_node = nics_per_node or design.nics_per_server
+        gpus_per_node = gpus_per_node or design.gpus_per_server
     if compare_networks:
         nets = list(dict.fromkeys([*COMPARE_SET, *nets]))
     req = PlanRequest(
@@ -157,6 +172,7 @@ def plan(
         output_tokens=output_tokens,
         engine=engine,
         kv_precision=kv_precision,
+        fabric_design=design,
     )
     plans = make_plans(req)
     from fabriclens.report.json_doc import plan_doc

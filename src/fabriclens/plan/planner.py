@@ -293,6 +293,13 @@ def _setup(
         comparison_nics=req.comparison_nics,
     )
     notes.insert(0, f"model: {req.model.name} ({req.model.source})")
+    if req.fabric_design is not None:  # `plan --fabric`: simulated network collectives
+        from fabriclens.fabric.simulate import simulated_network
+        from fabriclens.fabric.topology import FabricDesign
+
+        assert isinstance(req.fabric_design, FabricDesign)
+        fabric, note = simulated_network(req.fabric_design, fabric, req.gpus)
+        notes.append(note)
     return req.model, count_params(req.model), gpu, fabric, [*req.extra_notes, *notes]
 
 

@@ -43,3 +43,4 @@ class PlanRequest:
     engine: str = "vllm"
     kv_precision: str | None = None
     extra_notes: tuple[str, ...] = field(default_factory=tuple)
+    fabric_design: object | None = None  # a fabric.topology.FabricDesign (`plan --fabric`)

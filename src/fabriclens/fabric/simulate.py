@@ -1,0 +1,210 @@
+"""Simulate one collective on a designed fabric and set it beside the alpha-beta model.
+
+Time = the model's latency term + the longest of: the intra-node part (size x bus factor /
+intra-node bus bandwidth, when a server holds more than one rank) and the network part (each
+flow's bytes / its max-min fair rate; the slowest flow ends the step). On a non-blocking fabric
+with ideal routing every flow gets its NIC's achievable rate and this equals the model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from fabriclens.errors import InputError
+from fabriclens.fabric.flows import build_flows
+from fabriclens.fabric.maxmin import max_min_rates
+from fabriclens.fabric.placement import place_servers
+from fabriclens.fabric.routing import link_space, route
+from fabriclens.fabric.topology import FabricDesign
+from fabriclens.model.collectives import Fabric, Op, bus_factor, estimate_collective
+
+DEFAULT_PATTERN = {"all_reduce": "ring", "all_gather": "ring", "reduce_scatter": "ring",
+                   "broadcast": "ring", "all_to_all": "all_to_all", "send_recv": "pipeline"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What to simulate, beyond the design: routing, placement and what is broken."""
+
+    routing: str = "ecmp"
+    placement: str = "topology"
+    rail_aware: bool = False
+    seed: int = 0
+    failed_links: tuple[tuple[int, int], ...] = ()
+    failed_spines: tuple[int, ...] = ()
+    slow_servers: tuple[tuple[int, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """One simulated collective."""
+
+    op: str
+    pattern: str
+    size_bytes: float
+    ranks: int
+    servers: int
+    flows: int
+    time_s: float
+    model_time_s: float
+    busbw_bytes_per_s: float
+    model_busbw_bytes_per_s: float
+    slowest_flow_share: float  # slowest flow's rate / a NIC link's capacity
+    utilisation: np.ndarray[Any, Any] = field(repr=False)  # per link, at the max-min rates
+    labels: tuple[str, ...] = field(repr=False, default=())  # busiest links, named
+    busiest: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def ratio(self) -> float:
+        """Simulated time / model time."""
+        return self.time_s / self.model_time_s if self.model_time_s > 0 else math.nan
+
+
+def simulate_collective(
+    design: FabricDesign,
+    fabric: Fabric,
+    op: Op,
+    size_bytes: float,
+    ranks: int,
+    scenario: Scenario = Scenario(),
+    pattern: str | None = None,
+    top: int = 5,
+) -> SimResult:
+    """Simulate ``op`` of ``size_bytes`` on ``ranks`` ranks (filling servers' GPUs in order)."""
+    if fabric.network is None:
+        raise InputError("simulating a fabric needs a network", "give --network")
+    if fabric.nics_per_node != design.nics_per_server:
+        raise InputError(
+            f"the fabric has {design.nics_per_server} NICs per server, the job {fabric.nics_per_node}",
+            "use the same NIC count in topo and simulate",
+        )
+    g = min(ranks, fabric.gpus_per_node)
+    if ranks % g:
+        raise InputError(
+            f"{ranks} ranks do not fill servers of {g} GPUs", "use a multiple of --gpus-per-server"
+        )
+    n_srv = ranks // g
+    pattern = pattern or DEFAULT_PATTERN[op]
+    algo = "tree" if pattern == "tree" else "ring"
+    est = estimate_collective(op, size_bytes, ranks, fabric, ranks_per_node=g, algorithm=algo)
+    servers = place_servers(n_srv, design.servers, scenario.placement, scenario.seed)
+    host = g * fabric.gpu_net_bw() / design.nics_per_server  # what the GPUs' host links feed a NIC
+    space = link_space(design, fabric.network.efficiency, scenario.failed_links,
+                       scenario.failed_spines, scenario.slow_servers, host)  # fmt: skip
+    nic_bw = design.link_bw_bytes_per_s * fabric.network.efficiency
+    net_s, share = 0.0, 1.0
+    util = np.zeros(space.capacity.size)
+    n_flows = 0
+    if n_srv > 1:
+        fl = build_flows(pattern, op, size_bytes, servers, g, design.nics_per_server,
+                         scenario.rail_aware)  # fmt: skip
+        f, li, w = route(space, fl.src_nic, fl.dst_nic, scenario.routing, scenario.seed)
+        n_flows = fl.src_nic.size
+        cap = space.capacity
+        rate = max_min_rates(f, li, w, cap, n_flows)
+        if np.any(rate <= 0):
+            raise InputError("a flow gets no bandwidth (a failed path)", "fail fewer links")
+        net_s = float(np.max(fl.volume_bytes / rate))
+        share = float(np.min(rate)) / min(nic_bw, host)
+        load = np.bincount(li, weights=w * rate[f], minlength=cap.size)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            util = np.where(space.capacity > 0, load / space.capacity, 0.0)
+    factor = bus_factor(op, ranks)
+    intra_s = size_bytes * factor / fabric.intra_busbw() if g > 1 and op != "send_recv" else 0.0
+    if pattern == "hierarchical":
+        intra_s = 2 * size_bytes * (g - 1) / g / fabric.intra_busbw() if g > 1 else 0.0
+        net_s += intra_s
+    time_s = est.latency_s + max(intra_s, net_s)
+    physical = util[: space.off["agg_lu"]] if scenario.routing == "ecmp" else util
+    order = np.argsort(-physical, kind="stable")[:top]
+    busiest = tuple((space.label(int(i)), float(physical[i])) for i in order if physical[i] > 0)
+    algbw = size_bytes / time_s
+    return SimResult(op, pattern, size_bytes, ranks, n_srv, n_flows, time_s, est.time_s,
+                     algbw * (factor or 1.0), est.busbw_bytes_per_s, share, util,
+                     busiest=busiest)  # fmt: skip
+
+
+def effects(
+    design: FabricDesign,
+    fabric: Fabric,
+    op: Op,
+    size_bytes: float,
+    ranks: int,
+    scenario: Scenario,
+    redesign: Any,
+) -> list[dict[str, Any]]:
+    """The same collective with one thing changed at a time: routing, oversubscription, rail
+    layout, a failed link, a failed spine, a slow server. ``redesign(**changes)`` rebuilds the
+    design (the caller holds the catalog switch). Each row: what changed, time, ratio to base."""
+    base = simulate_collective(design, fabric, op, size_bytes, ranks, scenario)
+    rows = [{"change": "as designed", "time_s": base.time_s, "vs_base": 1.0}]
+
+    def add(name: str, d: FabricDesign, sc: Scenario) -> None:
+        try:
+            r = simulate_collective(d, fabric, op, size_bytes, ranks, sc)
+        except InputError as exc:
+            rows.append({"change": name, "time_s": None, "vs_base": None, "note": exc.problem})
+            return
+        rows.append({"change": name, "time_s": r.time_s, "vs_base": r.time_s / base.time_s})
+
+    other = "adaptive" if scenario.routing == "ecmp" else "ecmp"
+    add(f"{other} routing", design, replace(scenario, routing=other))
+    ratio = 3.0 if design.oversubscription == 1 else 1.0
+    try:
+        add(f"{ratio:g}:1 oversubscription", redesign(oversubscription=ratio), scenario)
+    except InputError as exc:
+        rows.append(
+            {
+                "change": f"{ratio:g}:1 oversubscription",
+                "time_s": None,
+                "vs_base": None,
+                "note": exc.problem,
+            }
+        )
+    if design.topology in ("rail-optimized", "leaf-spine"):
+        topo = "leaf-spine" if design.topology == "rail-optimized" else "rail-optimized"
+        try:
+            add(f"{topo} instead", redesign(topology=topo), scenario)
+        except InputError as exc:
+            rows.append(
+                {"change": f"{topo} instead", "time_s": None, "vs_base": None, "note": exc.problem}
+            )
+    if design.tiers >= 2:
+        add(
+            "one leaf uplink failed (leaf 0, port 0)",
+            design,
+            replace(scenario, failed_links=((0, 0),)),
+        )
+        add("one spine failed (spine 0)", design, replace(scenario, failed_spines=(0,)))
+    add(
+        "one slow server (server 0 NICs at 50%)",
+        design,
+        replace(scenario, slow_servers=((0, 0.5),)),
+    )
+    return rows
+
+
+def simulated_network(design: FabricDesign, fabric: Fabric, gpus: int) -> tuple[Fabric, str]:
+    """``fabric`` with its network efficiency scaled by what the designed fabric gives a ring
+    all_reduce of the job's servers (ECMP, servers in fabric order): the planner's network
+    collectives then take the simulated times. Returns the fabric and a note saying so."""
+    if fabric.network is None or gpus <= fabric.gpus_per_node:
+        return fabric, "fabric file: the job fits one server; no network traffic to simulate"
+    r = simulate_collective(design, fabric, "all_reduce", float(2**30), gpus, Scenario())
+    share = min(1.0, r.slowest_flow_share)
+    net = fabric.network
+    derated = replace(
+        net,
+        efficiency=net.efficiency * share,
+        efficiency_source=f"{net.efficiency_source}; x {share:.2f} simulated on the designed fabric",
+    )
+    note = (
+        f"network collectives use the simulated fabric ({design.topology}, {design.tiers} tiers, "
+        f"{design.switch}, {design.oversubscription:g}:1, ECMP): a 1 GiB ring all_reduce on "
+        f"{gpus} GPUs gets {share:.0%} of the NIC rate, {r.ratio:.2f}x the flat model's time"
+    )
+    return replace(fabric, network=derated), note

@@ -1,0 +1,354 @@
+"""Size a fabric: leaves, spines, cores, ports, cables, optics, bisection and relative cost.
+
+Every link runs at the NIC rate; a switch offers ``Switch.ports_at(rate)`` ports at that rate
+(its breakout, e.g. a 64x800G switch as 128x400G). A leaf splits its ports into ``down`` (to
+NICs) and ``up`` (to spines) as ``down / up = oversubscription``. Each layer of switches joins the
+one above as a *bundle*: port ``p`` of a lower switch goes to upper switch ``p % uppers``, so a
+leaf reaches every spine (more than one link per spine when it has more uplinks than there are
+spines), as the DGX SuperPOD and Clos designs are wired.
+
+* ``rail-optimized``: NIC r of every server in a scalable unit (SU: as many servers as a leaf has
+  down ports) goes to that SU's leaf r; two tiers while the leaves fit the spines' radix, then
+  three tiers with one pod per SU (the DGX SuperPOD layout beyond 8 SUs);
+* ``leaf-spine``: servers packed into leaves (top of rack), two tiers;
+* ``fat-tree``: packed leaves, pods of leaves and aggregation switches, and cores in planes
+  (aggregation switch j of every pod joins plane j); ``core_oversubscription`` is the
+  aggregation layer's down/up ratio (Llama 3's 1:7);
+* ``rail-only``: one switch per rail, no spines (cross-rail traffic goes through NVLink).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from fabriclens.catalog.schema import Switch
+from fabriclens.errors import InputError
+
+TOPOLOGIES = ("rail-optimized", "leaf-spine", "fat-tree", "rail-only")
+# Estimates for ranking designs only (the networks table's unit: a 100GbE node port = 1.0):
+# one optical transceiver per 100 Gbit/s of its rate, and a copper (DAC) cable.
+OPTIC_COST_PER_100G = 0.5
+DAC_COST = 0.2
+
+
+def _uppers(lowers: int, up: int, radix: int) -> int:
+    """Fewest upper switches for ``lowers`` switches of ``up`` ports each, wired port p ->
+    upper p % n, such that no upper switch needs more than ``radix`` ports; 0 if none does."""
+    if lowers * up == 0:
+        return 0
+    for n in range(max(1, math.ceil(lowers * up / radix)), up + 1):
+        if lowers * math.ceil(up / n) <= radix:
+            return n
+    return 0
+
+
+def _split(radix: int, ratio: float) -> tuple[int, int]:
+    """Down and up ports of a switch whose down/up bandwidth ratio is ``ratio``."""
+    down = int(radix * ratio / (1 + ratio) + 1e-9)
+    return down, radix - down
+
+
+@dataclass(frozen=True)
+class FabricDesign:
+    """A sized fabric. Counts are switches and links at the link rate; see the module doc."""
+
+    topology: str
+    servers: int
+    gpus_per_server: int
+    nics_per_server: int
+    link_rate_bits_per_s: float
+    switch: str
+    switch_title: str
+    switch_cost_relative: float
+    switch_native_rate_bits_per_s: float
+    radix: int  # ports per switch at the link rate
+    oversubscription: float
+    core_oversubscription: float
+    rail_leaves: bool
+    tiers: int
+    leaf_down: int
+    leaf_up: int
+    servers_per_leaf: int  # rail layouts: servers per SU (per leaf of each rail)
+    leaves: int
+    leaves_per_pod: int
+    pods: int
+    spines_per_pod: int  # two tiers: all spines; three: aggregation switches per pod
+    spine_up: int  # three tiers: uplinks per aggregation switch
+    cores_per_plane: int
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def endpoints(self) -> int:
+        """NIC ports on the fabric."""
+        return self.servers * self.nics_per_server
+
+    @property
+    def spines(self) -> int:
+        """Spine (two tiers) or aggregation (three tiers) switches."""
+        return self.pods * self.spines_per_pod if self.tiers >= 2 else 0
+
+    @property
+    def cores(self) -> int:
+        """Core switches (three tiers)."""
+        return self.spines_per_pod * self.cores_per_plane if self.tiers == 3 else 0
+
+    @property
+    def switches(self) -> int:
+        """All switches."""
+        return self.leaves + self.spines + self.cores
+
+    @property
+    def leaf_spine_links(self) -> int:
+        """Cables between leaves and spines."""
+        return self.leaves * self.leaf_up if self.tiers >= 2 else 0
+
+    @property
+    def spine_core_links(self) -> int:
+        """Cables between aggregation and core switches."""
+        return self.spines * self.spine_up if self.tiers == 3 else 0
+
+    @property
+    def ports_used(self) -> int:
+        """Switch ports (at the link rate) with a cable in them."""
+        return self.endpoints + 2 * self.leaf_spine_links + 2 * self.spine_core_links
+
+    @property
+    def ports_total(self) -> int:
+        """Switch ports (at the link rate) on all switches."""
+        return self.switches * self.radix
+
+    @property
+    def link_bw_bytes_per_s(self) -> float:
+        """One link's line rate in bytes/s."""
+        return self.link_rate_bits_per_s / 8
+
+    @property
+    def bisection_bits_per_s(self) -> float:
+        """Line-rate bandwidth across the worst cut into two halves of the servers."""
+        rate = self.link_rate_bits_per_s
+        cut = self.endpoints / 2 * rate
+        if self.tiers >= 2:
+            cut = min(cut, self.leaf_spine_links / 2 * rate)
+        if self.tiers == 3:
+            cut = min(cut, self.spine_core_links / 2 * rate)
+        if self.tiers == 1 and self.rail_leaves and self.nics_per_server > 1:
+            cut = self.endpoints / 2 * rate  # rails are separate switches: same-rail traffic only
+        return cut
+
+    @property
+    def worst_hops(self) -> int:
+        """Switches on the longest shortest path between two NICs of the same rail."""
+        return {1: 1, 2: 3, 3: 5}[self.tiers]
+
+    def cables(self) -> dict[str, int]:
+        """Cables by kind."""
+        out = {}
+        kind = "optical" if self.rail_leaves else "copper DAC (in rack)"
+        out[f"server-leaf, {kind}"] = self.endpoints
+        if self.leaf_spine_links:
+            out["leaf-spine, optical"] = self.leaf_spine_links
+        if self.spine_core_links:
+            out["spine-core, optical"] = self.spine_core_links
+        return out
+
+    def transceivers(self) -> dict[str, int]:
+        """Optical transceivers by rate: NIC-side at the link rate, switch-side at the switch's
+        native rate carrying ``native / link`` links each (breakout)."""
+        link_g = f"{self.link_rate_bits_per_s / 1e9:g}G"
+        per = max(1, round(self.switch_native_rate_bits_per_s / self.link_rate_bits_per_s))
+        native_g = f"{self.switch_native_rate_bits_per_s / 1e9:g}G"
+        switch_links = 2 * (self.leaf_spine_links + self.spine_core_links)
+        out: dict[str, int] = {}
+        if self.rail_leaves:
+            out[f"{link_g} (NIC side)"] = self.endpoints
+            switch_links += self.endpoints
+        if switch_links:
+            out[f"{native_g} (switch side)"] = math.ceil(switch_links / per)
+        return out
+
+    @property
+    def cost_relative(self) -> float:
+        """Switches + optics + copper, in the networks table's unit (estimates; for ranking)."""
+        optics = 0.0
+        for kind, n in self.transceivers().items():
+            optics += n * float(kind.split("G")[0]) / 100 * OPTIC_COST_PER_100G
+        dac = 0 if self.rail_leaves else self.endpoints * DAC_COST
+        return self.switches * self.switch_cost_relative + optics + dac
+
+    # --- where each NIC sits (vectorised by the simulator) ---
+
+    def leaf_of(self, server: Any, rail: Any) -> Any:
+        """Leaf index of NIC ``rail`` of ``server`` (ints or numpy arrays)."""
+        if self.rail_leaves:
+            return (server // self.servers_per_leaf) * self.nics_per_server + rail
+        return server // self.servers_per_leaf
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain fields (the ``topo --json`` ``design`` object; ``from_dict`` reads it back)."""
+        doc = asdict(self)
+        doc["notes"] = list(self.notes)
+        return doc
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> FabricDesign:
+        """Rebuild from ``to_dict``'s output; InputError when a field is missing or wrong."""
+        names = set(cls.__dataclass_fields__)
+        missing = sorted(names - set(doc) - {"notes"})
+        if missing:
+            raise InputError(
+                f"fabric file lacks {', '.join(missing[:3])}",
+                "give the JSON that `fabriclens topo --json` writes",
+            )
+        kw = {k: doc[k] for k in names if k in doc}
+        kw["notes"] = tuple(doc.get("notes", ()))
+        try:
+            design = cls(**kw)
+        except TypeError as exc:
+            raise InputError(
+                f"fabric file: {exc}", "give `fabriclens topo --json` output"
+            ) from None
+        if design.topology not in TOPOLOGIES or design.tiers not in (1, 2, 3):
+            raise InputError(
+                "fabric file has an unknown topology", "regenerate it with topo --json"
+            )
+        return design
+
+
+def design_fabric(
+    servers: int,
+    nics_per_server: int,
+    link_rate_bits_per_s: float,
+    switch: Switch,
+    topology: str = "rail-optimized",
+    oversubscription: float = 1.0,
+    core_oversubscription: float = 1.0,
+    gpus_per_server: int = 8,
+) -> FabricDesign:
+    """Size the fabric; InputError (one line with the fix) when it cannot be built."""
+    if topology not in TOPOLOGIES:
+        raise InputError(f"unknown topology {topology!r}", f"use one of {', '.join(TOPOLOGIES)}")
+    if servers < 1 or nics_per_server < 1 or gpus_per_server < 1:
+        raise InputError(
+            "servers, NICs and GPUs per server must be at least 1", "give positive counts"
+        )
+    for name, ratio in (
+        ("--oversubscription", oversubscription),
+        ("--core-oversubscription", core_oversubscription),
+    ):
+        if not ratio >= 1:
+            raise InputError(
+                f"{name} {ratio:g} is below 1 (more uplink than downlink bandwidth buys nothing)",
+                f"give {name} 1 (non-blocking) or more, e.g. 3 for 3:1",
+            )
+    k = switch.ports_at(link_rate_bits_per_s)
+    if k < 2:
+        raise InputError(
+            f"{switch.title} has no port of {link_rate_bits_per_s / 1e9:g} Gbit/s or faster",
+            "choose a faster --switch (catalog/data/switches.toml) or a slower NIC",
+        )
+    rail = topology in ("rail-optimized", "rail-only")
+    notes: list[str] = []
+    common: dict[str, Any] = dict(
+        topology=topology, servers=servers, gpus_per_server=gpus_per_server,
+        nics_per_server=nics_per_server, link_rate_bits_per_s=link_rate_bits_per_s,
+        switch=switch.name, switch_title=switch.title, switch_cost_relative=switch.cost_relative,
+        switch_native_rate_bits_per_s=switch.native_rate_bits_per_s, radix=k,
+        oversubscription=oversubscription, core_oversubscription=core_oversubscription,
+        rail_leaves=rail,
+    )  # fmt: skip
+    if topology == "rail-only":
+        if servers > k:
+            raise InputError(
+                f"rail-only joins each rail on one {switch.name} of {k} ports: {servers} servers do not fit",
+                "use --topology rail-optimized (adds spines) or a larger switch",
+            )
+        return FabricDesign(
+            **common, tiers=1, leaf_down=k, leaf_up=0, servers_per_leaf=k,
+            leaves=nics_per_server, leaves_per_pod=nics_per_server, pods=1, spines_per_pod=0,
+            spine_up=0, cores_per_plane=0, notes=tuple(notes),
+        )  # fmt: skip
+    down, up = _split(k, oversubscription)
+    if rail:
+        per_leaf = down  # servers per SU
+        leaves = math.ceil(servers / per_leaf) * nics_per_server
+    else:
+        per_leaf = down // nics_per_server
+        if per_leaf < 1:
+            raise InputError(
+                f"a {switch.name} leaf has {down} down ports, fewer than a server's {nics_per_server} NICs",
+                "use --topology rail-optimized or a switch with more ports",
+            )
+        leaves = math.ceil(servers / per_leaf)
+    if leaves == 1:
+        return FabricDesign(
+            **common, tiers=1, leaf_down=down, leaf_up=up, servers_per_leaf=per_leaf,
+            leaves=1, leaves_per_pod=1, pods=1, spines_per_pod=0, spine_up=0, cores_per_plane=0,
+            notes=("one leaf holds every server: no spines",),
+        )  # fmt: skip
+    spines = _uppers(leaves, up, k)
+    if topology != "fat-tree" and spines:
+        return FabricDesign(
+            **common, tiers=2, leaf_down=down, leaf_up=up, servers_per_leaf=per_leaf,
+            leaves=leaves, leaves_per_pod=leaves, pods=1, spines_per_pod=spines, spine_up=0,
+            cores_per_plane=0, notes=tuple(notes),
+        )  # fmt: skip
+    if topology == "leaf-spine":
+        raise InputError(
+            f"{leaves} leaves exceed what two tiers of {switch.name} ({k} ports) can join (at most {k})",
+            "use --topology fat-tree (three tiers) or a larger switch",
+        )
+    # three tiers: pods of leaves and aggregation switches, cores above in planes
+    agg_down, agg_up = _split(k, core_oversubscription)
+    # rail: one SU per pod, as the DGX SuperPOD grows past 8 SUs; packed: each leaf one link to
+    # each of its pod's aggregation switches
+    per_pod = nics_per_server if rail else min(leaves, agg_down)
+    aggs = _uppers(per_pod, up, agg_down)
+    pods = math.ceil(leaves / per_pod)
+    if topology == "fat-tree" and pods == 1:
+        return FabricDesign(
+            **common, tiers=2, leaf_down=down, leaf_up=up, servers_per_leaf=per_leaf,
+            leaves=leaves, leaves_per_pod=leaves, pods=1, spines_per_pod=_uppers(leaves, up, k),
+            spine_up=0, cores_per_plane=0, notes=("one pod holds every leaf: two tiers",),
+        )  # fmt: skip
+    cores = _uppers(pods, agg_up, k) if aggs else 0
+    if not aggs or not cores:
+        raise InputError(
+            f"{servers} servers need more than three tiers of {switch.name} ({k} ports at "
+            f"{link_rate_bits_per_s / 1e9:g}G)",
+            "use a larger switch, fewer servers or more oversubscription",
+        )
+    leaves = pods * per_pod
+    return FabricDesign(
+        **common, tiers=3, leaf_down=down, leaf_up=up, servers_per_leaf=per_leaf, leaves=leaves,
+        leaves_per_pod=per_pod, pods=pods, spines_per_pod=aggs, spine_up=agg_up,
+        cores_per_plane=cores, notes=tuple(notes),
+    )  # fmt: skip
+
+
+def growth_table(
+    servers: int,
+    nics_per_server: int,
+    link_rate_bits_per_s: float,
+    switch: Switch,
+    topology: str,
+    oversubscription: float = 1.0,
+    core_oversubscription: float = 1.0,
+) -> list[dict[str, Any]]:
+    """Designs for a doubling series of server counts around ``servers``: switches per tier and
+    where the next tier becomes necessary (``tiers`` changes; None where it cannot be built)."""
+    counts = sorted({max(1, servers // 4), max(1, servers // 2), servers}
+                    | {servers * 2**i for i in range(1, 6)})  # fmt: skip
+    rows = []
+    for n in counts:
+        try:
+            d = design_fabric(n, nics_per_server, link_rate_bits_per_s, switch, topology,
+                              oversubscription, core_oversubscription)  # fmt: skip
+        except InputError:
+            rows.append({"servers": n, "tiers": None, "leaves": None, "spines": None, "cores": None,
+                         "cost_relative": None})  # fmt: skip
+            continue
+        rows.append({"servers": n, "tiers": d.tiers, "leaves": d.leaves, "spines": d.spines,
+                     "cores": d.cores, "cost_relative": round(d.cost_relative, 1)})  # fmt: skip
+    return rows

@@ -1,0 +1,73 @@
+"""`topo` and `simulate` on the command line: JSON, the round trip, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fabriclens.cli.app import run
+
+
+def test_topo_json_feeds_simulate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert run(["topo", "--gpus", "64", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["summary"]["leaves"] == 8 and doc["summary"]["tiers"] == 2
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(doc))
+    assert run(["simulate", "all_reduce", "1GB", "--fabric", str(path), "--json"]) == 0
+    sim = json.loads(capsys.readouterr().out)
+    assert sim["collective"]["ranks"] == 64 and sim["collective"]["ratio_to_model"] > 0.98
+    assert {r["change"] for r in sim["effects"]} >= {"adaptive routing", "3:1 oversubscription"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (
+            ["topo", "--gpus", "1024", "--switch", "qm9700", "--topology", "rail-only"],
+            "rail-optimized",
+        ),
+        (["topo", "--gpus", "64", "--oversubscription", "0.5"], "below 1"),
+        (["topo", "--gpus", "64", "--switch", "tomahawk9"], "unknown switch"),
+        (["topo", "--gpus", "63"], "multiple"),
+        (["simulate", "all_reduce", "1GB", "--fabric", "/nonexistent.json"], "cannot read"),
+        (["simulate", "all_reduce", "1GB", "--gpus", "64", "--fail-spine", "5"], "spine"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], words: str
+) -> None:
+    assert run(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and words in err and " — " in err
+
+
+def test_plan_with_a_fabric_file_uses_the_simulated_network(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    plan = ["plan", "llama-3.1-70b", "--gpus", "1024", "--json"]
+    assert run([*plan, "--network", "ndr-ib"]) == 0
+    flat = json.loads(capsys.readouterr().out)
+    assert (
+        run(
+            [
+                "topo",
+                "--gpus",
+                "1024",
+                "--topology",
+                "leaf-spine",
+                "--oversubscription",
+                "3",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    path = tmp_path / "f.json"
+    path.write_text(capsys.readouterr().out)
+    assert run([*plan, "--fabric", str(path)]) == 0
+    sim = json.loads(capsys.readouterr().out)
+    assert sim["step"]["time_s"] > flat["step"]["time_s"]
+    assert any("simulated fabric" in a for a in sim["assumptions"])
