@@ -88,17 +88,24 @@ def _init(backend: str, timeout_s: float) -> tuple[Any, Any, int, int, Any]:
     return torch, dist, rank, world, device
 
 
-STORE_FD_ENV = "FABRICLENS_STORE_FD"  # --spawn: rank 0's listening socket for the store
+STORE_FD_ENV = (
+    "FABRICLENS_STORE_FD"  # --spawn: rank 0's listening socket for the store ("client": the others)
+)
 
 
 def _loopback_store(dist: Any, rank: int, world: int, timeout_s: float) -> Any:
     """Under --spawn, rank 0 serves the rendezvous store on the socket its parent bound to
-    127.0.0.1 (torch's own store listens on every interface); None otherwise."""
+    127.0.0.1 (torch's own store listens on every interface) and every rank uses that store
+    explicitly; None otherwise (env:// as torchrun and srun set it up)."""
     fd = os.environ.pop(STORE_FD_ENV, None)
-    if fd is None or rank != 0:
+    if fd is None:
         return None
-    return dist.TCPStore("127.0.0.1", int(os.environ["MASTER_PORT"]), world, True,
-                         datetime.timedelta(seconds=timeout_s), master_listen_fd=int(fd))  # fmt: skip
+    port = int(os.environ["MASTER_PORT"])
+    wait = datetime.timedelta(seconds=timeout_s)
+    if fd == "client":
+        return dist.TCPStore("127.0.0.1", port, world, False, wait)
+    return dist.TCPStore("127.0.0.1", port, world, True, wait, master_listen_fd=int(fd),
+                         use_libuv=False)  # fmt: skip
 
 
 def loopback_listener() -> socket.socket:
@@ -360,6 +367,7 @@ def spawn(
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(n), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port), GLOO_SOCKET_IFNAME=os.environ.get("GLOO_SOCKET_IFNAME", "lo"))  # fmt: skip
         fds: tuple[int, ...] = ()
+        env[STORE_FD_ENV] = "client"
         if rank == 0:
             env[STORE_FD_ENV], fds = str(listener.fileno()), (listener.fileno(),)
         errors_to = None if rank == 0 and rank0_stderr else subprocess.PIPE
