@@ -113,3 +113,34 @@ def test_bad_input_is_one_line(
     assert run(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+STORE_CHECK = """
+import os, sys
+from fabriclens.bench import collective
+listener = collective.loopback_listener()
+port = listener.getsockname()[1]
+os.set_inheritable(listener.fileno(), True)
+os.environ.update(RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                  GLOO_SOCKET_IFNAME="lo", FABRICLENS_STORE_FD=str(listener.fileno()))
+torch, dist, *_ = collective._init("gloo", 10)
+found = []
+for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    for line in open(table).read().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        if state == "0A" and int(local.split(":")[1], 16) == port:
+            found.append(local.split(":")[0])
+print(",".join(found))
+dist.destroy_process_group()
+"""
+
+
+def test_spawn_store_listens_on_loopback_only() -> None:
+    """--spawn's rendezvous store listens on 127.0.0.1 (torch's env:// store listens on every
+    interface: anyone on the network could join or poison the rendezvous)."""
+    done = subprocess.run([sys.executable, "-c", STORE_CHECK], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (
+        done.stdout.strip() == "0100007F"
+    )  # 127.0.0.1 in /proc/net/tcp's byte order, and nothing else

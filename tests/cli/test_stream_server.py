@@ -168,10 +168,59 @@ def test_help_describes_every_option_with_its_default(capsys: pytest.CaptureFixt
 @pytest.mark.parametrize(
     ("args", "named"),
     [(["--port", "70000"], "--port: 70000 is out of range"), (["--port", "-1"], "--port: -1"),
-     (["--ttft", "soon"], "--ttft: 'soon' is not a number"), (["--tokens", "0"], "--tokens: 0")],
+     (["--ttft", "soon"], "--ttft: 'soon' is not a number"), (["--tokens", "0"], "--tokens: 0"),
+     (["--lifetime", "nan"], "--lifetime: nan is out of range"), (["--lifetime=-1"], "--lifetime: -1"),
+     (["--ttft", "inf"], "--ttft: inf"), (["--max-body", "-5"], "--max-body: -5")],
 )  # fmt: skip
 def test_bad_option_is_one_line_and_exit_2(args: list[str], named: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "fabriclens.bench.stream_server", *args,
-                           "--lifetime", "1"], capture_output=True, text=True, timeout=30)  # fmt: skip
+    lifetime = [] if any(a.startswith("--lifetime") for a in args) else ["--lifetime", "1"]
+    done = subprocess.run([sys.executable, "-m", "fabriclens.bench.stream_server", *lifetime, *args],
+                          capture_output=True, text=True, timeout=30)  # fmt: skip
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and named in done.stderr, done.stderr
+
+
+def _exchange(base: str, request: bytes) -> bytes:
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as conn:
+        conn.sendall(request)
+        out = b""
+        while chunk := conn.recv(65536):
+            out += chunk
+    return out
+
+
+def test_request_body_cap_and_connection_limit() -> None:
+    """A body over --max-body is refused with 413 before it is read (1 GiB used to be buffered:
+    1.8 GB resident); connections over --max-connections are answered 503."""
+    import socket
+    from urllib.parse import urlsplit
+
+    proc, base = spawn(["--max-body", "1000", "--max-connections", "2", "--lifetime", "60"])
+    try:
+        big = b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 1073741824\r\n\r\n{}"
+        assert _exchange(base, big).startswith(b"HTTP/1.1 413 ")
+        body = json.dumps({"prompt": "hi", "max_tokens": 1}).encode()
+        ok = b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (
+            len(body),
+            body,
+        )
+        assert _exchange(base, ok).startswith(b"HTTP/1.1 200 ")
+        parts = urlsplit(base)
+        idle = [
+            socket.create_connection((parts.hostname, parts.port), timeout=10) for _ in range(2)
+        ]
+        try:
+            import time
+
+            time.sleep(0.3)  # both are being served (waiting for their heads)
+            assert _exchange(base, ok).startswith(b"HTTP/1.1 503 ")
+        finally:
+            for c in idle:
+                c.close()
+    finally:
+        proc.kill()
+        proc.wait(timeout=5)

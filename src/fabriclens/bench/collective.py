@@ -75,12 +75,45 @@ def _init(backend: str, timeout_s: float) -> tuple[Any, Any, int, int, Any]:
         torch.cuda.set_device(local)
         device = torch.device("cuda", local)
     try:
-        dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world,
-                                timeout=datetime.timedelta(seconds=timeout_s))  # fmt: skip
+        store = _loopback_store(dist, rank, world, timeout_s)
+        if store is not None:
+            dist.init_process_group(backend, store=store, rank=rank, world_size=world,
+                                    timeout=datetime.timedelta(seconds=timeout_s))  # fmt: skip
+        else:
+            dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world,
+                                    timeout=datetime.timedelta(seconds=timeout_s))  # fmt: skip
     except (RuntimeError, ValueError) as exc:  # DistStoreError and friends derive from RuntimeError
         where = f"{os.environ.get('MASTER_ADDR', '?')}:{os.environ.get('MASTER_PORT', '?')}"
         raise StuckRanks(f"rendezvous at {where}", [], str(exc).splitlines()[0][:200]) from None
     return torch, dist, rank, world, device
+
+
+STORE_FD_ENV = (
+    "FABRICLENS_STORE_FD"  # --spawn: rank 0's listening socket for the store ("client": the others)
+)
+
+
+def _loopback_store(dist: Any, rank: int, world: int, timeout_s: float) -> Any:
+    """Under --spawn, rank 0 serves the rendezvous store on the socket its parent bound to
+    127.0.0.1 (torch's own store listens on every interface) and every rank uses that store
+    explicitly; None otherwise (env:// as torchrun and srun set it up)."""
+    fd = os.environ.pop(STORE_FD_ENV, None)
+    if fd is None:
+        return None
+    port = int(os.environ["MASTER_PORT"])
+    wait = datetime.timedelta(seconds=timeout_s)
+    if fd == "client":
+        return dist.TCPStore("127.0.0.1", port, world, False, wait)
+    return dist.TCPStore("127.0.0.1", port, world, True, wait, master_listen_fd=int(fd),
+                         use_libuv=False)  # fmt: skip
+
+
+def loopback_listener() -> socket.socket:
+    """A listening socket on 127.0.0.1 and a free port, for the store of --spawn's ranks."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)
+    return listener
 
 
 def _progress(dist: Any, rank: int, step: int) -> None:
@@ -327,14 +360,20 @@ def spawn(
     0's exit status, stdout and the other ranks' last error lines. Every child ends within
     ``timeout_s`` or is killed. ``rank0_stderr``: rank 0 writes to this process's stderr as it
     goes (a terminal, where it draws its progress) instead of through a pipe."""
-    port = free_port()
+    listener = loopback_listener()  # the store listens on loopback only, not on every interface
+    port = listener.getsockname()[1]
     procs = []
     for rank in range(n):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(n), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port), GLOO_SOCKET_IFNAME=os.environ.get("GLOO_SOCKET_IFNAME", "lo"))  # fmt: skip
+        fds: tuple[int, ...] = ()
+        env[STORE_FD_ENV] = "client"
+        if rank == 0:
+            env[STORE_FD_ENV], fds = str(listener.fileno()), (listener.fileno(),)
         errors_to = None if rank == 0 and rank0_stderr else subprocess.PIPE
         procs.append(subprocess.Popen([sys.executable, "-m", "fabriclens", *argv], env=env, stdout=subprocess.PIPE,
-                                      stderr=errors_to, text=True))  # fmt: skip
+                                      stderr=errors_to, text=True, pass_fds=fds))  # fmt: skip
+    listener.close()  # rank 0 holds it now
     deadline = time.monotonic() + timeout_s
     outputs = []
     for p in procs:

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from fabriclens.bench.http_timing import tls_context
+from fabriclens.bench.http_timing import basic_auth, check_header_values, tls_context
 from fabriclens.measure.order_stats import nearest_rank
 from fabriclens.measure.serving import RequestRecord
 from fabriclens.parse.llm_stream import ResponseLines, parse_line
+from fabriclens.redact import redact_url
 
 DEFAULT_PATHS = {"openai": "/v1/chat/completions", "ollama": "/api/generate"}
 _WORDS = ["the", "network", "carries", "gradients", "between", "nodes", "while", "every", "GPU", "waits", "for", "its", "peers", "to", "finish", "sending", "their", "share", "of", "the", "model"]  # fmt: skip
@@ -34,23 +35,25 @@ class Target:
     port: int
     path: str
     tls: bool
-    netloc: str
+    netloc: str  # host[:port] for the Host header, without the URL's userinfo
     insecure: bool = False  # accept any TLS certificate
+    auth: str | None = None  # "Basic ..." from the URL's user:password@
 
     @classmethod
     def parse(cls, url: str, api: str) -> Target:
         """The endpoint to load; ValueError with the reason for a bad URL."""
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) URL: {url!r}")
+            raise ValueError(f"not an http(s) URL: {redact_url(url)!r}")
         try:
             port = parts.port or (443 if parts.scheme == "https" else 80)
         except ValueError:
-            raise ValueError(f"bad port in {url!r}") from None
+            raise ValueError(f"bad port in {redact_url(url)!r}") from None
         path = parts.path if parts.path not in ("", "/") else DEFAULT_PATHS[api]
         if parts.query:
             path += "?" + parts.query
-        return cls(parts.hostname, port, path, parts.scheme == "https", parts.netloc)
+        return cls(parts.hostname, port, path, parts.scheme == "https", parts.netloc.rpartition("@")[2],
+                   auth=basic_auth(parts))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,8 @@ class ClientCost:
 async def one_request(target: Target, body: bytes, headers: dict[str, str], timeout_s: float,
                       level_t0: float, cost: ClientCost,
                       count_tokens: Callable[[str], int] | None = None) -> RequestRecord:  # fmt: skip
-    """Make one streamed request; never raises (a failure is the record's ``error``)."""
+    """Make one streamed request, all of it (connect, send, every read) within ``timeout_s``;
+    never raises (a failure is the record's ``error``)."""
     t0 = time.perf_counter()
     chunks: list[tuple[float, int]] = []
     text_parts: list[str] = []
@@ -147,8 +151,11 @@ async def one_request(target: Target, body: bytes, headers: dict[str, str], time
             head = [f"POST {target.path} HTTP/1.1", f"Host: {target.netloc}", "User-Agent: fabriclens",
                     "Accept: */*", "Connection: close", "Content-Type: application/json",
                     f"Content-Length: {len(body)}"]  # fmt: skip
+            check_header_values(headers)
+            if target.auth and "authorization" not in {k.lower() for k in headers}:
+                head.append(f"Authorization: {target.auth}")
             head += [f"{k}: {v}" for k, v in headers.items()]
-            opened.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+            opened.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1", "replace") + body)
             await opened.drain()
             response = ResponseLines()
             done = malformed = whole = False
@@ -179,6 +186,7 @@ async def one_request(target: Target, body: bytes, headers: dict[str, str], time
                         event.completion_tokens if event.completion_tokens is not None else usage
                     )
                     done |= event.done
+                malformed |= response.body.overlong > 0
                 if chars:
                     chunks.append((now - t0, chars))
                 cost.chunk_s += time.perf_counter() - now
@@ -204,8 +212,10 @@ async def one_request(target: Target, body: bytes, headers: dict[str, str], time
         return record("timeout")
     except ConnectionRefusedError:
         return record("connection refused")
-    except ssl.SSLError as exc:
+    except ssl.SSLError as exc:  # before ValueError: a refused certificate is both
         return record(f"tls: {exc.reason or exc}")
+    except (ValueError, RecursionError):  # a head that never ends, JSON nested past decoding
+        return record("malformed response")
     except (ConnectionResetError, asyncio.IncompleteReadError, BrokenPipeError):
         return record("disconnect")
     except OSError as exc:

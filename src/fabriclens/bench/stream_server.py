@@ -9,7 +9,9 @@ can be injected: an HTTP 500, a connection dropped mid-stream, a line that is no
 
     python -m fabriclens.bench.stream_server --port 8000 --ttft 0.2 --itl 0.02
 
-It prints ``listening on http://HOST:PORT`` once ready and binds 127.0.0.1 unless told otherwise.
+It prints ``listening on http://HOST:PORT`` once ready and binds 127.0.0.1 unless told otherwise;
+it refuses request bodies over ``--max-body`` (413) and connections over ``--max-connections``
+(503), and gives each connection at most 600 s.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import selectors
 import subprocess
 import sys
@@ -47,20 +50,29 @@ class ServerConfig:
     model: str = (
         "fabriclens-reference"  # the model /v1/models lists, and answers name when asked none
     )
+    max_body_bytes: int = 1 << 20  # a longer request body is refused with 413
+    max_connections: int = 1024  # connections served at once; more are answered 503
 
 
 class StreamServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.requests = 0
+        self.open = 0  # connections being served
         self.started = int(time.time())
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.open += 1
         try:
+            if self.open > self.config.max_connections:
+                await asyncio.wait_for(self._plain(writer, 503, _error(
+                    "too many connections", "server_error")), timeout=5)  # fmt: skip
+                return
             await asyncio.wait_for(self._serve(reader, writer), timeout=600)
         except (OSError, TimeoutError, asyncio.IncompleteReadError, ValueError):
             pass
         finally:
+            self.open -= 1
             writer.close()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -73,6 +85,10 @@ class StreamServer:
             name, _, value = h.partition(":")
             if name.strip().lower() == "content-length":
                 length = int(value.strip() or "0")
+        if not 0 <= length <= self.config.max_body_bytes:
+            message = f"request body of {length} bytes is over the {self.config.max_body_bytes}-byte limit"
+            await self._plain(writer, 413, _error(message, "invalid_request_error"))
+            return
         body = await reader.readexactly(length) if length else b""
         route = path.split("?")[0]
         if method == "GET" and route in ("/v1/models", "/models"):
@@ -103,7 +119,8 @@ class StreamServer:
 
     async def _plain(self, writer: asyncio.StreamWriter, status: int, body: bytes,
                      kind: str = "application/json") -> None:  # fmt: skip
-        reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 500: "Internal Server Error"}
+        reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 413: "Content Too Large",
+                  500: "Internal Server Error", 503: "Service Unavailable"}  # fmt: skip
         writer.write(f"HTTP/1.1 {status} {reason[status]}\r\nContent-Type: {kind}\r\n"
                      f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)  # fmt: skip
         await writer.drain()
@@ -267,7 +284,7 @@ def _number(
             raise argparse.ArgumentTypeError(
                 f"{text!r} is not {'an integer' if kind is int else 'a number'}"
             ) from None
-        if value < low or (high is not None and value > high):
+        if not math.isfinite(value) or value < low or (high is not None and value > high):
             span = f"from {low:g} to {high:g}" if high is not None else f">= {low:g}"
             raise argparse.ArgumentTypeError(f"{text} is out of range: use {span}")
         return value
@@ -350,6 +367,20 @@ def parser() -> argparse.ArgumentParser:
     )
     add("--never-stream", action="store_true", help='answer whole, ignoring "stream": true')
     add(
+        "--max-body",
+        type=_number(int, 0),
+        default=ServerConfig.max_body_bytes,
+        metavar="BYTES",
+        help="longest request body accepted; a longer one is answered 413",
+    )
+    add(
+        "--max-connections",
+        type=_number(int, 1, 100_000),
+        default=ServerConfig.max_connections,
+        metavar="N",
+        help="connections served at once; more are answered 503",
+    )
+    add(
         "--lifetime",
         type=seconds,
         default=0.0,
@@ -362,7 +393,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     config = ServerConfig(a.ttft, a.itl, a.tokens_per_chunk, a.tokens, not a.no_usage, a.error_every,
-                          a.disconnect_every, a.malformed_every, a.never_stream, a.model)  # fmt: skip
+                          a.disconnect_every, a.malformed_every, a.never_stream, a.model, a.max_body,
+                          a.max_connections)  # fmt: skip
     try:
         asyncio.run(serve(config, a.bind, a.port, a.lifetime))
     except KeyboardInterrupt:

@@ -23,6 +23,15 @@ MAX_CONNECTIONS = 32
 MAX_TEST_S = 60.0
 CHUNK = 1 << 20
 SOCKET_TIMEOUT_S = 10.0
+RTT_BUDGET_S = 10.0  # the whole round-trip test, however slowly the server echoes
+
+
+def _left(end: float) -> float:
+    """Seconds left before ``end`` (monotonic clock); TimeoutError when none are."""
+    left = end - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the test server did not answer in time")
+    return left
 
 
 def serve(
@@ -96,23 +105,38 @@ class Throughput:
 def measure_throughput(
     host: str, port: int, streams: int = 1, duration_s: float = 3.0
 ) -> Throughput:
-    """Stream to the server on ``streams`` connections for ``duration_s``; raises OSError."""
-    conns = [
-        socket.create_connection((host, port), timeout=SOCKET_TIMEOUT_S) for _ in range(streams)
-    ]
+    """Stream to the server on ``streams`` connections for ``duration_s``; raises OSError.
+    The whole test ends within ``duration_s`` plus two ``SOCKET_TIMEOUT_S`` (connects, and the
+    server's count at the end), however slowly the server reads or answers."""
+    hard_end = time.monotonic() + duration_s + 2 * SOCKET_TIMEOUT_S
+    connect_end = time.monotonic() + SOCKET_TIMEOUT_S
+    conns: list[socket.socket] = []
+    try:
+        for _ in range(streams):
+            conns.append(socket.create_connection((host, port), timeout=_left(connect_end)))
+    except OSError:
+        for c in conns:
+            c.close()
+        raise
     payload = bytes(CHUNK)
     received = [0] * streams
     errors: list[BaseException] = []
 
     def run(i: int, conn: socket.socket) -> None:
         try:
+            conn.settimeout(_left(hard_end))
             conn.sendall(b"S")
             end = time.monotonic() + duration_s
             while time.monotonic() < end:
+                # a send may block on a slow reader: never past the end of the test
+                conn.settimeout(
+                    max(0.001, min(end + SOCKET_TIMEOUT_S, hard_end) - time.monotonic())
+                )
                 conn.sendall(payload)
             conn.shutdown(socket.SHUT_WR)
             reply = b""
             while len(reply) < 8:
+                conn.settimeout(_left(hard_end))
                 part = conn.recv(8 - len(reply))
                 if not part:
                     break
@@ -128,25 +152,37 @@ def measure_throughput(
     for t in threads:
         t.start()
     for t in threads:
-        t.join(duration_s + 2 * SOCKET_TIMEOUT_S)
+        t.join(max(0.0, hard_end - time.monotonic()) + 1.0)
     elapsed = time.monotonic() - start
     if errors and not any(received):
         raise errors[0]
     return Throughput(streams, elapsed, sum(received))
 
 
-def measure_rtt(host: str, port: int, count: int = 200) -> list[float]:
-    """Round-trip times (seconds) of one-byte messages over one TCP connection."""
-    with socket.create_connection((host, port), timeout=SOCKET_TIMEOUT_S) as conn:
+def measure_rtt(
+    host: str, port: int, count: int = 200, budget_s: float = RTT_BUDGET_S
+) -> list[float]:
+    """Round-trip times (seconds) of up to ``count`` one-byte messages over one TCP connection,
+    all within ``budget_s``: a slow echo ends the test early with the round trips it has
+    (TimeoutError when it has none)."""
+    end = time.monotonic() + budget_s
+    rtts: list[float] = []
+    with socket.create_connection((host, port), timeout=min(SOCKET_TIMEOUT_S, budget_s)) as conn:
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        conn.sendall(b"E")
-        rtts = []
-        for _ in range(count):
-            t0 = time.perf_counter()
-            conn.sendall(b"x")
-            if not conn.recv(1):
-                break
-            rtts.append(time.perf_counter() - t0)
+        try:
+            conn.settimeout(_left(end))
+            conn.sendall(b"E")
+            for _ in range(count):
+                t0 = time.perf_counter()
+                conn.settimeout(_left(end))
+                conn.sendall(b"x")
+                conn.settimeout(_left(end))
+                if not conn.recv(1):
+                    break
+                rtts.append(time.perf_counter() - t0)
+        except TimeoutError:
+            if not rtts:
+                raise
     return rtts
 
 

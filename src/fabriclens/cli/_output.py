@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from typing import Any
 
 
+def finite(doc: Any) -> Any:
+    """``doc`` with every NaN and infinity replaced by None, so that it is strict JSON."""
+    if isinstance(doc, float):
+        return doc if math.isfinite(doc) else None
+    if isinstance(doc, dict):
+        return {k: finite(v) for k, v in doc.items()}
+    if isinstance(doc, list | tuple):
+        return [finite(v) for v in doc]
+    return doc
+
+
 def print_json(doc: Any) -> None:
-    """Write a JSON document to stdout."""
-    sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+    """Write a JSON document to stdout: strict JSON (a NaN or infinity becomes null)."""
+    sys.stdout.write(json.dumps(finite(doc), indent=2, sort_keys=False, allow_nan=False) + "\n")
 
 
 def print_rich(renderables: list[Any]) -> None:
@@ -66,10 +78,20 @@ def parse_headers(items: list[str] | None) -> dict[str, str]:
     headers: dict[str, str] = {}
     for item in items or []:
         name, sep, value = item.partition(":")
+        shown = name.strip().split()[0][:40] if name.strip() else ""  # never the value: a secret
         if not sep or not name.strip():
             raise InputError(
-                f"--header {item!r} is not 'Name: value'",
+                f"--header {shown!r}... is not 'Name: value'",
                 "write it like --header 'Authorization: Bearer X'",
+            )
+        if any(c in item for c in "\r\n\0"):
+            raise InputError(
+                f"--header {shown!r} holds a line break (CR/LF) or NUL, which would inject headers",
+                "give each header as one line, one --header per header",
+            )
+        if any(c in name.strip() for c in " \t"):
+            raise InputError(
+                f"--header name {shown!r}... holds a space", "write it like --header 'Name: value'"
             )
         headers[name.strip()] = value.strip()
     return headers

@@ -104,7 +104,9 @@ def _restore_argument_help(command: click.Command, args: list[str]) -> None:
 
 
 def _fail(message: str, status: ExitStatus) -> int:
-    sys.stderr.write(f"fabriclens: error: {message}\n")
+    from fabriclens.redact import redact_text
+
+    sys.stderr.write(f"fabriclens: error: {redact_text(message)}\n")  # no URL's secrets, ever
     return int(status)
 
 

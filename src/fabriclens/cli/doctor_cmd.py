@@ -149,8 +149,9 @@ def doctor(
     endpoints: list[dict[str, Any]] = []
     if url:
         from fabriclens.diagnose.host import endpoint_facts
+        from fabriclens.redact import redact_url
 
-        endpoints = [endpoint_facts(url, *check_endpoint(url, body))]
+        endpoints = [endpoint_facts(redact_url(url), *check_endpoint(url, body))]
     findings = diagnose_host(
         s.nics, s.ports, s.gpus, s.topology, s.services, s.peers, s.affinity, endpoints
     )

@@ -18,7 +18,10 @@ def http(
     method: Annotated[
         str | None, typer.Option(help="[default: POST with --data, else GET]")
     ] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds per request")] = 30.0,
+    timeout: Annotated[
+        float,
+        typer.Option(help="Seconds for each whole request: connect, send and the full answer"),
+    ] = 30.0,
     baseline: Annotated[
         Path | None,
         typer.Option(
@@ -41,10 +44,11 @@ def http(
     from fabriclens.cli._output import emit, parse_headers
     from fabriclens.errors import InputError
     from fabriclens.measure.attribution import attribute
+    from fabriclens.redact import redact_url
 
     if not 1 <= n <= 1000:
         raise InputError(f"-n {n} is outside 1..1000", "give -n between 1 and 1000")
-    if not 0 < timeout <= 600:
+    if not 0 < timeout <= 600:  # NaN fails this too
         raise InputError(f"--timeout {timeout:g} is outside (0, 600] s", "give --timeout 30")
     body = read_body(data)
     headers = {"Content-Type": "application/json"} if body is not None else {}
@@ -60,7 +64,7 @@ def http(
             baseline_url, verb, time_many(baseline_url, n, verb, headers, body, timeout, insecure)
         )
         base_phases = {p: base_doc["phases_s"][p]["p50"] for p in PHASES}
-        doc["baseline"] = {"url": baseline_url, "phases_s": base_doc["phases_s"]}
+        doc["baseline"] = {"url": redact_url(baseline_url), "phases_s": base_doc["phases_s"]}
     elif baseline is not None:
         doc["baseline"] = {"file": str(baseline), "phases_s": base_phases}
     doc["attribution"] = attribute(
@@ -105,9 +109,13 @@ def read_body(data: str | None) -> bytes | None:
 
 def time_many(url: str, n: int, verb: str, headers: dict[str, str], body: bytes | None,
                timeout: float, insecure: bool) -> list[Any]:  # fmt: skip
+    import ssl
+
     from fabriclens.bench.http_timing import time_request
     from fabriclens.errors import InputError
+    from fabriclens.redact import redact_text, redact_url
 
+    shown = redact_url(url)
     runs = []
     for _ in range(n):
         try:
@@ -123,15 +131,32 @@ def time_many(url: str, n: int, verb: str, headers: dict[str, str], body: bytes 
             )
         except ValueError as exc:
             raise InputError(
-                str(exc), "give a URL like http://localhost:11434/api/generate"
+                redact_text(str(exc)), "give a URL like http://localhost:11434/api/generate"
+            ) from None
+        except TimeoutError:
+            raise InputError(
+                f"request to {shown} failed: no complete answer within the {timeout:g} s timeout",
+                "check that the server answers, or give a longer --timeout (it bounds the whole request)",
+            ) from None
+        except ssl.SSLError as exc:
+            raise InputError(
+                f"TLS with {shown} failed: {redact_text(_tls_reason(exc))}",
+                "for a self-signed or private certificate add -k (--insecure); otherwise check the "
+                "host name and the server's certificate chain",
             ) from None
         except OSError as exc:
             raise InputError(
-                f"request to {url} failed: {exc.strerror or exc}",
-                "check the address, the port and that the server runs"
-                + (" (-k accepts a self-signed certificate)" if "CERTIFICATE" in str(exc) else ""),
+                f"request to {shown} failed: {redact_text(str(exc.strerror or exc))}",
+                "check the address, the port and that the server runs",
             ) from None
     return runs
+
+
+def _tls_reason(exc: Exception) -> str:
+    """An ssl error in a few words: its reason and, for a refused certificate, why."""
+    reason = str(getattr(exc, "reason", None) or exc)
+    why = getattr(exc, "verify_message", None)
+    return f"{reason} ({why})" if why else reason
 
 
 def summarise_runs(url: str, verb: str, runs: list[Any]) -> dict[str, Any]:
@@ -152,8 +177,11 @@ def summarise_runs(url: str, verb: str, runs: list[Any]) -> dict[str, Any]:
     summary = {p: stats([x[p] for x in per]) for p in PHASES}
     ttfts = [t.first_token_s for t in runs if t.first_token_s is not None]
     biggest = max(PHASES, key=lambda p: summary[p]["p50"])
+    from fabriclens.redact import redact_url
+
+    capped = [t.body_bytes for t in runs if t.body_capped]
     return {
-        "url": url,
+        "url": redact_url(url),
         "method": verb,
         "requests": len(runs),
         "status": [t.status for t in runs],
@@ -167,6 +195,11 @@ def summarise_runs(url: str, verb: str, runs: list[Any]) -> dict[str, Any]:
         "server_reported_s": runs[-1].server_s,
         "biggest_phase": biggest,
         "where": _where(biggest, summary),
+        "body_capped": (
+            f"stopped reading after {capped[0]:,} bytes (the body cap): the transfer time covers that part"
+            if capped
+            else None
+        ),
     }
 
 
@@ -196,16 +229,23 @@ def check_url(url: str) -> None:
     except ValueError:
         ok = False
     if not ok:
+        from fabriclens.redact import redact_url
+
         raise InputError(
-            f"--url {url!r} is not an http(s) URL", "give --url http://host:11434/api/generate"
+            f"--url {redact_url(url)!r} is not an http(s) URL",
+            "give --url http://host:11434/api/generate",
         )
 
 
+ENDPOINT_TIMEOUT_S = 30.0  # doctor --url: each whole request
+
+
 def check_endpoint(
-    url: str, body: bytes | None, n: int = 5, timeout: float = 30.0
+    url: str, body: bytes | None, n: int = 5, timeout: float | None = None
 ) -> tuple[dict[str, Any] | None, str]:
-    """For doctor: ``n`` timed requests to ``url`` and the attribution of the time to first
-    token, or (None, why) when the server does not answer. A malformed URL is a usage error."""
+    """For doctor: ``n`` timed requests to ``url`` (each within ``timeout``, the first failure
+    ends them) and the attribution of the time to first token, or (None, why) when the server
+    does not answer. A malformed URL is a usage error."""
     from fabriclens.errors import InputError
     from fabriclens.measure.attribution import attribute
 
@@ -213,7 +253,7 @@ def check_endpoint(
     verb = "POST" if body is not None else "GET"
     headers = {"Content-Type": "application/json"} if body is not None else {}
     try:
-        runs = time_many(url, n, verb, headers, body, timeout, insecure=False)
+        runs = time_many(url, n, verb, headers, body, timeout or ENDPOINT_TIMEOUT_S, insecure=False)
     except InputError as exc:
         return None, exc.problem
     doc = summarise_runs(url, verb, runs)

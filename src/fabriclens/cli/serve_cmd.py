@@ -24,7 +24,7 @@ def serve(
     output_tokens: Annotated[int, typer.Option(help="Tokens to ask for (max_tokens / num_predict)")] = 128,
     prompts: Annotated[Path | None, typer.Option(help="JSONL file: {\"prompt\": ..., \"output_tokens\": N} per line")] = None,
     slo: Annotated[str | None, typer.Option(help="Goodput targets, e.g. ttft=500ms,tpot=50ms")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds per request")] = 60.0,
+    timeout: Annotated[float, typer.Option(help="Seconds for each whole request: connect, send and the full stream")] = 60.0,
     header: Annotated[list[str] | None, typer.Option(help="Extra header 'Name: value' (repeatable)")] = None,
     ignore_eos: Annotated[bool, typer.Option("--ignore-eos", help="Ask the server (vLLM) to generate every requested token")] = False,
     insecure: Annotated[bool, typer.Option("--insecure", "-k", help="Accept any TLS certificate (self-signed servers)")] = False,
@@ -121,8 +121,10 @@ def serve(
             costs.append(cost)
             if entry["completed"] == 0 and _unreachable(entry["errors"]):
                 break  # nothing answers: the rest of the sweep would say the same
+    from fabriclens.redact import redact_url
+
     doc = {
-        "url": url,
+        "url": redact_url(url),
         "api": chosen_api,
         "model": model,
         "mode": "open loop" if rate else "closed loop",
@@ -136,6 +138,12 @@ def serve(
         serve_plot(doc, plot)
         doc["plot"] = str(plot)
     emit(doc, json_out, "serving_text.bench_serve_renderables")
+    if not insecure and any(k.startswith("tls") for r in results for k in r["errors"]):
+        import sys
+
+        sys.stderr.write(
+            "fabriclens: note: TLS failed — for a self-signed or private certificate add -k (--insecure)\n"
+        )
     if any(r["errors"] for r in results):
         raise typer.Exit(int(ExitStatus.FINDINGS))
 

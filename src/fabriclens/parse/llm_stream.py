@@ -8,6 +8,7 @@ malformed lines never raise.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -54,6 +55,17 @@ def _int(value: Any) -> int | None:
     return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _finite(value: Any) -> float | None:
+    """A JSON number as a finite float; None for anything else (NaN, Infinity, 1e999, strings)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer too large for a float
+        return None
+    return number if math.isfinite(number) else None
+
+
 def event_from_json(event: Any) -> StreamEvent:
     """A decoded JSON object (one SSE data line or one Ollama line) as a ``StreamEvent``."""
     if not isinstance(event, dict):
@@ -70,12 +82,10 @@ def event_from_json(event: Any) -> StreamEvent:
     error = event.get("error")
     if isinstance(error, dict):
         error = error.get("message") or json.dumps(error)
-    server_s = {
-        name: float(event[key]) * _NS
-        for name, key in (("total", "total_duration"), ("load", "load_duration"),
-                          ("prefill", "prompt_eval_duration"), ("generation", "eval_duration"))
-        if isinstance(event.get(key), int | float) and not isinstance(event.get(key), bool)
-    }  # fmt: skip
+    durations = {name: _finite(event.get(key)) for name, key in (
+        ("total", "total_duration"), ("load", "load_duration"), ("prefill", "prompt_eval_duration"),
+        ("generation", "eval_duration"))}  # fmt: skip
+    server_s = {name: ns * _NS for name, ns in durations.items() if ns is not None}
     text = token_text(event)
     choices = event.get("choices")
     whole = (
@@ -113,7 +123,7 @@ def parse_line(line: bytes) -> StreamEvent | None:
         return None
     try:
         decoded = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested too deeply to decode
         return StreamEvent(malformed=True)
     event = event_from_json(decoded)
     if not sse and event.text and isinstance(decoded, dict) and "choices" in decoded:
@@ -121,13 +131,24 @@ def parse_line(line: bytes) -> StreamEvent | None:
     return event
 
 
+MAX_LINE_BYTES = 1 << 20  # a longer line is dropped and counted in ``overlong``
+MAX_HEAD_BYTES = 64 << 10  # a response head that does not end within this is refused
+
+
 class BodyLines:
-    """Body bytes -> complete lines, decoding chunked transfer encoding incrementally."""
+    """Body bytes -> complete lines, decoding chunked transfer encoding incrementally.
+
+    Linear in the bytes fed: received data is searched once, the unfinished line is kept as a
+    list of parts, and a line longer than ``MAX_LINE_BYTES`` is dropped (``overlong`` counts
+    them) instead of growing without end."""
 
     def __init__(self, chunked: bool) -> None:
         self.chunked = chunked
-        self.raw = b""
-        self.body = b""
+        self.raw = bytearray()  # chunked framing not yet decoded
+        self.parts: list[bytes] = []  # the unfinished line
+        self.pending = 0  # its length
+        self.skipping = False  # inside an overlong line: drop bytes up to its newline
+        self.overlong = 0
         self.need = -1  # bytes left in the current chunk; -1: expecting a size line
         self.crlf = False  # a chunk's data is complete; its CRLF comes next
         self.finished = False  # the terminating zero-size chunk arrived
@@ -135,45 +156,72 @@ class BodyLines:
     def feed(self, data: bytes) -> list[bytes]:
         """Add received bytes; return the lines completed by them."""
         if not self.chunked:
-            self.body += data
-        else:
-            self.raw += data
-            while not self.finished:
-                if self.crlf:
-                    if len(self.raw) < 2:
-                        break
-                    self.raw, self.crlf = self.raw[2:], False
-                elif self.need < 0:
-                    end = self.raw.find(b"\r\n")
-                    if end < 0:
-                        break
-                    size_text = self.raw[:end].split(b";")[0].strip()
-                    self.raw = self.raw[end + 2 :]
-                    if not size_text:
-                        continue
-                    try:
-                        self.need = int(size_text, 16)
-                    except ValueError:
-                        self.need = 0
-                    if self.need == 0:
-                        self.raw = b""
+            return self._lines(data)
+        self.raw += data
+        lines: list[bytes] = []
+        pos = 0
+        raw = self.raw
+        while not self.finished:
+            if self.crlf:
+                if len(raw) - pos < 2:
+                    break
+                pos, self.crlf = pos + 2, False
+            elif self.need < 0:
+                end = raw.find(b"\r\n", pos)
+                if end < 0:
+                    if len(raw) - pos > 1024:  # a size line is a few hex digits
+                        self.need, pos = 0, len(raw)
                         self.finished = True
-                else:
-                    take = self.raw[: self.need]
-                    self.body += take
-                    self.raw = self.raw[len(take) :]
-                    self.need -= len(take)
-                    if self.need:
-                        break
-                    self.need, self.crlf = -1, True
-        lines = self.body.split(b"\n")
-        self.body = lines.pop()
+                    break
+                size_text = bytes(raw[pos:end]).split(b";")[0].strip()
+                pos = end + 2
+                if not size_text:
+                    continue
+                try:
+                    self.need = int(size_text, 16)
+                except ValueError:
+                    self.need = 0
+                if self.need <= 0:
+                    pos = len(raw)
+                    self.finished = True
+            else:
+                take = bytes(raw[pos : pos + self.need])
+                pos += len(take)
+                self.need -= len(take)
+                lines += self._lines(take)
+                if self.need:
+                    break
+                self.need, self.crlf = -1, True
+        del raw[:pos]
         return lines
+
+    def _lines(self, data: bytes) -> list[bytes]:
+        out: list[bytes] = []
+        start = 0
+        while True:
+            end = data.find(b"\n", start)
+            if end < 0:
+                break
+            if self.skipping:
+                self.skipping = False
+            else:
+                out.append(b"".join([*self.parts, data[start:end]]))
+            self.parts, self.pending = [], 0
+            start = end + 1
+        if start < len(data) and not self.skipping:
+            self.parts.append(data[start:])
+            self.pending += len(data) - start
+            if self.pending > MAX_LINE_BYTES:
+                self.parts, self.pending = [], 0
+                self.skipping = True
+                self.overlong += 1
+        return out
 
     def rest(self) -> list[bytes]:
         """The last line when the body ends without a newline."""
-        tail, self.body = self.body, b""
-        return [tail] if tail.strip() else []
+        tail = b"".join(self.parts)
+        self.parts, self.pending = [], 0
+        return [tail] if tail.strip() and not self.skipping else []
 
 
 def header_info(head: bytes) -> tuple[int | None, bool, int | None]:
@@ -200,7 +248,8 @@ def header_info(head: bytes) -> tuple[int | None, bool, int | None]:
 
 class ResponseLines:
     """A raw HTTP response, fed as it arrives: the status once the head is complete, then the
-    body's lines (chunked transfer decoded)."""
+    body's lines (chunked transfer decoded). ``feed`` raises ValueError for a head longer than
+    ``MAX_HEAD_BYTES``."""
 
     def __init__(self) -> None:
         self.head = b""
@@ -213,6 +262,10 @@ class ResponseLines:
             self.head += data
             end = self.head.find(b"\r\n\r\n")
             if end < 0:
+                if len(self.head) > MAX_HEAD_BYTES:
+                    raise ValueError(
+                        f"the response head passed {MAX_HEAD_BYTES >> 10} KiB without ending"
+                    )
                 return []
             self.status, chunked, _ = header_info(self.head[:end])
             self.body = BodyLines(chunked)

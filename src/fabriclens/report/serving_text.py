@@ -46,6 +46,9 @@ def http_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     text.append(f"{format_time(doc['total_s']['p50'])}\n")
     text.append("Slowest phase: ", style="bold")
     text.append(doc["where"])
+    if doc.get("body_capped"):
+        text.append("\nBody cap: ", style="bold yellow")
+        text.append(doc["body_capped"])
     out: list[RenderableType] = [table, text]
     att = doc.get("attribution")
     if att:
