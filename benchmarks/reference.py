@@ -155,7 +155,7 @@ def training_cases() -> Iterator[Case]:
                               micro_batch=6)  # fmt: skip
             fabric = Fabric(find_link(gpu.intra_link), None, 8, 1)
             est = estimate_training_step(spec, count_params(spec), gpu, fabric, cfg)
-            yield Case(f"{row['model']} {gpus}x{row['gpu']} FSDP", float(row["value"]), est.mfu,
+            yield Case(f"{row['model']} {gpus}x{row['gpu']} FSDP", float(row["value"]), est.mfu_full_square,
                        "MFU", row["source"], "micro-batch 6, global 48 (llm-foundry table)",
                        row["id"], row["split"])  # fmt: skip
             continue
@@ -272,8 +272,10 @@ def _more_training_case(row: dict[str, str]) -> Case:
     est = estimate_training_step(spec, count_params(spec), gpu, fabric, cfg)
     predicted = {
         "throughput_tokens_per_s_per_gpu": est.tokens_per_s / gpus,
-        "model_tflops_per_gpu": est.tflops_per_gpu,
-        "mfu": est.mfu,
+        # published MFU and TFLOP/s (Megatron-LM, llm-foundry) count attention as the full score
+        # square; compare like with like
+        "model_tflops_per_gpu": est.model_flops_full_square / est.time_s / est.gpus / 1e12,
+        "mfu": est.mfu_full_square,
         "iteration_time": est.time_s,
     }[row["measured"]]
     layout = f"tp{cfg.tp} pp{cfg.pp} dp{cfg.dp}" + (f" cp{cfg.cp}" if cfg.cp > 1 else "")

@@ -101,6 +101,14 @@ class Gpu(_Entry):
     host_link: str = "pcie4-x16"  # PCIe link between host memory and the GPU
     max_gpus_per_node: int = 8
     power_w: float = 0
+    # FlashAttention forward + backward, as a fraction of the dense BF16 peak (attention runs in
+    # BF16 even in FP8 training: Transformer Engine casts only the linear layers by default)
+    attention_efficiency: float = 0.55
+    attention_efficiency_source: str = (
+        "FlashAttention-2 paper (Dao 2023): forward + backward at 50-70% of A100 peak"
+    )
+    fp8_matmul_efficiency: float = 0.0  # best achievable FP8 GEMM / FP8 peak; 0: as BF16's
+    fp8_matmul_efficiency_source: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -114,12 +122,23 @@ class Gpu(_Entry):
             "max_gpus_per_node",
         )
         _non_negative(self, "fp8_flops_per_s", "power_w")
-        _fraction(self, "matmul_efficiency", "memory_bw_efficiency")
-        _check(
-            len(self.matmul_efficiency_source) >= 3,
-            "matmul_efficiency_source",
-            "must say where it comes from",
-        )
+        _fraction(self, "matmul_efficiency", "memory_bw_efficiency", "attention_efficiency")
+        _non_negative(self, "fp8_matmul_efficiency")
+        _check(self.fp8_matmul_efficiency <= 1, "fp8_matmul_efficiency", "must be at most 1")
+        for name in ("matmul_efficiency", "attention_efficiency") + (
+            ("fp8_matmul_efficiency",) if self.fp8_matmul_efficiency else ()
+        ):
+            _check(
+                len(getattr(self, f"{name}_source")) >= 3,
+                f"{name}_source",
+                "must say where it comes from",
+            )
+
+    def gemm_efficiency(self, precision: str) -> float:
+        """Best achievable GEMM throughput over the peak of ``precision``."""
+        if precision == "fp8" and self.fp8_matmul_efficiency:
+            return self.fp8_matmul_efficiency
+        return self.matmul_efficiency
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -36,9 +36,10 @@ from fabriclens.model.memory import (
 )
 from fabriclens.model.step import (
     ADAM_BYTES_PER_PARAM,
-    ATTENTION_EFFICIENCY,
+    FP8_CAST_BYTES,
     OVERLAP_COMPUTE_TAX,
     QLORA_DEQUANT_BYTES_PER_PARAM,
+    fp8_cast_elements_per_token,
     peak_flops,
 )
 
@@ -216,8 +217,10 @@ def evaluate(
 
     # --- compute (step.estimate_training_step) ---
     peak = peak_flops(gpu, base.precision)
-    mm_rate = peak * gpu.matmul_efficiency
-    attn_rate = peak * ATTENTION_EFFICIENCY
+    mm_rate = peak * gpu.gemm_efficiency(base.precision)
+    fp8 = base.precision == "fp8"  # attention and the LM head stay BF16 (step.py)
+    bf16_mm_rate = gpu.bf16_flops_per_s * gpu.matmul_efficiency if fp8 else mm_rate
+    attn_rate = (gpu.bf16_flops_per_s if fp8 else peak) * gpu.attention_efficiency
     mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
     t_mm = 2.0 * tokens * counts.layer_matmul_active / L / tp / mm_rate
     core_hw = (
@@ -226,8 +229,11 @@ def evaluate(
         / tp
         * (0.5 if base.flash_attention else 1.0)
     )
-    t_core = core_hw / (attn_rate if base.flash_attention else mm_rate)
-    t_elem = 2.0 * act_none / mem_rate
+    t_core = core_hw / (attn_rate if base.flash_attention else bf16_mm_rate)
+    elem = 2.0 * act_none
+    if fp8:
+        elem = elem + FP8_CAST_BYTES * tokens * fp8_cast_elements_per_token(spec) / tp
+    t_elem = elem / mem_rate
     if not base.flash_attention:
         act_sel = _activation(spec, base, tp, mb, sp, np.ones_like(rec))
         t_core = t_core + 2.0 * (act_none - act_sel) / mem_rate
@@ -240,7 +246,7 @@ def evaluate(
             np.where(rec == 2, 3, 2) * QLORA_DEQUANT_BYTES_PER_PARAM * total / layers / mem_rate
         )
     per_layer = fwd + bwd + recompute + dequant
-    logits = (3.0 if trains else 2.0) * 2.0 * tokens * h * spec.vocab / tp / mm_rate
+    logits = (3.0 if trains else 2.0) * 2.0 * tokens * h * spec.vocab / tp / bf16_mm_rate
     compute_mb = layers * per_layer + logits
 
     # --- placement (layout.place_groups) ---

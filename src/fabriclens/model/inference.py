@@ -23,7 +23,7 @@ from fabriclens.model.arch import (
 from fabriclens.model.collectives import Fabric, estimate_collective
 from fabriclens.model.layout import WEIGHT_BYTES
 from fabriclens.model.memory import MemoryLedger, inference_memory, param_share
-from fabriclens.model.step import ATTENTION_EFFICIENCY, peak_flops
+from fabriclens.model.step import peak_flops
 
 PREFILL_CHUNK_TOKENS = 8192  # chunked prefill working set (vLLM-style), estimate
 
@@ -90,8 +90,10 @@ def estimate_inference(
     use of each GPU (default: all of it)."""
     wbytes = WEIGHT_BYTES[precision] if weight_bytes_per_param is None else weight_bytes_per_param
     kvbytes = WEIGHT_BYTES[kv_precision]
-    peak = peak_flops(gpu, "fp8" if precision == "fp8" and gpu.fp8_flops_per_s else "bf16")
-    mm_rate = peak * gpu.matmul_efficiency
+    compute = "fp8" if precision == "fp8" and gpu.fp8_flops_per_s else "bf16"
+    peak = peak_flops(gpu, compute)
+    mm_rate = peak * gpu.gemm_efficiency(compute)
+    attn_rate = gpu.bf16_flops_per_s * gpu.attention_efficiency  # attention runs in BF16
     mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
     share = param_share(spec, counts, tp, pp, 1)
     layers = spec.layers / pp
@@ -103,7 +105,7 @@ def estimate_inference(
     core = tokens * attention_core_flops_per_token(spec, prompt_tokens) / 2 * layers / tp
     head = 2.0 * batch * h * spec.vocab / tp
     weights_bytes = share.total * wbytes
-    prefill_compute = mm_flops / mm_rate + core / (peak * ATTENTION_EFFICIENCY) + head / mm_rate
+    prefill_compute = mm_flops / mm_rate + core / attn_rate + head / mm_rate
     prefill_stage = max(prefill_compute, weights_bytes / mem_rate)
     comm: list[TokenComm] = []
     prefill_comm = 0.0
@@ -166,7 +168,7 @@ def estimate_inference(
     t_mem = (weights_read + kv_read) / mem_rate
     dec_flops = 2.0 * batch * (counts.active / (tp * pp))
     dec_core = batch * attention_core_flops_per_token(spec, int(avg_context)) * layers / tp
-    t_compute = dec_flops / mm_rate + dec_core / (peak * ATTENTION_EFFICIENCY)
+    t_compute = dec_flops / mm_rate + dec_core / attn_rate
     t_stage = max(t_mem, t_compute)
     step = pp * t_stage + step_comm + overhead
     parts = {
@@ -194,7 +196,7 @@ def estimate_inference(
         f"{gpu.memory_bw_efficiency:.0%} of {gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s; "
         f"average context {avg_context:.0f} tokens",
         f"prefill: {peak / 1e12:.0f} TFLOP/s x {gpu.matmul_efficiency:.3g} for matmuls, causal "
-        f"attention at {ATTENTION_EFFICIENCY:.0%} of peak",
+        f"attention at {gpu.attention_efficiency:.0%} of the BF16 peak ({gpu.attention_efficiency_source})",
         f"engine {engine.name}: {engine.step_overhead_s * 1e3:.2g} ms per step + "
         f"{engine.layer_overhead_s * 1e6:.0f} us per layer ({engine.source})",
         "tensor parallel: 2 all-reduces of batch x hidden per layer per token, not overlapped",

@@ -2,7 +2,7 @@
 
 Per micro-batch and pipeline stage, each layer costs
     matmuls   / (peak x matmul_efficiency)              (catalog: measured MAMF where published)
-  + attention / (peak x ATTENTION_EFFICIENCY)           (FlashAttention kernels; causal half)
+  + attention / (BF16 peak x the GPU's attention_efficiency)  (FlashAttention; causal half)
   + elementwise bytes / (HBM bandwidth x memory_bw_efficiency)
 where the elementwise traffic (norms, activations, softmax, dropout, residual adds) is taken as
 twice the activation bytes the layer stores (each is written once and read back once).
@@ -22,6 +22,8 @@ from fabriclens.model.arch import (
     ParamCounts,
     attention_core_flops_per_token,
     forward_flops_per_token,
+    moe_layers,
+    v_dim,
 )
 from fabriclens.model.collectives import Fabric
 from fabriclens.model.comm import CommEntry, entry
@@ -36,7 +38,6 @@ from fabriclens.model.memory import (
 )
 
 # FlashAttention-2 reaches 50-73% of A100 peak forward and less backward (Dao 2023, Fig. 4-6).
-ATTENTION_EFFICIENCY = 0.55
 ADAM_BYTES_PER_PARAM = 28.0  # read grad(2) master(4) m(4) v(4); write master, m, v, bf16 weight
 QLORA_DEQUANT_BYTES_PER_PARAM = 4.5  # read 4-bit (0.5), write + read bf16 copy (2 + 2)
 OVERHEAD_SHARE_FOR_BOTTLENECK = 0.2
@@ -103,6 +104,21 @@ class StepEstimate:
         return self.comm_exposed_s / self.time_s
 
 
+def fp8_cast_elements_per_token(spec: ModelSpec) -> float:
+    """Elements cast to FP8 per token per layer in the forward pass: the inputs of the linear
+    layers (QKV, output projection, MLP in, MLP out), which Transformer Engine quantises before
+    each FP8 GEMM (read BF16, write FP8: 3 bytes each); the backward casts the gradients alike."""
+    f: float = spec.ffn
+    if spec.is_moe:
+        moe_f = (spec.moe_ffn or spec.ffn) * (spec.experts_per_token + spec.shared_experts)
+        n_moe = moe_layers(spec)
+        f = (moe_f * n_moe + spec.ffn * (spec.layers - n_moe)) / spec.layers
+    return 2.0 * spec.hidden + spec.heads * v_dim(spec) + f
+
+
+FP8_CAST_BYTES = 3.0  # read a BF16 element, write its FP8 copy
+
+
 def peak_flops(gpu: Gpu, precision: str) -> float:
     """Dense tensor-core peak for the compute precision (int weights compute in bf16)."""
     if precision == "fp8":
@@ -122,8 +138,11 @@ def estimate_training_step(
 ) -> StepEstimate:
     """Estimate one optimizer step of ``cfg`` on ``gpu`` x ``cfg.gpus`` connected by ``fabric``."""
     peak = peak_flops(gpu, cfg.precision)
-    mm_rate = peak * gpu.matmul_efficiency
-    attn_rate = peak * ATTENTION_EFFICIENCY
+    mm_rate = peak * gpu.gemm_efficiency(cfg.precision)
+    # FP8 training keeps attention and the LM head in BF16 (Transformer Engine's defaults)
+    fp8 = cfg.precision == "fp8"
+    bf16_mm_rate = gpu.bf16_flops_per_s * gpu.matmul_efficiency if fp8 else mm_rate
+    attn_rate = (gpu.bf16_flops_per_s if fp8 else peak) * gpu.attention_efficiency
     mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
     t, h = cfg.tp, spec.hidden
     tokens = cfg.micro_batch * cfg.seq_len / cfg.cp  # per GPU per micro-batch
@@ -137,8 +156,10 @@ def estimate_training_step(
     core_hw = core * (0.5 if cfg.flash_attention else 1.0)  # causal blocks skipped
     act_none = activation_bytes_per_layer(spec, cfg, "none")
     elem = 2.0 * act_none
+    if fp8:
+        elem += FP8_CAST_BYTES * tokens * fp8_cast_elements_per_token(spec) / t
     t_mm = layer_mm / mm_rate
-    t_core = core_hw / attn_rate if cfg.flash_attention else core_hw / mm_rate
+    t_core = core_hw / attn_rate if cfg.flash_attention else core_hw / bf16_mm_rate
     t_elem = elem / mem_rate
     if not cfg.flash_attention:
         scores_bytes = act_none - activation_bytes_per_layer(spec, cfg, "selective")
@@ -153,7 +174,7 @@ def estimate_training_step(
         dequant = passes * QLORA_DEQUANT_BYTES_PER_PARAM * share.total / layers / mem_rate
     per_layer = fwd + bwd + recompute + dequant
     logits_flops = 2.0 * tokens * h * spec.vocab / t
-    logits = (3.0 if cfg.trains_base else 2.0) * logits_flops / mm_rate
+    logits = (3.0 if cfg.trains_base else 2.0) * logits_flops / bf16_mm_rate
     compute_mb = layers * per_layer + logits
 
     # --- communication ledger ---
@@ -384,9 +405,23 @@ def estimate_training_step(
 
     assumptions = (
         f"compute: {gpu.title} {cfg.precision} peak {peak / 1e12:.0f} TFLOP/s x matmul "
-        f"efficiency {gpu.matmul_efficiency:.3g} ({gpu.matmul_efficiency_source})",
+        f"efficiency {gpu.gemm_efficiency(cfg.precision):.3g} ("
+        + (
+            gpu.fp8_matmul_efficiency_source
+            if fp8 and gpu.fp8_matmul_efficiency
+            else gpu.matmul_efficiency_source
+        )
+        + ")",
         f"attention: {'FlashAttention, causal half of the score square, ' if cfg.flash_attention else 'unfused score matrix, '}"
-        f"{ATTENTION_EFFICIENCY:.0%} of peak (FlashAttention-2 paper)",
+        f"{gpu.attention_efficiency:.0%} of the BF16 peak ({gpu.attention_efficiency_source})",
+        *(
+            (
+                "FP8: the blocks' linear layers in FP8; attention and the LM head in BF16, and each FP8 "
+                "GEMM's input cast from BF16 (3 bytes per element; Transformer Engine's defaults)",
+            )
+            if fp8
+            else ()
+        ),
         f"elementwise ops: 2 x stored activation bytes at {gpu.memory_bw_efficiency:.0%} of "
         f"{gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s HBM",
         "FLOPs: 2 x weights per token per matmul, 4 x context x width for attention, backward = "
