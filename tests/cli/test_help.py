@@ -41,7 +41,7 @@ def test_help_at_80_columns_shows_every_option_name_whole(
 def test_catalog_help_lists_the_kinds(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["catalog", "--help"]) == 0
     out = capsys.readouterr().out
-    for kind in ("gpus", "links", "networks", "models", "engines"):
+    for kind in ("gpus", "links", "networks", "models", "engines", "switches"):
         assert re.search(rf"\b{kind}\b", out), f"{kind} missing from catalog --help"
 
 

@@ -65,3 +65,16 @@ def test_names_and_aliases_are_unique() -> None:
     for table in (gpus(), networks()):
         keys = [k.lower() for e in table for k in (e.name, *e.aliases)]
         assert len(keys) == len(set(keys)), sorted(k for k in keys if keys.count(k) > 1)
+
+
+def test_catalog_lists_the_switches(capsys: pytest.CaptureFixture[str]) -> None:
+    """`fabriclens catalog switches`: each switch with its ports and its source."""
+    import json
+
+    from fabriclens.cli.app import run
+
+    assert run(["catalog", "switches", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    names = {r["name"] for r in rows}
+    assert {"tomahawk4", "tomahawk5", "sn5600", "qm9700", "q3400"} <= names
+    assert all(len(r["source"]) > 10 for r in rows)

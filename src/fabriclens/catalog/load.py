@@ -179,12 +179,7 @@ def _find(entries: Sequence[E], name: str, what: str, command: str) -> E:
     close = difflib.get_close_matches(wanted, list(index), n=4, cutoff=0.5)
     names = list(dict.fromkeys(index[c].name for c in close))
     hint = f"did you mean {', '.join(names)}?" if names else ""
-    where = (
-        f"`fabriclens catalog {command}` lists them all"
-        if command != "switches"
-        else "catalog/data/switches.toml lists them all"
-    )
-    fix = f"{hint} {where}".strip()
+    fix = f"{hint} `fabriclens catalog {command}` lists them all".strip()
     raise InputError(f"unknown {what} {name!r}", fix)
 
 

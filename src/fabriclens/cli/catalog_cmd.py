@@ -7,8 +7,9 @@ import typer
 
 from fabriclens.cli._output import print_json, print_rich
 
-KINDS = ("gpus", "links", "networks", "models", "engines")
-CLASSES = {"gpus": "Gpu", "links": "IntraLink", "networks": "Network", "models": "ModelSpec", "engines": "Engine"}  # fmt: skip
+KINDS = ("gpus", "links", "networks", "models", "engines", "switches")
+CLASSES = {"gpus": "Gpu", "links": "IntraLink", "networks": "Network", "models": "ModelSpec", "engines": "Engine",
+           "switches": "Switch"}  # fmt: skip
 
 
 def _complete_kind(incomplete: str) -> list[str]:
@@ -19,7 +20,8 @@ def catalog(
     kind: Annotated[
         str,
         typer.Argument(
-            help="gpus | links | networks | models | engines", autocompletion=_complete_kind
+            help="gpus | links | networks | models | engines | switches",
+            autocompletion=_complete_kind,
         ),
     ],
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
@@ -132,6 +134,21 @@ def catalog(
                 )
             )
         cols = ["name", "params", "active", "layers", "hidden", "heads/kv", "kind", "source"]
+    elif kind == "switches":
+        from fabriclens.units import format_rate
+
+        rows = [
+            (
+                e.name,
+                e.title,
+                e.kind,
+                ", ".join(f"{p} x {format_rate(r)}" for p, r in e.port_configs),
+                f"{e.cost_relative:g}",
+                e.source,
+            )
+            for e in entries
+        ]
+        cols = ["name", "switch", "kind", "ports", "rel. cost", "source"]
     else:
         rows = [
             (e.name, e.title, f"{e.step_overhead_s * 1e3:g} ms", f"{e.layer_overhead_s * 1e6:g} us")

@@ -246,7 +246,7 @@ def design_fabric(
     if k < 2:
         raise InputError(
             f"{switch.title} has no port of {link_rate_bits_per_s / 1e9:g} Gbit/s or faster",
-            "choose a faster --switch (catalog/data/switches.toml) or a slower NIC",
+            "choose a faster --switch (fabriclens catalog switches) or a slower NIC",
         )
     rail = topology in ("rail-optimized", "rail-only")
     notes: list[str] = []
