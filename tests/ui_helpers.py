@@ -33,7 +33,14 @@ class FakeSampler:
 
     def sample(self) -> tuple[list[dict[str, Any]], list[LinkRate]]:
         self.n += 1
-        gpus = [{"index": 0, "util_pct": min(100.0, 10.0 * self.n), "power_w": 300.0, "power_limit_w": 700.0}]
+        gpus = [
+            {
+                "index": 0,
+                "util_pct": min(100.0, 10.0 * self.n),
+                "power_w": 300.0,
+                "power_limit_w": 700.0,
+            }
+        ]
         return gpus, [LinkRate("eth0", 1e8 * self.n, 5e7 * self.n, 1e10)]
 
 

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("starlette", reason="the dashboard's libraries: pip install 'fabriclens[ui]'")
 pytest.importorskip("plotly", reason="the dashboard's libraries: pip install 'fabriclens[ui]'")
 
-from ui_helpers import REPORTS, make_app  # noqa: E402
+from ui_helpers import REPORTS, make_app
 
 
 @pytest.fixture

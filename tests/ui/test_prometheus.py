@@ -29,7 +29,9 @@ def _sample() -> dict[str, object]:
     from fabriclens.measure.watch import LinkRate, sample_doc
 
     gpus = [{"index": 0, "util_pct": 30.0, "power_w": 200.0, "power_limit_w": 700.0}]
-    return sample_doc(1.0, gpus, [LinkRate("eth0", 8e9, 4e9, 1e10), LinkRate("mlx5_0/1", 0, 0, 4e11)])
+    return sample_doc(
+        1.0, gpus, [LinkRate("eth0", 8e9, 4e9, 1e10), LinkRate("mlx5_0/1", 0, 0, 4e11)]
+    )
 
 
 def test_metrics_use_base_units_and_labels() -> None:
@@ -46,9 +48,15 @@ def test_metrics_use_base_units_and_labels() -> None:
     assert 'fabriclens_link_load_ratio{kind="nic",link="eth0"} 0.8' in text
     assert 'fabriclens_link_capacity_bytes_per_second{kind="rdma",link="mlx5_0/1"} 5e+10' in text
     assert f'fabriclens_verdict{{fabriclens_verdict="{doc["verdict"]}"}} 1.0' in text
-    assert 'fabriclens_running_verdict{fabriclens_running_verdict="communication-bound"} 1.0' in text
+    assert (
+        'fabriclens_running_verdict{fabriclens_running_verdict="communication-bound"} 1.0' in text
+    )
     assert "fabriclens_samples_total 1.0" in text
-    exposed = {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line and not line.startswith("#")}
+    exposed = {
+        line.split("{")[0].split(" ")[0]
+        for line in text.splitlines()
+        if line and not line.startswith("#")
+    }
     assert set(NAMES) <= exposed | {"fabriclens_samples_total"}
 
 
@@ -60,7 +68,11 @@ def test_the_grafana_dashboard_asks_only_for_metrics_watch_exports() -> None:
     assert len(exprs) >= 5
     used = {name for e in exprs for name in re.findall(r"fabriclens_[a-z_]+", e)}
     assert used <= set(NAMES), used - set(NAMES)
-    assert {"fabriclens_gpu_utilization_ratio", "fabriclens_link_load_ratio", "fabriclens_running_verdict"} <= used
+    assert {
+        "fabriclens_gpu_utilization_ratio",
+        "fabriclens_link_load_ratio",
+        "fabriclens_running_verdict",
+    } <= used
 
 
 def _free_port() -> int:
@@ -80,7 +92,9 @@ def test_a_real_prometheus_scrapes_watch(tmp_path: Path) -> None:
     if prometheus is None:
         if os.environ.get("CI") == "true":
             pytest.fail("prometheus is missing under CI (make test installs the Debian package)")
-        pytest.skip("prometheus is not installed (apt-get install prometheus; make test does, as root)")
+        pytest.skip(
+            "prometheus is not installed (apt-get install prometheus; make test does, as root)"
+        )
     metrics_port, prom_port = _free_port(), _free_port()
     (tmp_path / "prometheus.yml").write_text(
         "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"

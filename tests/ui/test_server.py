@@ -3,9 +3,9 @@ origins, pages read no path, reports of every kind render with their findings fi
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
-import contextlib
 from typing import Any
 
 import pytest
@@ -31,7 +31,9 @@ def test_api_plan_is_exactly_the_cli_json(client: Any) -> None:
     r = client.get("/api/plan", params=[("model", "llama-3.1-8b"), ("gpus", "16"),
                                         ("network", "100g-roce"), ("network", "ndr-ib")])  # fmt: skip
     assert r.status_code == 200
-    status, text = _cli_json(["plan", "llama-3.1-8b", "--gpus", "16", "--network", "100g-roce,ndr-ib", "--json"])
+    status, text = _cli_json(
+        ["plan", "llama-3.1-8b", "--gpus", "16", "--network", "100g-roce,ndr-ib", "--json"]
+    )
     assert r.text == text
     assert r.headers["x-fabriclens-exit-status"] == str(status)
 
@@ -46,7 +48,9 @@ def test_api_plan_is_exactly_the_cli_json(client: Any) -> None:
     ("simulate", {"op": "all_reduce", "size": "1GB", "gpus": "64", "effects": "off"},
      ["simulate", "all_reduce", "1GB", "--gpus", "64", "--no-effects"]),
 ])  # fmt: skip
-def test_every_page_api_matches_its_command(client: Any, cmd: str, query: dict[str, str], argv: list[str]) -> None:
+def test_every_page_api_matches_its_command(
+    client: Any, cmd: str, query: dict[str, str], argv: list[str]
+) -> None:
     r = client.get(f"/api/{cmd}", params=query)
     assert r.status_code == 200, r.text
     assert _timeless(r.json()) == _timeless(json.loads(_cli_json([*argv, "--json"])[1]))
@@ -78,12 +82,21 @@ def test_an_uploaded_config_json_plans_like_the_file(client: Any) -> None:
     from pathlib import Path
 
     path = Path(__file__).parents[1] / "fixtures" / "hf" / "llama-3.1-8b.json"
-    up = client.post("/api/upload", content=path.read_bytes(), headers={"X-Filename": "config.json"})
+    up = client.post(
+        "/api/upload", content=path.read_bytes(), headers={"X-Filename": "config.json"}
+    )
     assert up.status_code == 200
     token = up.json()["model"]
     r = client.get("/api/plan", params={"model": token, "gpus": "8"})
     assert r.status_code == 200
-    assert r.text == _cli_json(["plan", str(path), "--gpus", "8", "--json"])[1].replace(str(path), json.loads(r.text)["model"]["source"]) or r.json()["model"]["params"] == json.loads(_cli_json(["plan", str(path), "--gpus", "8", "--json"])[1])["model"]["params"]
+    assert (
+        r.text
+        == _cli_json(["plan", str(path), "--gpus", "8", "--json"])[1].replace(
+            str(path), json.loads(r.text)["model"]["source"]
+        )
+        or r.json()["model"]["params"]
+        == json.loads(_cli_json(["plan", str(path), "--gpus", "8", "--json"])[1])["model"]["params"]
+    )
     page = client.get("/plan", params={"model": token, "gpus": "8"})
     assert "fabriclens plan config.json --gpus 8 --json" in page.text
 
@@ -93,7 +106,9 @@ def test_an_upload_is_bounded_and_must_be_json(client: Any) -> None:
     assert client.post("/api/upload", content=b"not json").status_code == 400
 
 
-@pytest.mark.parametrize("host", ["evil.example:8471", "127.0.0.1:9999", "attacker.127.0.0.1.nip.io:8471", ""])
+@pytest.mark.parametrize(
+    "host", ["evil.example:8471", "127.0.0.1:9999", "attacker.127.0.0.1.nip.io:8471", ""]
+)
 def test_a_foreign_host_is_refused(host: str) -> None:
     from starlette.testclient import TestClient
 
@@ -113,7 +128,9 @@ def test_a_foreign_origin_is_refused_and_ours_passes(client: Any) -> None:
 
 @pytest.mark.parametrize("name,kind", sorted(REPORT_KINDS.items()))
 def test_every_report_kind_renders_findings_first(client: Any, name: str, kind: str) -> None:
-    r = client.post("/api/report", content=(REPORTS / name).read_bytes(), headers={"X-Filename": name})
+    r = client.post(
+        "/api/report", content=(REPORTS / name).read_bytes(), headers={"X-Filename": name}
+    )
     assert r.status_code == 200
     assert f'<h2 class="kind">{kind} · {name}</h2>' in r.text
     doc = json.loads((REPORTS / name).read_text())
@@ -136,15 +153,18 @@ def test_only_files_named_on_the_command_line_are_read(client: Any) -> None:
 
 
 def test_plotly_is_served_from_the_installed_package(client: Any) -> None:
-    import plotly
     from pathlib import Path
+
+    import plotly
 
     r = client.get("/static/plotly.min.js")
     assert r.status_code == 200
     shipped = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     assert r.content == shipped.read_bytes()
     page = client.get("/plan").text
-    assert "http" not in "".join(line for line in page.splitlines() if "<script" in line or "stylesheet" in line)
+    assert "http" not in "".join(
+        line for line in page.splitlines() if "<script" in line or "stylesheet" in line
+    )
 
 
 def test_the_live_feed_samples_only_when_asked(client: Any) -> None:

@@ -10,7 +10,9 @@ def ui(
     ctx: typer.Context,
     reports: Annotated[
         list[Path] | None,
-        typer.Argument(help="--json reports to offer on the Reports page (the only paths it reads)"),
+        typer.Argument(
+            help="--json reports to offer on the Reports page (the only paths it reads)"
+        ),
     ] = None,
     port: Annotated[int, typer.Option(help="Port to listen on")] = 8471,
     bind: Annotated[
@@ -60,7 +62,9 @@ def ui(
             probe.bind((bind, port))
             port = probe.getsockname()[1]
     except OSError as exc:
-        raise InputError(f"cannot listen on {bind}:{port}: {exc.strerror}", "choose another --port") from None
+        raise InputError(
+            f"cannot listen on {bind}:{port}: {exc.strerror}", "choose another --port"
+        ) from None
     backend = Backend(run=ctx.obj["run"], command=ctx.obj["command_of"], reports=files)
     app = create_app(backend, bind=bind, port=port, allow_hosts=tuple(allow_host or ()))
     host = f"[{bind}]" if ":" in bind else bind

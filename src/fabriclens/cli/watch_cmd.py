@@ -147,14 +147,21 @@ def _start_exporter(address: tuple[str, int]) -> tuple[Any, Any]:
     try:
         from fabriclens.report.prometheus import WatchMetrics, serve
     except ImportError:
-        raise InputError("--prometheus needs prometheus-client", "pip install 'fabriclens[ui]'") from None
+        raise InputError(
+            "--prometheus needs prometheus-client", "pip install 'fabriclens[ui]'"
+        ) from None
     if address[0] not in ("127.0.0.1", "localhost", "::1"):
-        sys.stderr.write(f"fabriclens: warning: metrics served on {address[0]}: anyone who can reach it can read them\n")
+        sys.stderr.write(
+            f"fabriclens: warning: metrics served on {address[0]}: anyone who can reach it can read them\n"
+        )
     metrics = WatchMetrics()
     try:
         server = serve(metrics, *address)
     except OSError as exc:
-        raise InputError(f"cannot serve metrics on {address[0]}:{address[1]}: {exc.strerror}", "choose another port") from None
+        raise InputError(
+            f"cannot serve metrics on {address[0]}:{address[1]}: {exc.strerror}",
+            "choose another port",
+        ) from None
     return metrics, server
 
 

@@ -31,19 +31,53 @@ class WatchMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
-        self.gpu_util = Gauge("fabriclens_gpu_utilization_ratio", "GPU busy share (0-1)", ["gpu"], registry=r)
+        self.gpu_util = Gauge(
+            "fabriclens_gpu_utilization_ratio", "GPU busy share (0-1)", ["gpu"], registry=r
+        )
         self.gpu_power = Gauge("fabriclens_gpu_power_watts", "GPU power draw", ["gpu"], registry=r)
-        self.gpu_limit = Gauge("fabriclens_gpu_power_limit_watts", "GPU power limit", ["gpu"], registry=r)
-        self.rx = Gauge("fabriclens_link_receive_bytes_per_second", "Receive rate over the last interval", ["link", "kind"], registry=r)
-        self.tx = Gauge("fabriclens_link_transmit_bytes_per_second", "Transmit rate over the last interval", ["link", "kind"], registry=r)
-        self.cap = Gauge("fabriclens_link_capacity_bytes_per_second", "Link capacity (absent when unknown)", ["link", "kind"], registry=r)
-        self.load = Gauge("fabriclens_link_load_ratio", "Busier direction as a share of capacity", ["link", "kind"], registry=r)
-        self.net_load = Gauge("fabriclens_network_load_ratio", "The busiest link's load (0-1)", registry=r)
+        self.gpu_limit = Gauge(
+            "fabriclens_gpu_power_limit_watts", "GPU power limit", ["gpu"], registry=r
+        )
+        self.rx = Gauge(
+            "fabriclens_link_receive_bytes_per_second",
+            "Receive rate over the last interval",
+            ["link", "kind"],
+            registry=r,
+        )
+        self.tx = Gauge(
+            "fabriclens_link_transmit_bytes_per_second",
+            "Transmit rate over the last interval",
+            ["link", "kind"],
+            registry=r,
+        )
+        self.cap = Gauge(
+            "fabriclens_link_capacity_bytes_per_second",
+            "Link capacity (absent when unknown)",
+            ["link", "kind"],
+            registry=r,
+        )
+        self.load = Gauge(
+            "fabriclens_link_load_ratio",
+            "Busier direction as a share of capacity",
+            ["link", "kind"],
+            registry=r,
+        )
+        self.net_load = Gauge(
+            "fabriclens_network_load_ratio", "The busiest link's load (0-1)", registry=r
+        )
         states = [*VERDICTS]
-        self.verdict = Enum("fabriclens_verdict", "This sample's verdict", states=states, registry=r)
-        self.running = Enum("fabriclens_running_verdict", "The most common verdict over the last 10 samples", states=states, registry=r)
-        self.samples = Counter("fabriclens_samples", "Samples taken", registry=r)  # exposed as _total
-        # fmt: skip
+        self.verdict = Enum(
+            "fabriclens_verdict", "This sample's verdict", states=states, registry=r
+        )
+        self.running = Enum(
+            "fabriclens_running_verdict",
+            "The most common verdict over the last 10 samples",
+            states=states,
+            registry=r,
+        )
+        self.samples = Counter(
+            "fabriclens_samples", "Samples taken", registry=r
+        )  # exposed as _total
 
     def update(self, doc: dict[str, Any], running: str) -> None:
         """Set every metric from one `watch` sample document."""

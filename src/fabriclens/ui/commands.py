@@ -20,8 +20,10 @@ import click
 
 # command -> (page title, the fields shown first; the rest sit under "more options")
 PAGES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "plan": ("Plan", ("model", "workload", "gpu", "gpus", "network", "nics-per-node",
-                      "tp", "pp", "dp", "zero")),  # fmt: skip
+    "plan": (
+        "Plan",
+        ("model", "workload", "gpu", "gpus", "network", "nics-per-node", "tp", "pp", "dp", "zero"),
+    ),
     "search": ("Search", ("model", "workload", "gpu", "gpus", "network")),
     "capacity": ("Capacity", ("model", "users", "gpu", "prompt-tokens", "output-tokens")),
     "transfer": ("Transfer", ("size", "link", "protocol", "hosts")),
@@ -145,10 +147,14 @@ def _model_value(value: str, uploads: Mapping[str, Path]) -> str:
     if match:
         path = uploads.get(match.group(1))
         if path is None:
-            raise FormError("that uploaded config.json is gone (the server restarted): upload it again")
+            raise FormError(
+                "that uploaded config.json is gone (the server restarted): upload it again"
+            )
         return str(path)
     if not MODEL_NAME.match(value) or value.endswith(".json"):
-        raise FormError(f"model {value[:60]!r} is not a catalog name: pick one, or upload a config.json")
+        raise FormError(
+            f"model {value[:60]!r} is not a catalog name: pick one, or upload a config.json"
+        )
     return value
 
 
@@ -170,7 +176,11 @@ class Outcome:
     @property
     def error(self) -> str:
         """The CLI's one error line, without its "fabriclens: error: " prefix."""
-        return self.stderr.strip().splitlines()[-1].removeprefix("fabriclens: error: ") if self.stderr.strip() else ""
+        return (
+            self.stderr.strip().splitlines()[-1].removeprefix("fabriclens: error: ")
+            if self.stderr.strip()
+            else ""
+        )
 
 
 class Runner:

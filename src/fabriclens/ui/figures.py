@@ -4,6 +4,7 @@ draws). Numbers are plotted as the document holds them, so a chart shows the CLI
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -34,7 +35,11 @@ def plan_figures(docs: list[dict[str, Any]]) -> list[Figure]:
             x=nets, y=[d["step"]["time_s"] for d in docs], name="step time (s)",
             text=[d["bottleneck"] for d in docs], hovertemplate="%{x}: %{y} s<br>bottleneck %{text}",
         )], "Network comparison: step time (s)", yaxis={"title": "s"}))  # fmt: skip
-    parts = [k for k in ("compute_s", "comm_exposed_s", "bubble_s", "optimizer_s") if k in docs[0]["step"]]
+    parts = [
+        k
+        for k in ("compute_s", "comm_exposed_s", "bubble_s", "optimizer_s")
+        if k in docs[0]["step"]
+    ]
     out.append(_fig("step", [go.Bar(x=nets, y=[d["step"][k] for d in docs], name=k.removesuffix("_s").replace("_", " "))
                              for k in parts], "Step-time breakdown (s)", barmode="stack", yaxis={"title": "s"}))  # fmt: skip
     parts = list(docs[0]["memory"]["per_gpu_bytes"])
@@ -42,7 +47,9 @@ def plan_figures(docs: list[dict[str, Any]]) -> list[Figure]:
                                 name=k.replace("_", " ")) for k in parts]  # fmt: skip
     traces.append(go.Scatter(x=nets, y=[d["memory"]["capacity_bytes"] / 1e9 for d in docs],
                              mode="markers+lines", name="GPU memory", line={"dash": "dash"}))  # fmt: skip
-    out.append(_fig("memory", traces, "Memory ledger per GPU (GB)", barmode="stack", yaxis={"title": "GB"}))
+    out.append(
+        _fig("memory", traces, "Memory ledger per GPU (GB)", barmode="stack", yaxis={"title": "GB"})
+    )
     return out
 
 
@@ -74,7 +81,12 @@ def _flat_seconds(doc: Any, prefix: str = "") -> list[tuple[str, float]]:
     out: list[tuple[str, float]] = []
     if isinstance(doc, dict):
         for k, v in doc.items():
-            if isinstance(v, int | float) and not isinstance(v, bool) and k.endswith("_s") and math.isfinite(v):
+            if (
+                isinstance(v, int | float)
+                and not isinstance(v, bool)
+                and k.endswith("_s")
+                and math.isfinite(v)
+            ):
                 out.append((f"{prefix}{k}", float(v)))
             elif isinstance(v, dict):
                 out += _flat_seconds(v, f"{prefix}{k}.")
@@ -101,9 +113,13 @@ def fabric_figure(design: dict[str, Any], summary: dict[str, Any]) -> Figure:
         pos[name] = [((i + 0.5) / k, float(level)) for i in range(k)]
     ex: list[float | None] = []
     ey: list[float | None] = []
-    for (lower, _), (upper, _) in zip(tiers, tiers[1:], strict=False):
+    for (lower, _), (upper, _) in itertools.pairwise(tiers):
         for i, (x0, y0) in enumerate(pos[lower]):
-            ups = pos[upper] if lower != "servers" or design.get("rail_leaves") else [pos[upper][i % len(pos[upper])]]
+            ups = (
+                pos[upper]
+                if lower != "servers" or design.get("rail_leaves")
+                else [pos[upper][i % len(pos[upper])]]
+            )
             for x1, y1 in ups:
                 ex += [x0, x1, None]
                 ey += [y0, y1, None]
@@ -113,7 +129,9 @@ def fabric_figure(design: dict[str, Any], summary: dict[str, Any]) -> Figure:
         xs, ys = zip(*pos[name], strict=True)
         traces.append(go.Scatter(x=list(xs), y=list(ys), mode="markers", name=f"{count} {name}",
                                  marker={"size": 12, "symbol": "square" if name == "servers" else "circle"}))  # fmt: skip
-    title = " · ".join(f"{c} {n}" for n, c in tiers) + (" (32 drawn per tier)" if any(c > 32 for _, c in tiers) else "")
+    title = " · ".join(f"{c} {n}" for n, c in tiers) + (
+        " (32 drawn per tier)" if any(c > 32 for _, c in tiers) else ""
+    )
     return _fig("fabric", traces, f"Fabric: {title}", xaxis={"visible": False},
                 yaxis={"visible": False}, height=420)  # fmt: skip
 
@@ -169,7 +187,10 @@ def p2p_figure(doc: dict[str, Any]) -> list[Figure]:
 
 def serve_figure(doc: dict[str, Any]) -> list[Figure]:
     res = doc.get("results") or []
-    x = [str(r.get("concurrency") if r.get("concurrency") is not None else r.get("rate")) for r in res]
+    x = [
+        str(r.get("concurrency") if r.get("concurrency") is not None else r.get("rate"))
+        for r in res
+    ]
     traces = [go.Bar(x=x, y=[(r.get(k) or {}).get("p50") for r in res], name=f"{k.removesuffix('_s')} p50 (s)")
               for k in ("ttft_s", "tpot_s", "e2e_s")]  # fmt: skip
     return [_fig("serve", traces, "Latency by load level (p50, s)", barmode="group",

@@ -72,13 +72,19 @@ def headlines(kind: str, doc: Any) -> list[Headline]:
         details += [f"check: {c}" for c in f.get("check") or []]
         details += [f"fix: {f['fix']}"] if f.get("fix") else []
         details += [f"evidence: {e}" for e in f.get("evidence") or []]
-        out.append(Headline(str(f.get("severity", "info")), str(f.get("symptom", f.get("rule", ""))), details))
+        out.append(
+            Headline(
+                str(f.get("severity", "info")), str(f.get("symptom", f.get("rule", ""))), details
+            )
+        )
     if doc.get("verdict") and kind.startswith("bench"):
         out.append(Headline(str(doc.get("level", "info")), str(doc["verdict"]),
                             [f"next: {c}" for c in doc.get("next_checks") or []]))  # fmt: skip
     for s in doc.get("suspect_nodes") or []:
         if isinstance(s, dict):
-            out.append(Headline("warning", f"suspect node {s.get('node')}", list(s.get("evidence") or [])))
+            out.append(
+                Headline("warning", f"suspect node {s.get('node')}", list(s.get("evidence") or []))
+            )
         else:
             out.append(Headline("warning", f"suspect node {s}"))
     for s in doc.get("latency_suspect_nodes") or []:

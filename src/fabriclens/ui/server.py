@@ -31,7 +31,16 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from fabriclens.ui import figures, live, reports
-from fabriclens.ui.commands import PAGES, Field, FormError, Outcome, Runner, build_argv, cli_line, fields_of
+from fabriclens.ui.commands import (
+    PAGES,
+    Field,
+    FormError,
+    Outcome,
+    Runner,
+    build_argv,
+    cli_line,
+    fields_of,
+)
 from fabriclens.ui.guard import HostOriginGuard, allowed_hosts
 
 MAX_UPLOAD_BYTES = 1 * 2**20  # a config.json is a few KiB
@@ -151,11 +160,13 @@ def create_app(backend: Backend, bind: str = "127.0.0.1", port: int = 8471,
         if cmd not in PAGES:
             return JSONResponse({"error": f"no command {cmd!r} here"}, status_code=404)
         try:
-            argv, outcome = await run_in_threadpool(execute, cmd, _query(request))
+            _argv, outcome = await run_in_threadpool(execute, cmd, _query(request))
         except FormError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
         if outcome.status == 2 or not outcome.stdout.strip():
-            return JSONResponse({"error": outcome.error, "exit_status": outcome.status}, status_code=400)
+            return JSONResponse(
+                {"error": outcome.error, "exit_status": outcome.status}, status_code=400
+            )
         # exactly what `fabriclens <cmd> ... --json` prints
         return Response(outcome.stdout, media_type="application/json",
                         headers={"X-Fabriclens-Exit-Status": str(outcome.status)})  # fmt: skip
@@ -167,9 +178,14 @@ def create_app(backend: Backend, bind: str = "127.0.0.1", port: int = 8471,
         try:
             json.loads(body)
         except ValueError:
-            return JSONResponse({"error": "that file is not JSON: upload a Hugging Face config.json"}, status_code=400)
+            return JSONResponse(
+                {"error": "that file is not JSON: upload a Hugging Face config.json"},
+                status_code=400,
+            )
         if len(uploads) >= MAX_UPLOADS:
-            return JSONResponse({"error": "too many uploads: restart fabriclens ui"}, status_code=429)
+            return JSONResponse(
+                {"error": "too many uploads: restart fabriclens ui"}, status_code=429
+            )
         token = secrets.token_hex(16)
         path = upload_dir / f"{token}.json"
         path.write_bytes(body)
@@ -185,7 +201,9 @@ def create_app(backend: Backend, bind: str = "127.0.0.1", port: int = 8471,
         try:
             doc = json.loads(body)
         except ValueError as exc:
-            return {"error": f"{name} is not a JSON document ({exc}); give a --json output of fabriclens"}
+            return {
+                "error": f"{name} is not a JSON document ({exc}); give a --json output of fabriclens"
+            }
         kind = reports.kind_of(doc)
         if not kind:
             return {"error": f"{name} is no fabriclens --json document this page knows",
@@ -199,7 +217,10 @@ def create_app(backend: Backend, bind: str = "127.0.0.1", port: int = 8471,
             return PlainTextResponse("a report is at most 16 MiB", status_code=413)
         name = (request.headers.get("x-filename") or "report.json")[:100]
         ctx = await run_in_threadpool(report_ctx, name, body)
-        return HTMLResponse(render("_report.html", result=ctx), status_code=400 if "error" in ctx and not ctx.get("doc") else 200)
+        return HTMLResponse(
+            render("_report.html", result=ctx),
+            status_code=400 if "error" in ctx and not ctx.get("doc") else 200,
+        )
 
     async def report_named(request: Request) -> Response:
         i = request.path_params["index"]
@@ -294,5 +315,7 @@ def _num(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        return f"{value:,.4g}" if abs(value) < 1e15 else f"{value:.3e}"
+        if abs(value) >= 1e15:
+            return f"{value:.3e}"
+        return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:,.4g}"
     return str(value)
