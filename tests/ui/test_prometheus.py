@@ -136,3 +136,14 @@ def test_a_real_prometheus_scrapes_watch(tmp_path: Path) -> None:
             except subprocess.TimeoutExpired:
                 os.kill(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=5)
+
+
+@pytest.mark.parametrize("value", ["abc", "127.0.0.1:", "127.0.0.1:70000", ":0"])
+def test_a_bad_prometheus_address_is_one_line(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fabriclens.cli.app import run
+
+    assert run(["watch", "--sys-root", str(SYSFS), "--count", "1", "--prometheus", value]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--prometheus" in err

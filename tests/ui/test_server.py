@@ -89,14 +89,9 @@ def test_an_uploaded_config_json_plans_like_the_file(client: Any) -> None:
     token = up.json()["model"]
     r = client.get("/api/plan", params={"model": token, "gpus": "8"})
     assert r.status_code == 200
-    assert (
-        r.text
-        == _cli_json(["plan", str(path), "--gpus", "8", "--json"])[1].replace(
-            str(path), json.loads(r.text)["model"]["source"]
-        )
-        or r.json()["model"]["params"]
-        == json.loads(_cli_json(["plan", str(path), "--gpus", "8", "--json"])[1])["model"]["params"]
-    )
+    from_file = json.loads(_cli_json(["plan", str(path), "--gpus", "8", "--json"])[1])
+    assert r.json()["model"]["params"] == from_file["model"]["params"]
+    assert r.json()["step"] == from_file["step"]
     page = client.get("/plan", params={"model": token, "gpus": "8"})
     assert "fabriclens plan config.json --gpus 8 --json" in page.text
 
@@ -195,3 +190,36 @@ def test_the_live_feed_samples_only_when_asked(client: Any) -> None:
     sample = json.loads(events[2].split("data: ", 1)[1])
     assert sample["gpu_util_pct"] == 20.0 and sample["links"][0]["rx_bits_per_s"] > 0
     assert sample["running"]
+
+
+def test_ui_refuses_bad_input_in_one_line(tmp_path: Any, capsys: Any) -> None:
+    import socket
+
+    from fabriclens.cli.app import run
+
+    assert run(["ui", str(tmp_path / "missing.json")]) == 2
+    assert "no such report file" in capsys.readouterr().err
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        assert run(["ui", "--port", str(taken.getsockname()[1])]) == 2
+    assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
+
+
+def test_other_commands_never_import_the_web_stack() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import io, sys, contextlib\n"
+        "from fabriclens.cli.app import run\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert run(['plan', 'llama-3.1-8b', '--gpus', '16', '--json']) == 0\n"
+        "    assert run(['watch', '--help']) == 0\n"
+        "web = ('starlette', 'uvicorn', 'jinja2', 'plotly', 'prometheus_client', 'fabriclens.ui')\n"
+        "print([m for m in sys.modules if m.split('.')[0] in web or m.startswith('fabriclens.ui')])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "[]"
