@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch for bench collective/p2p: pinned, the CPU build (a plain `torch` resolves to a multi-GB CUDA build)
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[test,bench]'
+	$(BIN)/pip install --quiet -e '.[test,bench,ui]'
 	touch $(STAMP)
 
 $(LOADGEN)/.installed:
@@ -29,6 +29,9 @@ loadgen: $(LOADGEN)/.installed
 demo: $(STAMP)
 	$(BIN)/fabriclens plan llama-3.1-70b --workload full-finetune --gpu h100-sxm --gpus 32 \
 		--network 10gbe,25gbe,100gbe,100g-roce,200g-roce,ndr-ib --nics-per-node 1
+	@echo
+	@echo "Next, the same plan in the browser (charts, reports, a live watch):"
+	@echo "  $(BIN)/fabriclens ui --open    # then http://127.0.0.1:8471/plan?model=llama-3.1-70b&workload=full-finetune&gpus=32&network=10gbe,25gbe,100gbe,100g-roce,200g-roce,ndr-ib&nics-per-node=1"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples tools
@@ -36,7 +39,8 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# System tools the lab tests use; installed when missing and run as root (CI is root).
+# System tools the lab tests use, and the browser and Prometheus server the dashboard's tests
+# drive; installed when missing and run as root (CI is root).
 sysdeps:
 	@missing=""; for t in $(SYSTOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
 	if [ -n "$$missing" ]; then \
@@ -46,6 +50,16 @@ sysdeps:
 	      iproute2 iperf3 iputils-ping ethtool mtr-tiny >/dev/null; \
 	  else \
 	    echo "missing:$$missing — lab tests will skip (run make test as root to install them)"; \
+	  fi; \
+	fi
+	@missing=""; [ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	command -v prometheus >/dev/null 2>&1 || missing="$$missing prometheus"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else \
+	    echo "missing:$$missing — the browser and Prometheus tests will skip (run make test as root)"; \
 	  fi; \
 	fi
 
@@ -61,6 +75,7 @@ bench: $(STAMP) sysdeps
 	-$(BIN)/python benchmarks/serve.py
 	-$(BIN)/python benchmarks/bench.py
 	-$(BIN)/python benchmarks/doctor.py
+	-$(BIN)/python benchmarks/ui.py
 
 # Rewrite the README's offline example outputs from the commands themselves (after a change to
 # the planner or a report); `make test` checks they match.

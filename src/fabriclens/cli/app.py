@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "catalog": "catalog_cmd:catalog",
     "topo": "topo_cmd:topo",
     "simulate": "simulate_cmd:simulate",
+    "ui": "ui_cmd:ui",
 }
 GROUPS: dict[str, str] = {"bench": "bench_cmd:bench_app", "lab": "lab_cmd:lab_app"}
 
@@ -81,6 +82,12 @@ def build_app(only: str | None = None) -> typer.Typer:
         if only in (None, name):
             new.add_typer(_load(target), name=name)
     return new
+
+
+def command_of(name: str) -> click.Command:
+    """The click command behind ``fabriclens NAME`` (the dashboard reads its options)."""
+    group = typer.main.get_command(build_app(name))
+    return group.commands[name] if isinstance(group, click.Group) else group
 
 
 def _restore_argument_help(command: click.Command, args: list[str]) -> None:
@@ -175,10 +182,10 @@ def _run(args: list[str]) -> int:
         command = typer.main.get_command(chosen)
         if "--help" in args:
             _restore_argument_help(command, args)
-        # obj: this run's arguments, for commands that hand them on (bench --spawn to its ranks)
-        result = command.main(
-            args=args, standalone_mode=False, prog_name="fabriclens", obj={"argv": args}
-        )
+        # obj: this run's arguments, for commands that hand them on (bench --spawn to its ranks),
+        # and the entry point itself for the dashboard, which runs commands (no import cycle)
+        obj = {"argv": args, "run": run, "command_of": command_of}
+        result = command.main(args=args, standalone_mode=False, prog_name="fabriclens", obj=obj)
     except FabricLensError as exc:
         return _fail(exc.message, exc.exit_status)
     except BrokenPipeError:

@@ -28,6 +28,12 @@ def watch(
     ] = None,
     sys_root: Annotated[Path, typer.Option(help="Read sysfs under this root (tests)")] = Path("/"),
     exclude_rdma: Annotated[list[str] | None, typer.Option(help="RDMA devices not to read")] = None,
+    prometheus: Annotated[
+        str | None,
+        typer.Option(
+            help="Serve the samples as Prometheus metrics at ADDR:PORT/metrics (ADDR defaults to 127.0.0.1)"
+        ),
+    ] = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print only the summary, as JSON")
     ] = False,
@@ -52,6 +58,7 @@ def watch(
         raise InputError(
             f"--sys-root {sys_root} is not a directory", "give / or a copied sysfs tree"
         )
+    exporter = _prometheus_address(prometheus) if prometheus is not None else None
     if plot is not None:
         from fabriclens.report.plots import require_matplotlib
 
@@ -73,6 +80,7 @@ def watch(
         raise InputError(
             "nothing to watch: no interfaces matched and no GPUs", "name one with --iface eth0"
         )
+    metrics, server = _start_exporter(exporter) if exporter else (None, None)
     samples: list[dict[str, Any]] = []
     started = time.monotonic()
     view = None if json_out or not sys.stdout.isatty() else _live_view()
@@ -88,6 +96,8 @@ def watch(
                 sink.write(_json_line(doc))
                 sink.flush()
             running = running_verdict(samples)
+            if metrics is not None:
+                metrics.update(doc, running)
             if view:
                 view.update(_table(doc, running, gpus.name))
             elif not json_out:
@@ -101,6 +111,9 @@ def watch(
             view.stop()
         if sink:
             sink.close()
+        if server is not None:
+            server.shutdown()
+            server.server_close()
     result = summary(samples) | {"gpu_source": gpus.name, "links": names,
                                  "gpu_problem": gpus.problem or None, "verdicts": VERDICTS}  # fmt: skip
     if plot is not None and samples:
@@ -109,6 +122,47 @@ def watch(
         watch_plot(samples, plot)
         result["plot"] = str(plot)
     emit(result, json_out, "watch_renderables")
+
+
+def _prometheus_address(value: str) -> tuple[str, int]:
+    """``ADDR:PORT``, ``:PORT`` or ``PORT`` (address 127.0.0.1) for --prometheus."""
+    from fabriclens.errors import InputError
+
+    addr, sep, port_text = value.rpartition(":")
+    addr = addr.strip("[]") if sep else ""
+    try:
+        port = int(port_text)
+    except ValueError:
+        port = -1
+    if not 1 <= port <= 65535:
+        raise InputError(f"--prometheus {value!r} names no port", "write it like 127.0.0.1:9471")
+    return addr or "127.0.0.1", port
+
+
+def _start_exporter(address: tuple[str, int]) -> tuple[Any, Any]:
+    import sys
+
+    from fabriclens.errors import InputError
+
+    try:
+        from fabriclens.report.prometheus import WatchMetrics, serve
+    except ImportError:
+        raise InputError(
+            "--prometheus needs prometheus-client", "pip install 'fabriclens[ui]'"
+        ) from None
+    if address[0] not in ("127.0.0.1", "localhost", "::1"):
+        sys.stderr.write(
+            f"fabriclens: warning: metrics served on {address[0]}: anyone who can reach it can read them\n"
+        )
+    metrics = WatchMetrics()
+    try:
+        server = serve(metrics, *address)
+    except OSError as exc:
+        raise InputError(
+            f"cannot serve metrics on {address[0]}:{address[1]}: {exc.strerror}",
+            "choose another port",
+        ) from None
+    return metrics, server
 
 
 def _json_line(doc: dict[str, Any]) -> str:
