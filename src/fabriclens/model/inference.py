@@ -15,14 +15,16 @@ from dataclasses import dataclass
 from fabriclens.catalog.schema import Engine, Gpu, ModelSpec
 from fabriclens.model.arch import (
     ParamCounts,
+    attended_tokens,
     attention_core_flops_per_token,
+    decode_attention_flops_per_token,
     expert_params,
     kv_bytes_per_token,
     moe_layers,
 )
 from fabriclens.model.collectives import Fabric, estimate_collective
-from fabriclens.model.layout import WEIGHT_BYTES
-from fabriclens.model.memory import MemoryLedger, inference_memory, param_share
+from fabriclens.model.layout import WEIGHT_BYTES, ranks_per_node
+from fabriclens.model.memory import MemoryLedger, inference_memory, stage_layer_counts
 from fabriclens.model.step import peak_flops
 
 PREFILL_CHUNK_TOKENS = 8192  # chunked prefill working set (vLLM-style), estimate
@@ -95,36 +97,34 @@ def estimate_inference(
     mm_rate = peak * gpu.gemm_efficiency(compute)
     attn_rate = gpu.bf16_flops_per_s * gpu.attention_efficiency  # attention runs in BF16
     mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
-    share = param_share(spec, counts, tp, pp, 1)
-    layers = spec.layers / pp
     h = spec.hidden
+    L = spec.layers
+    stage_layers = stage_layer_counts(L, pp)
+    per_layer_dense = (
+        counts.attention + counts.dense_mlp + counts.shared_and_router + counts.norms
+    ) / L
+    moe_share = moe_layers(spec) / L  # MoE layers per decoder layer
+    head_params = counts.lm_head or spec.vocab * h  # a tied model's head is the embedding
 
-    # --- prefill: compute-bound over batch x prompt tokens ---
+    # --- communication: tensor-parallel all-reduces, pipeline sends ---
     tokens = batch * prompt_tokens
-    mm_flops = 2.0 * tokens * counts.layer_matmul_active / spec.layers * layers / tp
-    core = tokens * attention_core_flops_per_token(spec, prompt_tokens) / 2 * layers / tp
-    head = 2.0 * batch * h * spec.vocab / tp
-    weights_bytes = share.total * wbytes
-    prefill_compute = mm_flops / mm_rate + core / attn_rate + head / mm_rate
-    prefill_stage = max(prefill_compute, weights_bytes / mem_rate)
+    tp_per_node = ranks_per_node(tp, fabric.gpus_per_node, tp * pp)
     comm: list[TokenComm] = []
     prefill_comm = 0.0
     step_comm = 0.0
     if tp > 1:
-        ar_prefill = estimate_collective("all_reduce", tokens * h * 2.0, tp, fabric)
-        prefill_comm += 2 * layers * ar_prefill.time_s
-        ar_decode = estimate_collective("all_reduce", batch * h * 2.0, tp, fabric)
-        step_comm += 2 * layers * ar_decode.time_s
-        comm.append(
-            TokenComm(
-                "tp",
-                "all_reduce",
-                batch * h * 2.0,
-                2 * spec.layers / pp,
-                ar_decode.link,
-                2 * layers * ar_decode.time_s,
-            )
+        ar_prefill = estimate_collective(
+            "all_reduce", tokens * h * 2.0, tp, fabric, ranks_per_node=tp_per_node
         )
+        prefill_comm += 2 * L * ar_prefill.time_s
+        ar_decode = estimate_collective(
+            "all_reduce", batch * h * 2.0, tp, fabric, ranks_per_node=tp_per_node
+        )
+        step_comm += 2 * L * ar_decode.time_s
+        comm.append(
+            TokenComm("tp", "all_reduce", batch * h * 2.0, 2 * L, ar_decode.link,
+                      2 * L * ar_decode.time_s)
+        )  # fmt: skip
     if pp > 1:
         # stages sit tp GPUs apart: on one node while the replica fits in it, else across nodes
         same_node = tp * pp <= fabric.gpus_per_node or fabric.network is None
@@ -147,33 +147,48 @@ def estimate_inference(
                 (pp - 1) * p2p_decode.time_s,
             )
         )
-    overhead = engine.step_overhead_s + engine.layer_overhead_s * spec.layers
-    prefill_s = pp * prefill_stage + prefill_comm + overhead
+    overhead = engine.step_overhead_s + engine.layer_overhead_s * L
 
-    # --- decode: read weights (experts touched) + KV cache per step ---
-    if spec.is_moe:
-        n_moe = moe_layers(spec)
-        touched = experts_touched(spec.experts, spec.experts_per_token, batch)
-        unread = n_moe * (spec.experts - touched) * expert_params(spec)
-        read_params = (share.dense + (counts.experts - unread) / (tp * pp)) if counts.experts else 0
-        read_params = max(read_params, share.dense)
-    else:
-        read_params = share.total
-    weights_read = read_params * wbytes
+    # --- per stage: prefill (compute-bound over batch x prompt tokens) and decode (read the
+    # weights of the experts touched, the KV cache, the whole LM head; look up batch rows of
+    # the input embedding) ---
     kv_total = kv_bytes_per_token(spec, kvbytes)
     kv_shard = 1.0 if spec.is_mla else min(tp, spec.kv_heads)
-    kv_per_gpu_token = kv_total / kv_shard / pp
+    kv_per_layer_token = kv_total / kv_shard / L
     avg_context = prompt_tokens + output_tokens / 2
-    kv_read = batch * avg_context * kv_per_gpu_token
-    t_mem = (weights_read + kv_read) / mem_rate
-    dec_flops = 2.0 * batch * (counts.active / (tp * pp))
-    dec_core = batch * attention_core_flops_per_token(spec, int(avg_context)) * layers / tp
-    t_compute = dec_flops / mm_rate + dec_core / attn_rate
-    t_stage = max(t_mem, t_compute)
-    step = pp * t_stage + step_comm + overhead
+    attended = attended_tokens(spec, avg_context)  # a sliding window reads W keys at most
+    touched = experts_touched(spec.experts, spec.experts_per_token, batch) if spec.is_moe else 0.0
+    matmul_per_layer = counts.layer_matmul_active / L
+    prefill_s = 0.0
+    t_mem_sum = t_compute_sum = 0.0
+    weights_read = 0.0
+    for i, n in enumerate(stage_layers):
+        last, first = i == pp - 1, i == 0
+        held = n * per_layer_dense + n * moe_share * spec.experts * expert_params(spec)
+        held += (counts.embedding if first else 0.0) + (head_params if last else 0.0)
+        mm = 2.0 * tokens * matmul_per_layer * n / tp
+        core = tokens * attention_core_flops_per_token(spec, prompt_tokens) / 2 * n / tp
+        head = 2.0 * batch * h * spec.vocab / tp if last else 0.0
+        prefill_compute = mm / mm_rate + core / attn_rate + head / mm_rate
+        prefill_s += max(prefill_compute, held / tp * wbytes / mem_rate)
+        read = n * per_layer_dense + n * moe_share * touched * expert_params(spec)
+        read += (batch * h if first else 0.0) + (head_params if last else 0.0)
+        stage_read = read / tp * wbytes
+        weights_read = max(weights_read, stage_read)
+        kv_read = batch * attended * kv_per_layer_token * n
+        t_mem = (stage_read + kv_read) / mem_rate
+        dec_flops = 2.0 * batch * (matmul_per_layer * n + (spec.vocab * h if last else 0.0)) / tp
+        dec_core = batch * decode_attention_flops_per_token(spec, avg_context) * n / tp
+        t_compute = dec_flops / mm_rate + dec_core / attn_rate
+        if t_mem >= t_compute:
+            t_mem_sum += t_mem
+        else:
+            t_compute_sum += t_compute
+    prefill_s += prefill_comm + overhead
+    step = t_mem_sum + t_compute_sum + step_comm + overhead
     parts = {
-        "memory bandwidth": pp * t_mem if t_mem >= t_compute else 0.0,
-        "compute": pp * t_compute if t_compute > t_mem else 0.0,
+        "memory bandwidth": t_mem_sum,
+        "compute": t_compute_sum,
         "communication": step_comm,
         "engine overhead": overhead,
     }
@@ -192,7 +207,8 @@ def estimate_inference(
         weight_bytes_per_param=wbytes,
     )
     assumptions = (
-        f"decode: weights ({precision}, {wbytes * 8:.3g} bits each) and KV cache ({kv_precision}) read once per step at "
+        f"decode: weights ({precision}, {wbytes * 8:.3g} bits each; the whole LM head, batch rows of the "
+        f"input embedding) and KV cache ({kv_precision}) read once per step at "
         f"{gpu.memory_bw_efficiency:.0%} of {gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s; "
         f"average context {avg_context:.0f} tokens",
         f"prefill: {peak / 1e12:.0f} TFLOP/s x {gpu.matmul_efficiency:.3g} for matmuls, causal "
