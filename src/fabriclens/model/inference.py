@@ -19,8 +19,12 @@ from fabriclens.model.arch import (
     attention_core_flops_per_token,
     decode_attention_flops_per_token,
     expert_params,
+    k_width,
     kv_bytes_per_token,
     moe_layers,
+    q_width,
+    v_dim,
+    v_width,
 )
 from fabriclens.model.collectives import Fabric, estimate_collective
 from fabriclens.model.layout import WEIGHT_BYTES, ranks_per_node
@@ -28,6 +32,44 @@ from fabriclens.model.memory import MemoryLedger, inference_memory, stage_layer_
 from fabriclens.model.step import peak_flops
 
 PREFILL_CHUNK_TOKENS = 8192  # chunked prefill working set (vLLM-style), estimate
+# A block-scaled FP8 GEMM at decode batch sizes does not reach the HBM roofline: with one
+# token there is one tile row, so only N/128 thread blocks run and each walks the whole K
+# dimension in 128-wide steps, one dependent load after another. DeepSeek-V3 shapes at batch 1
+# (sgl-project/sglang#5820, vLLM CUTLASS kernel): 14.5 us for N=3072 K=1536 (12 steps) and
+# 20.6 us for N=512 K=7168 (56 steps): 0.139 us per K step. The fixed part of those timings
+# (launch, epilogue) is the engine's per-layer kernel gaps, counted in engines.toml.
+FP8_GEMM_K_STEP_S = (20.6e-6 - 14.5e-6) / (7168 / 128 - 1536 / 128)
+
+
+def decode_gemms(
+    spec: ModelSpec, tp: int, moe_layer: bool, touched: float
+) -> list[tuple[float, int]]:
+    """(weights per GPU, input width K) of each GEMM kernel one decoder layer runs in a decode
+    step: QKV and output projections (MLA: the query down/up, the KV down-projection, the two
+    absorbed per-head matmuls and the output), then the MLP (gate-up, down) or, in a MoE layer,
+    the router, the shared experts' two GEMMs and the fused routed-expert kernel's two."""
+    h = spec.hidden
+    attn: list[tuple[float, int]]
+    if spec.is_mla:
+        r = spec.q_lora_rank
+        q = [(h * r, h), (r * q_width(spec) / tp, r)] if r else [(h * q_width(spec) / tp, h)]
+        absorb = spec.kv_lora_rank * spec.heads / tp
+        attn = [*q, (h * (spec.kv_lora_rank + spec.qk_rope_head_dim), h),
+                (absorb * spec.qk_nope_head_dim, spec.qk_nope_head_dim),
+                (absorb * spec.v_head_dim, spec.kv_lora_rank),
+                (spec.heads * v_dim(spec) * h / tp, spec.heads * v_dim(spec) // tp)]  # fmt: skip
+    else:
+        qkv = h * (q_width(spec) + k_width(spec) + v_width(spec)) / tp
+        attn = [(qkv, h), (q_width(spec) * h / tp, q_width(spec) // tp)]
+    gated = 2 if spec.mlp == "swiglu" else 1
+    if not moe_layer:
+        f = spec.ffn
+        return [*attn, (gated * h * f / tp, h), (f * h / tp, f // tp)]
+    f = spec.moe_ffn or spec.ffn
+    shared = spec.shared_experts * f * h / tp
+    routed = touched * f * h / tp
+    return [*attn, (h * spec.experts, h), (gated * shared, h), (shared, max(1, f * spec.shared_experts // tp)),
+            (gated * routed, h), (routed, max(1, f // tp))]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +219,16 @@ def estimate_inference(
         weights_read = max(weights_read, stage_read)
         kv_read = batch * attended * kv_per_layer_token * n
         t_mem = (stage_read + kv_read) / mem_rate
+        if wbytes == 1.0 and compute == "fp8":  # block-scaled FP8 GEMMs: K-step latency
+            n_moe_stage = n * moe_share
+            for layers_of_kind, is_moe in ((n - n_moe_stage, False), (n_moe_stage, True)):
+                if layers_of_kind > 0:
+                    gemms = decode_gemms(spec, tp, is_moe, touched)
+                    t_mem += layers_of_kind * sum(
+                        max(0.0, k / 128 * FP8_GEMM_K_STEP_S - p * wbytes / mem_rate)
+                        for p, k in gemms
+                        if p > 0
+                    )
         dec_flops = 2.0 * batch * (matmul_per_layer * n + (spec.vocab * h if last else 0.0)) / tp
         dec_core = batch * decode_attention_flops_per_token(spec, avg_context) * n / tp
         t_compute = dec_flops / mm_rate + dec_core / attn_rate
@@ -207,19 +259,31 @@ def estimate_inference(
         weight_bytes_per_param=wbytes,
     )
     assumptions = (
-        f"decode: weights ({precision}, {wbytes * 8:.3g} bits each; the whole LM head, batch rows of the "
-        f"input embedding) and KV cache ({kv_precision}) read once per step at "
-        f"{gpu.memory_bw_efficiency:.0%} of {gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s; "
-        f"average context {avg_context:.0f} tokens",
-        f"prefill: {peak / 1e12:.0f} TFLOP/s x {gpu.matmul_efficiency:.3g} for matmuls, causal "
-        f"attention at {gpu.attention_efficiency:.0%} of the BF16 peak ({gpu.attention_efficiency_source})",
-        f"engine {engine.name}: {engine.step_overhead_s * 1e3:.2g} ms per step + "
-        f"{engine.layer_overhead_s * 1e6:.0f} us per layer ({engine.source})",
-        "tensor parallel: 2 all-reduces of batch x hidden per layer per token, not overlapped",
-    ) + (
-        ("MoE: uniform routing; distinct experts read per layer E(1-(1-k/E)^B)",)
-        if spec.is_moe
-        else ()
+        (
+            f"decode: weights ({precision}, {wbytes * 8:.3g} bits each; the whole LM head, batch rows of the "
+            f"input embedding) and KV cache ({kv_precision}) read once per step at "
+            f"{gpu.memory_bw_efficiency:.0%} of {gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s; "
+            f"average context {avg_context:.0f} tokens",
+            f"prefill: {peak / 1e12:.0f} TFLOP/s x {gpu.matmul_efficiency:.3g} for matmuls, causal "
+            f"attention at {gpu.attention_efficiency:.0%} of the BF16 peak ({gpu.attention_efficiency_source})",
+            f"engine {engine.name}: {engine.step_overhead_s * 1e3:.2g} ms per step + "
+            f"{engine.layer_overhead_s * 1e6:.0f} us per layer ({engine.source})",
+            "tensor parallel: 2 all-reduces of batch x hidden per layer per token, not overlapped",
+        )
+        + (
+            ("MoE: uniform routing; distinct experts read per layer E(1-(1-k/E)^B)",)
+            if spec.is_moe
+            else ()
+        )
+        + (
+            (
+                f"FP8 decode GEMMs: at least {FP8_GEMM_K_STEP_S * 1e6:.3f} us per 128-wide step of "
+                "the input width K (block-scaled FP8 GEMMs at batch 1 run below the HBM roofline: "
+                "sgl-project/sglang#5820)",
+            )
+            if wbytes == 1.0 and compute == "fp8"
+            else ()
+        )
     )
     ttft = prefill_s
     return InferenceEstimate(
