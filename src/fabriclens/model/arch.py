@@ -27,6 +27,41 @@ def v_dim(spec: ModelSpec) -> int:
     return spec.v_head_dim if spec.is_mla else head_dim(spec)
 
 
+def q_width(spec: ModelSpec) -> int:
+    """Width of all query heads of a token (MLA: heads x (qk_nope + qk_rope), 128 x 192 for
+    DeepSeek-V2/V3, not the hidden size)."""
+    return spec.heads * qk_dim(spec)
+
+
+def k_width(spec: ModelSpec) -> int:
+    """Width of all key heads of a token as attention reads them: GQA's kv_heads x head_dim; MLA
+    decompresses the latent into a full key per query head (heads x 192 for DeepSeek-V3)."""
+    return spec.heads * qk_dim(spec) if spec.is_mla else spec.kv_heads * head_dim(spec)
+
+
+def v_width(spec: ModelSpec) -> int:
+    """Width of all value heads of a token (MLA: heads x v_head_dim after decompression)."""
+    return spec.heads * v_dim(spec) if spec.is_mla else spec.kv_heads * head_dim(spec)
+
+
+def attended_tokens(spec: ModelSpec, context: int | float) -> float:
+    """Keys one token attends to at position ``context``: all of them, or the last
+    ``sliding_window`` (Mistral 7B, Jiang et al. 2023, section 2: each layer attends to W = 4096
+    previous tokens; its rolling-buffer cache holds W positions)."""
+    return float(min(context, spec.sliding_window) if spec.sliding_window else context)
+
+
+def square_context(spec: ModelSpec, seq_len: int | float) -> float:
+    """Keys per token in the full-square counting convention over a sequence of ``seq_len``:
+    ``seq_len`` itself without a window; with a causal window W < seq_len the band covers
+    W(2 seq_len - W)/2 of the square's positions, i.e. 2W - W^2/seq_len keys per row counted
+    full-square (so that half of it, what a causal kernel runs, is the band's true average)."""
+    w = spec.sliding_window
+    if not w or seq_len <= w:
+        return float(seq_len)
+    return 2.0 * w - w * w / seq_len
+
+
 def attention_params(spec: ModelSpec) -> int:
     """Weights (and biases) of one attention block, excluding norms."""
     h = spec.hidden
@@ -138,9 +173,16 @@ def forward_flops_per_token(spec: ModelSpec, context: int) -> float:
     return matmul + attention_core_flops_per_token(spec, context) * spec.layers
 
 
-def attention_core_flops_per_token(spec: ModelSpec, context: int) -> float:
-    """FLOPs of QK^T and AV for one token in one layer (full square, as Megatron counts)."""
-    return 2.0 * context * spec.heads * (qk_dim(spec) + v_dim(spec))
+def attention_core_flops_per_token(spec: ModelSpec, context: int | float) -> float:
+    """FLOPs of QK^T and AV for one token in one layer over a sequence of ``context`` tokens
+    (full square, as Megatron counts; a sliding window narrows the square to its band)."""
+    return 2.0 * square_context(spec, context) * spec.heads * (qk_dim(spec) + v_dim(spec))
+
+
+def decode_attention_flops_per_token(spec: ModelSpec, context: int | float) -> float:
+    """FLOPs of QK^T and AV for the one new token at position ``context`` in one layer: it reads
+    every cached key, or the last ``sliding_window`` of them."""
+    return 2.0 * attended_tokens(spec, context) * spec.heads * (qk_dim(spec) + v_dim(spec))
 
 
 def kv_bytes_per_token(spec: ModelSpec, bytes_per_value: float = 2.0) -> float:
@@ -151,3 +193,28 @@ def kv_bytes_per_token(spec: ModelSpec, bytes_per_value: float = 2.0) -> float:
     if spec.is_mla:
         return spec.layers * (spec.kv_lora_rank + spec.qk_rope_head_dim) * bytes_per_value
     return spec.layers * 2 * spec.kv_heads * head_dim(spec) * bytes_per_value
+
+
+def attention_projections(spec: ModelSpec) -> tuple[tuple[int, int], ...]:
+    """(input, output) widths of each linear layer of one attention block (what LoRA adapts).
+
+    MLA (DeepSeek-V2/V3): the query down- and up-projection (or one projection without a query
+    LoRA rank), the joint KV down-projection (latent + rope key), the KV up-projection to
+    heads x (qk_nope + v) and the output projection from heads x v_head_dim."""
+    h = spec.hidden
+    if spec.is_mla:
+        q: tuple[tuple[int, int], ...] = (
+            ((h, spec.q_lora_rank), (spec.q_lora_rank, q_width(spec)))
+            if spec.q_lora_rank
+            else ((h, q_width(spec)),)
+        )
+        kv_b = spec.heads * (spec.qk_nope_head_dim + spec.v_head_dim)
+        return (
+            *q,
+            (h, spec.kv_lora_rank + spec.qk_rope_head_dim),
+            (spec.kv_lora_rank, kv_b),
+            (spec.heads * v_dim(spec), h),
+        )
+    hd = head_dim(spec)
+    kv = spec.kv_heads * hd
+    return ((h, spec.heads * hd), (h, kv), (h, kv), (spec.heads * hd, h))

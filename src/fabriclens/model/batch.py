@@ -19,9 +19,11 @@ from fabriclens.model.arch import (
     ParamCounts,
     attention_core_flops_per_token,
     forward_flops_per_token,
-    head_dim,
+    k_width,
     moe_layers,
+    q_width,
     v_dim,
+    v_width,
 )
 from fabriclens.model.collectives import BASE_LATENCY_S, Fabric
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
@@ -58,12 +60,9 @@ def _activation(spec: ModelSpec, base: TrainConfig, tp: Arr, mb: Arr, sp: Arr, r
     sp_eff = (sp > 0) | (tp == 1)
     rep_div = np.where(sp_eff, tp, 1.0)
     full = 2.0 * tokens * h / rep_div
-    hd = head_dim(spec)
-    q_w, kv_w, o_w = spec.heads * hd, spec.kv_heads * hd, spec.heads * v_dim(spec)
-    if spec.is_mla:
-        kv_w = spec.heads * hd
+    q_w, k_w, v_w, o_w = q_width(spec), k_width(spec), v_width(spec), spec.heads * v_dim(spec)
     replicated = tokens * h * (8 + (2 if base.dropout else 0))
-    attn = 2 * tokens * (q_w + kv_w) + 2 * tokens * kv_w + 2 * tokens * o_w
+    attn = 2 * tokens * (q_w + k_w) + 2 * tokens * v_w + 2 * tokens * o_w
     f: float = spec.ffn
     if spec.is_moe:
         moe_f = (spec.moe_ffn or spec.ffn) * (spec.experts_per_token + spec.shared_experts)
@@ -166,54 +165,96 @@ def evaluate(
     trains = base.trains_base
     m = np.maximum(1.0, np.floor(gb / (dp * mb)))
 
-    # --- parameters held (memory.param_share) ---
-    layers = L / pp
+    # --- pipeline stages (memory.pipeline_stages): first, second, last ---
+    ceil = np.ceil(L / pp)
+    light = pp * ceil - L
+    one = pp <= 1
+    st_layers = [
+        np.where(one, float(L), ceil - (light >= 2)),
+        ceil,
+        np.where(one, float(L), ceil - (light >= 1)),
+    ]
+    st_index = [np.zeros_like(pp), np.ones_like(pp), pp - 1]
+    exists = [np.ones_like(pp, dtype=bool), pp >= 3, pp >= 2]
+    head = counts.lm_head or counts.embedding
+    st_ends = [
+        np.where(one, counts.embedding + counts.lm_head, float(counts.embedding)),
+        np.zeros_like(pp),
+        np.where(one, counts.embedding + counts.lm_head, float(head)),
+    ]
+    st_head = [one, np.zeros_like(pp, dtype=bool), ~one]
+    layers = ceil  # the busiest stage's layers set the step (memory.busiest_layers)
+
+    # --- parameters held (memory.stage_share; param_share: the stage holding the most) ---
     per_dense = (
         counts.attention + counts.dense_mlp + counts.shared_and_router
     ) / L + counts.norms / L
     per_expert = counts.experts / L
-    ends = np.where(
-        pp == 1,
-        counts.embedding + counts.lm_head,
-        max(counts.embedding, counts.lm_head or counts.embedding),
-    )
-    dense = (layers * per_dense + ends) / tp
-    expert = layers * per_expert / (tp * ep)
-    total = dense + expert
-    ends_held = ends / tp
+    st_dense = [(n * per_dense + e) / tp for n, e in zip(st_layers, st_ends, strict=True)]
+    st_expert = [n * per_expert / (tp * ep) for n in st_layers]
+    st_total = [
+        np.where(x, d + e, -np.inf) for d, e, x in zip(st_dense, st_expert, exists, strict=True)
+    ]
+    pick0 = (st_total[0] >= st_total[1]) & (st_total[0] >= st_total[2])
+    pick1 = ~pick0 & (st_total[1] >= st_total[2])
 
-    # --- memory (memory.training_memory) ---
+    def heaviest(values: list[Arr]) -> Arr:
+        return _f(np.where(pick0, values[0], np.where(pick1, values[1], values[2])))
+
+    dense = heaviest(st_dense)
+    expert = heaviest(st_expert)
+    total = dense + expert
+    share_layers = heaviest(st_layers)
+    ends_held = heaviest(st_ends) / tp
+
+    # --- memory (memory.training_memory): the busiest of the stages ---
     dp_dense = dp * cp
     dp_expert = np.maximum(1.0, np.floor(dp_dense / ep))
-
-    def sharded(bpp: float, stage: int) -> Arr:
-        return np.where(zero >= stage, bpp * (dense / dp_dense + expert / dp_expert), bpp * total)
-
-    if trains:
-        states = sharded(2.0, 3) + sharded(2.0, 2) + sharded(OPTIMIZER_BYTES_PER_PARAM, 1)
-    else:
-        frozen = np.where(
-            zero >= 3,
-            frozen_base_bytes(dense, expert, ends_held, base.lora_base_bits, dp_dense, dp_expert),
-            frozen_base_bytes(dense, expert, ends_held, base.lora_base_bits),
-        )
-        adapters = adapter_params(spec, base.lora_rank) / (tp * pp)
-        states = frozen + 2.0 * adapters + (ADAPTER_BYTES_PER_PARAM - 2.0) * adapters
     act_rec = _activation(spec, base, tp, mb, sp, rec)
     act_none = _activation(spec, base, tp, mb, sp, np.zeros_like(rec))
-    in_flight = np.where(
-        pp == 1, 1.0, np.minimum(pp, m) * np.where(il > 1, 1 + (pp - 1) / (pp * il), 1.0)
-    )
-    acts = act_rec * layers * in_flight + np.where(rec == 2, act_none, 0.0)
     tokens = mb * base.seq_len / cp
-    acts = acts + tokens * spec.vocab / tp * 6
-    buffers = np.full_like(tp, NCCL_BUFFER_BYTES if gpus > 1 else 0.0)
-    layer_bytes = (
-        2.0 * total if trains else frozen_base_bytes(dense, expert, ends_held, base.lora_base_bits)
-    )
-    buffers = buffers + np.where(zero >= 3, 2 * layer_bytes / np.maximum(1.0, layers), 0.0)
-    allocated = states + acts + buffers
-    memory = allocated + CUDA_CONTEXT_BYTES + FRAGMENTATION * allocated
+    memory = np.full_like(tp, -np.inf)
+    for i in range(3):
+        s_dense, s_expert, s_ends = st_dense[i], st_expert[i], st_ends[i] / tp
+        s_total = s_dense + s_expert
+
+        split = s_dense / dp_dense + s_expert / dp_expert  # ZeRO-sharded over data parallel
+        if trains:
+            states = (
+                np.where(zero >= 3, 2.0 * split, 2.0 * s_total)
+                + np.where(zero >= 2, 2.0 * split, 2.0 * s_total)
+                + np.where(zero >= 1, OPTIMIZER_BYTES_PER_PARAM * split,
+                           OPTIMIZER_BYTES_PER_PARAM * s_total)
+            )  # fmt: skip
+        else:
+            frozen = np.where(
+                zero >= 3,
+                frozen_base_bytes(
+                    s_dense, s_expert, s_ends, base.lora_base_bits, dp_dense, dp_expert
+                ),
+                frozen_base_bytes(s_dense, s_expert, s_ends, base.lora_base_bits),
+            )
+            adapters = adapter_params(spec, base.lora_rank) / (tp * pp)
+            states = frozen + 2.0 * adapters + (ADAPTER_BYTES_PER_PARAM - 2.0) * adapters
+        in_flight = np.where(
+            one,
+            1.0,
+            np.minimum(pp - st_index[i], m) * np.where(il > 1, 1 + (pp - 1) / (pp * il), 1.0),
+        )
+        acts = act_rec * st_layers[i] * in_flight + np.where(rec == 2, act_none, 0.0)
+        acts = acts + np.where(st_head[i], tokens * spec.vocab / tp * 6, 0.0)
+        buffers = np.full_like(tp, NCCL_BUFFER_BYTES if gpus > 1 else 0.0)
+        layer_bytes = (
+            2.0 * s_total
+            if trains
+            else frozen_base_bytes(s_dense, s_expert, s_ends, base.lora_base_bits)
+        )
+        buffers = buffers + np.where(
+            zero >= 3, 2 * layer_bytes / np.maximum(1.0, st_layers[i]), 0.0
+        )
+        allocated = states + acts + buffers
+        stage_memory = allocated + CUDA_CONTEXT_BYTES + FRAGMENTATION * allocated
+        memory = np.where(exists[i], np.maximum(memory, stage_memory), memory)
 
     # --- compute (step.estimate_training_step) ---
     peak = peak_flops(gpu, base.precision)
@@ -243,11 +284,18 @@ def evaluate(
     dequant: Any = 0.0
     if not trains and base.lora_base_bits == 4:
         dequant = (
-            np.where(rec == 2, 3, 2) * QLORA_DEQUANT_BYTES_PER_PARAM * total / layers / mem_rate
+            np.where(rec == 2, 3, 2)
+            * QLORA_DEQUANT_BYTES_PER_PARAM
+            * total
+            / np.maximum(1.0, share_layers)
+            / mem_rate
         )
     per_layer = fwd + bwd + recompute + dequant
     logits = (3.0 if trains else 2.0) * 2.0 * tokens * h * spec.vocab / tp / bf16_mm_rate
-    compute_mb = layers * per_layer + logits
+    compute_mb = np.maximum(
+        np.maximum(st_layers[0] * per_layer + np.where(one, logits, 0.0), ceil * per_layer),
+        np.where(exists[2], st_layers[2] * per_layer + logits, 0.0),
+    )
 
     # --- placement (layout.place_groups) ---
     def group(size: Arr, stride: Arr) -> tuple[Arr, Arr]:

@@ -15,17 +15,61 @@ from dataclasses import dataclass
 from fabriclens.catalog.schema import Engine, Gpu, ModelSpec
 from fabriclens.model.arch import (
     ParamCounts,
+    attended_tokens,
     attention_core_flops_per_token,
+    decode_attention_flops_per_token,
     expert_params,
+    k_width,
     kv_bytes_per_token,
     moe_layers,
+    q_width,
+    v_dim,
+    v_width,
 )
 from fabriclens.model.collectives import Fabric, estimate_collective
-from fabriclens.model.layout import WEIGHT_BYTES
-from fabriclens.model.memory import MemoryLedger, inference_memory, param_share
+from fabriclens.model.layout import WEIGHT_BYTES, ranks_per_node
+from fabriclens.model.memory import MemoryLedger, inference_memory, stage_layer_counts
 from fabriclens.model.step import peak_flops
 
 PREFILL_CHUNK_TOKENS = 8192  # chunked prefill working set (vLLM-style), estimate
+# A block-scaled FP8 GEMM at decode batch sizes does not reach the HBM roofline: with one
+# token there is one tile row, so only N/128 thread blocks run and each walks the whole K
+# dimension in 128-wide steps, one dependent load after another. DeepSeek-V3 shapes at batch 1
+# (sgl-project/sglang#5820, vLLM CUTLASS kernel): 14.5 us for N=3072 K=1536 (12 steps) and
+# 20.6 us for N=512 K=7168 (56 steps): 0.139 us per K step. The fixed part of those timings
+# (launch, epilogue) is the engine's per-layer kernel gaps, counted in engines.toml.
+FP8_GEMM_K_STEP_S = (20.6e-6 - 14.5e-6) / (7168 / 128 - 1536 / 128)
+
+
+def decode_gemms(
+    spec: ModelSpec, tp: int, moe_layer: bool, touched: float
+) -> list[tuple[float, int]]:
+    """(weights per GPU, input width K) of each GEMM kernel one decoder layer runs in a decode
+    step: QKV and output projections (MLA: the query down/up, the KV down-projection, the two
+    absorbed per-head matmuls and the output), then the MLP (gate-up, down) or, in a MoE layer,
+    the router, the shared experts' two GEMMs and the fused routed-expert kernel's two."""
+    h = spec.hidden
+    attn: list[tuple[float, int]]
+    if spec.is_mla:
+        r = spec.q_lora_rank
+        q = [(h * r, h), (r * q_width(spec) / tp, r)] if r else [(h * q_width(spec) / tp, h)]
+        absorb = spec.kv_lora_rank * spec.heads / tp
+        attn = [*q, (h * (spec.kv_lora_rank + spec.qk_rope_head_dim), h),
+                (absorb * spec.qk_nope_head_dim, spec.qk_nope_head_dim),
+                (absorb * spec.v_head_dim, spec.kv_lora_rank),
+                (spec.heads * v_dim(spec) * h / tp, spec.heads * v_dim(spec) // tp)]  # fmt: skip
+    else:
+        qkv = h * (q_width(spec) + k_width(spec) + v_width(spec)) / tp
+        attn = [(qkv, h), (q_width(spec) * h / tp, q_width(spec) // tp)]
+    gated = 2 if spec.mlp == "swiglu" else 1
+    if not moe_layer:
+        f = spec.ffn
+        return [*attn, (gated * h * f / tp, h), (f * h / tp, f // tp)]
+    f = spec.moe_ffn or spec.ffn
+    shared = spec.shared_experts * f * h / tp
+    routed = touched * f * h / tp
+    return [*attn, (h * spec.experts, h), (gated * shared, h), (shared, max(1, f * spec.shared_experts // tp)),
+            (gated * routed, h), (routed, max(1, f // tp))]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,36 +139,34 @@ def estimate_inference(
     mm_rate = peak * gpu.gemm_efficiency(compute)
     attn_rate = gpu.bf16_flops_per_s * gpu.attention_efficiency  # attention runs in BF16
     mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
-    share = param_share(spec, counts, tp, pp, 1)
-    layers = spec.layers / pp
     h = spec.hidden
+    L = spec.layers
+    stage_layers = stage_layer_counts(L, pp)
+    per_layer_dense = (
+        counts.attention + counts.dense_mlp + counts.shared_and_router + counts.norms
+    ) / L
+    moe_share = moe_layers(spec) / L  # MoE layers per decoder layer
+    head_params = counts.lm_head or spec.vocab * h  # a tied model's head is the embedding
 
-    # --- prefill: compute-bound over batch x prompt tokens ---
+    # --- communication: tensor-parallel all-reduces, pipeline sends ---
     tokens = batch * prompt_tokens
-    mm_flops = 2.0 * tokens * counts.layer_matmul_active / spec.layers * layers / tp
-    core = tokens * attention_core_flops_per_token(spec, prompt_tokens) / 2 * layers / tp
-    head = 2.0 * batch * h * spec.vocab / tp
-    weights_bytes = share.total * wbytes
-    prefill_compute = mm_flops / mm_rate + core / attn_rate + head / mm_rate
-    prefill_stage = max(prefill_compute, weights_bytes / mem_rate)
+    tp_per_node = ranks_per_node(tp, fabric.gpus_per_node, tp * pp)
     comm: list[TokenComm] = []
     prefill_comm = 0.0
     step_comm = 0.0
     if tp > 1:
-        ar_prefill = estimate_collective("all_reduce", tokens * h * 2.0, tp, fabric)
-        prefill_comm += 2 * layers * ar_prefill.time_s
-        ar_decode = estimate_collective("all_reduce", batch * h * 2.0, tp, fabric)
-        step_comm += 2 * layers * ar_decode.time_s
-        comm.append(
-            TokenComm(
-                "tp",
-                "all_reduce",
-                batch * h * 2.0,
-                2 * spec.layers / pp,
-                ar_decode.link,
-                2 * layers * ar_decode.time_s,
-            )
+        ar_prefill = estimate_collective(
+            "all_reduce", tokens * h * 2.0, tp, fabric, ranks_per_node=tp_per_node
         )
+        prefill_comm += 2 * L * ar_prefill.time_s
+        ar_decode = estimate_collective(
+            "all_reduce", batch * h * 2.0, tp, fabric, ranks_per_node=tp_per_node
+        )
+        step_comm += 2 * L * ar_decode.time_s
+        comm.append(
+            TokenComm("tp", "all_reduce", batch * h * 2.0, 2 * L, ar_decode.link,
+                      2 * L * ar_decode.time_s)
+        )  # fmt: skip
     if pp > 1:
         # stages sit tp GPUs apart: on one node while the replica fits in it, else across nodes
         same_node = tp * pp <= fabric.gpus_per_node or fabric.network is None
@@ -147,33 +189,58 @@ def estimate_inference(
                 (pp - 1) * p2p_decode.time_s,
             )
         )
-    overhead = engine.step_overhead_s + engine.layer_overhead_s * spec.layers
-    prefill_s = pp * prefill_stage + prefill_comm + overhead
+    overhead = engine.step_overhead_s + engine.layer_overhead_s * L
 
-    # --- decode: read weights (experts touched) + KV cache per step ---
-    if spec.is_moe:
-        n_moe = moe_layers(spec)
-        touched = experts_touched(spec.experts, spec.experts_per_token, batch)
-        unread = n_moe * (spec.experts - touched) * expert_params(spec)
-        read_params = (share.dense + (counts.experts - unread) / (tp * pp)) if counts.experts else 0
-        read_params = max(read_params, share.dense)
-    else:
-        read_params = share.total
-    weights_read = read_params * wbytes
+    # --- per stage: prefill (compute-bound over batch x prompt tokens) and decode (read the
+    # weights of the experts touched, the KV cache, the whole LM head; look up batch rows of
+    # the input embedding) ---
     kv_total = kv_bytes_per_token(spec, kvbytes)
     kv_shard = 1.0 if spec.is_mla else min(tp, spec.kv_heads)
-    kv_per_gpu_token = kv_total / kv_shard / pp
+    kv_per_layer_token = kv_total / kv_shard / L
     avg_context = prompt_tokens + output_tokens / 2
-    kv_read = batch * avg_context * kv_per_gpu_token
-    t_mem = (weights_read + kv_read) / mem_rate
-    dec_flops = 2.0 * batch * (counts.active / (tp * pp))
-    dec_core = batch * attention_core_flops_per_token(spec, int(avg_context)) * layers / tp
-    t_compute = dec_flops / mm_rate + dec_core / attn_rate
-    t_stage = max(t_mem, t_compute)
-    step = pp * t_stage + step_comm + overhead
+    attended = attended_tokens(spec, avg_context)  # a sliding window reads W keys at most
+    touched = experts_touched(spec.experts, spec.experts_per_token, batch) if spec.is_moe else 0.0
+    matmul_per_layer = counts.layer_matmul_active / L
+    prefill_s = 0.0
+    t_mem_sum = t_compute_sum = 0.0
+    weights_read = 0.0
+    for i, n in enumerate(stage_layers):
+        last, first = i == pp - 1, i == 0
+        held = n * per_layer_dense + n * moe_share * spec.experts * expert_params(spec)
+        held += (counts.embedding if first else 0.0) + (head_params if last else 0.0)
+        mm = 2.0 * tokens * matmul_per_layer * n / tp
+        core = tokens * attention_core_flops_per_token(spec, prompt_tokens) / 2 * n / tp
+        head = 2.0 * batch * h * spec.vocab / tp if last else 0.0
+        prefill_compute = mm / mm_rate + core / attn_rate + head / mm_rate
+        prefill_s += max(prefill_compute, held / tp * wbytes / mem_rate)
+        read = n * per_layer_dense + n * moe_share * touched * expert_params(spec)
+        read += (batch * h if first else 0.0) + (head_params if last else 0.0)
+        stage_read = read / tp * wbytes
+        weights_read = max(weights_read, stage_read)
+        kv_read = batch * attended * kv_per_layer_token * n
+        t_mem = (stage_read + kv_read) / mem_rate
+        if wbytes == 1.0 and compute == "fp8":  # block-scaled FP8 GEMMs: K-step latency
+            n_moe_stage = n * moe_share
+            for layers_of_kind, is_moe in ((n - n_moe_stage, False), (n_moe_stage, True)):
+                if layers_of_kind > 0:
+                    gemms = decode_gemms(spec, tp, is_moe, touched)
+                    t_mem += layers_of_kind * sum(
+                        max(0.0, k / 128 * FP8_GEMM_K_STEP_S - p * wbytes / mem_rate)
+                        for p, k in gemms
+                        if p > 0
+                    )
+        dec_flops = 2.0 * batch * (matmul_per_layer * n + (spec.vocab * h if last else 0.0)) / tp
+        dec_core = batch * decode_attention_flops_per_token(spec, avg_context) * n / tp
+        t_compute = dec_flops / mm_rate + dec_core / attn_rate
+        if t_mem >= t_compute:
+            t_mem_sum += t_mem
+        else:
+            t_compute_sum += t_compute
+    prefill_s += prefill_comm + overhead
+    step = t_mem_sum + t_compute_sum + step_comm + overhead
     parts = {
-        "memory bandwidth": pp * t_mem if t_mem >= t_compute else 0.0,
-        "compute": pp * t_compute if t_compute > t_mem else 0.0,
+        "memory bandwidth": t_mem_sum,
+        "compute": t_compute_sum,
         "communication": step_comm,
         "engine overhead": overhead,
     }
@@ -192,18 +259,31 @@ def estimate_inference(
         weight_bytes_per_param=wbytes,
     )
     assumptions = (
-        f"decode: weights ({precision}, {wbytes * 8:.3g} bits each) and KV cache ({kv_precision}) read once per step at "
-        f"{gpu.memory_bw_efficiency:.0%} of {gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s; "
-        f"average context {avg_context:.0f} tokens",
-        f"prefill: {peak / 1e12:.0f} TFLOP/s x {gpu.matmul_efficiency:.3g} for matmuls, causal "
-        f"attention at {gpu.attention_efficiency:.0%} of the BF16 peak ({gpu.attention_efficiency_source})",
-        f"engine {engine.name}: {engine.step_overhead_s * 1e3:.2g} ms per step + "
-        f"{engine.layer_overhead_s * 1e6:.0f} us per layer ({engine.source})",
-        "tensor parallel: 2 all-reduces of batch x hidden per layer per token, not overlapped",
-    ) + (
-        ("MoE: uniform routing; distinct experts read per layer E(1-(1-k/E)^B)",)
-        if spec.is_moe
-        else ()
+        (
+            f"decode: weights ({precision}, {wbytes * 8:.3g} bits each; the whole LM head, batch rows of the "
+            f"input embedding) and KV cache ({kv_precision}) read once per step at "
+            f"{gpu.memory_bw_efficiency:.0%} of {gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s; "
+            f"average context {avg_context:.0f} tokens",
+            f"prefill: {peak / 1e12:.0f} TFLOP/s x {gpu.matmul_efficiency:.3g} for matmuls, causal "
+            f"attention at {gpu.attention_efficiency:.0%} of the BF16 peak ({gpu.attention_efficiency_source})",
+            f"engine {engine.name}: {engine.step_overhead_s * 1e3:.2g} ms per step + "
+            f"{engine.layer_overhead_s * 1e6:.0f} us per layer ({engine.source})",
+            "tensor parallel: 2 all-reduces of batch x hidden per layer per token, not overlapped",
+        )
+        + (
+            ("MoE: uniform routing; distinct experts read per layer E(1-(1-k/E)^B)",)
+            if spec.is_moe
+            else ()
+        )
+        + (
+            (
+                f"FP8 decode GEMMs: at least {FP8_GEMM_K_STEP_S * 1e6:.3f} us per 128-wide step of "
+                "the input width K (block-scaled FP8 GEMMs at batch 1 run below the HBM roofline: "
+                "sgl-project/sglang#5820)",
+            )
+            if wbytes == 1.0 and compute == "fp8"
+            else ()
+        )
     )
     ttft = prefill_s
     return InferenceEstimate(

@@ -6,6 +6,7 @@ Ranks are placed as Megatron-LM does: tensor-parallel ranks innermost, then cont
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -75,6 +76,17 @@ class Group:
         return self.size > self.per_node
 
 
+def ranks_per_node(size: int, gpus_per_node: int, gpus: int) -> int:
+    """Ranks of the worst-placed group of ``size`` consecutive ranks on one node.
+
+    Groups of consecutive ranks tile the nodes only when the size divides the node (or the node
+    the size); otherwise some groups straddle a node boundary (tp 4 on 6-GPU nodes: ranks 4-7
+    sit 2 + 2 on two nodes) and their collectives cross the network: gcd(size, gpus_per_node)."""
+    if gpus <= gpus_per_node:
+        return max(1, min(size, gpus_per_node))
+    return math.gcd(size, gpus_per_node)
+
+
 def place_groups(cfg: TrainConfig) -> dict[str, Group]:
     """Where each group's ranks sit, given Megatron's tp-cp-dp-pp rank order."""
     gpn = cfg.gpus_per_node
@@ -82,6 +94,8 @@ def place_groups(cfg: TrainConfig) -> dict[str, Group]:
     stride = 1
     for name, size in (("tp", cfg.tp), ("cp", cfg.cp), ("dp", cfg.dp), ("pp", cfg.pp)):
         per_node = max(1, min(size, gpn // stride)) if stride <= gpn else 1
+        if name == "tp":  # a tp group that straddles two nodes crosses the network
+            per_node = ranks_per_node(size, gpn, cfg.gpus)
         # ranks of one node = gpn; this group's ranks on it = per_node
         concurrent = max(1, min(gpn, cfg.gpus) // per_node)
         groups[name] = Group(name, size, per_node, concurrent)

@@ -17,7 +17,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabriclens.catalog.schema import ModelSpec
-from fabriclens.model.arch import ParamCounts, head_dim, kv_bytes_per_token, moe_layers, v_dim
+from fabriclens.model.arch import (
+    ParamCounts,
+    attended_tokens,
+    attention_projections,
+    k_width,
+    kv_bytes_per_token,
+    moe_layers,
+    q_width,
+    v_dim,
+    v_width,
+)
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
 from fabriclens.units import format_number
 
@@ -50,13 +60,61 @@ class MemoryLedger:
 
 
 @dataclass(frozen=True, slots=True)
+class Stage:
+    """One pipeline stage: its decoder layers and which end of the model it holds."""
+
+    index: int
+    layers: int
+    embedding: bool  # the first stage looks up the input embedding
+    lm_head: bool  # the last stage holds the LM head and the logits
+
+
+def stage_layer_counts(layers: int, pp: int) -> tuple[int, ...]:
+    """Decoder layers on each of ``pp`` pipeline stages, in order.
+
+    When ``pp`` does not divide the layers the busiest stages hold ceil(layers / pp); the stages
+    that hold one fewer are the first and the last (which carry the embedding and the LM head),
+    as Llama 3 405B's 126 layers were split (Dubey et al. 2024, section 3.3.2: "reduce one
+    Transformer layer each from the first and the last stages"), then middle ones from the end."""
+    if pp <= 1:
+        return (layers,)
+    ceil = -(-layers // pp)
+    counts = [ceil] * pp
+    order = [0, pp - 1, *range(pp - 2, 1, -1)] if pp > 2 else [0, 1]
+    light = pp * ceil - layers
+    for i in (order[1], order[0], *order[2:])[:light]:
+        counts[i] -= 1
+    return tuple(counts)
+
+
+def pipeline_stages(layers: int, pp: int) -> tuple[Stage, ...]:
+    """The stages that can decide a fit or a step: the first (the embedding, the most
+    micro-batches in flight), the second (the busiest middle stage) and the last (the LM head
+    and the logits); see :func:`stage_layer_counts` for an uneven split."""
+    counts = stage_layer_counts(layers, pp)
+    if pp <= 1:
+        return (Stage(0, layers, True, True),)
+    first, last = Stage(0, counts[0], True, False), Stage(pp - 1, counts[-1], False, True)
+    if pp == 2:
+        return (first, last)
+    return (first, Stage(1, counts[1], False, False), last)
+
+
+def busiest_layers(layers: int, pp: int) -> int:
+    """Decoder layers on the busiest pipeline stage: the step follows it, not the average."""
+    return -(-layers // max(1, pp))
+
+
+@dataclass(frozen=True, slots=True)
 class ParamShare:
-    """Parameters held by the GPU of the busiest pipeline stage (before ZeRO sharding)."""
+    """Parameters held by one GPU of one pipeline stage (before ZeRO sharding)."""
 
     dense: float  # sharded by tp (and ZeRO over dp)
     expert: float  # sharded by tp x ep (and ZeRO over dp / ep)
-    layers: float  # decoder layers held by one stage
+    layers: float  # decoder layers held by the stage
     ends: float = 0.0  # the token embedding and LM head among ``dense`` (kept 16-bit by QLoRA)
+    embedding: float = 0.0  # the input embedding among ``ends`` (a lookup, not a matmul)
+    stage: Stage | None = None
 
     @property
     def total(self) -> float:
@@ -64,19 +122,30 @@ class ParamShare:
         return self.dense + self.expert
 
 
-def param_share(spec: ModelSpec, counts: ParamCounts, tp: int, pp: int, ep: int) -> ParamShare:
-    """Parameters on one GPU of the heaviest stage (first or last: embedding or LM head)."""
-    layers = spec.layers / pp
+def stage_share(
+    spec: ModelSpec, counts: ParamCounts, tp: int, ep: int, stage: Stage, pp: int
+) -> ParamShare:
+    """Parameters on one GPU of ``stage``: its layers, the embedding on the first, the LM head
+    on the last (a tied model's last stage keeps its own copy of the embedding as the head,
+    as Megatron-LM does when pp > 1)."""
     per_layer_dense = (counts.attention + counts.dense_mlp + counts.shared_and_router) / spec.layers
     per_layer_dense += counts.norms / spec.layers
     per_layer_expert = counts.experts / spec.layers
-    if pp == 1:
-        ends = counts.embedding + counts.lm_head
-    else:
-        ends = max(counts.embedding, counts.lm_head or counts.embedding)
-    dense = (layers * per_layer_dense + ends) / tp
-    expert = layers * per_layer_expert / (tp * ep)
-    return ParamShare(dense=dense, expert=expert, layers=layers, ends=ends / tp)
+    embedding = counts.embedding if stage.embedding else 0.0
+    head = 0.0
+    if stage.lm_head:
+        head = counts.lm_head if (counts.lm_head or pp == 1) else counts.embedding
+    ends = embedding + head
+    dense = (stage.layers * per_layer_dense + ends) / tp
+    expert = stage.layers * per_layer_expert / (tp * ep)
+    return ParamShare(dense, expert, stage.layers, ends / tp, embedding / tp, stage)
+
+
+def param_share(spec: ModelSpec, counts: ParamCounts, tp: int, pp: int, ep: int) -> ParamShare:
+    """Parameters on one GPU of the stage that holds the most (first or last: embedding or LM
+    head; a middle stage when the split is uneven)."""
+    shares = [stage_share(spec, counts, tp, ep, st, pp) for st in pipeline_stages(spec.layers, pp)]
+    return max(shares, key=lambda s: s.total)
 
 
 def frozen_base_bytes(
@@ -99,12 +168,11 @@ def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str
     sp = cfg.sequence_parallel or t == 1
     if recompute == "full":
         return 2.0 * tokens * h / (t if sp else 1)
-    hd = head_dim(spec)
-    q_w, kv_w, o_w = spec.heads * hd, spec.kv_heads * hd, spec.heads * v_dim(spec)
-    if spec.is_mla:  # MLA materialises full per-head K and V after decompression
-        kv_w = spec.heads * hd
+    # Q and K for QK^T, V for the weighted sum, the output projection's input (Korthikanti et al.
+    # 2022, 4sbh + 2sbh + 2sbh for MHA); MLA materialises per-head K (192 wide) and V (128)
+    q_w, k_w, v_w, o_w = q_width(spec), k_width(spec), v_width(spec), spec.heads * v_dim(spec)
     replicated = tokens * h * (8 + (2 if cfg.dropout else 0))
-    attn = 2 * tokens * (q_w + kv_w) + 2 * tokens * kv_w + 2 * tokens * o_w
+    attn = 2 * tokens * (q_w + k_w) + 2 * tokens * v_w + 2 * tokens * o_w
     f: float = spec.ffn
     if spec.is_moe:  # tokens pass through k routed + shared experts in the MoE layers
         moe_f = (spec.moe_ffn or spec.ffn) * (spec.experts_per_token + spec.shared_experts)
@@ -122,11 +190,13 @@ def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str
     return replicated / (t if sp else 1) + split / t
 
 
-def _in_flight(cfg: TrainConfig) -> float:
-    """Micro-batches whose activations the first stage holds at once (1F1B, interleaved)."""
+def _in_flight(cfg: TrainConfig, stage: int = 0) -> float:
+    """Micro-batches whose activations stage ``stage`` holds at once: 1F1B's warm-up leaves
+    pp - stage in flight (the first stage holds pp, the last one); interleaving adds
+    (pp-1)/(pp x interleave) of that (Narayanan et al. 2021)."""
     if cfg.pp == 1:
         return 1.0
-    held = float(min(cfg.pp, cfg.microbatches))
+    held = float(min(cfg.pp - stage, cfg.microbatches))
     if cfg.interleave > 1:
         held *= 1 + (cfg.pp - 1) / (cfg.pp * cfg.interleave)
     return held
@@ -137,8 +207,7 @@ def adapter_params(spec: ModelSpec, rank: int) -> float:
     mixture of experts every expert's projections get adapters (PEFT's target_modules match
     each expert's linear layers), not only the k a token is routed to."""
     h = spec.hidden
-    hd = head_dim(spec)
-    attn = rank * ((h + spec.heads * hd) * 2 + (h + spec.kv_heads * hd) * 2)
+    attn = rank * sum(i + o for i, o in attention_projections(spec))
     n_mlp = 3 if spec.mlp == "swiglu" else 2
     n_moe = moe_layers(spec)
     dense_mlp = (spec.layers - n_moe) * n_mlp * rank * (h + spec.ffn)
@@ -150,8 +219,28 @@ def adapter_params(spec: ModelSpec, rank: int) -> float:
 def training_memory(
     spec: ModelSpec, counts: ParamCounts, cfg: TrainConfig, capacity_bytes: float
 ) -> MemoryLedger:
-    """Per-GPU memory for one training step of the heaviest pipeline stage."""
-    share = param_share(spec, counts, cfg.tp, cfg.pp, cfg.ep)
+    """Per-GPU memory for one training step of the busiest pipeline stage: the first holds the
+    embedding and the most micro-batches in flight, the last the LM head and the logits, a
+    middle one the most layers when the split is uneven; the largest decides the fit."""
+    ledgers = [
+        _training_stage_memory(spec, counts, cfg, stage)
+        for stage in pipeline_stages(spec.layers, cfg.pp)
+    ]
+    comp, notes = max(ledgers, key=lambda c: sum(c[0].values()))
+    return MemoryLedger(comp, capacity_bytes, notes)
+
+
+def _stage_name(stage: Stage, pp: int) -> str:
+    if pp == 1:
+        return "the only stage"
+    what = "first" if stage.embedding else "last" if stage.lm_head else f"stage {stage.index + 1}"
+    return f"{what} of {pp} stages ({stage.layers} layers)"
+
+
+def _training_stage_memory(
+    spec: ModelSpec, counts: ParamCounts, cfg: TrainConfig, stage: Stage
+) -> tuple[dict[str, float], tuple[str, ...]]:
+    share = stage_share(spec, counts, cfg.tp, cfg.ep, stage, cfg.pp)
     dp_dense: int = cfg.dp * cfg.cp
     dp_expert: int = max(1, dp_dense // cfg.ep)
     notes: list[str] = []
@@ -192,18 +281,20 @@ def training_memory(
         )
 
     per_layer = activation_bytes_per_layer(spec, cfg, cfg.recompute)
-    acts = per_layer * share.layers * _in_flight(cfg)
+    in_flight = _in_flight(cfg, stage.index)
+    acts = per_layer * share.layers * in_flight
     if cfg.recompute == "full":  # one layer's full activations exist while it is recomputed
         acts += activation_bytes_per_layer(spec, cfg, "none")
     tokens = cfg.micro_batch * cfg.seq_len / cfg.cp
-    logits = tokens * spec.vocab / cfg.tp * (2 + 4)  # bf16 logits + fp32 copy for the loss
+    # bf16 logits + fp32 copy for the loss, on the stage that holds the LM head
+    logits = tokens * spec.vocab / cfg.tp * (2 + 4) if stage.lm_head else 0.0
     comp["activations"] = acts + logits
     notes.append(
         f"activations: {cfg.recompute} recompute, "
         f"{'FlashAttention (no score matrix)' if cfg.flash_attention else 'score matrix kept'}, "
-        f"sequence parallel {'on' if cfg.sequence_parallel else 'off'}, "
-        f"{format_number(_in_flight(cfg), 2)} micro-batch(es) in flight on the first stage, "
-        "fp32 logits for the loss"
+        f"sequence parallel {'on' if cfg.sequence_parallel else 'off'}; busiest stage: "
+        f"{_stage_name(stage, cfg.pp)}, {format_number(in_flight, 2)} micro-batch(es) in flight"
+        + ("; fp32 logits for the loss" if stage.lm_head else "")
     )
     buffers = NCCL_BUFFER_BYTES if cfg.gpus > 1 else 0.0
     if cfg.zero >= 3:  # the gathered layer and the one prefetched
@@ -217,7 +308,7 @@ def training_memory(
     allocated = sum(comp.values())
     comp["framework_overhead"] = CUDA_CONTEXT_BYTES + FRAGMENTATION * allocated
     notes.append("overhead: 1 GiB CUDA context + 5% allocator fragmentation (estimate)")
-    return MemoryLedger(comp, capacity_bytes, tuple(notes))
+    return comp, tuple(notes)
 
 
 def inference_memory(
@@ -238,25 +329,36 @@ def inference_memory(
 
     ``weight_bytes_per_param`` overrides the nominal size of ``weight_precision`` (an engine's
     own format); ``capacity_bytes`` is what the engine may use of the GPU."""
-    share = param_share(spec, counts, tp, pp, 1)
-    comp: dict[str, float] = {}
     wbytes = (
         WEIGHT_BYTES[weight_precision] if weight_bytes_per_param is None else weight_bytes_per_param
     )
-    comp["weights"] = wbytes * share.total
     kv_shard = 1.0 if spec.is_mla else min(tp, spec.kv_heads)
-    kv_per_token = kv_bytes_per_token(spec, kv_bytes_per_value) / kv_shard / pp
-    comp["kv_cache"] = batch * context_tokens * kv_per_token
+    kv_per_layer_token = kv_bytes_per_token(spec, kv_bytes_per_value) / kv_shard / spec.layers
+    cached = attended_tokens(spec, context_tokens)  # a sliding window keeps W positions
     f = (spec.moe_ffn or spec.ffn) * max(1, spec.experts_per_token)
-    comp["activations"] = prefill_chunk_tokens * (4 * spec.hidden + 6 * f / tp) + 4 * (
-        batch * spec.vocab / tp
+    best: dict[str, float] = {}
+    where = ""
+    for stage in pipeline_stages(spec.layers, pp):
+        share = stage_share(spec, counts, tp, 1, stage, pp)
+        comp: dict[str, float] = {"weights": wbytes * share.total}
+        comp["kv_cache"] = batch * cached * kv_per_layer_token * stage.layers
+        # fp32 logits of the batch sit with the LM head, on the last stage
+        logits = 4 * batch * spec.vocab / tp if stage.lm_head else 0.0
+        comp["activations"] = prefill_chunk_tokens * (4 * spec.hidden + 6 * f / tp) + logits
+        comp["comm_buffers"] = NCCL_BUFFER_BYTES if tp * pp > 1 else 0.0
+        allocated = sum(comp.values())
+        comp["framework_overhead"] = CUDA_CONTEXT_BYTES + FRAGMENTATION * allocated
+        if sum(comp.values()) > sum(best.values()):
+            best, where = comp, _stage_name(stage, pp)
+    window = (
+        f" (sliding window: {spec.sliding_window} cached)"
+        if spec.sliding_window and context_tokens > spec.sliding_window
+        else ""
     )
-    comp["comm_buffers"] = NCCL_BUFFER_BYTES if tp * pp > 1 else 0.0
-    allocated = sum(comp.values())
-    comp["framework_overhead"] = CUDA_CONTEXT_BYTES + FRAGMENTATION * allocated
     notes = (
         f"memory: {weight_precision} weights ({wbytes * 8:.3g} bits each), KV cache {kv_bytes_per_value:g} bytes/value for "
-        f"{batch} x {context_tokens} tokens, prefill chunk {prefill_chunk_tokens} tokens",
+        f"{batch} x {context_tokens} tokens{window}, prefill chunk {prefill_chunk_tokens} tokens; "
+        f"busiest stage: {where}",
         "overhead: 1 GiB CUDA context + 5% allocator fragmentation (estimate)",
     )
-    return MemoryLedger(comp, capacity_bytes, notes)
+    return MemoryLedger(best, capacity_bytes, notes)

@@ -22,8 +22,10 @@ from fabriclens.model.arch import (
     ParamCounts,
     attention_core_flops_per_token,
     forward_flops_per_token,
+    k_width,
     moe_layers,
     v_dim,
+    v_width,
 )
 from fabriclens.model.collectives import Fabric
 from fabriclens.model.comm import CommEntry, entry
@@ -32,8 +34,10 @@ from fabriclens.model.memory import (
     MemoryLedger,
     activation_bytes_per_layer,
     adapter_params,
+    busiest_layers,
     frozen_base_bytes,
     param_share,
+    pipeline_stages,
     training_memory,
 )
 
@@ -147,7 +151,8 @@ def estimate_training_step(
     t, h = cfg.tp, spec.hidden
     tokens = cfg.micro_batch * cfg.seq_len / cfg.cp  # per GPU per micro-batch
     share = param_share(spec, counts, t, cfg.pp, cfg.ep)
-    layers = share.layers
+    layers = busiest_layers(spec.layers, cfg.pp)  # the step follows the busiest stage
+    stages = pipeline_stages(spec.layers, cfg.pp)
     m = cfg.microbatches
 
     # --- compute per micro-batch per stage ---
@@ -171,11 +176,14 @@ def estimate_training_step(
     dequant = 0.0
     if not cfg.trains_base and cfg.lora_base_bits == 4:
         passes = 3 if cfg.recompute == "full" else 2
-        dequant = passes * QLORA_DEQUANT_BYTES_PER_PARAM * share.total / layers / mem_rate
+        dequant = (
+            passes * QLORA_DEQUANT_BYTES_PER_PARAM * share.total / max(1, share.layers) / mem_rate
+        )
     per_layer = fwd + bwd + recompute + dequant
     logits_flops = 2.0 * tokens * h * spec.vocab / t
     logits = (3.0 if cfg.trains_base else 2.0) * logits_flops / bf16_mm_rate
-    compute_mb = layers * per_layer + logits
+    # the slowest stage sets the pace: the most layers, or the last one's layers + the LM head
+    compute_mb = max(st.layers * per_layer + (logits if st.lm_head else 0.0) for st in stages)
 
     # --- communication ledger ---
     groups = place_groups(cfg)
@@ -230,8 +238,8 @@ def estimate_training_step(
             )
         )
     if cfg.cp > 1:
-        kv_w = spec.kv_heads * (spec.head_dim or h // spec.heads)
-        size = tokens * cfg.cp * 2 * kv_w * 2.0
+        # ring attention passes each rank's keys and values (MLA: decompressed, 192 + 128 wide)
+        size = tokens * cfg.cp * (k_width(spec) + v_width(spec)) * 2.0
         passes = 2 if cfg.recompute != "full" else 3
         comm.append(
             entry(
