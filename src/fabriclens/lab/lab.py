@@ -797,8 +797,9 @@ def down_all() -> Removal:
                 out.left_alone.append(f"{STATE_DIR / entry}: {kind} no lab state accounts for")
     except FileNotFoundError:
         pass
+    scratch = re.compile(rf"{PREFIX}probe[0-9]+")  # detect()'s, there for a moment
     for netns in netns_list():
-        if netns.startswith(PREFIX) and not netns.startswith(f"{PREFIX}probe"):
+        if netns.startswith(PREFIX) and not scratch.fullmatch(netns):
             out.left_alone.append(f"namespace {netns}: no lab state records it")
     for pid in _forwarder_like_pids():
         out.left_alone.append(f"process {pid} ({FORWARDER}): no lab state records it")
