@@ -14,7 +14,7 @@ import pytest
 
 from fabriclens.cli.app import run
 from fabriclens.lab import Lab, LinkSpec, down_all, lab_session, leftovers
-from fabriclens.lab.lab import STATE_DIR
+from fabriclens.lab.lab import STATE_DIR, down_name
 
 MSS_OVER_FRAME = (
     1448 / 1514
@@ -194,10 +194,22 @@ def test_cleanup_after_an_exception() -> None:
 
 
 def test_down_all_removes_leftovers_of_a_crashed_run() -> None:
-    Lab.up("crash", hosts=2, overrides={"h2": {"loss": "1%"}})
-    (STATE_DIR / "crash.json").unlink()  # as if the process died without its state
+    Lab.up("crash", hosts=2, overrides={"h2": {"loss": "1%"}})  # and the process "dies" here
     assert any(n.startswith("fl-crash") for n in leftovers())
-    down_all()
+    assert down_all().removed == ["crash"]  # its state file says what it made
+    assert leftovers() == []
+
+
+def test_namespaces_without_a_state_are_left_to_down_name() -> None:
+    """No state file (written before a namespace is made, so only someone removing it gets
+    here): `down --all` cannot tell whose the namespaces are and only reports them;
+    `down --name crash` removes what the name says is the lab's."""
+    Lab.up("crash", hosts=2, overrides={"h2": {"loss": "1%"}})
+    (STATE_DIR / "crash.json").unlink()
+    result = down_all()
+    assert result.removed == []
+    assert any("fl-crash-sw" in line for line in result.left_alone)
+    assert "fl-crash-sw" in down_name("crash").removed
     assert leftovers() == []
 
 

@@ -93,7 +93,7 @@ def test_lab_up_hosts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(lab_module, "netns_list", lambda: [])
     monkeypatch.setattr(lab_module, "ip", lambda *a, **k: made.append(a))
     monkeypatch.setattr(lab_module, "STATE_DIR", tmp_path)
-    monkeypatch.setattr(lab_module, "_free_subnet", lambda: ipaddress.IPv4Network("198.18.0.0/24"))  # fmt: skip
+    monkeypatch.setattr(lab_module, "_free_subnet", lambda dfd: ipaddress.IPv4Network("198.18.0.0/24"))  # fmt: skip
     monkeypatch.setattr(lab_module.Lab, "_plumb", lambda self, host, mac=None: None)
     calls, progress = _recorder()
     caps = lab_module.Capabilities(root=True, iproute2=True, tun=True, netem=True)

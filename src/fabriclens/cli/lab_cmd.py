@@ -74,11 +74,19 @@ def status(
     name: NameOpt = "lab",
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> None:
-    """Show a lab's hosts, addresses, link settings and the impairment mechanism."""
-    from fabriclens.lab.lab import Lab, require_root
+    """Show a lab's hosts, addresses, link settings and the impairment mechanism, and what on
+    the host differs from that (exit status 1 when something does)."""
+    from fabriclens.lab.lab import Lab, locked, require_root
 
     require_root()
-    _show(Lab.load(name).to_json(), json_out)
+    with locked(name):
+        lab = Lab.load(name)
+        drift = lab.check()
+    doc = lab.to_json()
+    doc["drift"] = drift
+    _show(doc, json_out)
+    if drift:
+        raise typer.Exit(1)
 
 
 @lab_app.command(
@@ -94,10 +102,11 @@ def exec_(
     import subprocess
 
     from fabriclens.errors import InputError
-    from fabriclens.lab.lab import Lab, require_root
+    from fabriclens.lab.lab import Lab, locked, require_root
 
     require_root()
-    lab = Lab.load(name)
+    with locked(name):
+        lab = Lab.load(name)
     argv = lab.exec_argv(host, command)
     try:
         proc = subprocess.run(argv, timeout=timeout, check=False)
@@ -127,7 +136,7 @@ def impair(
 ) -> None:
     """Change a live link."""
     from fabriclens.errors import InputError
-    from fabriclens.lab.lab import Lab, require_root
+    from fabriclens.lab.lab import Lab, locked, require_root
 
     require_root()
     settings = _settings(bandwidth, delay, jitter, loss, mtu)
@@ -140,8 +149,9 @@ def impair(
             "nothing to change",
             "give --bandwidth, --delay, --jitter, --loss, --mtu, --down or --up",
         )
-    lab = Lab.load(name)
-    lab.impair(host, settings)
+    with locked(name):
+        lab = Lab.load(name)
+        lab.impair(host, settings)
     _show(lab.to_json(), json_out)
 
 
@@ -149,23 +159,29 @@ def impair(
 def down(
     name: NameOpt = "lab",
     all_: Annotated[
-        bool, typer.Option("--all", help="Remove every lab and leftovers of crashed runs")
+        bool,
+        typer.Option(
+            "--all",
+            help="Remove every lab this tool brought up (only what their state records); report what else looks like one",
+        ),
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> None:
     """Tear a lab down (or all of them)."""
-    from fabriclens.lab.lab import Lab, down_all, require_root
+    import sys
+
+    from fabriclens.lab.lab import down_all, down_name, require_root
 
     require_root()
-    if all_:
-        removed = down_all()
-    else:
-        Lab.load(name).down()
-        removed = [name]
+    result = down_all() if all_ else down_name(name)
     if json_out:
-        print_json({"removed": removed})
-    else:
-        print(f"removed: {', '.join(removed) if removed else 'nothing'}")
+        print_json(result.to_json())
+        return
+    print(f"removed: {', '.join(result.removed) if result.removed else 'nothing'}")
+    for line in result.notes:
+        sys.stderr.write(f"note: {line}\n")
+    for line in result.left_alone:
+        sys.stderr.write(f"left alone: {line}\n")
 
 
 def _show(doc: dict[str, object], json_out: bool) -> None:
@@ -176,7 +192,7 @@ def _show(doc: dict[str, object], json_out: bool) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from fabriclens.lab.spec import LinkSpec, lab_hints
+    from fabriclens.lab.spec import LinkSpec, lab_command, lab_hints
 
     head = Text()
     head.append(f"lab {doc['name']}", style="bold")
@@ -196,10 +212,19 @@ def _show(doc: dict[str, object], json_out: bool) -> None:
             else f"userspace stage (pid {h['forwarder_pid']})"
         )
         table.add_row(h["name"], h["address"], h["netns"], spec.describe(), path)
+    drift = doc.get("drift") or []
+    assert isinstance(drift, list)
+    warn = Text()
+    if drift:
+        warn.append("the lab differs from its state:\n", style="bold red")
+        warn.append("\n".join(f"  {line}" for line in drift) + "\n", style="red")
+        warn.append(
+            f"rebuild it: {lab_command(str(doc['name']), 'down')}, then up again", style="red"
+        )
     note = Text(
         "delay, jitter and loss apply in each direction of a host's link: the RTT between two hosts is "
         "2 x (delay of one + delay of the other)\n"
         + "\n".join(lab_hints(str(doc["name"]), [h["address"] for h in hosts])),
         style="dim",
     )
-    print_rich([head, table, note])
+    print_rich([head, table, *([warn] if drift else []), note])
