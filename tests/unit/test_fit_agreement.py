@@ -148,11 +148,11 @@ def test_capacity_replica_fits_in_plan(
     `plan -w inference` says fits, with the same engine, precision, lengths and batch."""
     common = ["--gpu", job["gpu"], "--engine", job["engine"], "--precision", job["precision"],
               "--prompt-tokens", str(job["prompt"]), "--output-tokens", "256"]  # fmt: skip
-    status, cap = _json(capsys, ["capacity", job["model"], "--users", str(job["users"]), *common])
+    _, cap = _json(capsys, ["capacity", job["model"], "--users", str(job["users"]), *common])
     if cap is None or not cap["slo_met"]:
         return
     rep = cap["replica"]
-    status, plan = _json(capsys, ["plan", job["model"], "-w", "inference",
+    _, plan = _json(capsys, ["plan", job["model"], "-w", "inference",
                                   "--gpus", str(rep["gpus"]), "--tp", str(rep["tp"]),
                                   "--pp", str(rep["pp"]), "--batch", str(rep["batch"]), *common])  # fmt: skip
     assert plan is not None, f"plan refused capacity's replica {rep}"
@@ -169,11 +169,11 @@ def test_advise_recommended_tier_fits_in_plan(
     """advise's recommended tier is a layout `plan` says fits on that network."""
     argv = ["--gpu", job["gpu"], "--gpus", str(job["gpus"]), "-w", job["workload"]]
     argv += ["--gpus-per-node", str(job["gpus_per_node"])] if job["gpus_per_node"] else []
-    status, adv = _json(capsys, ["advise", job["model"], *argv])
+    _, adv = _json(capsys, ["advise", job["model"], *argv])
     if adv is None or not adv["recommended"]:
         return
     tier = next(t for t in adv["tiers"] if t["network"] == adv["recommended"])
     assert tier["fits"]
     nics = ["--nics-per-node", str(job["gpus_per_node"] or 8)]
-    status, plan = _json(capsys, ["plan", job["model"], *argv, "--network", tier["network"], *nics])
+    _, plan = _json(capsys, ["plan", job["model"], *argv, "--network", tier["network"], *nics])
     assert plan is not None and plan["memory"]["fits"], f"advise recommends {tier} but plan: no fit"
