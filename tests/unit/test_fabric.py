@@ -210,3 +210,17 @@ def test_oversubscription_slows_cross_leaf_traffic_by_its_ratio() -> None:
     )
     assert b.time_s / a.time_s == pytest.approx(3, rel=0.25)
     assert math.isfinite(b.slowest_flow_share)
+
+
+def test_static_routing_runs_a_ring_in_fabric_order_without_contention() -> None:
+    # InfiniBand's destination-based tables (D-mod-k): a shift pattern in fabric order never
+    # shares an uplink, at every node count of the nccl#1229 sweep (benchmarks/scale_curve.py)
+    d = design_fabric(256, 8, 400e9, QM9700)
+    for nodes in (8, 64, 128):
+        r = simulate_collective(d, _fabric(nodes * 8), "reduce_scatter", 2**30, nodes * 8,
+                                Scenario(routing="static"))  # fmt: skip
+        assert r.slowest_flow_share == pytest.approx(1.0)
+    # servers a scheduler scattered do collide under the same tables
+    r = simulate_collective(d, _fabric(1024), "reduce_scatter", 2**30, 1024,
+                            Scenario(routing="static", placement="random"))  # fmt: skip
+    assert r.slowest_flow_share < 0.6

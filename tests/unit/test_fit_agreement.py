@@ -117,3 +117,63 @@ def test_plan_exit_status_is_its_verdict(
     search_status = run(["search", *argv[1:], "--json"])
     capsys.readouterr()
     assert search_status == status
+
+
+SERVING = st.fixed_dictionaries(
+    {
+        "model": st.sampled_from(["llama-3.1-8b", "llama-3.1-70b", "qwen2.5-7b", "mixtral-8x7b"]),
+        "gpu": st.sampled_from(["h100-sxm", "a100-sxm-40gb", "l40s", "rtx-4090"]),
+        "users": st.sampled_from([1, 8, 64, 400]),
+        "engine": st.sampled_from(["vllm", "sglang", "trtllm"]),
+        "precision": st.sampled_from(["bf16", "fp8", "int4"]),
+        "prompt": st.sampled_from([512, 8192]),
+    }
+)
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, Any]:
+    status = run([*argv, "--json"])
+    out = capsys.readouterr().out
+    return status, (json.loads(out) if status != 2 and out.strip() else None)
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(job=SERVING)
+def test_capacity_replica_fits_in_plan(
+    capsys: pytest.CaptureFixture[str], job: dict[str, Any]
+) -> None:
+    """A capacity answer that meets its target with tp x pp GPUs per replica is a layout that
+    `plan -w inference` says fits, with the same engine, precision, lengths and batch."""
+    common = ["--gpu", job["gpu"], "--engine", job["engine"], "--precision", job["precision"],
+              "--prompt-tokens", str(job["prompt"]), "--output-tokens", "256"]  # fmt: skip
+    _, cap = _json(capsys, ["capacity", job["model"], "--users", str(job["users"]), *common])
+    if cap is None or not cap["slo_met"]:
+        return
+    rep = cap["replica"]
+    _, plan = _json(capsys, ["plan", job["model"], "-w", "inference",
+                                  "--gpus", str(rep["gpus"]), "--tp", str(rep["tp"]),
+                                  "--pp", str(rep["pp"]), "--batch", str(rep["batch"]), *common])  # fmt: skip
+    assert plan is not None, f"plan refused capacity's replica {rep}"
+    assert plan["memory"]["fits"], f"capacity's replica {rep} does not fit in plan"
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(job=JOBS)
+def test_advise_recommended_tier_fits_in_plan(
+    capsys: pytest.CaptureFixture[str], job: dict[str, Any]
+) -> None:
+    """advise's recommended tier is a layout `plan` says fits on that network."""
+    argv = ["--gpu", job["gpu"], "--gpus", str(job["gpus"]), "-w", job["workload"]]
+    argv += ["--gpus-per-node", str(job["gpus_per_node"])] if job["gpus_per_node"] else []
+    _, adv = _json(capsys, ["advise", job["model"], *argv])
+    if adv is None or not adv["recommended"]:
+        return
+    tier = next(t for t in adv["tiers"] if t["network"] == adv["recommended"])
+    assert tier["fits"]
+    nics = ["--nics-per-node", str(job["gpus_per_node"] or 8)]
+    _, plan = _json(capsys, ["plan", job["model"], *argv, "--network", tier["network"], *nics])
+    assert plan is not None and plan["memory"]["fits"], f"advise recommends {tier} but plan: no fit"

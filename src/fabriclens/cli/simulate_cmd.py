@@ -53,7 +53,10 @@ def simulate(
         str | None,
         typer.Option(help="ring | tree | hierarchical | all_to_all | pipeline [default: by op]"),
     ] = None,
-    routing: Annotated[str, typer.Option(help="ecmp | adaptive (ideal spraying)")] = "ecmp",
+    routing: Annotated[
+        str,
+        typer.Option(help="ecmp | static (InfiniBand D-mod-k tables) | adaptive (ideal spraying)"),
+    ] = "ecmp",
     placement: Annotated[str, typer.Option(help="topology | random")] = "topology",
     rail_aware: Annotated[
         bool, typer.Option("--rail-aware", help="PXN: cross-rail data moves over NVLink first")

@@ -6,6 +6,11 @@ tiers) aggregation uplink q -> core and back. Routing:
 * ``ecmp``: each switch picks one of its equal-cost uplinks by a hash of the flow (modelled as
   an independent uniform draw per flow and hop from a seeded generator), and the spine picks one
   of its parallel links down to the destination leaf the same way;
+* ``static``: InfiniBand's destination-based forwarding tables (OpenSM's fat-tree / D-mod-k
+  routing, Zahavi et al., "Optimized InfiniBand fat-tree routing for shift all-to-all
+  communication patterns", 2010): every switch sends traffic for a destination up the port
+  given by the destination's position under its leaf, so flows to different NICs of one leaf
+  never share an uplink, and a shift pattern (a ring in fabric order) runs without contention;
 * ``adaptive``: ideal adaptive routing / packet spraying: a flow spreads evenly over every
   equal-cost link, so a bundle (a leaf's uplinks, a pod's core links) acts as one pipe of the
   bundle's live capacity.
@@ -24,7 +29,7 @@ import numpy as np
 from fabriclens.errors import InputError
 from fabriclens.fabric.topology import FabricDesign
 
-ROUTINGS = ("ecmp", "adaptive")
+ROUTINGS = ("ecmp", "static", "adaptive")
 
 
 @dataclass(frozen=True)
@@ -183,7 +188,13 @@ def route(
                 (inter, o["agg_pd"] + pod_d[inter], one),
             ]
         else:
-            parts += _ecmp(space, cross, inter, leaf_s, leaf_d, pod_s, pod_d, seed)
+            static = None
+            if routing == "static":  # D-mod-k: the destination's port under its leaf
+                pos = (dst_nic // nics) % d.servers_per_leaf
+                if not d.rail_leaves:
+                    pos = pos * nics + dst_nic % nics
+                static = np.repeat(pos[:, None], 4, axis=1).astype(np.int64)
+            parts += _ecmp(space, cross, inter, leaf_s, leaf_d, pod_s, pod_d, seed, static)
     f = np.concatenate([p[0] for p in parts])
     li = np.concatenate([p[1] for p in parts])
     w = np.concatenate([p[2] for p in parts])
@@ -199,11 +210,16 @@ def _ecmp(
     pod_s: np.ndarray[Any, Any],
     pod_d: np.ndarray[Any, Any],
     seed: int,
+    static: np.ndarray[Any, Any] | None = None,
 ) -> list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]]:
+    """ECMP paths, or (``static``: a per-flow port key) destination-based static tables."""
     d, o = space.design, space.off
     u, s_pp = d.leaf_up, d.spines_per_pod
-    rng = np.random.default_rng(seed)
-    h = rng.integers(0, 1 << 62, size=(leaf_s.size, 4), dtype=np.int64)
+    if static is None:
+        rng = np.random.default_rng(seed)
+        h = rng.integers(0, 1 << 62, size=(leaf_s.size, 4), dtype=np.int64)
+    else:
+        h = static
     up = h[cross, 0] % u
     spine = up % s_pp
     down = spine + s_pp * _pick(h[cross, 1], (u - spine + s_pp - 1) // s_pp)

@@ -25,7 +25,16 @@ from fabriclens.model.arch import (
     v_dim,
     v_width,
 )
-from fabriclens.model.collectives import BASE_LATENCY_S, Fabric
+from fabriclens.model.collectives import (
+    BASE_LATENCY_S,
+    LL128_BW_FRACTION,
+    SIMPLE_BASE_LATENCY_S,
+    SIMPLE_NET_OVERHEAD_S,
+    SIMPLE_NET_STEP_S,
+    SWITCH_HOP_LATENCY_S,
+    SWITCH_HOPS,
+    Fabric,
+)
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
 from fabriclens.model.memory import (
     ADAPTER_BYTES_PER_PARAM,
@@ -125,10 +134,24 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
             ring_steps, net_steps = np.ones_like(r), np.ones_like(r)
         else:
             ring_steps, net_steps = np.maximum(1.0, r - 1), nodes
-        ring_lat = BASE_LATENCY_S + net_steps * net.latency_s + (ring_steps - net_steps) * intra_lat
+        radix, nics = fabric.switch_radix, max(1, fabric.nics_per_node)
+        tiers = np.where(
+            nodes <= max(1, radix // 2), 1, np.where(nodes * nics <= radix * radix // 2, 2, 3)
+        )
+        hop_s = np.choose(tiers - 1, [SWITCH_HOPS[1], SWITCH_HOPS[2], SWITCH_HOPS[3]])
+        hop_s = hop_s * SWITCH_HOP_LATENCY_S
+        intra_steps = ring_steps - net_steps
+        ring_lat = BASE_LATENCY_S + net_steps * (net.latency_s + hop_s) + intra_steps * intra_lat
         with np.errstate(divide="ignore", invalid="ignore"):
             bw_time = size * factor / busbw
         ringn = ring_lat + bw_time
+        if op != "send_recv":
+            simple_lat = (
+                SIMPLE_BASE_LATENCY_S
+                + net_steps * (max(net.latency_s, SIMPLE_NET_STEP_S) + hop_s)
+                + intra_steps * max(intra_lat, SIMPLE_NET_OVERHEAD_S)
+            )
+            ringn = np.minimum(ring_lat + bw_time / LL128_BW_FRACTION, simple_lat + bw_time)
         bestn = ringn
         if op in ("all_reduce", "broadcast"):
             depth = np.ceil(np.log2(np.maximum(nodes, 1.0))) + 1

@@ -22,6 +22,20 @@ busbw_achievable is what each link can carry:
 
 Latency: ring algorithms take steps proportional to n (2(n-1) for all_reduce); a tree
 all_reduce takes 2 log2(nodes) network steps; the cheaper one is used, as NCCL's tuner does.
+What grows with scale across nodes (NCCL src/graph/tuning.cc, ncclTopoTuneModel):
+
+* a ring's network steps each pay the NIC's alpha plus the switches on the path, which grow with
+  the tiers the job spans: one leaf (one switch), leaf-spine (three), three tiers (five), from
+  the node count and the switch radix (``fabric_tiers``);
+* large messages run NCCL's Simple protocol, whose steps are slower than the low-latency
+  protocols' (per-step latencies from NCCL's hwLat table), at full bandwidth; the low-latency
+  protocol (LL128) keeps the catalog's alphas at 120/128 of the bandwidth. The ring's time is
+  the cheaper of the two, as NCCL's tuner picks per size.
+
+Routing congestion is not a term here: the fabric simulator (benchmarks/scale_curve.py) finds a
+ring in fabric order under InfiniBand's static (D-mod-k) routing tables contention-free on two
+tiers at every node count; designs and placements that do collide are simulated with
+``plan --fabric`` / ``fabriclens simulate``.
 """
 
 from __future__ import annotations
@@ -46,6 +60,35 @@ OPS: tuple[Op, ...] = (
 # tuner uses base latencies of a few microseconds per algorithm/protocol.
 BASE_LATENCY_S = 6e-6
 
+# NCCL's tuner (src/graph/tuning.cc, NCCL 2.18-2.19): Ring/Simple base latency 8.4 us, a network
+# step 14 us (hwLat[NET][RING][SIMPLE]); on several nodes an intra-node step costs at least the
+# network post overhead, 1 us x 3 for Simple ("inter-node rings still have to launch nsteps *
+# net overhead"); LL128 reaches 120/128 of the bus bandwidth.
+SIMPLE_BASE_LATENCY_S = 8.4e-6
+SIMPLE_NET_STEP_S = 14e-6
+SIMPLE_NET_OVERHEAD_S = 3e-6
+LL128_BW_FRACTION = 120 / 128
+# Switch traversal latency per hop, cable included. Estimate: cut-through InfiniBand switches
+# forward in ~0.1-0.2 us and Ethernet ASICs in ~0.5-1 us, plus ~0.5 us per 100 m of fibre.
+SWITCH_HOP_LATENCY_S = 0.5e-6
+# Switches on the longest path between two NICs of one rail, by tiers (leaf / leaf-spine / 3).
+SWITCH_HOPS = {1: 1, 2: 3, 3: 5}
+# Ports per switch at the NIC rate when the fabric names none: a 64-port 400G switch (NVIDIA
+# QM9700 datasheet: 64 NDR ports; Broadcom Tomahawk 4: 64 x 400GbE).
+DEFAULT_SWITCH_RADIX = 64
+
+
+def fabric_tiers(nodes: int, nics_per_node: int, radix: int) -> int:
+    """Switch tiers a job of ``nodes`` spans on a non-blocking fabric of ``radix``-port switches:
+    1 while one leaf per rail holds every node (radix/2 nodes: a DGX SuperPOD scalable unit is
+    32 nodes on 64-port leaves), 2 while a two-level Clos holds the NICs (radix^2/2 endpoints),
+    else 3 (a three-level fat tree holds radix^3/4; Al-Fares et al., SIGCOMM 2008)."""
+    if nodes <= max(1, radix // 2):
+        return 1
+    if nodes * max(1, nics_per_node) <= radix * radix // 2:
+        return 2
+    return 3
+
 
 def bus_factor(op: Op, ranks: int) -> float:
     """nccl-tests bus-bandwidth factor: busbw = algbw * bus_factor(op, ranks)."""
@@ -68,6 +111,11 @@ class Fabric:
     gpus_per_node: int
     nics_per_node: int = 1
     host: IntraLink | None = None  # each GPU's PCIe link to the host and NICs; None: not capped
+    switch_radix: int = DEFAULT_SWITCH_RADIX  # ports per fabric switch at the NIC rate
+
+    def tiers(self, nodes: int) -> int:
+        """Switch tiers a job of ``nodes`` nodes spans (``fabric_tiers``)."""
+        return fabric_tiers(nodes, self.nics_per_node, self.switch_radix)
 
     def intra_busbw(self) -> float:
         """Achievable bus bandwidth of the intra-node link, bytes/s per GPU."""
@@ -102,6 +150,7 @@ class CollectiveEstimate:
     bottleneck: str  # "intra-node link", "network", "host link", "latency" or "none"
     link: str  # "nvlink", "pcie", "network", "none"
     algorithm: str  # "ring", "tree", "nvls", "direct", "none"
+    protocol_bw_fraction: float = 1.0  # of the bus bandwidth the chosen protocol reaches (LL128)
 
 
 def _none(op: Op, size: float, ranks: int) -> CollectiveEstimate:
@@ -195,8 +244,25 @@ def estimate_collective(
     net_steps = 2 * nodes if op == "all_reduce" else nodes
     if op == "send_recv":
         ring_steps, net_steps = 1, 1
-    ring_lat = BASE_LATENCY_S + net_steps * net.latency_s + (ring_steps - net_steps) * intra_lat
-    candidates = [(ring_lat + size_bytes * factor / busbw, ring_lat, "ring")]
+    hop_s = SWITCH_HOPS[fabric.tiers(nodes)] * SWITCH_HOP_LATENCY_S
+    proto_fraction = 1.0
+    intra_steps = ring_steps - net_steps
+    ring_lat = BASE_LATENCY_S + net_steps * (net.latency_s + hop_s) + intra_steps * intra_lat
+    ring_time = ring_lat + size_bytes * factor / busbw
+    if op != "send_recv":
+        # low-latency protocol (LL128) vs Simple, the cheaper as NCCL's tuner picks
+        ring_time = ring_lat + size_bytes * factor / (busbw * LL128_BW_FRACTION)
+        simple_lat = (
+            SIMPLE_BASE_LATENCY_S
+            + net_steps * (max(net.latency_s, SIMPLE_NET_STEP_S) + hop_s)
+            + intra_steps * max(intra_lat, SIMPLE_NET_OVERHEAD_S)
+        )
+        simple_time = simple_lat + size_bytes * factor / busbw
+        if simple_time < ring_time:
+            ring_time, ring_lat = simple_time, simple_lat
+        else:
+            proto_fraction = LL128_BW_FRACTION
+    candidates = [(ring_time, ring_lat, "ring")]
     if op in ("all_reduce", "broadcast"):
         depth = math.ceil(math.log2(nodes)) + 1
         mult = 2 if op == "all_reduce" else 1
@@ -219,4 +285,5 @@ def estimate_collective(
         bottleneck,
         "network",
         algorithm,
+        proto_fraction if algorithm == "ring" else 1.0,
     )
