@@ -1,6 +1,7 @@
 """Accuracy of the planner against published measurements (reference/ in this repository).
 
-Run: make bench  (or: python benchmarks/accuracy.py)
+Run: make bench  (or: python benchmarks/accuracy.py); ``--readme`` prints the README's section
+(the summary table and the printed tables folded), which ``make readme`` writes into README.md.
 
 Prints every predicted row, the held-out rows on their own (nobody tunes an efficiency on them;
 see reference/README.md), and the scaling pairs (measured vs predicted change between two scales
@@ -10,6 +11,8 @@ targets and whether each is met. A missed target is printed as MISS, not tuned a
 
 from __future__ import annotations
 
+import contextlib
+import io
 import statistics
 import sys
 from pathlib import Path
@@ -35,6 +38,13 @@ DECODE_MEDIAN = 0.15
 SCALING_MEDIAN_PP = 3.0
 
 
+def _num(x: float) -> str:
+    """Four significant figures in plain digits (no scientific notation)."""
+    if x == 0 or 1e-3 <= abs(x) < 1e4:
+        return f"{x:.4g}"
+    return f"{x:,.0f}" if abs(x) >= 1e4 else f"{x:.6f}".rstrip("0")
+
+
 def _source(text: str, width: int = 46) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -52,7 +62,7 @@ def show(title: str, cases: list[Case]) -> float:
     for c in cases:
         split = "held" if c.split == "held_out" else "cal"
         print(
-            f"  {c.row_id:6s} {split:5s} {c.name[:54]:54s} {c.measured:9.4g} {c.predicted:9.4g} "
+            f"  {c.row_id:6s} {split:5s} {c.name[:54]:54s} {_num(c.measured):>9s} {_num(c.predicted):>9s} "
             f"{100 * c.error:+7.1f}%  {c.unit[:13]:13s} {_source(c.source)}"
         )
     med = median_abs_error(cases)
@@ -86,49 +96,96 @@ def _held(cases: list[Case]) -> list[Case]:
     return [c for c in cases if c.split == "held_out"]
 
 
-def main() -> int:
+def _tables() -> tuple[list[str], list[tuple[str, int, float, int, float, str, bool]]]:
+    """The printed tables (all rows; held out; pairs, exclusions and targets) and the summary
+    rows ``(table, rows, median all, held-out rows, median held out, target, met)``."""
     training, collectives = all_training_cases(), all_collective_cases()
     inference = all_inference_cases()
-    print("All predicted rows (calibration and held out)")
-    show("training — iteration time, tokens/s/GPU, TFLOP/s/GPU or MFU", training)
-    show("collectives — bus bandwidth", collectives)
-    show("inference — decode speed / static-batch throughput", inference)
+    parts: list[str] = []
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        print("All predicted rows (calibration and held out)")
+        tr_all = show("training — iteration time, tokens/s/GPU, TFLOP/s/GPU or MFU", training)
+        co_all = show("collectives — bus bandwidth", collectives)
+        de_all = show("inference — decode speed / static-batch throughput", inference)
+    parts.append(out.getvalue())
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        print("Held-out rows only (reported, never used to judge an efficiency)")
+        held_training = _held(training)
+        tr_med = show("training (held out)", held_training)
+        co_med = show("collectives (held out)", _held(collectives))
+        de_med = show("inference (held out)", _held(inference))
+    parts.append(out.getvalue())
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        pairs = scaling_pairs(training)
+        sc_all = show_pairs(
+            "Scaling pairs — change of the measured quantity between adjacent scales of one group",
+            pairs,
+        )
+        held_pairs = [p for p in pairs if p.small.split == "held_out"]
+        sc_med = show_pairs("Scaling pairs (held out)", held_pairs)
+        excluded = excluded_rows()
+        print(f"\nExcluded rows (kept in reference/, not predicted): {len(excluded)}")
+        for e in excluded:
+            print(f"  {e.row_id:6s} {e.what[:40]:40s} {e.reason}")
+        worst = max((abs(c.error) for c in held_training), default=float("nan"))
+        targets = [
+            ("training, held out: median |error| <= 8%", tr_med, TRAINING_MEDIAN, "%"),
+            ("training, held out: worst |error| <= 20%", worst, TRAINING_WORST, "%"),
+            ("collectives, held out: median |error| <= 10%", co_med, COLLECTIVES_MEDIAN, "%"),
+            ("decode, held out: median |error| <= 15%", de_med, DECODE_MEDIAN, "%"),
+            ("scaling pairs, held out: median |error| <= 3 pp", sc_med, SCALING_MEDIAN_PP, "pp"),
+        ]
+        print("\nTargets")
+        met = []
+        for label, value, limit, unit in targets:
+            ok = value <= limit  # nan (no rows) is not met
+            met.append(ok)
+            shown = f"{100 * value:.1f}%" if unit == "%" else f"{value:.1f} pp"
+            print(f"  {label:48s} {shown:>9s}  {'OK' if ok else 'MISS'}")
+    parts.append(out.getvalue())
+    summary = [
+        ("training (iteration time, tokens/s/GPU, TFLOP/s/GPU, MFU)", len(training), tr_all,
+         len(held_training), tr_med, "≤ 8%, none worse than 20%", met[0] and met[1]),
+        ("collectives (busbw)", len(collectives), co_all, len(_held(collectives)), co_med, "≤ 10%", met[2]),
+        ("inference (decode speed, static-batch throughput)", len(inference), de_all,
+         len(_held(inference)), de_med, "≤ 15%", met[3]),
+        ("scaling pairs (change between adjacent scales, pp)", len(pairs), sc_all, len(held_pairs),
+         sc_med, "≤ 3 pp", met[4]),
+    ]  # fmt: skip
+    return parts, summary
 
-    print("\nHeld-out rows only (reported, never used to judge an efficiency)")
-    held_training = _held(training)
-    tr_med = show("training (held out)", held_training)
-    co_med = show("collectives (held out)", _held(collectives))
-    de_med = show("inference (held out)", _held(inference))
 
-    pairs = scaling_pairs(training)
-    show_pairs(
-        "Scaling pairs — change of the measured quantity between adjacent scales of one group",
-        pairs,
-    )
-    held_pairs = [p for p in pairs if p.small.split == "held_out"]
-    sc_med = show_pairs("Scaling pairs (held out)", held_pairs)
-
-    excluded = excluded_rows()
-    print(f"\nExcluded rows (kept in reference/, not predicted): {len(excluded)}")
-    for e in excluded:
-        print(f"  {e.row_id:6s} {e.what[:40]:40s} {e.reason}")
-
-    worst = max((abs(c.error) for c in held_training), default=float("nan"))
-    targets = [
-        ("training, held out: median |error| <= 8%", tr_med, TRAINING_MEDIAN, "%"),
-        ("training, held out: worst |error| <= 20%", worst, TRAINING_WORST, "%"),
-        ("collectives, held out: median |error| <= 10%", co_med, COLLECTIVES_MEDIAN, "%"),
-        ("decode, held out: median |error| <= 15%", de_med, DECODE_MEDIAN, "%"),
-        ("scaling pairs, held out: median |error| <= 3 pp", sc_med, SCALING_MEDIAN_PP, "pp"),
+def readme_section() -> str:
+    """The README's accuracy block: the summary table and the printed tables, folded."""
+    parts, summary = _tables()
+    lines = [
+        "| table | rows | median \\|error\\|, all | held-out rows | median \\|error\\|, held out "
+        "| target (held out) | met |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    print("\nTargets")
-    met = []
-    for label, value, limit, unit in targets:
-        ok = value <= limit  # nan (no rows) is not met
-        met.append(ok)
-        shown = f"{100 * value:.1f}%" if unit == "%" else f"{value:.1f} pp"
-        print(f"  {label:48s} {shown:>9s}  {'OK' if ok else 'MISS'}")
-    return 0 if all(met) else 1
+    for name, n, med_all, n_held, med_held, target, ok in summary:
+        pp = "pairs" in name
+        fmt = (lambda v: f"{v:.1f} pp") if pp else (lambda v: f"{100 * v:.1f}%")
+        lines.append(f"| {name} | {n} | {fmt(med_all)} | {n_held} | {fmt(med_held)} | {target} | "
+                     f"{'OK' if ok else 'MISS'} |")  # fmt: skip
+    titles = ("All predicted rows, as printed", "Held-out rows, as printed",
+              "Scaling pairs, excluded rows and targets, as printed")  # fmt: skip
+    for title, text in zip(titles, parts, strict=True):
+        lines += ["", f"<details><summary>{title}</summary>", "", "```", text.strip("\n"), "```",
+                  "", "</details>"]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    if "--readme" in sys.argv[1:]:
+        sys.stdout.write(readme_section())
+        return 0
+    parts, summary = _tables()
+    sys.stdout.write("\n".join(parts))
+    return 0 if all(row[-1] for row in summary) else 1
 
 
 if __name__ == "__main__":

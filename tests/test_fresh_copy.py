@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from readme_examples import check, examples
+from readme_examples import check, check_accuracy, examples
 
 REPO = Path(__file__).resolve().parent.parent
 IGNORED = {".venv", ".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache",
@@ -64,7 +64,7 @@ def test_the_readme_examples_run_as_shown_in_the_copy(copy: Path) -> None:
     readme = (copy / "README.md").read_text(encoding="utf-8").splitlines()
     offline = [e for e in examples(readme) if e.offline]
     assert len(offline) >= 15  # plan, collective, catalog, search, advise, ... bench import, logs
-    problems = check(copy)
+    problems = check(copy) + check_accuracy(copy)
     assert problems == [], "\n\n".join(problems) + "\n(python tools/readme_examples.py --write)"
 
 

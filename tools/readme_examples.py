@@ -172,6 +172,32 @@ def check(root: Path) -> list[str]:
     return problems
 
 
+ACCURACY = re.compile(r"(<!-- accuracy:start[^\n]*-->\n)(.*?)(<!-- accuracy:end -->)", re.S)
+
+
+def accuracy_block(root: Path) -> str:
+    """The README's accuracy block as benchmarks/accuracy.py prints it for ``root``."""
+    env = dict(os.environ, PYTHONPATH=str(root / "src"))
+    proc = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "accuracy.py"), "--readme"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    if proc.returncode:
+        raise SystemExit(f"benchmarks/accuracy.py --readme failed: {proc.stderr[-2000:]}")
+    return proc.stdout
+
+
+def check_accuracy(root: Path) -> list[str]:
+    """A problem when the README's accuracy block is not what the benchmark prints now."""
+    text = (root / "README.md").read_text(encoding="utf-8")
+    m = ACCURACY.search(text)
+    if m is None:
+        return ["README: no <!-- accuracy:start --> ... <!-- accuracy:end --> block"]
+    if m.group(2) != accuracy_block(root):
+        return ["README: the accuracy tables differ from benchmarks/accuracy.py --readme"]
+    return []
+
+
 def write(root: Path) -> int:
     """Rewrite each offline example's output in README.md; the number of examples changed."""
     path = root / "README.md"
@@ -183,7 +209,13 @@ def write(root: Path) -> int:
             shown_from = ex.end - len(ex.shown)
             readme[shown_from : ex.end] = printed
             changed += 1
-    path.write_text("\n".join(readme) + "\n", encoding="utf-8")
+    text = "\n".join(readme) + "\n"
+    block = accuracy_block(root)
+    m = ACCURACY.search(text)
+    if m is not None and m.group(2) != block:
+        text = text[: m.start(2)] + block + text[m.end(2) :]
+        changed += 1
+    path.write_text(text, encoding="utf-8")
     return changed
 
 
@@ -195,7 +227,7 @@ def main() -> int:
     if args.write:
         print(f"{write(args.root)} example output(s) rewritten")
         return 0
-    problems = check(args.root)
+    problems = check(args.root) + check_accuracy(args.root)
     for p in problems:
         print(p, end="\n\n")
     readme = (args.root / "README.md").read_text(encoding="utf-8").splitlines()
