@@ -99,7 +99,9 @@ def doctor(
         _serve(serve_for, test_port)
         return
     check_formats(json_out, markdown)
-    if not sys_root.is_dir():
+    from fabriclens.inputs import is_directory
+
+    if not is_directory(sys_root):
         raise InputError(
             f"--sys-root {sys_root} is not a directory", "give / or a copied sysfs tree"
         )

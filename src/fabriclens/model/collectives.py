@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fabriclens.catalog.schema import IntraLink, Network
+from fabriclens.errors import InputError
 
 Op = Literal["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv"]
 OPS: tuple[Op, ...] = (
@@ -68,6 +69,17 @@ class Fabric:
     gpus_per_node: int
     nics_per_node: int = 1
     host: IntraLink | None = None  # each GPU's PCIe link to the host and NICs; None: not capped
+
+    def __post_init__(self) -> None:
+        if self.gpus_per_node < 1:
+            raise InputError(
+                f"{self.gpus_per_node} GPUs per node", "give --gpus-per-node 1 or more"
+            )
+        if self.network is not None and self.nics_per_node < 1:
+            raise InputError(
+                f"{self.nics_per_node} NICs per node cannot reach the network",
+                "give --nics-per-node 1 or more",
+            )
 
     def intra_busbw(self) -> float:
         """Achievable bus bandwidth of the intra-node link, bytes/s per GPU."""
