@@ -167,4 +167,4 @@ def read_json(
         return loads_json(text)
     except ValueError as exc:
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-        raise InputError(f"{what} {path} is not JSON ({reason})", fix or None) from None
+        raise InputError(f"{what} {path} is not valid JSON ({reason})", fix or None) from None

@@ -220,7 +220,7 @@ def load_hf_config(path: Path) -> ModelSpec:
     )
     from fabriclens.inputs import read_json
 
-    if not _is(path, "file") and not _is(path, "dir") and not path.is_symlink():
+    if not os.path.lexists(path):
         raise InputError(f"no such file: {path}", "give a model name or a config.json path")
     data: Any = read_json(
         path, "model config", "give the config.json from the model's Hugging Face repository"

@@ -17,7 +17,7 @@ MAX_INT = 2**53  # beyond any count, size or rank; a float still holds it exactl
 MAX_PORT = 65535
 
 
-class FiniteFloat(click.ParamType):
+class FiniteFloat(click.ParamType[float]):
     """A float option: finite, zero or more."""
 
     name = "float"
@@ -31,7 +31,7 @@ class FiniteFloat(click.ParamType):
         return number
 
 
-class BoundedInt(click.ParamType):
+class BoundedInt(click.ParamType[int]):
     """An integer option: zero or more, at most ``most``."""
 
     name = "integer"
@@ -46,7 +46,7 @@ class BoundedInt(click.ParamType):
             text = str(value).strip()
             if len(text.lstrip("+-")) > 30:
                 self.fail(f"{text[:20]}... is too large; {self._range()}", param, ctx)
-            number = click.INT.convert(text, param, ctx)
+            number = click.INT.convert(text, param, ctx)  # type: ignore[arg-type]
         if number < 0:
             self.fail(f"{number} is negative; {self._range()}", param, ctx)
         if number > self.most:
