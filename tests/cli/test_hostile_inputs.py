@@ -6,13 +6,13 @@ output or exit 2 with one stderr line, within its deadline; none exits 3.
 
 Skipped (with the reason) in hostile.SKIPPED_COMMANDS / SKIPPED_OPTIONS / SKIPPED_VALUES: `lab`
 (root, namespaces), options whose value would be fetched or looked up as a host, and those that
-start servers. The option cases are sampled deterministically (every value of every option is
-covered across SAMPLE runs of the same seed order) to keep the suite near 30 s."""
+start servers. All ~2,000 cases run in about 15 s."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 from pathlib import Path
 
@@ -22,7 +22,7 @@ import hostile
 from fabriclens.cli.app import run
 
 FILE_CASES_OF = hostile.HOSTILE_FILES
-EVERY = 3  # one option case in EVERY (by a fixed order); every file case runs
+EVERY = 1  # run one option case in EVERY (all of them: ~15 s); every file case runs
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def test_hostile_cases_never_exit_3_or_hang(
 ) -> None:
     tmp, todo = cases
     monkeypatch.chdir(tmp)  # --record text and --plot text write here
-    assert len(todo) > 600
+    assert len(todo) > 1500
     bad = []
     for case in todo:
         outcome = hostile.run_case(case, deadline_s=8.0)
@@ -98,14 +98,15 @@ def test_max_input_caps_a_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "is over" in err and "--max-input" in err and _one_line(err)
 
 
-def test_a_50_mb_log_streams_in_bounded_memory(tmp_path: Path) -> None:
-    """Memory of `logs` must not grow with the file: a 50 MB log (real corpus lines repeated)
-    adds well under 100 MB to the peak RSS (reading it whole took ~7x the file)."""
+def test_a_20_mb_log_streams_in_bounded_memory(tmp_path: Path) -> None:
+    """Memory of `logs` must not grow with the file: a 20 MB log (real corpus lines repeated)
+    adds under 100 MB to the peak RSS (~47 MB: the capped lists of events and the JSON document;
+    reading it whole added 166 MB, 8x the file)."""
     import subprocess
     import sys
 
     log = tmp_path / "big.log"
-    hostile.make_big_log(log, 50 * 10**6)
+    hostile.make_big_log(log, 20 * 10**6)
     code = (
         "import resource, sys; from fabriclens.cli.app import run;"
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss;"
@@ -142,12 +143,10 @@ def test_a_50_mb_log_streams_in_bounded_memory(tmp_path: Path) -> None:
          "--concurrency"),
     ],
 )  # fmt: skip
-def test_numbers_and_names_that_used_to_fail_inside(
-    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert run(argv) == 2
-    err = capsys.readouterr().err
-    assert needle in err and _one_line(err), err
+def test_numbers_and_names_that_used_to_fail_inside(argv: list[str], needle: str) -> None:
+    outcome = hostile.run_case(hostile.Case(" ".join(argv), argv), 5.0)  # watch nan ran for ever
+    assert outcome.status == 2, outcome.problem
+    assert needle in outcome.err and _one_line(outcome.err), outcome.err
 
 
 @pytest.mark.parametrize(
@@ -186,13 +185,18 @@ def test_terminal_escapes_in_a_log_are_not_printed(
         assert "bad" in out and "thing" in out
 
 
-def test_rich_markup_in_a_name_prints_as_it_is(
+def test_rich_markup_in_an_interface_name_prints_as_it_is(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    log = tmp_path / "m.log"
-    log.write_text("node1:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to [/x][bold]\n")
-    assert run(["logs", str(log)]) in (0, 1)
-    assert "[/x][bold]" in capsys.readouterr().out
+    """An interface called ens[bold]0 (a legal name) was printed as "ens0", in bold."""
+    import shutil
+
+    root = tmp_path / "root"
+    shutil.copytree(hostile.SYSFS, root, symlinks=True)
+    (root / "sys/class/net/ens1f0").rename(root / "sys/class/net/ens[bold]0")
+    assert run(["doctor", "--sys-root", str(root)]) in (0, 1)
+    out = capsys.readouterr().out
+    assert re.search(r"^\s+ens\[bold\]0\s+up\s", out, re.M), out  # the interface table's row
 
 
 def test_peak_memory_of_the_suite_is_bounded() -> None:

@@ -267,7 +267,7 @@ def add_nccl_line(out: NcclLog, raw: str) -> None:
     rank = int(rank_prefix.group(1)) if rank_prefix else None
     if not line:
         return
-    if (v := VERSION_RE.search(line)) is not None and out.version is None:
+    if out.version is None and (v := VERSION_RE.search(line)) is not None:
         out.version = v.group(1)
     m = LINE_RE.search(line) or OLD_LINE_RE.search(line)
     if not m:
