@@ -115,13 +115,20 @@ def _parse(text: str, units: dict[str, float], what: str, example: str) -> float
     return value
 
 
+MAX_SIZE_BYTES = 10**21  # 1 ZB: far beyond any model, dataset or transfer; keeps sums finite
+
+
 def parse_size(text: str | int | float) -> int:
     """Parse a size such as ``140GB``, ``1GiB``, ``64M`` or ``4096``; returns bytes."""
     if isinstance(text, int | float) and not isinstance(text, bool):
         if text < 0:
             raise InputError(f"size {text} is negative", "give a size of zero or more")
-        return int(text)
-    return round(_parse(str(text), _SIZE_UNITS, "size", "140GB, 1GiB or 64M"))
+        value = float(text)
+    else:
+        value = _parse(str(text), _SIZE_UNITS, "size", "140GB, 1GiB or 64M")
+    if value > MAX_SIZE_BYTES:
+        raise InputError(f"size {text} is over 1 ZB (10^21 bytes)", "give a smaller size")
+    return round(value)
 
 
 def parse_rate(text: str | int | float) -> float:

@@ -108,7 +108,11 @@ def test_the_node_with_a_few_counts_among_clean_nodes_is_named(
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("not json", "is not JSON"), ("[1]", "not a fabriclens JSON"), ('{"x": 1}', "no metric")],
+    [
+        ("not json", "is not valid JSON"),
+        ("[1]", "not a fabriclens JSON"),
+        ('{"x": 1}', "no metric"),
+    ],
 )
 def test_bad_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str

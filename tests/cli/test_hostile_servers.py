@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from fabriclens.cli.app import run
-from hostile import answer, byte_at_a_time, endless_stream, hostile, huge_body, until
+from hostile_servers import answer, byte_at_a_time, endless_stream, hostile, huge_body, until
 
 TREE = str(__import__("conftest").FIXTURES / "sysfs-roce-degraded")
 
@@ -202,7 +202,7 @@ def test_bench_net_builtin_round_trips_are_bounded(monkeypatch: pytest.MonkeyPat
                                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     """A server that echoes every 0.3 s kept the 200 round trips going for a minute; the test
     now ends at its budget (2 s here) with the round trips it has."""
-    import hostile as h
+    import hostile_servers as h
     from fabriclens.bench import tcp
 
     monkeypatch.setattr(h, "read_head", _protocol_head)
@@ -236,7 +236,7 @@ def test_tls_failure_points_to_k(
 ) -> None:
     """A server that answers plain HTTP at once: the handshake fails, the error says TLS and the
     hint names -k (it used to say only "check the address, the port and that the server runs")."""
-    import hostile as h
+    import hostile_servers as h
 
     monkeypatch.setattr(h, "read_head", lambda conn: b"")
     with hostile(answer(b"{}")) as (port, _):

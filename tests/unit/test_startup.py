@@ -34,7 +34,7 @@ def test_plan_json_imports_no_other_command() -> None:
     argv = ["plan", "llama-3.1-8b", "--gpus", "16", "--network", "100g-roce", "--json"]
     cli = _imported_by(argv, ("fabriclens.cli", "fabriclens.bench", "fabriclens.measure"))
     assert set(cli) <= {"fabriclens.cli", "fabriclens.cli.app", "fabriclens.cli.plan_cmd",
-                        "fabriclens.cli._output", "fabriclens.cli._model_arg"}, cli  # fmt: skip
+                        "fabriclens.cli._output", "fabriclens.cli._model_arg", "fabriclens.cli._params"}, cli  # fmt: skip
 
 
 def test_plan_json_leaves_the_config_json_reader_alone() -> None:

@@ -122,6 +122,8 @@ def test_bad_user_catalog_is_one_line_exit_2(
 
 def test_catalog_flag_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["catalog", "gpus", "--catalog", str(tmp_path / "missing.toml")]) == 2
-    assert "not a regular file" in capsys.readouterr().err
+    assert "No such file" in capsys.readouterr().err
+    assert run(["catalog", "gpus", "--catalog", str(tmp_path)]) == 2
+    assert "is a directory, not a regular file" in capsys.readouterr().err
     assert run(["catalog", "gpus", "--catalog"]) == 2
     assert "--catalog needs a file" in capsys.readouterr().err

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
 import os
 import tomllib
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from typing import Any, TypeVar
 
 from fabriclens.catalog.schema import Engine, Gpu, IntraLink, ModelSpec, Network, Switch, _Entry
 from fabriclens.errors import InputError
+from fabriclens.inputs import read_bytes
 
 E = TypeVar("E", bound=_Entry)
 # beside this module in the installed package (importlib.resources would add ~3 ms of imports to
@@ -67,16 +67,12 @@ def _user_doc() -> tuple[Path | None, dict[str, Any]]:
     if path is None:
         return None, {}
     fix = "fix the file or unset FABRICLENS_CATALOG / drop --catalog"
-    if not path.is_file():
-        raise InputError(f"user catalog {path} is not a regular file", fix)
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(USER_CATALOG_MAX_BYTES + 1)
-        if len(raw) > USER_CATALOG_MAX_BYTES:
-            raise InputError(f"user catalog {path} is over {USER_CATALOG_MAX_BYTES >> 20} MiB", fix)
+        raw = read_bytes(path, "user catalog", USER_CATALOG_MAX_BYTES)
+    except InputError as exc:
+        raise InputError(exc.problem, fix) from None
+    try:
         doc = tomllib.loads(raw.decode("utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read user catalog {path}: {exc.strerror or exc}", fix) from None
     except UnicodeDecodeError:
         raise InputError(f"user catalog {path} is not UTF-8 text", fix) from None
     except tomllib.TOMLDecodeError as exc:
@@ -211,11 +207,19 @@ def find_engine(name: str) -> Engine:
 def find_model(name_or_path: str) -> ModelSpec:
     """A catalog model by name, or a Hugging Face ``config.json`` given by path."""
     path = Path(name_or_path)
-    if name_or_path.endswith(".json") or path.is_file():
+    if name_or_path.endswith(".json") or _is(path, "file"):
         return load_hf_config(path)
-    if path.is_dir() and (path / "config.json").is_file():
+    if _is(path, "dir") and _is(path / "config.json", "file"):
         return load_hf_config(path / "config.json")
     return _find(models(), name_or_path, "model", "models")
+
+
+def _is(path: Path, kind: str) -> bool:
+    """``path.is_file()`` / ``is_dir()``, False for names the system refuses (too long, ...)."""
+    try:
+        return path.is_file() if kind == "file" else path.is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def load_hf_config(path: Path) -> ModelSpec:
@@ -225,20 +229,13 @@ def load_hf_config(path: Path) -> ModelSpec:
         name_in_config,
         spec_from_hf_config,
     )
+    from fabriclens.inputs import read_json
 
-    try:
-        data: Any = json.loads(path.read_text("utf-8"))
-    except FileNotFoundError:
-        raise InputError(
-            f"no such file: {path}", "give a model name or a config.json path"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}", "check the path and permissions") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg})",
-            "give the config.json from the model's Hugging Face repository",
-        ) from None
+    if not os.path.lexists(path):
+        raise InputError(f"no such file: {path}", "give a model name or a config.json path")
+    data: Any = read_json(
+        path, "model config", "give the config.json from the model's Hugging Face repository"
+    )
     if not isinstance(data, dict):
         raise InputError(f"{path} holds no JSON object", "give a Hugging Face config.json")
     found = name_in_config(data)

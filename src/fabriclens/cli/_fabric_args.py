@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -53,17 +52,9 @@ def link_rate(nic_rate: str | None, network: str | None, switch_kind: str) -> tu
 def read_design(path: Path) -> tuple[Any, str | None]:
     """A `topo --json` file: the design and the network name it was made for."""
     from fabriclens.fabric.topology import FabricDesign
+    from fabriclens.inputs import read_json
 
-    try:
-        doc = json.loads(path.read_text("utf-8"))
-    except OSError as exc:
-        raise InputError(
-            f"cannot read {path}: {exc.strerror or exc}", "give a readable file"
-        ) from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise InputError(
-            f"{path} is not JSON", "give the output of `fabriclens topo --json`"
-        ) from None
+    doc = read_json(path, "fabric file", "give the output of `fabriclens topo --json`")
     if not isinstance(doc, dict) or not isinstance(doc.get("design"), dict):
         raise InputError(
             f"{path} has no 'design' object", "give the output of `fabriclens topo --json`"

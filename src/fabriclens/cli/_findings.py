@@ -9,21 +9,22 @@ from typing import Any
 import typer
 
 from fabriclens.diagnose.engine import SEVERITY_ORDER, Finding
-from fabriclens.errors import ExitStatus, InputError
-from fabriclens.parse.nccl_log import NcclLog, parse_nccl_log
-from fabriclens.parse.torch_log import TorchLog, parse_torch_log
+from fabriclens.errors import ExitStatus
+from fabriclens.inputs import MAX_LOG_BYTES, iter_lines
+from fabriclens.parse.nccl_log import NcclLog, add_nccl_line
+from fabriclens.parse.torch_log import TorchLog, add_torch_line
 
 
-def read_logs(paths: list[Path]) -> tuple[NcclLog, TorchLog]:
-    """Parse every file as NCCL and PyTorch output (one file per rank is fine)."""
+def read_logs(paths: list[Path], max_bytes: int = MAX_LOG_BYTES) -> tuple[NcclLog, TorchLog]:
+    """Parse every file as NCCL and PyTorch output (one file per rank is fine), streamed line by
+    line; ``max_bytes`` caps each file."""
     nccl, torch = NcclLog(), TorchLog()
     for path in paths:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise InputError(f"cannot read {path}: {exc.strerror}", "check the path") from None
-        parse_nccl_log(text, nccl)
-        parse_torch_log(text, torch)
+        for raw in iter_lines(
+            path, "log", max_bytes, too_big=f"give `logs --max-input SIZE` over {max_bytes:,} bytes"
+        ):
+            add_nccl_line(nccl, raw)
+            add_torch_line(torch, raw)
     return nccl, torch
 
 

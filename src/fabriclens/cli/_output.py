@@ -28,9 +28,11 @@ def print_rich(renderables: list[Any]) -> None:
     """Print rich renderables to stdout (colour only on a terminal)."""
     from rich.console import Console
 
-    console = Console(highlight=False)
+    # markup off: the renderers use none, and names from the host or a file (an interface
+    # called "[/x]") must print as they are
+    console = Console(highlight=False, markup=False)
     if not console.is_terminal:  # pipes and files: wide enough for the tables, no wrapping
-        console = Console(highlight=False, width=150)
+        console = Console(highlight=False, markup=False, width=150)
     for r in renderables:
         console.print(r)
 
@@ -50,8 +52,11 @@ def emit(doc: Any, json_out: bool, renderer: str, markdown: bool = False) -> Non
     costs start-up time that --json does not need). Commands that take --markdown call
     ``check_formats`` first."""
     if json_out:
-        print_json(doc)
+        print_json(doc)  # JSON escapes control characters itself
         return
+    from fabriclens.safe_text import clean_doc
+
+    doc = clean_doc(doc)  # names and lines from files and hosts: no terminal escapes
     if markdown:
         from fabriclens.report import markdown as md
 

@@ -11,6 +11,7 @@ import click
 import typer
 import typer.core
 
+from fabriclens.cli._params import harden
 from fabriclens.errors import ExitStatus, FabricLensError, InputError
 
 # Help is click's plain layout. In that layout typer < 0.21 still escapes "[default: ...]" for
@@ -112,8 +113,10 @@ def _restore_argument_help(command: click.Command, args: list[str]) -> None:
 
 def _fail(message: str, status: ExitStatus) -> int:
     from fabriclens.redact import redact_text
+    from fabriclens.safe_text import clean_text
 
-    sys.stderr.write(f"fabriclens: error: {redact_text(message)}\n")  # no URL's secrets, ever
+    # one line, no URL's secrets, and nothing a terminal would obey (messages quote user input)
+    sys.stderr.write(f"fabriclens: error: {clean_text(redact_text(message))}\n")
     return int(status)
 
 
@@ -180,6 +183,7 @@ def _run(args: list[str]) -> int:
     chosen = build_app(first if first in COMMANDS or first in GROUPS else None)
     try:
         command = typer.main.get_command(chosen)
+        harden(command)
         if "--help" in args:
             _restore_argument_help(command, args)
         # obj: this run's arguments, for commands that hand them on (bench --spawn to its ranks),

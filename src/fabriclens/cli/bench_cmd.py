@@ -33,18 +33,23 @@ def import_(
     network: Annotated[str | None, typer.Option(help="Network between nodes (catalog id)")] = None,
     nics_per_node: Annotated[int | None, typer.Option(help="NICs per node")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+    max_input: Annotated[
+        str, typer.Option(help="Read at most this much of the file (- reads stdin)")
+    ] = "4GB",
 ) -> None:
     """Read nccl-tests output; report the large-message plateau, the expected busbw and a verdict."""
     from fabriclens.cli._output import emit
     from fabriclens.errors import ExitStatus, InputError
+    from fabriclens.inputs import iter_lines
     from fabriclens.parse.nccl_tests import parse_nccl_tests
     from fabriclens.plan.expect import flags, judge
+    from fabriclens.units import parse_size
 
-    try:
-        text = file.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(f"cannot read {file}: {exc.strerror}", "check the path") from None
-    run = parse_nccl_tests(text)
+    run = parse_nccl_tests(
+        iter_lines(
+            file, "nccl-tests output", parse_size(max_input), too_big="give a larger --max-input"
+        )
+    )
     if not run.rows and not (run.headers or run.ranks or run.columns_seen):
         raise InputError(
             "no result rows found in the nccl-tests output", "give the file nccl-tests printed"
@@ -177,7 +182,11 @@ def net(
         raise InputError(f"unknown --tool {tool!r}", "use auto, iperf3 or builtin")
     if not 0 < duration <= 60:
         raise InputError(f"--duration {duration:g} is outside (0, 60] s", "give --duration 3")
-    counts = [int(x) for x in split_list(streams) or ["1", "4"] if x.isdigit() and 0 < int(x) <= 64]
+    counts = [
+        int(x)
+        for x in split_list(streams) or ["1", "4"]
+        if x.isdigit() and len(x) <= 3 and 0 < int(x) <= 64
+    ]
     if not counts:
         raise InputError("--streams needs numbers between 1 and 64", "write it like --streams 1,4")
     from fabriclens.bench.tcp import measure_link

@@ -110,7 +110,9 @@ def doctor(
     if from_:
         _from(from_, logs, json_out, markdown)
         return
-    if not sys_root.is_dir():
+    from fabriclens.inputs import is_directory
+
+    if not is_directory(sys_root):
         raise InputError(
             f"--sys-root {sys_root} is not a directory", "give / or a copied sysfs tree"
         )

@@ -1,6 +1,5 @@
 """`fabriclens fleet FILES...`: many nodes' results, fleet baselines, the nodes outside them."""
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -14,17 +13,13 @@ def fleet(
     """Merge results from many nodes: per-metric median and MAD, and the nodes that fall outside, ranked."""
     from fabriclens.cli._output import emit
     from fabriclens.errors import ExitStatus, InputError
+    from fabriclens.inputs import read_json
     from fabriclens.measure.fleet import MIN_NODES, baselines, metrics_of, rank_nodes
 
     nodes: dict[str, dict[str, tuple[float, bool]]] = {}
     used = []
     for path in files:
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise InputError(f"cannot read {path}: {exc.strerror}", "check the path") from None
-        except (ValueError, UnicodeDecodeError):
-            raise InputError(f"{path} is not JSON", "give the output of `fabriclens doctor --json` or `bench ... --json`") from None  # fmt: skip
+        doc = read_json(path, "fleet file", "give the output of `fabriclens doctor --json` or `bench ... --json`")  # fmt: skip
         if not isinstance(doc, dict):
             raise InputError(
                 f"{path} is not a fabriclens JSON document",

@@ -75,17 +75,18 @@ def http(
 
 
 def _read_baseline(path: Path) -> dict[str, float]:
-    import json
+    import math
 
     from fabriclens.errors import InputError
+    from fabriclens.inputs import read_json
 
+    fix = "run `fabriclens http URL --json > base.json` on the server and give that file"
+    doc = read_json(path, "--baseline", fix)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        return {p: float(doc["phases_s"][p]["p50"]) for p in PHASES}
-    except OSError as exc:
-        raise InputError(
-            f"cannot read {path}: {exc.strerror}", "check the --baseline path"
-        ) from None
+        phases = {p: float(doc["phases_s"][p]["p50"]) for p in PHASES}
+        if not all(math.isfinite(v) and v >= 0 for v in phases.values()):
+            raise ValueError
+        return phases
     except (ValueError, KeyError, TypeError):
         raise InputError(
             f"{path} is not the output of `fabriclens http --json`",
@@ -95,16 +96,11 @@ def _read_baseline(path: Path) -> dict[str, float]:
 
 def read_body(data: str | None) -> bytes | None:
     """--data: the body itself, or @FILE."""
-    from fabriclens.errors import InputError
+    from fabriclens.inputs import read_bytes
 
     if data is None or not data.startswith("@"):
         return None if data is None else data.encode()
-    try:
-        return Path(data[1:]).read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"cannot read {data[1:]}: {exc.strerror}", "check the path after @"
-        ) from None
+    return read_bytes(data[1:], "--data file")
 
 
 def time_many(url: str, n: int, verb: str, headers: dict[str, str], body: bytes | None,

@@ -17,14 +17,18 @@ def logs(
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Markdown output, to paste into a ticket")
     ] = False,
+    max_input: Annotated[
+        str, typer.Option(help="Read at most this much of each file (- reads stdin)")
+    ] = "4GB",
 ) -> None:
     """Read NCCL and PyTorch logs: what NCCL used, what failed, which rank is behind."""
     from fabriclens.cli._findings import exit_for, findings_doc, read_logs
     from fabriclens.cli._output import check_formats, emit
     from fabriclens.diagnose.engine import describe, diagnose, facts
+    from fabriclens.units import parse_size
 
     check_formats(json_out, markdown)
-    nccl, torch = read_logs(files)
+    nccl, torch = read_logs(files, parse_size(max_input))
     findings = diagnose(nccl, torch)
     doc: dict[str, Any] = {
         "files": [str(p) for p in files],

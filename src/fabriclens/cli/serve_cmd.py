@@ -1,6 +1,5 @@
 """`fabriclens bench serve URL`: a load test of an LLM endpoint, tokens counted correctly."""
 
-import json
 import math
 from pathlib import Path
 from typing import Annotated, Any
@@ -174,7 +173,7 @@ def _levels(
             )
         return [Level(rate=r, burstiness=burstiness) for r in rates]
     values = split_list([concurrency or "1,4,16,64"])
-    if not values or not all(v.isdigit() and 1 <= int(v) <= 10_000 for v in values):
+    if not values or not all(v.isdigit() and len(v) <= 6 and 1 <= int(v) <= 10_000 for v in values):
         raise InputError(
             f"--concurrency {concurrency!r} needs numbers in 1..10000",
             "write it like --concurrency 1,4,16,64",
@@ -211,16 +210,15 @@ def _prompts(path: Path | None, prompt_tokens: int, output_tokens: int, seed: in
 
     if path is None:
         return synthetic_prompts(1000, prompt_tokens, output_tokens, seed)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}", "check the --prompts path") from None  # fmt: skip
+    from fabriclens.inputs import MAX_FILE_BYTES, iter_lines, loads_json
+
     out = []
+    lines = iter_lines(path, "--prompts", MAX_FILE_BYTES, max_line_bytes=MAX_FILE_BYTES)
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = loads_json(line)
         except ValueError:
             item = None
         text = item.get("prompt") if isinstance(item, dict) else None

@@ -48,13 +48,16 @@ def watch(
     from fabriclens.measure.watch import VERDICTS, running_verdict, sample_doc, summary
     from fabriclens.probes.gpu import open_gpus
     from fabriclens.probes.watch_sampler import Sampler
+    from fabriclens.safe_text import clean_text
     from fabriclens.units import parse_rate
 
     if not 0.05 <= interval <= 60:
         raise InputError(f"--interval {interval:g} is out of range", "give 0.05 to 60 seconds")
     if duration < 0 or count < 0:
         raise InputError("--duration and --count cannot be negative", "give 0 for no limit")
-    if not sys_root.is_dir():
+    from fabriclens.inputs import is_directory
+
+    if not is_directory(sys_root):
         raise InputError(
             f"--sys-root {sys_root} is not a directory", "give / or a copied sysfs tree"
         )
@@ -101,7 +104,7 @@ def watch(
             if view:
                 view.update(_table(doc, running, gpus.name))
             elif not json_out:
-                print(_line(doc, running), flush=True)
+                print(clean_text(_line(doc, running)), flush=True)
             if (count and len(samples) >= count) or (duration and doc["t_s"] >= duration):
                 break
     except KeyboardInterrupt:

@@ -33,6 +33,9 @@ OPTIC_COST_PER_100G = 0.5
 DAC_COST = 0.2
 
 
+MAX_OVERSUBSCRIPTION = 64.0  # one uplink for 64 downlinks: beyond that a leaf is an island
+
+
 def _uppers(lowers: int, up: int, radix: int) -> int:
     """Fewest upper switches for ``lowers`` switches of ``up`` ports each, wired port p ->
     upper p % n, such that no upper switch needs more than ``radix`` ports; 0 if none does."""
@@ -241,6 +244,11 @@ def design_fabric(
             raise InputError(
                 f"{name} {ratio:g} is below 1 (more uplink than downlink bandwidth buys nothing)",
                 f"give {name} 1 (non-blocking) or more, e.g. 3 for 3:1",
+            )
+        if ratio > MAX_OVERSUBSCRIPTION:
+            raise InputError(
+                f"{name} {ratio:g} leaves a leaf no uplink worth the name",
+                f"give {name} between 1 and {MAX_OVERSUBSCRIPTION:g} (e.g. 3 for 3:1)",
             )
     k = switch.ports_at(link_rate_bits_per_s)
     if k < 2:

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fabriclens.catalog.schema import IntraLink, Network
+from fabriclens.errors import InputError
 
 Op = Literal["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv"]
 OPS: tuple[Op, ...] = (
@@ -116,6 +117,17 @@ class Fabric:
     def tiers(self, nodes: int) -> int:
         """Switch tiers a job of ``nodes`` nodes spans (``fabric_tiers``)."""
         return fabric_tiers(nodes, self.nics_per_node, self.switch_radix)
+
+    def __post_init__(self) -> None:
+        if self.gpus_per_node < 1:
+            raise InputError(
+                f"{self.gpus_per_node} GPUs per node", "give --gpus-per-node 1 or more"
+            )
+        if self.network is not None and self.nics_per_node < 1:
+            raise InputError(
+                f"{self.nics_per_node} NICs per node cannot reach the network",
+                "give --nics-per-node 1 or more",
+            )
 
     def intra_busbw(self) -> float:
         """Achievable bus bandwidth of the intra-node link, bytes/s per GPU."""

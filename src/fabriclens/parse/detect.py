@@ -48,7 +48,7 @@ _QUERY_ROW = re.compile(r"^\d+, [^,]+(?:, [^,]*){9,10}$", re.M)
 def _json_kind(text: str) -> str | None:
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if isinstance(doc, dict):
         if "end" in doc and ("start" in doc or "intervals" in doc):

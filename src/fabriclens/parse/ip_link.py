@@ -55,7 +55,7 @@ def parse_ip_j_link(text: str) -> list[NetInterface]:
     """`ip -j [-s] link` JSON (stats from `stats64` where `-s` was given)."""
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return []
     out = []
     for d in doc if isinstance(doc, list) else []:

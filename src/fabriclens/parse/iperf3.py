@@ -28,7 +28,7 @@ def parse_iperf3_json(text: str) -> Iperf3Result:
     """Parse `iperf3 -c ... -J`; a run that failed or unreadable text gives ok=False."""
     try:
         doc = json.loads(text)
-    except (json.JSONDecodeError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return Iperf3Result(False, error="not iperf3 JSON")
     if not isinstance(doc, dict):
         return Iperf3Result(False, error="not iperf3 JSON")

@@ -14,7 +14,7 @@ def parse_mtr_json(text: str) -> list[dict[str, Any]] | None:
     """Each hop's host ("???" where no reply came), loss %, and average / best / worst RTT (ms)."""
     try:
         hubs = json.loads(text)["report"]["hubs"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return None
     if not isinstance(hubs, list):
         return None

@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from fabriclens.parse._prefix import strip_prefixes
 
-_LOC = r"(?:(?P<loc>[\w./-]+\.(?:cc|cu|c|cpp|h|hpp):\d+)\s+)?"
+_LOC = r"(?:(?P<loc>[\w./-]{1,255}\.(?:cc|cu|c|cpp|h|hpp):\d+)\s+)?"
 LINE_RE = re.compile(
-    r"(?:(?P<host>[^\s:]*)\s?:(?P<pid>\w+):(?P<tid>\d+)\s+)?(?:\[(?P<dev>\d+)\]\s+)?"
+    r"(?:(?P<host>[^\s:]{0,255})\s?:(?P<pid>\w+):(?P<tid>\d+)\s+)?(?:\[(?P<dev>\d+)\]\s+)?"
     + _LOC
     + r"NCCL\s+(?P<level>INFO|WARN|TRACE|ERROR)\b\s?(?P<msg>.*)$"
 )
 # NCCL 2.2 and older: no `NCCL` word, so the host:pid:tid [dev] layout must be there
 OLD_LINE_RE = re.compile(
-    r"(?P<host>[^\s:]*)\s?:(?P<pid>\w+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+"
+    r"(?P<host>[^\s:]{0,255})\s?:(?P<pid>\w+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+"
     + _LOC
     + r"(?P<level>INFO|WARN|TRACE|ERROR)\b\s?(?P<msg>.*)$"
 )
@@ -115,6 +117,9 @@ WC_STATUS = {
 }
 
 
+MAX_RECORDS = 10_000  # per list of events, warnings, errors: beyond it only counted
+
+
 @dataclass(frozen=True)
 class Event:
     """One thing that went wrong (or matters), with its details and the line it came from."""
@@ -151,6 +156,14 @@ class NcclLog:
     gid_table: dict[int, tuple[str, int]] = field(default_factory=dict)  # index -> (GID, RoCE v)
     evidence: dict[str, str] = field(default_factory=dict)  # fact -> the line it came from
     unparsed_lines: int = 0
+    dropped_records: int = 0  # events, warnings and errors past MAX_RECORDS (a huge log)
+
+    def keep(self, records: list[Any], item: Any) -> None:
+        """Append to one of the lists above, up to MAX_RECORDS: memory stays bounded."""
+        if len(records) < MAX_RECORDS:
+            records.append(item)
+        else:
+            self.dropped_records += 1
 
     def of(self, kind: str) -> list[Event]:
         """The events of one kind, in log order."""
@@ -175,14 +188,14 @@ def _detect(
     def add(kind: str, **detail: str | int | None) -> None:
         if rank is not None:
             detail["rank"] = rank
-        out.events.append(Event(kind, detail, line, host, dev))
+        out.keep(out.events, Event(kind, detail, line, host, dev))
 
     if (c := COMPLETION_RE.search(msg)) is not None:
         status = int(c.group("status"))
         vendor = VENDOR_RE.search(msg)
         direction = DIRECTION_RE.search(msg)
         gids = GIDS_RE.search(msg)
-        out.completion_errors.append((status, line))
+        out.keep(out.completion_errors, (status, line))
         add("ib_completion", status=status, vendor_err=_int(vendor.group(1)) if vendor else None,
             peer=c.group("peer"), direction=direction.group(1) if direction else None,
             local_gid=gids.group("local") if gids else None,
@@ -238,87 +251,93 @@ def _detect(
         add("test_failure", text=tf.group(1).strip())
 
 
-def parse_nccl_log(text: str, log: NcclLog | None = None) -> NcclLog:
-    """Parse NCCL debug output (adds to ``log`` when given)."""
+def parse_nccl_log(lines: str | Iterable[str], log: NcclLog | None = None) -> NcclLog:
+    """Parse NCCL debug output: its text, or its lines one by one, as a file streams them
+    (adds to ``log`` when given)."""
     out = log or NcclLog()
-    for raw in text.splitlines():
-        line = strip_prefixes(raw.rstrip()).strip().strip("_`")
-        rank_prefix = RANK_PREFIX_RE.match(raw)
-        rank = int(rank_prefix.group(1)) if rank_prefix else None
-        if not line:
-            continue
-        if (v := VERSION_RE.search(line)) is not None and out.version is None:
-            out.version = v.group(1)
-        m = LINE_RE.search(line) or OLD_LINE_RE.search(line)
-        if not m:
-            if "Failed to open libibverbs" in line:
-                out.libibverbs_failed = True
-                out.evidence.setdefault("libibverbs_failed", line)
-            if CRASH_RE.search(line) or re.search(
-                r"ncclRemoteError|ncclSystemError|ncclInternalError|Last error", line
-            ):
-                out.errors.append(line)
-            before = len(out.events)
-            _detect(line, line, None, None, out, rank)
-            if len(out.events) == before and "NCCL version" not in line:
-                out.unparsed_lines += 1
-            continue
-        out.lines += 1
-        msg = m.group("msg").strip().strip("_`")
-        host = m.group("host") or None
-        dev = _int(m.group("dev"))
-        if (tr := TRACE_RE.match(msg)) is not None and out.events:
-            # NCCL unwinds an error through `file.cc:line -> code` lines: the first known
-            # stage names where the failure happened (bootstrap, net_ib, net_socket ...)
-            last = out.events[-1]
-            stage = tr.group(1)
-            if (
-                last.host == host
-                and stage in STAGES
-                and (stage == "bootstrap" or "stage" not in last.detail)
-            ):
-                last.detail["stage"] = stage
-        if host and host not in out.hosts:
-            out.hosts.append(host)
-        if m.group("level") in ("WARN", "ERROR"):
-            out.warnings.append(msg)
-            if not BENIGN_WARN_RE.search(msg):
-                out.errors.append(line)
-        if msg.startswith("Using network") or msg.startswith("Using internal Network"):
-            out.transport = msg.split()[-1]
-            out.evidence["transport"] = line
-        elif (ib := IB_USING_RE.search(msg)) is not None:
-            out.ib_devices = IB_DEV_RE.findall(ib.group("devs"))
-            out.oob = ib.group("oob")
-            out.evidence["ib_devices"] = line
-        elif "NET/IB" in msg and "No device found" in msg:
-            out.ib_no_device = True
-            out.evidence["ib_no_device"] = line
-        elif (env := ENV_RE.match(msg)) is not None:
-            out.env[env.group(1)] = env.group(2).strip()
-            out.evidence.setdefault(f"env:{env.group(1)}", line)
-        elif "GPU Direct RDMA Enabled" in msg or "GDRDMA" in msg:
-            out.gdr = True
-        elif "GPU Direct RDMA Disabled" in msg and "NET/Socket" not in msg:
-            out.gdr = False if out.gdr is None else out.gdr
-        if (using := USING_IFACES_RE.search(msg)) is not None:
-            found = IFACE_RE.findall(using.group(1))
-            for name, addr in found:
-                out.ifaces.setdefault(name, addr)
-            if msg.startswith("NET/Socket") and found:
-                out.socket_ifaces = [f"{n}:{a}<0>" for n, a in found]
-                out.evidence.setdefault("socket_ifaces", line)
-            elif found:
-                out.evidence.setdefault("bootstrap", line)
-        if "Failed to open libibverbs" in msg:
+    for raw in lines.splitlines() if isinstance(lines, str) else lines:
+        add_nccl_line(out, raw)
+    return out
+
+
+def add_nccl_line(out: NcclLog, raw: str) -> None:
+    """Add one line of NCCL debug output to ``out``."""
+    line = strip_prefixes(raw.rstrip()).strip().strip("_`")
+    rank_prefix = RANK_PREFIX_RE.match(raw)
+    rank = int(rank_prefix.group(1)) if rank_prefix else None
+    if not line:
+        return
+    if out.version is None and (v := VERSION_RE.search(line)) is not None:
+        out.version = v.group(1)
+    m = LINE_RE.search(line) or OLD_LINE_RE.search(line)
+    if not m:
+        if "Failed to open libibverbs" in line:
             out.libibverbs_failed = True
             out.evidence.setdefault("libibverbs_failed", line)
-        for via in VIA_RE.findall(msg):
-            parts = via.strip().split("/")
-            out.via[parts[0] + ("/" + parts[1] if len(parts) > 1 else "")] += 1
-            if "GDRDMA" in msg:
-                out.gdr = True
-        for net in NET_DEV_RE.findall(msg):
-            out.net_devs[net] += 1
-        _detect(msg, line, host, dev, out, rank)
-    return out
+        if CRASH_RE.search(line) or re.search(
+            r"ncclRemoteError|ncclSystemError|ncclInternalError|Last error", line
+        ):
+            out.keep(out.errors, line)
+        before = len(out.events)
+        _detect(line, line, None, None, out, rank)
+        if len(out.events) == before and "NCCL version" not in line:
+            out.unparsed_lines += 1
+        return
+    out.lines += 1
+    msg = m.group("msg").strip().strip("_`")
+    host = m.group("host") or None
+    dev = _int(m.group("dev"))
+    if (tr := TRACE_RE.match(msg)) is not None and out.events:
+        # NCCL unwinds an error through `file.cc:line -> code` lines: the first known
+        # stage names where the failure happened (bootstrap, net_ib, net_socket ...)
+        last = out.events[-1]
+        stage = tr.group(1)
+        if (
+            last.host == host
+            and stage in STAGES
+            and (stage == "bootstrap" or "stage" not in last.detail)
+        ):
+            last.detail["stage"] = stage
+    if host and host not in out.hosts:
+        out.hosts.append(host)
+    if m.group("level") in ("WARN", "ERROR"):
+        out.keep(out.warnings, msg)
+        if not BENIGN_WARN_RE.search(msg):
+            out.keep(out.errors, line)
+    if msg.startswith("Using network") or msg.startswith("Using internal Network"):
+        out.transport = msg.split()[-1]
+        out.evidence["transport"] = line
+    elif (ib := IB_USING_RE.search(msg)) is not None:
+        out.ib_devices = IB_DEV_RE.findall(ib.group("devs"))
+        out.oob = ib.group("oob")
+        out.evidence["ib_devices"] = line
+    elif "NET/IB" in msg and "No device found" in msg:
+        out.ib_no_device = True
+        out.evidence["ib_no_device"] = line
+    elif (env := ENV_RE.match(msg)) is not None:
+        out.env[env.group(1)] = env.group(2).strip()
+        out.evidence.setdefault(f"env:{env.group(1)}", line)
+    elif "GPU Direct RDMA Enabled" in msg or "GDRDMA" in msg:
+        out.gdr = True
+    elif "GPU Direct RDMA Disabled" in msg and "NET/Socket" not in msg:
+        out.gdr = False if out.gdr is None else out.gdr
+    if (using := USING_IFACES_RE.search(msg)) is not None:
+        found = IFACE_RE.findall(using.group(1))
+        for name, addr in found:
+            out.ifaces.setdefault(name, addr)
+        if msg.startswith("NET/Socket") and found:
+            out.socket_ifaces = [f"{n}:{a}<0>" for n, a in found]
+            out.evidence.setdefault("socket_ifaces", line)
+        elif found:
+            out.evidence.setdefault("bootstrap", line)
+    if "Failed to open libibverbs" in msg:
+        out.libibverbs_failed = True
+        out.evidence.setdefault("libibverbs_failed", line)
+    for via in VIA_RE.findall(msg):
+        parts = via.strip().split("/")
+        out.via[parts[0] + ("/" + parts[1] if len(parts) > 1 else "")] += 1
+        if "GDRDMA" in msg:
+            out.gdr = True
+    for net in NET_DEV_RE.findall(msg):
+        out.net_devs[net] += 1
+    _detect(msg, line, host, dev, out, rank)

@@ -10,6 +10,7 @@ ranks ran on which hosts and GPUs. Lines it does not recognise are counted, neve
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 PREFIX_RE = re.compile(
@@ -175,10 +176,11 @@ def _parse_row(tokens: list[str]) -> Row | None:
     )  # fmt: skip
 
 
-def parse_nccl_tests(text: str) -> NcclTestsRun:
-    """Parse nccl-tests output; unknown lines are counted in ``unparsed_lines``."""
+def parse_nccl_tests(lines: str | Iterable[str]) -> NcclTestsRun:
+    """Parse nccl-tests output (its text, or its lines one by one, as a file streams them);
+    unknown lines are counted in ``unparsed_lines``."""
     run = NcclTestsRun()
-    for raw in text.splitlines():
+    for raw in lines.splitlines() if isinstance(lines, str) else lines:
         line = _strip_prefix(raw.rstrip())
         if not line.strip():
             continue

@@ -9,6 +9,7 @@ NCCL work: 807`) and older ones without SeqNum or sizes. Unknown lines are ignor
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from fabriclens.parse._prefix import strip_prefixes
@@ -56,19 +57,27 @@ def _num(fields: dict[str, str], key: str) -> int | None:
     return int(value) if value.lstrip("-").isdigit() else None
 
 
-def parse_torch_log(text: str, log: TorchLog | None = None) -> TorchLog:
-    """Parse PyTorch NCCL watchdog output (adds to ``log`` when given)."""
+def parse_torch_log(lines: str | Iterable[str], log: TorchLog | None = None) -> TorchLog:
+    """Parse PyTorch NCCL watchdog output: its text, or its lines one by one, as a file streams
+    them (adds to ``log`` when given)."""
     out = log or TorchLog()
-    for raw in text.splitlines():
-        line = strip_prefixes(raw.rstrip()).strip()
-        if "Watchdog caught collective operation timeout" in line:
-            # a progress bar or another message can sit in front of PyTorch's text
-            line = line[max(0, line.find("[E ", 0, line.find("Watchdog caught"))) :]
-            fields: dict[str, str] = {}
-            if (w := WORK_RE.search(line)) is not None:
-                fields = {k: v.strip() for k, v in FIELD_RE.findall(w.group("body"))}
-            ran = RAN_RE.search(line)
-            timeout_ms = _num(fields, "Timeout(ms)")
+    for raw in lines.splitlines() if isinstance(lines, str) else lines:
+        add_torch_line(out, raw)
+    return out
+
+
+def add_torch_line(out: TorchLog, raw: str) -> None:
+    """Add one line of PyTorch output to ``out``."""
+    line = strip_prefixes(raw.rstrip()).strip()
+    if "Watchdog caught collective operation timeout" in line:
+        # a progress bar or another message can sit in front of PyTorch's text
+        line = line[max(0, line.find("[E ", 0, line.find("Watchdog caught"))) :]
+        fields: dict[str, str] = {}
+        if (w := WORK_RE.search(line)) is not None:
+            fields = {k: v.strip() for k, v in FIELD_RE.findall(w.group("body"))}
+        ran = RAN_RE.search(line)
+        timeout_ms = _num(fields, "Timeout(ms)")
+        if len(out.timeouts) < 10_000:  # bounded memory on a huge log
             out.timeouts.append(
                 Timeout(
                     rank=_rank(line) if _rank(line) is not None else _rank(raw),
@@ -80,9 +89,8 @@ def parse_torch_log(text: str, log: TorchLog | None = None) -> TorchLog:
                     line=line,
                 )
             )
-        if (p := PROGRESS_RE.search(line)) is not None:
-            rank = _rank(line) if _rank(line) is not None else _rank(raw)
-            if rank is not None:
-                out.last_enqueued[rank] = int(p.group(1))
-                out.last_completed[rank] = int(p.group(2))
-    return out
+    if (p := PROGRESS_RE.search(line)) is not None:
+        rank = _rank(line) if _rank(line) is not None else _rank(raw)
+        if rank is not None:
+            out.last_enqueued[rank] = int(p.group(1))
+            out.last_completed[rank] = int(p.group(2))

@@ -1,0 +1,390 @@
+"""Hostile input: every command and option given values and files meant to break it.
+
+The cases are generated from the click command tree (tests/cli/test_hostile_inputs.py runs them):
+every option of every command gets each of HOSTILE_VALUES, every command that reads a file gets
+each of the hostile files. A case passes when it ends in exit 0/1 with valid output (JSON where
+--json was asked) or exit 2 with exactly one line on stderr, within DEADLINE_S, never exit 3.
+
+Run: python benchmarks/hostile.py          (every case, then the 1 GB NCCL log)
+     python benchmarks/hostile.py --cases  (only the cases)
+     python benchmarks/hostile.py --big    (only the 1 GB log: time and peak RSS of `logs`)
+Targets (issue): no case exits 3 or passes its deadline; `fabriclens logs` on a 1 GB NCCL log in
+< 20 s and < 200 MB peak RSS.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import random
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+SYSFS = FIXTURES / "sysfs-roce-degraded"
+NCCL_LOG = FIXTURES / "samples" / "nccl-debug-ib.log"
+NCCL_TESTS = FIXTURES / "nccl-tests-h200-8gpu.txt"
+REAL_LOGS = FIXTURES / "real" / "logs"
+CLOSED = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there, refused at once
+DEADLINE_S = 10.0
+MEMORY_HEADROOM_BYTES = 2 << 30  # address space a case may add before MemoryError
+
+HOSTILE_VALUES = [
+    "0",
+    "-1",
+    "1e308",
+    "9" * 5000,
+    "nan",
+    "inf",
+    "-inf",
+    "",
+    "text",
+    "ünï©ødé ✓ [/x]",
+]
+
+# A runnable form of each command: the arguments it needs, bounded (closed ports, one sample,
+# short timeouts, sysfs from a fixture). {tmp} is the cases' directory.
+BASE: dict[str, list[str]] = {
+    "plan": ["plan", "llama-3.1-8b", "--gpus", "16", "--json"],
+    "collective": ["collective", "all_reduce", "1GB", "--ranks", "16", "--json"],
+    "search": ["search", "llama-3.1-8b", "--gpus", "16", "--json"],
+    "advise": ["advise", "llama-3.1-8b", "--json"],
+    "capacity": ["capacity", "llama-3.1-8b", "--json"],
+    "transfer": ["transfer", "140GB", "--json"],
+    "datapath": ["datapath", "llama-3.1-8b", "--json"],
+    "doctor": ["doctor", "--sys-root", str(SYSFS), "--json"],
+    "logs": ["logs", str(NCCL_LOG), "--json"],
+    "watch": ["watch", "--count", "1", "--interval", "0.05", "--sys-root", str(SYSFS), "--json"],
+    "http": ["http", CLOSED, "-n", "1", "--timeout", "0.5", "--json"],
+    "fleet": ["fleet", "{tmp}/node1.json", "{tmp}/node2.json", "{tmp}/node3.json", "--json"],
+    "catalog": ["catalog", "gpus", "--json"],
+    "bench serve": ["bench", "serve", CLOSED, "--model", "m", "--requests", "1", "--timeout",
+                    "0.5", "--json"],
+    "bench collective": ["bench", "collective", "--json"],
+    "bench p2p": ["bench", "p2p", "--json"],
+    "bench import": ["bench", "import", str(NCCL_TESTS), "--json"],
+    "bench net": ["bench", "net", "127.0.0.1", "--port", "9", "--timeout", "0.5", "--duration",
+                  "0.2", "--json"],
+    "topo": ["topo", "--servers", "16", "--json"],
+    "simulate": ["simulate", "all_reduce", "1GB", "--gpus", "64", "--no-effects", "--json"],
+    "collect": ["collect", "-o", "{tmp}/bundle.tar.gz", "--json"],
+}  # fmt: skip
+
+# What is not fuzzed, and why.
+SKIPPED_COMMANDS = {
+    "lab": "needs root and creates network namespaces (tests/lab exercises it)",
+    "ui": "starts a web server (tests/ui exercises it, its bad options included)",
+}
+SKIPPED_OPTIONS = {
+    ("doctor", "--peer"): "a hostile value is a host name: it would be looked up and probed",
+    ("doctor", "--url"): "a hostile value would be a URL to fetch",
+    ("doctor", "--serve"): "starts a server",
+    ("doctor", "--serve-for"): "only with --serve, which starts a server",
+    ("http", "url"): "a hostile value would be a URL to fetch",
+    ("http", "--baseline-url"): "a hostile value would be a URL to fetch",
+    ("bench serve", "url"): "a hostile value would be a URL to fetch",
+    ("bench serve", "--tokenizer"): "a name is fetched from the Hugging Face hub",
+    ("bench net", "host"): "a hostile value is a host name: it would be looked up",
+    ("bench net", "--serve"): "starts a server",
+    ("bench net", "--bind"): "only with --serve, which starts a server",
+    ("collect", "--output"): "a hostile value is a path it would write",
+    ("topo", "--plot"): "a hostile value is a path it would write",
+    ("simulate", "--heatmap"): "a hostile value is a path it would write",
+}
+SKIPPED_VALUES = {
+    ("watch", "--count", "0"): "0 means until Ctrl-C, by design",
+}
+
+# Commands that read a user file, with the file's place in their arguments ({file}).
+FILE_SLOTS: dict[str, list[str]] = {
+    "logs": ["logs", "{file}", "--json"],
+    "bench import": ["bench", "import", "{file}", "--json"],
+    "fleet": ["fleet", "{file}", "{tmp}/node1.json", "{tmp}/node2.json", "--json"],
+    "http --baseline": ["http", CLOSED, "-n", "1", "--timeout", "0.5", "--baseline", "{file}",
+                        "--json"],
+    "http --data": ["http", CLOSED, "-n", "1", "--timeout", "0.5", "--data", "@{file}", "--json"],
+    "bench serve --prompts": ["bench", "serve", CLOSED, "--model", "m", "--requests", "1",
+                              "--timeout", "0.5", "--prompts", "{file}", "--json"],
+    "doctor --logs": ["doctor", "--sys-root", str(SYSFS), "--logs", "{file}", "--json"],
+    "plan config.json": ["plan", "{file}", "--json"],
+    "--catalog": ["--catalog", "{file}", "catalog", "gpus", "--json"],
+    "doctor --from": ["doctor", "--from", "{file}", "--json"],
+    "plan --fabric": ["plan", "llama-3.1-8b", "--gpus", "16", "--fabric", "{file}", "--json"],
+    "simulate --fabric": ["simulate", "all_reduce", "1GB", "--fabric", "{file}", "--no-effects",
+                          "--json"],
+}  # fmt: skip
+
+HOSTILE_FILES = [
+    "empty", "binary", "invalid-utf8", "dev-zero", "fifo", "directory", "nested-json",
+    "nan-huge-json", "wrong-shape-json",
+]  # fmt: skip
+
+
+def make_files(tmp: Path) -> dict[str, Path]:
+    """The hostile files (named *.json so that `plan` takes them as config.json files), and three
+    good fleet inputs (node1..3.json)."""
+    rng = random.Random(1)
+    files = {name: tmp / f"{name}.json" for name in HOSTILE_FILES}
+    files["empty"].write_bytes(b"")
+    files["binary"].write_bytes(bytes(rng.randrange(256) for _ in range(4096)))
+    files["invalid-utf8"].write_bytes(b'{"a": "\xff\xfe\xc3\x28"}\n\x80\x81 NCCL INFO \xff\n')
+    files["dev-zero"].symlink_to("/dev/zero")
+    os.mkfifo(files["fifo"])
+    files["directory"].mkdir()
+    files["nested-json"].write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    huge = "1" + "0" * 5000
+    files["nan-huge-json"].write_text(
+        '{"phases_s": {"connect": {"p50": NaN}}, "hidden_size": Infinity, "num_hidden_layers": '
+        f'{huge}, "vocab_size": 1e999, "node": "n", "best_goodput_bits_per_s": NaN, '
+        f'"prompt": "x", "output_tokens": {huge}}}\n'
+    )
+    files["wrong-shape-json"].write_text(
+        '{"node": {"a": [1]}, "phases_s": [1, 2], "interfaces": "eth0", "rdma_ports": 7, '
+        '"node_median_GBps": {"n1": "fast", "n2": null}, "hidden_size": "big", "gpus": [{}], '
+        '"prompt": ["x"], "rtt": 3, "best_goodput_bits_per_s": {"x": 1}}\n'
+    )
+    for n, mbit in enumerate((941, 940, 939), 1):
+        (tmp / f"node{n}.json").write_text(
+            json.dumps({"host": "peer", "best_goodput_bits_per_s": mbit * 1e6})
+        )
+    return files
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    argv: list[str] = field(hash=False)
+
+
+def _commands() -> Iterator[tuple[str, object]]:
+    import click
+    import typer
+
+    from fabriclens.cli.app import build_app
+
+    def walk(cmd: click.Command, path: list[str]) -> Iterator[tuple[str, click.Command]]:
+        if isinstance(cmd, click.Group):
+            for name, sub in sorted(cmd.commands.items()):
+                yield from walk(sub, [*path, name])
+        else:
+            yield " ".join(path), cmd
+
+    yield from walk(typer.main.get_command(build_app()), [])
+
+
+def option_cases(tmp: Path) -> list[Case]:
+    """Every option (and positional argument) of every command, with each hostile value."""
+    import click
+
+    cases = []
+    for name, cmd in _commands():
+        if name.split()[0] in SKIPPED_COMMANDS:
+            continue
+        if name not in BASE:
+            raise AssertionError(f"no runnable form for `{name}`: add it to BASE or SKIPPED")
+        base = [a.replace("{tmp}", str(tmp)) for a in BASE[name]]
+        for param in cmd.params:  # type: ignore[attr-defined]
+            if isinstance(param, click.Option) and (param.is_flag or param.name == "help"):
+                continue
+            key = param.opts[0] if isinstance(param, click.Option) else param.name
+            if (name, key) in SKIPPED_OPTIONS:
+                continue
+            for value in HOSTILE_VALUES:
+                if (name, key, value) in SKIPPED_VALUES:
+                    continue
+                if isinstance(param, click.Option):
+                    argv = [*base, key, value]
+                else:  # positional: replace the base's value (or add one)
+                    argv = _with_argument(cmd, base, param, value)
+                cases.append(Case(f"{name} {key}={value[:8]!r}", argv))
+    return cases
+
+
+def _with_argument(cmd: object, base: list[str], param: object, value: str) -> list[str]:
+    """``base`` with the positional ``param`` set to ``value`` (BASE lists positionals first)."""
+    import click
+
+    depth = 2 if base[0] == "bench" else 1
+    first_option = next(i for i, a in enumerate(base) if a.startswith("-"))
+    positional = base[depth:first_option]
+    if getattr(param, "nargs", 1) == -1:  # several files: just this one
+        positional = [value]
+    else:
+        index = [p for p in cmd.params if isinstance(p, click.Argument)].index(param)  # type: ignore[attr-defined,arg-type]
+        positional = positional + [""] * (index + 1 - len(positional))
+        positional[index] = value
+    return [*base[:depth], *positional, *base[first_option:]]
+
+
+def file_cases(tmp: Path, files: dict[str, Path]) -> list[Case]:
+    out = []
+    for slot, form in FILE_SLOTS.items():
+        for kind, path in files.items():
+            if kind not in HOSTILE_FILES:
+                continue
+            argv = [a.replace("{file}", str(path)).replace("{tmp}", str(tmp)) for a in form]
+            out.append(Case(f"{slot} <{kind}>", argv))
+    return out
+
+
+class Deadline(BaseException):
+    """Raised in a case that runs past its deadline (a BaseException: the CLI catches Exception)."""
+
+
+@dataclass
+class Outcome:
+    status: int | None
+    out: str
+    err: str
+    time_s: float
+    problem: str | None
+
+
+def run_case(case: Case, deadline_s: float = DEADLINE_S) -> Outcome:
+    """Run one case in-process with a deadline (SIGALRM) and an address-space cap."""
+    from fabriclens.cli.app import run
+
+    def expire(signum: int, frame: object) -> None:
+        raise Deadline
+
+    old = signal.signal(signal.SIGALRM, expire)
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (_address_space() + MEMORY_HEADROOM_BYTES, hard))
+    out, err = io.StringIO(), io.StringIO()
+    t0 = time.perf_counter()
+    status: int | None = None
+    problem = None
+    try:
+        signal.setitimer(signal.ITIMER_REAL, deadline_s)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = run(case.argv)
+    except Deadline:
+        problem = f"still running after {deadline_s:g} s"
+    except MemoryError:
+        problem = "MemoryError"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    elapsed = time.perf_counter() - t0
+    o = Outcome(status, out.getvalue(), err.getvalue(), elapsed, problem)
+    o.problem = o.problem or judge(case, o)
+    return o
+
+
+def judge(case: Case, o: Outcome) -> str | None:
+    """What is wrong with an outcome, or None."""
+    if o.status in (0, 1):
+        if "--json" in case.argv and "--help" not in case.argv:
+            try:
+                json.loads(o.out)
+            except ValueError:
+                return f"exit {o.status} but stdout is not JSON: {o.out[:200]!r}"
+        return None
+    if o.status == 2:
+        lines = o.err.splitlines()
+        if len(lines) != 1 or not lines[0].startswith("fabriclens: error: "):
+            return f"exit 2 with {len(lines)} stderr lines: {o.err[:300]!r}"
+        return None
+    return f"exit {o.status}: {o.err.strip()[:300]}"
+
+
+def _address_space() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[0]) * resource.getpagesize()
+
+
+def all_cases(tmp: Path) -> list[Case]:
+    files = make_files(tmp)
+    return option_cases(tmp) + file_cases(tmp, files)
+
+
+def report_cases() -> int:
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        os.chdir(tmp)  # --record text, --plot text: written here
+        try:
+            cases = all_cases(tmp)
+            counts: dict[str, int] = {}
+            bad = []
+            slowest = (0.0, "")
+            per_command: dict[str, float] = {}
+            for case in cases:
+                o = run_case(case)
+                key = f"exit {o.status}" if o.status is not None else "no exit"
+                counts[key] = counts.get(key, 0) + 1
+                slowest = max(slowest, (o.time_s, case.name))
+                head = case.name.split(" -")[0].split(" <")[0]
+                per_command[head] = per_command.get(head, 0.0) + o.time_s
+                if o.problem:
+                    bad.append((case, o))
+        finally:
+            os.chdir(cwd)
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"hostile cases: {len(cases)}; " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+    )
+    print(f"slowest case: {slowest[0]:.2f} s ({slowest[1]}); peak RSS of the run: {rss_mb:.0f} MB")
+    if "-v" in sys.argv:
+        for head, spent in sorted(per_command.items(), key=lambda kv: -kv[1]):
+            print(f"  {head}: {spent:.1f} s")
+    for case, o in bad:
+        print(f"FAIL {case.name}: {o.problem[:300]}")
+    print(f"failures: {len(bad)}")
+    return 1 if bad else 0
+
+
+def make_big_log(path: Path, size_bytes: int) -> int:
+    """Write ``size_bytes`` (about) of NCCL log made of the real corpus's lines; returns bytes."""
+    lines = []
+    for f in sorted(REAL_LOGS.glob("*.log")):
+        lines += f.read_bytes().splitlines(keepends=True)
+    block = b"".join(lines)
+    written = 0
+    with path.open("wb") as fh:
+        while written < size_bytes:
+            fh.write(block)
+            written += len(block)
+    return written
+
+
+def report_big(size_bytes: int = 1 << 30) -> int:
+    """`fabriclens logs --json` on a generated log: wall time and the child's peak RSS."""
+    with tempfile.TemporaryDirectory() as d:
+        log = Path(d) / "big.log"
+        written = make_big_log(log, size_bytes)
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+        t0 = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "fabriclens", "logs", str(log), "--json", "--max-input", "2GB"],
+            env=env, capture_output=True, timeout=3600, check=False,
+        )  # fmt: skip
+        wall_s = time.perf_counter() - t0
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rss_mb, cpu_s = usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+    print(f"logs on a {written / 1e9:.2f} GB NCCL log: exit {done.returncode}, {wall_s:.1f} s wall "
+          f"({cpu_s:.1f} s CPU), peak RSS {rss_mb:.0f} MB (targets: < 20 s, < 200 MB)")  # fmt: skip
+    if done.returncode not in (0, 1):
+        print(done.stderr.decode(errors="replace")[-500:])
+    return 0 if done.returncode in (0, 1) and wall_s < 20 and rss_mb < 200 else 1
+
+
+if __name__ == "__main__":
+    only_cases, only_big = "--cases" in sys.argv, "--big" in sys.argv
+    status = 0
+    if not only_big:
+        status |= report_cases()
+    if not only_cases:
+        status |= report_big()
+    sys.exit(status)

@@ -1,0 +1,77 @@
+"""One rule for every numeric option of every command, applied to the command tree at start-up.
+
+A float option (seconds, rates, fractions, quantiles) takes a finite number of zero or more:
+``--duration nan`` would never end and ``--timeout -1`` means nothing. An integer option (counts,
+sizes, ranks, ports) takes zero or more and at most MAX_INT; a port at most 65535. Commands
+still check the ranges that are theirs (a count of at least 1, a ZeRO stage up to 3).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import click
+
+MAX_INT = 2**53  # beyond any count, size or rank; a float still holds it exactly
+MAX_PORT = 65535
+
+
+class FiniteFloat(click.ParamType[float]):
+    """A float option: finite, zero or more."""
+
+    name = "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!s} is not a finite number; give a number like 1.5", param, ctx)
+        if number < 0:
+            self.fail(f"{value!s} is negative; give zero or more", param, ctx)
+        return number
+
+
+class BoundedInt(click.ParamType[int]):
+    """An integer option: zero or more, at most ``most``."""
+
+    name = "integer"
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int):
+            number = value
+        else:
+            text = str(value).strip()
+            if len(text.lstrip("+-")) > 30:
+                self.fail(f"{text[:20]}... is too large; {self._range()}", param, ctx)
+            number = click.INT.convert(text, param, ctx)  # type: ignore[arg-type]
+        if number < 0:
+            self.fail(f"{number} is negative; {self._range()}", param, ctx)
+        if number > self.most:
+            self.fail(f"{number} is too large; {self._range()}", param, ctx)
+        return number
+
+    def _range(self) -> str:
+        if self.most == MAX_PORT:
+            return f"give a port from 0 to {MAX_PORT}"
+        return "give a whole number of 0 or more (up to 2^53)"
+
+
+FLOAT = FiniteFloat()
+INT = BoundedInt(MAX_INT)
+PORT = BoundedInt(MAX_PORT)
+
+
+def harden(command: click.Command) -> None:
+    """Give every numeric option in ``command`` (and its subcommands) the types above."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            harden(sub)
+    for param in command.params:
+        kind = getattr(param.type, "name", "")
+        if kind == "float" and not isinstance(param.type, FiniteFloat):
+            param.type = FLOAT
+        elif kind == "integer" and not isinstance(param.type, BoundedInt):
+            param.type = PORT if (param.name or "").endswith("port") else INT

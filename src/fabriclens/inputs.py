@@ -1,0 +1,170 @@
+"""Reading the files users name: the one place that opens them, with the same limits everywhere.
+
+Only regular files are read (a FIFO, a device such as /dev/zero, a directory or a socket is
+refused with one line naming the file), unless the name is ``-``: standard input. Files are
+opened with O_NONBLOCK, so naming a FIFO never blocks; the total bytes and each line's length are
+capped. Logs are streamed line by line, so memory stays flat however large the file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from fabriclens.errors import InputError
+
+STDIN = "-"
+MAX_LOG_BYTES = 4 * 10**9  # logs, nccl-tests output: streamed, so memory does not grow with it
+MAX_LINE_BYTES = 8 * 1024  # a longer log line is cut there (NCCL and PyTorch lines are shorter)
+MAX_FILE_BYTES = 64 * 10**6  # a file read whole: JSON documents, request bodies, prompt sets
+MAX_JSON_DIGITS = 400  # an integer in JSON with more digits is refused (floats top out at 309)
+_CHUNK = 1 << 20
+_KINDS = [
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+]
+
+
+def _size(limit: int) -> str:
+    return f"{limit / 1e9:g} GB" if limit >= 10**9 else f"{limit / 1e6:g} MB"
+
+
+def open_input(path: str | Path, what: str = "file") -> IO[bytes]:
+    """Open a user's file for reading in binary, or standard input for ``-``. Refuses anything
+    but a regular file; never blocks on a FIFO."""
+    name = str(path)
+    if name == STDIN:
+        return sys.stdin.buffer
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {what} {name}: {exc.strerror or exc}", "check the path"
+        ) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = next((k for test, k in _KINDS if test(mode)), "not a regular file")
+        raise InputError(
+            f"{what} {name} is {kind}, not a regular file",
+            f"give a regular file, or pipe it in and name it - (... < {name})",
+        )
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def is_directory(path: str | Path) -> bool:
+    """``Path.is_dir()``, False (not an error) for a name the system refuses (too long, NUL)."""
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def read_bytes(path: str | Path, what: str = "file", max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """A user's whole file, up to ``max_bytes``; larger is refused."""
+    with open_input(path, what) as fh:
+        try:
+            data = fh.read(max_bytes + 1)
+        except OSError as exc:
+            raise InputError(f"cannot read {what} {path}: {exc.strerror or exc}", "check the path") from None  # fmt: skip
+    if len(data) > max_bytes:
+        raise InputError(
+            f"{what} {path} is over {_size(max_bytes)}", "give a smaller file (or raise the limit)"
+        )
+    return data
+
+
+def iter_lines(
+    path: str | Path,
+    what: str = "file",
+    max_bytes: int = MAX_LOG_BYTES,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    too_big: str = "give a smaller file",
+) -> Iterator[str]:
+    """A user's file as lines of text (no line ends; invalid UTF-8 replaced), streamed. A line
+    longer than ``max_line_bytes`` is cut there; more than ``max_bytes`` in all is refused, with
+    ``too_big`` as the fix."""
+    total = 0
+    with open_input(path, what) as fh:
+        while True:
+            try:
+                line = fh.readline(max_line_bytes + 1)
+            except OSError as exc:
+                raise InputError(f"cannot read {what} {path}: {exc.strerror or exc}", "check the path") from None  # fmt: skip
+            if not line:
+                return
+            total += len(line)
+            if total > max_bytes:
+                raise InputError(f"{what} {path} is over {_size(max_bytes)}", too_big)
+            if len(line) > max_line_bytes and not line.endswith(b"\n"):
+                line = line[:max_line_bytes]  # the rest of this line is skipped
+                while True:
+                    more = fh.readline(_CHUNK)
+                    total += len(more)
+                    if not more or more.endswith(b"\n") or total > max_bytes:
+                        break
+            yield line.decode("utf-8", "replace").rstrip("\r\n")
+
+
+def read_text(path: str | Path, what: str = "file", max_bytes: int = MAX_FILE_BYTES) -> str:
+    """A user's whole file as text (strict UTF-8)."""
+    data = read_bytes(path, what, max_bytes)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{what} {path} is not UTF-8 text (byte {exc.start})", "give a text file"
+        ) from None
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_JSON_DIGITS:
+        raise ValueError(f"an integer of {len(text)} digits")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} overflows a float")
+    return value
+
+
+def loads_json(text: str | bytes) -> Any:
+    """Strict JSON: no NaN or Infinity, no number too large for a float or with hundreds of
+    digits, bounded nesting. ValueError (with the reason) for anything else."""
+    try:
+        return json.loads(
+            text,
+            parse_constant=_no_constant,
+            parse_int=_bounded_int,
+            parse_float=_finite_float,
+        )
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def read_json(
+    path: str | Path, what: str = "file", fix: str = "", max_bytes: int = MAX_FILE_BYTES
+) -> Any:
+    """A user's JSON file, strictly parsed (see :func:`loads_json`); InputError otherwise."""
+    text = read_text(path, what, max_bytes)
+    try:
+        return loads_json(text)
+    except ValueError as exc:
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise InputError(f"{what} {path} is not valid JSON ({reason})", fix or None) from None
