@@ -138,11 +138,11 @@ def write_file(dfd: int, path: Path, name: str, data: bytes) -> None:
         raise
 
 
-def open_append(dfd: int, path: Path, name: str) -> int:
-    """An fd to append to (a forwarder's log); never through a planted link."""
+def _open_own(dfd: int, path: Path, name: str, flags: int) -> int:
+    """An fd on ``name`` in the state directory, created if missing (mode 0600): never through
+    a planted link, and only a regular file this user wrote."""
     try:
-        fd = os.open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600, dir_fd=dfd)  # fmt: skip
+        fd = os.open(name, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise _refuse(path, name, "a symbolic link") from None
@@ -151,6 +151,11 @@ def open_append(dfd: int, path: Path, name: str) -> int:
         os.close(fd)
         raise _refuse(path, name, "not a regular file written by this user")
     return fd
+
+
+def open_append(dfd: int, path: Path, name: str) -> int:
+    """An fd to append to (a forwarder's log); never through a planted link."""
+    return _open_own(dfd, path, name, os.O_WRONLY | os.O_APPEND)
 
 
 def unlink_ours(dfd: int, name: str) -> bool:
@@ -223,16 +228,7 @@ def lab_lock(path: Path, name: str, timeout_s: float | None = None) -> Iterator[
 def _lock_file(dfd: int, path: Path, name: str, lock_name: str, deadline: float,
                timeout: float) -> int:  # fmt: skip
     while True:
-        try:
-            fd = os.open(lock_name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                         dir_fd=dfd)  # fmt: skip
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise _refuse(path, lock_name, "a symbolic link") from None
-            raise
-        if not is_ours(os.fstat(fd)):
-            os.close(fd)
-            raise _refuse(path, lock_name, "not a regular file written by this user")
+        fd = _open_own(dfd, path, lock_name, os.O_RDWR)
         if not _flock(fd, deadline):
             os.close(fd)
             raise _busy(path, name, lock_name, timeout)
