@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 OFFLINE = {
     ("plan", ""), ("collective", ""), ("catalog", ""), ("search", ""), ("advise", ""),
     ("datapath", ""), ("capacity", ""), ("transfer", ""), ("fleet", ""), ("logs", ""),
-    ("bench", "import"),
+    ("bench", "import"), ("topo", ""), ("simulate", ""), ("doctor", "--from"),
 }  # fmt: skip
 
 
