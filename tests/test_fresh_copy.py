@@ -37,12 +37,12 @@ def _files() -> list[Path]:
 
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The repository's files alone, in a fresh empty folder (no ../shared or anything else)."""
+    """The repository's files alone, in a fresh empty folder: nothing stands beside the copy."""
     root = tmp_path_factory.mktemp("clone") / "fabriclens"
     for rel in _files():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / rel, root / rel)
-    assert not (root.parent / "shared").exists()
+    assert [p.name for p in root.parent.iterdir()] == [root.name]
     return root
 
 
@@ -78,7 +78,8 @@ def test_the_readme_names_only_files_the_repository_has() -> None:
 
 
 def test_nothing_reads_outside_the_repository() -> None:
-    """No source, test, benchmark, tool, Makefile or CI line reaches for ../shared or above."""
+    """No source, test, benchmark, tool, Makefile or CI line reaches for the data folder the
+    development machines keep beside the checkout, or above the repository."""
     pattern = re.compile(r"\.\./shared|[\"']shared[\"']\s*/|parent\.parent\.parent\.parent")
     here = Path(__file__).resolve()
     offenders = []
