@@ -122,6 +122,7 @@ FILE_SLOTS: dict[str, list[str]] = {
     "plan --fabric": ["plan", "llama-3.1-8b", "--gpus", "16", "--fabric", "{file}", "--json"],
     "simulate --fabric": ["simulate", "all_reduce", "1GB", "--fabric", "{file}", "--no-effects",
                           "--json"],
+    "simulate --plan": ["simulate", "--plan", "{file}", "--json"],
 }  # fmt: skip
 
 HOSTILE_FILES = [

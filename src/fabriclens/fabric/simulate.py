@@ -209,3 +209,45 @@ def simulated_network(design: FabricDesign, fabric: Fabric, gpus: int) -> tuple[
         f"{gpus} GPUs gets {share:.0%} of the NIC rate, {r.ratio:.2f}x the flat model's time"
     )
     return replace(fabric, network=derated), note
+
+
+LEDGER_OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
+
+
+def simulate_ledger(
+    design: FabricDesign,
+    fabric: Fabric,
+    comm: list[dict[str, Any]],
+    ranks: int,
+    scenario: Scenario = Scenario(),
+) -> list[dict[str, Any]]:
+    """A plan's communication ledger (``plan --json``'s ``comm``: per-step ``time_s`` and
+    ``exposed_s`` of each group's collective) with every collective that crosses the network
+    simulated on ``design``: its op at its per-call size over the job's ``ranks``, and the
+    planner's time scaled by simulated / model time for that op. What the planner hid behind
+    compute stays hidden up to the same window; the rest is exposed. Entries on NVLink/PCIe
+    are kept as they are (``factor`` 1), and so are pipeline sends and broadcasts (``simulated``
+    False): their flows are a few stage boundaries, not the job-wide pattern this proxy runs."""
+    cache: dict[tuple[str, float], SimResult] = {}
+    out = []
+    for c in comm:
+        row = {
+            k: c[k] for k in ("group", "op", "size_bytes", "count", "link", "time_s", "exposed_s")
+        }
+        row["simulated"] = c["link"] == "network" and c["op"] in LEDGER_OPS
+        if not row["simulated"]:
+            out.append(
+                row | {"factor": 1.0, "sim_time_s": c["time_s"], "sim_exposed_s": c["exposed_s"]}
+            )
+            continue
+        key = (c["op"], float(c["size_bytes"]))
+        if key not in cache:
+            cache[key] = simulate_collective(
+                design, fabric, c["op"], c["size_bytes"], ranks, scenario
+            )
+        factor = cache[key].ratio
+        time_s = c["time_s"] * factor
+        window = c["time_s"] - c["exposed_s"]  # how much of it compute hid in the plan
+        out.append(row | {"factor": factor, "sim_time_s": time_s,
+                          "sim_exposed_s": max(0.0, time_s - window)})  # fmt: skip
+    return out

@@ -119,3 +119,32 @@ def simulate_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     if doc.get("plots"):
         out.append(Text("heat map: " + ", ".join(doc["plots"])))
     return out
+
+
+def simulate_plan_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    """`simulate --plan`: each collective of the plan, flat model vs the designed fabric."""
+    f, sc = doc["fabric"], doc["scenario"]
+    out: list[RenderableType] = [
+        Text(
+            f"{doc['plan']} on {f['topology']} {f['tiers']}-tier {f['switch']} "
+            f"{f['oversubscription']:g}:1 ({f['servers']} servers), {sc['routing']} routing, "
+            f"{sc['placement']} placement"
+        )
+    ]
+    t = Table(title="Communication per step", box=box.SIMPLE_HEAD, title_justify="left")
+    for col in ("group", "op", "link", "plan time", "fabric factor", "simulated", "exposed"):
+        t.add_column(col, justify="left" if col in ("group", "op", "link") else "right")
+    for r in doc["comm"]:
+        factor = (
+            f"{r['factor']:.2f}x"
+            if r["simulated"]
+            else ("not simulated" if r["link"] == "network" else "in the node")
+        )
+        t.add_row(r["group"], r["op"], r["link"], format_time(r["time_s"]), factor,
+                  format_time(r["sim_time_s"]), format_time(r["sim_exposed_s"]))  # fmt: skip
+    out.append(t)
+    change = doc["sim_step_time_s"] / doc["step_time_s"] - 1 if doc["step_time_s"] else 0.0
+    out.append(Text(f"Step {format_time(doc['step_time_s'])} on the flat model, "
+                    f"{format_time(doc['sim_step_time_s'])} on this fabric ({change:+.1%})"))  # fmt: skip
+    out.append(assumptions_block(doc["assumptions"]))
+    return out
