@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from fabriclens.units import format_number
 from reference import (
     Case,
     ScalingPair,
@@ -38,13 +39,6 @@ DECODE_MEDIAN = 0.15
 SCALING_MEDIAN_PP = 3.0
 
 
-def _num(x: float) -> str:
-    """Four significant figures in plain digits (no scientific notation)."""
-    if x == 0 or 1e-3 <= abs(x) < 1e4:
-        return f"{x:.4g}"
-    return f"{x:,.0f}" if abs(x) >= 1e4 else f"{x:.6f}".rstrip("0")
-
-
 def _source(text: str, width: int = 46) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -62,7 +56,7 @@ def show(title: str, cases: list[Case]) -> float:
     for c in cases:
         split = "held" if c.split == "held_out" else "cal"
         print(
-            f"  {c.row_id:6s} {split:5s} {c.name[:54]:54s} {_num(c.measured):>9s} {_num(c.predicted):>9s} "
+            f"  {c.row_id:6s} {split:5s} {c.name[:54]:54s} {format_number(c.measured, 4):>9s} {format_number(c.predicted, 4):>9s} "
             f"{100 * c.error:+7.1f}%  {c.unit[:13]:13s} {_source(c.source)}"
         )
     med = median_abs_error(cases)
