@@ -32,6 +32,8 @@ def _normalise(name: str) -> str:
 
 USER_CATALOG_ENV = "FABRICLENS_CATALOG"
 USER_CATALOG_MAX_BYTES = 4 << 20  # a catalog is a few kB; refuse to read a huge or endless file
+ENTRY_CLASSES: dict[str, type[_Entry]] = {"gpus": Gpu, "links": IntraLink, "networks": Network,
+                                          "engines": Engine, "models": ModelSpec, "switches": Switch}  # fmt: skip
 TABLES = {"gpus": "gpu", "links": "link", "networks": "network", "engines": "engine", "models": "model", "switches": "switch"}  # fmt: skip
 
 
@@ -86,10 +88,11 @@ def _user_doc() -> tuple[Path | None, dict[str, Any]]:
     return path, doc
 
 
-def user_entries(kind: str, cls: type[E]) -> tuple[E, ...]:
+def user_entries(kind: str) -> tuple[Any, ...]:
     """The user catalog's entries of one kind (``gpus``, ``links``, ...), checked like the
     built-in ones; InputError naming the file, the entry and the field otherwise."""
     path, doc = _user_doc()
+    cls = ENTRY_CLASSES[kind]
     rows = doc.get(TABLES[kind], [])
     if not isinstance(rows, list):
         raise InputError(f"user catalog {path}: {TABLES[kind]} must be an array of tables",
@@ -113,7 +116,7 @@ def user_entries(kind: str, cls: type[E]) -> tuple[E, ...]:
 def _merged(kind: str, filename: str, cls: type[E]) -> tuple[E, ...]:
     """The built-in entries with the user catalog's on top: same name or alias replaces."""
     builtin = _read_table(filename, TABLES[kind], cls)
-    user = user_entries(kind, cls)
+    user: tuple[E, ...] = user_entries(kind)
     if not user:
         return builtin
     replaced = {_normalise(k) for u in user for k in (u.name, *u.aliases) if k}

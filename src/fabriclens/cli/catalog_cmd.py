@@ -8,8 +8,6 @@ import typer
 from fabriclens.cli._output import print_json, print_rich
 
 KINDS = ("gpus", "links", "networks", "models", "engines", "switches")
-CLASSES = {"gpus": "Gpu", "links": "IntraLink", "networks": "Network", "models": "ModelSpec", "engines": "Engine",
-           "switches": "Switch"}  # fmt: skip
 
 
 def _complete_kind(incomplete: str) -> list[str]:
@@ -45,7 +43,7 @@ def catalog(
         from fabriclens.catalog.load import user_catalog_path, user_entries
 
         path = user_catalog_path()
-        entries = user_entries(kind, getattr(cat, CLASSES[kind]))
+        entries = user_entries(kind)
         if not entries and not json_out:
             where = f"the user catalog {path}" if path else "no user catalog is in force; it"
             sys.stdout.write(f"{where} adds no {kind}\n")
