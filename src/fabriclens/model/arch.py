@@ -106,6 +106,16 @@ def moe_layers(spec: ModelSpec) -> int:
     return spec.layers - spec.first_dense_layers if spec.is_moe else 0
 
 
+def mean_mlp_width(spec: ModelSpec) -> float:
+    """The MLP width a token passes through, averaged over the layers: ``ffn`` in dense layers,
+    k routed + shared experts of ``moe_ffn`` each in the MoE layers."""
+    if not spec.is_moe:
+        return float(spec.ffn)
+    moe_f = (spec.moe_ffn or spec.ffn) * (spec.experts_per_token + spec.shared_experts)
+    n_moe = moe_layers(spec)
+    return (moe_f * n_moe + spec.ffn * (spec.layers - n_moe)) / spec.layers
+
+
 def norm_params_per_layer(spec: ModelSpec) -> int:
     """Two norms per layer (RMSNorm: weight; LayerNorm: weight and bias)."""
     return 2 * spec.hidden * (2 if spec.norm == "layer" else 1)

@@ -20,7 +20,7 @@ from fabriclens.model.arch import (
     attention_core_flops_per_token,
     forward_flops_per_token,
     k_width,
-    moe_layers,
+    mean_mlp_width,
     q_width,
     v_dim,
     v_width,
@@ -72,11 +72,7 @@ def _activation(spec: ModelSpec, base: TrainConfig, tp: Arr, mb: Arr, sp: Arr, r
     q_w, k_w, v_w, o_w = q_width(spec), k_width(spec), v_width(spec), spec.heads * v_dim(spec)
     replicated = tokens * h * (8 + (2 if base.dropout else 0))
     attn = 2 * tokens * (q_w + k_w) + 2 * tokens * v_w + 2 * tokens * o_w
-    f: float = spec.ffn
-    if spec.is_moe:
-        moe_f = (spec.moe_ffn or spec.ffn) * (spec.experts_per_token + spec.shared_experts)
-        n_moe = moe_layers(spec)
-        f = (moe_f * n_moe + spec.ffn * (spec.layers - n_moe)) / spec.layers
+    f = mean_mlp_width(spec)  # k routed + shared experts in MoE layers
     mlp = (6 if spec.mlp == "swiglu" else 4) * tokens * f
     if base.flash_attention:
         scores = 4.0 * spec.heads * tokens  # kept under selective recompute too

@@ -23,6 +23,7 @@ from fabriclens.model.arch import (
     attention_projections,
     k_width,
     kv_bytes_per_token,
+    mean_mlp_width,
     moe_layers,
     q_width,
     v_dim,
@@ -173,11 +174,7 @@ def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str
     q_w, k_w, v_w, o_w = q_width(spec), k_width(spec), v_width(spec), spec.heads * v_dim(spec)
     replicated = tokens * h * (8 + (2 if cfg.dropout else 0))
     attn = 2 * tokens * (q_w + k_w) + 2 * tokens * v_w + 2 * tokens * o_w
-    f: float = spec.ffn
-    if spec.is_moe:  # tokens pass through k routed + shared experts in the MoE layers
-        moe_f = (spec.moe_ffn or spec.ffn) * (spec.experts_per_token + spec.shared_experts)
-        n_moe = moe_layers(spec)
-        f = (moe_f * n_moe + spec.ffn * (spec.layers - n_moe)) / spec.layers
+    f = mean_mlp_width(spec)  # k routed + shared experts in MoE layers
     mlp = (6 if spec.mlp == "swiglu" else 4) * tokens * f
     if cfg.flash_attention:
         scores = 4.0 * spec.heads * tokens  # log-sum-exp, fp32

@@ -23,7 +23,7 @@ from fabriclens.model.arch import (
     attention_core_flops_per_token,
     forward_flops_per_token,
     k_width,
-    moe_layers,
+    mean_mlp_width,
     v_dim,
     v_width,
 )
@@ -112,11 +112,7 @@ def fp8_cast_elements_per_token(spec: ModelSpec) -> float:
     """Elements cast to FP8 per token per layer in the forward pass: the inputs of the linear
     layers (QKV, output projection, MLP in, MLP out), which Transformer Engine quantises before
     each FP8 GEMM (read BF16, write FP8: 3 bytes each); the backward casts the gradients alike."""
-    f: float = spec.ffn
-    if spec.is_moe:
-        moe_f = (spec.moe_ffn or spec.ffn) * (spec.experts_per_token + spec.shared_experts)
-        n_moe = moe_layers(spec)
-        f = (moe_f * n_moe + spec.ffn * (spec.layers - n_moe)) / spec.layers
+    f = mean_mlp_width(spec)  # k routed + shared experts in MoE layers
     return 2.0 * spec.hidden + spec.heads * v_dim(spec) + f
 
 
