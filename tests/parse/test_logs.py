@@ -133,3 +133,41 @@ def test_cli_logs_says_when_the_nccl_version_is_not_in_the_log(
     )
     run(["logs", str(log)])
     assert capsys.readouterr().out.startswith("NCCL 2.21.5+cuda12.4 · transport IB")
+
+
+# NCCL unwinding a failure: the WARN names the error, the trace lines after it name the stage
+_FAILED = (
+    "node1:11:12 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<5000> with status=12 opcode=0 len=0 vendor err 129 (Recv)\n"
+    "node1:11:12 [0] NCCL INFO transport/net_ib.cc:1296 -> 6\n"
+)  # fmt: skip
+
+
+def test_a_repeated_line_is_read_once_but_counted_each_time() -> None:
+    """Each distinct line is parsed once (memoised); every occurrence still counts, and the
+    details of one occurrence's event are its own: a trace line after the first copy gives
+    its stage to that event only, and a later log reading the same line starts clean."""
+    first = parse_nccl_log(_FAILED + _FAILED.splitlines()[0])
+    assert first.lines == 3 and len(first.of("ib_completion")) == 2
+    assert len(first.completion_errors) == 2 and len(first.errors) == 2
+    staged, unstaged = first.of("ib_completion")
+    assert staged.detail.get("stage") == "net_ib" and "stage" not in unstaged.detail
+    again = parse_nccl_log(_FAILED.splitlines()[0])
+    assert "stage" not in again.of("ib_completion")[0].detail
+    thrice = parse_nccl_log(_FAILED * 3)
+    assert thrice.lines == 6 and [e.detail.get("stage") for e in thrice.events] == ["net_ib"] * 3
+
+
+def test_the_level_word_is_found_before_the_head() -> None:
+    """The layout is matched from the level word backwards (host:pid:tid [dev] source:line),
+    in both NCCL's layout and the older one without the `NCCL` word; a line without the layout
+    is searched for failures only."""
+    log = parse_nccl_log(
+        "gpu-a100-7:4182:4290 [3] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer 10.1.1.2<5001> with status=12\n"
+        "[rank3]: some banner text NCCL INFO Using network IB\n"
+        "ip-10-0-0-7:81:95 [1] include/socket.h:360 WARN Net : Connect to 10.0.0.8<49152> failed : Connection refused\n"
+        "nothing here but the word INFO\n"
+    )  # fmt: skip
+    assert log.hosts == ["gpu-a100-7", "ip-10-0-0-7"] and log.lines == 3
+    assert log.transport == "IB" and log.unparsed_lines == 1
+    assert [e.kind for e in log.events] == ["ib_completion", "connect_refused"]
+    assert [e.dev for e in log.events] == [3, 1]

@@ -37,10 +37,10 @@ LAUNCHER_RE = PREFIX_RE
 def strip_prefixes(line: str) -> str:
     """The line without any of the known prefixes (applied until none is left)."""
     for _ in range(8):  # bounded: each pass removes at least one character
-        stripped = PREFIX_RE.sub("", line, count=1)
-        if stripped == line:
+        m = PREFIX_RE.match(line)
+        if m is None or not m.end():
             break
-        line = stripped
+        line = line[m.end() :]
     return line
 
 

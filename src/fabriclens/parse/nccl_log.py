@@ -15,21 +15,23 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 from fabriclens.parse._prefix import strip_prefixes
 
 _LOC = r"(?:(?P<loc>[\w./-]{1,255}\.(?:cc|cu|c|cpp|h|hpp):\d+)\s+)?"
-LINE_RE = re.compile(
+# the level word is found first, then the head in front of it (see ``_split``)
+LEVEL_RE = re.compile(r"NCCL\s+(INFO|WARN|TRACE|ERROR)\b\s?")
+HEAD_RE = re.compile(
     r"(?:(?P<host>[^\s:]{0,255})\s?:(?P<pid>\w+):(?P<tid>\d+)\s+)?(?:\[(?P<dev>\d+)\]\s+)?"
     + _LOC
-    + r"NCCL\s+(?P<level>INFO|WARN|TRACE|ERROR)\b\s?(?P<msg>.*)$"
+    + r"\Z"
 )
 # NCCL 2.2 and older: no `NCCL` word, so the host:pid:tid [dev] layout must be there
-OLD_LINE_RE = re.compile(
-    r"(?P<host>[^\s:]{0,255})\s?:(?P<pid>\w+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+"
-    + _LOC
-    + r"(?P<level>INFO|WARN|TRACE|ERROR)\b\s?(?P<msg>.*)$"
+OLD_LEVEL_RE = re.compile(r"(INFO|WARN|TRACE|ERROR)\b\s?")
+OLD_HEAD_RE = re.compile(
+    r"(?P<host>[^\s:]{0,255})\s?:(?P<pid>\w+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+" + _LOC + r"\Z"
 )
 VERSION_RE = re.compile(r"NCCL version:?\s*(\d+\.\d+\.\d+[\w.+-]*)")
 IB_USING_RE = re.compile(
@@ -79,27 +81,28 @@ TRACE_RE = re.compile(r"^(?:[\w.-]+/)*([\w.-]+?)\.(?:cc|cu|c|cpp|h):\d+ -> \d+")
 STAGES = ("bootstrap", "net_ib", "net_socket", "ib_plugin", "p2p", "shm", "proxy")
 TEST_FAIL_RE = re.compile(r"Test NCCL failure \S+ '([^'/]*)")
 
+# The failure patterns below are matched against the lower-cased message: a case-blind
+# regular expression cannot skip ahead to its first letter and costs ~10x more per line.
 SOCKET_ERRORS = (  # (event kind, what the line says), first match wins
-    ("connect_abort", re.compile(r"Software caused connection abort", re.I)),
-    ("connect_refused", re.compile(r"Connection refused", re.I)),
-    ("peer_reset", re.compile(r"Connection reset by peer|Broken pipe", re.I)),
-    ("peer_closed", re.compile(r"Connection closed by (?:remote peer|localRank)", re.I)),
-    ("connect_timeout", re.compile(r"connect\w*\b.*?(?:failed|returned)\s*:?\s*Connection timed out", re.I)),
-    ("unreachable", re.compile(r"(?:connect|recv|send)\w*\b.*?(?:Network is unreachable|No route to host)", re.I)),
+    ("connect_abort", re.compile(r"software caused connection abort")),
+    ("connect_refused", re.compile(r"connection refused")),
+    ("peer_reset", re.compile(r"connection reset by peer|broken pipe")),
+    ("peer_closed", re.compile(r"connection closed by (?:remote peer|localrank)")),
+    ("connect_timeout", re.compile(r"connect\w*\b.*?(?:failed|returned)\s*:?\s*connection timed out")),
+    ("unreachable", re.compile(r"(?:connect|recv|send)\w*\b.*?(?:network is unreachable|no route to host)")),
 )  # fmt: skip
 # NCCL result codes as PyTorch and nccl-tests spell them
 NCCL_ERRORS = (
-    ("ncclUnhandledCudaError", re.compile(r"ncclUnhandledCudaError|unhandled cuda error", re.I)),
-    ("ncclSystemError", re.compile(r"ncclSystemError|unhandled system error", re.I)),
-    ("ncclRemoteError", re.compile(r"ncclRemoteError|remote process exited or there was a network error", re.I)),
-    ("ncclInternalError", re.compile(r"ncclInternalError|NCCL error.*internal error|Test NCCL failure .*internal error", re.I)),
-    ("ncclInvalidUsage", re.compile(r"ncclInvalidUsage|invalid usage", re.I)),
+    ("ncclUnhandledCudaError", re.compile(r"ncclunhandledcudaerror|unhandled cuda error")),
+    ("ncclSystemError", re.compile(r"ncclsystemerror|unhandled system error")),
+    ("ncclRemoteError", re.compile(r"ncclremoteerror|remote process exited or there was a network error")),
+    ("ncclInternalError", re.compile(r"ncclinternalerror|nccl error.*internal error|test nccl failure .*internal error")),
+    ("ncclInvalidUsage", re.compile(r"ncclinvalidusage|invalid usage")),
 )  # fmt: skip
-CRASH_RE = re.compile(
-    r"DistBackendError|terminate called|NCCL error in:|Test NCCL failure|RuntimeError: NCCL|Segmentation fault|"
-    r"ncclCommInitRank failed|NCCL Check failed",
-    re.I,
-)
+CRASH_WORDS = (  # lower-cased: a line holding one shows a failure
+    "distbackenderror", "terminate called", "nccl error in:", "test nccl failure",
+    "runtimeerror: nccl", "segmentation fault", "ncclcomminitrank failed", "nccl check failed",
+)  # fmt: skip
 # WARN lines that say nothing is wrong (NCCL falls back on its own)
 BENIGN_WARN_RE = re.compile(r"Failed to open libibverbs|Could not get speed", re.I)
 VIRTUAL_IFACE_RE = re.compile(
@@ -180,25 +183,39 @@ def _int(text: str | None) -> int | None:
     return int(text) if text is not None and text.isdigit() else None
 
 
-def _detect(
-    msg: str, line: str, host: str | None, dev: int | None, out: NcclLog, rank: int | None = None
-) -> None:
+Detail = tuple[tuple[str, str | int | None], ...]
+
+
+class Found(NamedTuple):
+    """What the failure patterns found in one message (see ``_detect``)."""
+
+    events: tuple[tuple[str, Detail], ...] = ()  # (kind, details) in the order found
+    completion: int | None = None  # an ibv_wc_status from a completion error
+    gid_entry: tuple[int, str, int] | None = None  # (index, GID, RoCE version) of a GID table
+
+
+NOTHING = Found()
+
+
+def _detect(msg: str, line: str, rank: int | None) -> Found:
     """Search one message for the failures NCCL and its callers print. Each pattern runs only
     where a word it cannot match without is in the message (``in`` is ~50x cheaper than a
     regular expression's search, and most lines of a large log hold none of them)."""
+    events: list[tuple[str, Detail]] = []
+    completion: int | None = None
+    gid_entry: tuple[int, str, int] | None = None
 
     def add(kind: str, **detail: str | int | None) -> None:
         if rank is not None:
             detail["rank"] = rank
-        out.keep(out.events, Event(kind, detail, line, host, dev))
+        events.append((kind, tuple(detail.items())))
 
     if "completion" in msg and (c := COMPLETION_RE.search(msg)) is not None:
-        status = int(c.group("status"))
+        completion = int(c.group("status"))
         vendor = VENDOR_RE.search(msg)
         direction = DIRECTION_RE.search(msg)
         gids = GIDS_RE.search(msg)
-        out.keep(out.completion_errors, (status, line))
-        add("ib_completion", status=status, vendor_err=_int(vendor.group(1)) if vendor else None,
+        add("ib_completion", status=completion, vendor_err=_int(vendor.group(1)) if vendor else None,
             peer=c.group("peer"), direction=direction.group(1) if direction else None,
             local_gid=gids.group("local") if gids else None,
             remote_gid=gids.group("remote") if gids else None)  # fmt: skip
@@ -231,11 +248,12 @@ def _detect(
         p := PROXY_RE.search(msg)
     ) is not None:
         add("proxy_failed", rank=_int(p.group(1) or p.group(4)), op=p.group(2) or p.group(3))
-    if "GID " in msg and (g := GID_SELECTED_RE.search(msg)) is not None:
-        raw = g.group(2).upper()
-        add("gid_selected", index=int(g.group(1)), raw=raw, link_local=int(raw.startswith("80FE")))
-    if "GID[" in msg and (gt := GID_TABLE_RE.search(msg)) is not None:
-        out.gid_table[int(gt.group(1))] = (gt.group(2), int(gt.group(3)))
+    if "GID" in msg:
+        if "GID " in msg and (g := GID_SELECTED_RE.search(msg)) is not None:
+            raw = g.group(2).upper()
+            add("gid_selected", index=int(g.group(1)), raw=raw, link_local=int(raw.startswith("80FE")))  # fmt: skip
+        if "GID[" in msg and (gt := GID_TABLE_RE.search(msg)) is not None:
+            gid_entry = (int(gt.group(1)), gt.group(2), int(gt.group(3)))
     if "Could not get speed" in msg and (sp := SPEED_RE.search(msg)) is not None:
         add("speed_unknown", iface=sp.group(1))
     if "GPU Direct RDMA Disabled" in msg and (sd := SOCKET_DEV_RE.search(msg)) is not None:
@@ -246,16 +264,138 @@ def _detect(
     socket_words = ("connection" in lower or "broken pipe" in lower or "unreachable" in lower
                     or "no route" in lower)  # fmt: skip
     for kind, pattern in SOCKET_ERRORS if socket_words else ():
-        if pattern.search(msg):
+        if pattern.search(lower):
             peer = PEER_RE.search(msg)
             closed = re.search(r"remote peer\s+(\S+?)(?:<\d+>|$)", msg)
             add(kind, peer=peer.group(1) if peer else (closed.group(1) if closed else None))
             break
     for name, pattern in NCCL_ERRORS if ("error" in lower or "invalid" in lower) else ():
-        if pattern.search(msg):
+        if pattern.search(lower):
             add("nccl_error", code=name)
     if "Test NCCL failure" in msg and (tf := TEST_FAIL_RE.search(msg)) is not None:
         add("test_failure", text=tf.group(1).strip())
+    if not events and completion is None and gid_entry is None:
+        return NOTHING
+    return Found(tuple(events), completion, gid_entry)
+
+
+class Line(NamedTuple):
+    """What one line says on its own, before the lines around it are taken into account. A
+    large log repeats its lines (every rank, every step), so each distinct line is read once
+    (``_read`` is memoised) and only ``add_nccl_line``'s bookkeeping runs per line."""
+
+    line: str  # without prefixes
+    rank: int | None  # from a `[rank3]:` prefix
+    version: str | None = None
+    layout: bool = False  # has the `host:pid:tid [dev] NCCL LEVEL` layout (else searched only)
+    msg: str = ""
+    host: str | None = None
+    dev: int | None = None
+    warning: bool = False  # a WARN or ERROR line
+    error: bool = False  # a line that shows a failure
+    trace_stage: str | None = None  # `stage.cc:123 -> 2` while NCCL unwinds an error
+    transport: str | None = None
+    ib_devices: tuple[str, ...] | None = None
+    oob: str | None = None
+    ib_no_device: bool = False
+    env: tuple[str, str] | None = None
+    gdr: bool | None = None  # True: enabled; False: disabled (unless enabled elsewhere)
+    ifaces: tuple[tuple[str, str], ...] = ()
+    ifaces_kind: str | None = None  # socket_ifaces or bootstrap
+    libibverbs_failed: bool = False
+    via: tuple[str, ...] = ()
+    net_devs: tuple[str, ...] = ()
+    found: Found = NOTHING
+    unparsed: bool = False
+
+
+def _split(line: str) -> tuple[re.Match[str], int, str] | None:
+    """The layout of an NCCL line: (the head's match, where the message starts, the level).
+    The level word is found first and only the text before it is matched against the head:
+    a regular expression searching for an optional head in front of it would try every
+    position of the line."""
+    if "NCCL" in line and (lv := LEVEL_RE.search(line)) is not None:
+        head = HEAD_RE.search(line, 0, lv.start())
+        if head is not None:
+            return head, lv.end(), lv.group(1)
+    if "]" in line and ("INFO" in line or "WARN" in line or "TRACE" in line or "ERROR" in line):
+        for lv in OLD_LEVEL_RE.finditer(line):
+            head = OLD_HEAD_RE.search(line, 0, lv.start())
+            if head is not None:
+                return head, lv.end(), lv.group(1)
+    return None
+
+
+@lru_cache(maxsize=4096)
+def read_line(raw: str) -> Line | None:
+    """One line of NCCL debug output, read on its own (None for a blank line). The prefixes
+    go first, so lines that differ only there (a timestamp, a launcher's tag) are read once."""
+    line = strip_prefixes(raw.rstrip()).strip().strip("_`")
+    if not line:
+        return None
+    rank_prefix = RANK_PREFIX_RE.match(raw)
+    return _read(line, int(rank_prefix.group(1)) if rank_prefix else None)
+
+
+@lru_cache(maxsize=4096)
+def _read(line: str, rank: int | None) -> Line:
+    """``read_line`` once its prefixes are gone (memoised: a large log repeats its lines)."""
+    version = None
+    if "version" in line and (v := VERSION_RE.search(line)) is not None:
+        version = v.group(1)
+    split = _split(line)
+    if split is None:
+        lower = line.lower()
+        error = any(word in lower for word in CRASH_WORDS) or (
+            "ncclRemoteError" in line or "ncclSystemError" in line or "ncclInternalError" in line
+             or "Last error" in line
+        )  # fmt: skip
+        found = _detect(line, line, rank)
+        return Line(
+            line, rank, version, error=error, found=found,
+            libibverbs_failed="Failed to open libibverbs" in line,
+            unparsed=not found.events and "NCCL version" not in line,
+        )  # fmt: skip
+    head, msg_at, level = split
+    msg = line[msg_at:].strip().strip("_`")
+    fields: dict[str, Any] = {}
+    if " -> " in msg and (tr := TRACE_RE.match(msg)) is not None:
+        fields["trace_stage"] = tr.group(1)
+    if level in ("WARN", "ERROR"):
+        fields["warning"] = True
+        fields["error"] = not BENIGN_WARN_RE.search(msg)
+    if msg.startswith("Using network") or msg.startswith("Using internal Network"):
+        fields["transport"] = msg.split()[-1]
+    elif "NET/IB" in msg and (ib := IB_USING_RE.search(msg)) is not None:
+        fields["ib_devices"] = tuple(IB_DEV_RE.findall(ib.group("devs")))
+        fields["oob"] = ib.group("oob")
+    elif "NET/IB" in msg and "No device found" in msg:
+        fields["ib_no_device"] = True
+    elif msg.startswith("NCCL_") and (env := ENV_RE.match(msg)) is not None:
+        fields["env"] = (env.group(1), env.group(2).strip())
+    elif "GPU Direct RDMA Enabled" in msg or "GDRDMA" in msg:
+        fields["gdr"] = True
+    elif "GPU Direct RDMA Disabled" in msg and "NET/Socket" not in msg:
+        fields["gdr"] = False
+    if "Using" in msg and (using := USING_IFACES_RE.search(msg)) is not None:
+        found_ifaces = tuple(IFACE_RE.findall(using.group(1)))
+        fields["ifaces"] = found_ifaces
+        if found_ifaces:
+            fields["ifaces_kind"] = "socket_ifaces" if msg.startswith("NET/Socket") else "bootstrap"
+    if "via" in msg:
+        via = []
+        for found_via in VIA_RE.findall(msg):
+            parts = found_via.strip().split("/")
+            via.append(parts[0] + ("/" + parts[1] if len(parts) > 1 else ""))
+        fields["via"] = tuple(via)
+        if via and "GDRDMA" in msg:
+            fields["gdr"] = True
+        fields["net_devs"] = tuple(NET_DEV_RE.findall(msg))
+    return Line(
+        line, rank, version, layout=True, msg=msg, host=head.group("host") or None,
+        dev=_int(head.group("dev")), libibverbs_failed="Failed to open libibverbs" in msg,
+        found=_detect(msg, line, rank), **fields,
+    )  # fmt: skip
 
 
 def parse_nccl_log(lines: str | Iterable[str], log: NcclLog | None = None) -> NcclLog:
@@ -269,40 +409,26 @@ def parse_nccl_log(lines: str | Iterable[str], log: NcclLog | None = None) -> Nc
 
 def add_nccl_line(out: NcclLog, raw: str) -> None:
     """Add one line of NCCL debug output to ``out``."""
-    line = strip_prefixes(raw.rstrip()).strip().strip("_`")
-    rank_prefix = RANK_PREFIX_RE.match(raw)
-    rank = int(rank_prefix.group(1)) if rank_prefix else None
-    if not line:
+    if (r := read_line(raw)) is None:
         return
-    if out.version is None and "version" in line and (v := VERSION_RE.search(line)) is not None:
-        out.version = v.group(1)
-    # the layouts need `NCCL <level>` or (NCCL 2.2) a bare level word: test for them first
-    m = LINE_RE.search(line) if "NCCL" in line else None
-    if m is None and ("INFO" in line or "WARN" in line or "TRACE" in line or "ERROR" in line):
-        m = OLD_LINE_RE.search(line)
-    if not m:
-        if "Failed to open libibverbs" in line:
+    line = r.line
+    if r.version is not None and out.version is None:
+        out.version = r.version
+    if not r.layout:
+        if r.libibverbs_failed:
             out.libibverbs_failed = True
             out.evidence.setdefault("libibverbs_failed", line)
-        if CRASH_RE.search(line) or (
-            "ncclRemoteError" in line or "ncclSystemError" in line or "ncclInternalError" in line
-             or "Last error" in line
-        ):  # fmt: skip
+        if r.error:
             out.keep(out.errors, line)
-        before = len(out.events)
-        _detect(line, line, None, None, out, rank)
-        if len(out.events) == before and "NCCL version" not in line:
-            out.unparsed_lines += 1
+        _add_found(out, r, None, None)
+        out.unparsed_lines += r.unparsed
         return
     out.lines += 1
-    msg = m.group("msg").strip().strip("_`")
-    host = m.group("host") or None
-    dev = _int(m.group("dev"))
-    if out.events and " -> " in msg and (tr := TRACE_RE.match(msg)) is not None:
+    host = r.host
+    if r.trace_stage is not None and out.events:
         # NCCL unwinds an error through `file.cc:line -> code` lines: the first known
         # stage names where the failure happened (bootstrap, net_ib, net_socket ...)
-        last = out.events[-1]
-        stage = tr.group(1)
+        last, stage = out.events[-1], r.trace_stage
         if (
             last.host == host
             and stage in STAGES
@@ -311,44 +437,52 @@ def add_nccl_line(out: NcclLog, raw: str) -> None:
             last.detail["stage"] = stage
     if host and host not in out.hosts:
         out.hosts.append(host)
-    if m.group("level") in ("WARN", "ERROR"):
-        out.keep(out.warnings, msg)
-        if not BENIGN_WARN_RE.search(msg):
+    if r.warning:
+        out.keep(out.warnings, r.msg)
+        if r.error:
             out.keep(out.errors, line)
-    if msg.startswith("Using network") or msg.startswith("Using internal Network"):
-        out.transport = msg.split()[-1]
+    if r.transport is not None:
+        out.transport = r.transport
         out.evidence["transport"] = line
-    elif "NET/IB" in msg and (ib := IB_USING_RE.search(msg)) is not None:
-        out.ib_devices = IB_DEV_RE.findall(ib.group("devs"))
-        out.oob = ib.group("oob")
+    elif r.ib_devices is not None:
+        out.ib_devices = list(r.ib_devices)
+        out.oob = r.oob
         out.evidence["ib_devices"] = line
-    elif "NET/IB" in msg and "No device found" in msg:
+    elif r.ib_no_device:
         out.ib_no_device = True
         out.evidence["ib_no_device"] = line
-    elif msg.startswith("NCCL_") and (env := ENV_RE.match(msg)) is not None:
-        out.env[env.group(1)] = env.group(2).strip()
-        out.evidence.setdefault(f"env:{env.group(1)}", line)
-    elif "GPU Direct RDMA Enabled" in msg or "GDRDMA" in msg:
-        out.gdr = True
-    elif "GPU Direct RDMA Disabled" in msg and "NET/Socket" not in msg:
-        out.gdr = False if out.gdr is None else out.gdr
-    if "Using" in msg and (using := USING_IFACES_RE.search(msg)) is not None:
-        found = IFACE_RE.findall(using.group(1))
-        for name, addr in found:
-            out.ifaces.setdefault(name, addr)
-        if msg.startswith("NET/Socket") and found:
-            out.socket_ifaces = [f"{n}:{a}<0>" for n, a in found]
-            out.evidence.setdefault("socket_ifaces", line)
-        elif found:
-            out.evidence.setdefault("bootstrap", line)
-    if "Failed to open libibverbs" in msg:
+    elif r.env is not None:
+        out.env[r.env[0]] = r.env[1]
+        out.evidence.setdefault(f"env:{r.env[0]}", line)
+    if r.gdr is not None:
+        out.gdr = True if r.gdr else (False if out.gdr is None else out.gdr)
+    for name, addr in r.ifaces:
+        out.ifaces.setdefault(name, addr)
+    if r.ifaces_kind == "socket_ifaces":
+        out.socket_ifaces = [f"{n}:{a}<0>" for n, a in r.ifaces]
+        out.evidence.setdefault("socket_ifaces", line)
+    elif r.ifaces_kind == "bootstrap":
+        out.evidence.setdefault("bootstrap", line)
+    if r.libibverbs_failed:
         out.libibverbs_failed = True
         out.evidence.setdefault("libibverbs_failed", line)
-    for via in VIA_RE.findall(msg) if "via" in msg else ():
-        parts = via.strip().split("/")
-        out.via[parts[0] + ("/" + parts[1] if len(parts) > 1 else "")] += 1
-        if "GDRDMA" in msg:
-            out.gdr = True
-    for net in NET_DEV_RE.findall(msg):
+    for via in r.via:
+        out.via[via] += 1
+    for net in r.net_devs:
         out.net_devs[net] += 1
-    _detect(msg, line, host, dev, out, rank)
+    _add_found(out, r, host, r.dev)
+
+
+def _add_found(out: NcclLog, r: Line, host: str | None, dev: int | None) -> None:
+    """The events, completion errors and GID table entries one line holds (fresh details:
+    a later trace line may add its stage to them)."""
+    found = r.found
+    if found is NOTHING:
+        return
+    if found.completion is not None:
+        out.keep(out.completion_errors, (found.completion, r.line))
+    for kind, detail in found.events:
+        out.keep(out.events, Event(kind, dict(detail), r.line, host, dev))
+    if found.gid_entry is not None:
+        index, gid, version = found.gid_entry
+        out.gid_table[index] = (gid, version)

@@ -68,6 +68,8 @@ def parse_torch_log(lines: str | Iterable[str], log: TorchLog | None = None) -> 
 
 def add_torch_line(out: TorchLog, raw: str) -> None:
     """Add one line of PyTorch output to ``out``."""
+    if "Watchdog caught" not in raw and "last enqueued" not in raw:
+        return  # the only lines read here (stripping prefixes cannot make either appear)
     line = strip_prefixes(raw.rstrip()).strip()
     if "Watchdog caught collective operation timeout" in line:
         # a progress bar or another message can sit in front of PyTorch's text
