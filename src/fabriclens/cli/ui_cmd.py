@@ -49,8 +49,10 @@ def ui(
         if not f.is_file():
             raise InputError(f"no such report file: {f}", "name a --json output of a command")
     if bind not in ("127.0.0.1", "localhost", "::1"):
+        from fabriclens.safe_text import clean_text
+
         sys.stderr.write(
-            f"fabriclens: warning: listening on {bind}: anyone who can reach it can use the "
+            f"fabriclens: warning: listening on {clean_text(bind)}: anyone who can reach it can use the "
             "dashboard (it has no login); use the default 127.0.0.1 and an SSH tunnel instead\n"
         )
     import socket

@@ -169,9 +169,12 @@ def _start_exporter(address: tuple[str, int]) -> tuple[Any, Any]:
 
 
 def _json_line(doc: dict[str, Any]) -> str:
+    """One sample as a line of strict JSON (a NaN or infinity, e.g. a rate over no time, is null)."""
     import json
 
-    return json.dumps(doc, separators=(",", ":")) + "\n"
+    from fabriclens.cli._output import finite
+
+    return json.dumps(finite(doc), separators=(",", ":"), allow_nan=False) + "\n"
 
 
 def _busiest(doc: dict[str, Any]) -> str:

@@ -101,7 +101,8 @@ def detect() -> Capabilities:
         scratch = f"{PREFIX}probe{os.getpid()}"
         if ip("netns", "add", scratch, check=False).ok:
             try:
-                ip("link", "add", "d0", "type", "dummy", netns=scratch, check=False)
+                # a veth pair: the lab's own kind of link (the dummy module may be absent)
+                ip("link", "add", "d0", "type", "veth", "peer", "name", "d1", netns=scratch, check=False)  # fmt: skip
                 netem = tc(
                     "qdisc",
                     "add",
