@@ -100,3 +100,19 @@ def test_concurrent_expert_data_parallel_groups_share_the_nodes_nics() -> None:
         edp = next(c for c in est.comm if c.group == "dp-expert")
         ideal = edp.size_bytes * 2 * (2 - 1) / 2 / (nics * nic / 8)
         assert edp.time_s == pytest.approx(ideal, rel=0.01)
+
+
+def test_zero3_forward_gathers_hide_behind_the_forward_only() -> None:
+    """FSDP prefetches one layer ahead: the forward's gathers can hide only behind forward
+    compute (a third of a layer's: the backward costs twice the forward), and the backward's
+    gathers and reduce-scatters share the links behind the backward. With 4 x 200G per node,
+    one pass's gathers outlast the forward, though the step's compute would cover both passes'
+    gathers: some of the forward's are exposed (none were when one window covered both)."""
+    fabric = Fabric(find_link("nvlink4-nvswitch"), find_network("200g-roce"), 8, 4)
+    cfg = TrainConfig(gpus=16, gpus_per_node=8, tp=1, dp=16, zero=3, seq_len=5120,
+                      global_batch=64, micro_batch=1)  # fmt: skip
+    est = estimate_training_step(SPEC, COUNTS, H100, fabric, cfg)
+    gathers = [c for c in est.comm if c.group == "dp" and c.op == "all_gather"]
+    assert sum(c.time_s for c in gathers) < 0.9 * est.compute_s
+    forward = next(c for c in gathers if "forward" in c.note)
+    assert forward.exposed_s > 0.05 * forward.time_s

@@ -14,7 +14,7 @@ from fabriclens.model.arch import count_params
 from fabriclens.model.collectives import Fabric
 from fabriclens.model.layout import TrainConfig, place_groups
 from fabriclens.model.step import estimate_training_step
-from reference import median_abs_error, training_cases
+from reference import median_abs_error, more_training_cases, training_cases
 
 CASES = list(training_cases())
 MEGATRON = [c for c in CASES if "A100" in c.name]
@@ -29,6 +29,17 @@ def test_megatron_iteration_time_within_15_percent(case) -> None:  # type: ignor
 def test_training_median_error_within_10_percent() -> None:
     """Issue target: median |error| <= 10% over every row of training.csv."""
     assert median_abs_error(CASES) <= 0.10
+
+
+def test_small_models_pay_for_the_loss_over_the_vocabulary() -> None:
+    """The loss streams tokens x vocab logits through HBM (~40 bytes each): for MPT-125M
+    (hidden 768, vocab 50,368) a sizeable part of the step. Source: mosaicml/llm-foundry
+    benchmark table, MPT-125M on 8 to 128 A100-40GB (reference/training_more.csv tm074-tm078,
+    held out: 124k-136k tokens/s/GPU). Tolerance: median |error| 25% (it was 61% without the
+    loss's traffic); larger models are barely affected."""
+    small = [c for c in more_training_cases() if c.name.startswith("MPT-125m ")]
+    assert len(small) == 5
+    assert median_abs_error(small) <= 0.25
 
 
 SPEC = find_model("llama-3.1-8b")

@@ -48,6 +48,7 @@ from fabriclens.model.memory import (
 from fabriclens.model.step import (
     ADAM_BYTES_PER_PARAM,
     FP8_CAST_BYTES,
+    LOSS_BYTES_PER_LOGIT,
     OVERLAP_COMPUTE_TAX,
     QLORA_DEQUANT_BYTES_PER_PARAM,
     fp8_cast_elements_per_token,
@@ -311,6 +312,7 @@ def evaluate(
         )
     per_layer = fwd + bwd + recompute + dequant
     logits = (3.0 if trains else 2.0) * 2.0 * tokens * h * spec.vocab / tp / bf16_mm_rate
+    logits = logits + LOSS_BYTES_PER_LOGIT * tokens * spec.vocab / tp / mem_rate
     compute_mb = np.maximum(
         np.maximum(st_layers[0] * per_layer + np.where(one, logits, 0.0), ceil * per_layer),
         np.where(exists[2], st_layers[2] * per_layer + logits, 0.0),
@@ -392,8 +394,10 @@ def evaluate(
     ag3 = _collective("all_gather", gathered, dp, dp_pn, dp_cc, fabric)
     rs = _collective("reduce_scatter", grad_dense, dp, dp_pn, dp_cc, fabric)
     ar = _collective("all_reduce", grad_dense, dp, dp_pn, dp_cc, fabric)
-    add(ag3 * 2 * m, m * layers * (fwd + bwd) * 0.9, z3)
-    add(rs * m, m * layers * bwd * 0.9 / 2, z3)
+    add(ag3 * m, m * layers * fwd * 0.9, z3)  # the forward's gathers
+    bwd_window = m * layers * (bwd + recompute) * 0.9
+    add(ag3 * m, bwd_window, z3)  # the backward's gathers, then its reduce-scatters
+    add(rs * m, np.maximum(0.0, bwd_window - ag3 * m), z3)
     add(rs, window, z12)
     add(ag, fwd * layers * 0.9 if base.overlap_dp else 0.0, z12)
     add(ar, window, z0)

@@ -7,10 +7,13 @@ Per micro-batch and pipeline stage, each layer costs
 where the elementwise traffic (norms, activations, softmax, dropout, residual adds) is taken as
 twice the activation bytes the layer stores (each is written once and read back once).
 Backward costs twice the forward; recomputation adds a forward (full) or the attention core
-(selective). The pipeline adds (pp-1)/interleave micro-batch times of bubble (Narayanan et al.
-2021). Tensor, expert and pipeline communication is exposed (Megatron's default, no overlap);
-data-parallel gradient traffic hides behind the last micro-batch's backward; context-parallel
-KV exchange hides behind attention; ZeRO-3 gathers hide behind the layer's compute.
+(selective). The last stage adds the LM head's GEMMs and the loss, which streams the
+tokens x vocabulary logits through HBM (LOSS_BYTES_PER_LOGIT). The pipeline adds
+(pp-1)/interleave micro-batch times of bubble (Narayanan et al. 2021). Tensor, expert and
+pipeline communication is exposed (Megatron's default, no overlap); data-parallel gradient
+traffic hides behind the last micro-batch's backward; context-parallel KV exchange hides behind
+attention; ZeRO-3's forward gathers hide behind the forward, its backward gathers and gradient
+reduce-scatters (on the same links) behind the backward.
 """
 
 from __future__ import annotations
@@ -44,6 +47,12 @@ from fabriclens.model.memory import (
 # FlashAttention-2 reaches 50-73% of A100 peak forward and less backward (Dao 2023, Fig. 4-6).
 ADAM_BYTES_PER_PARAM = 28.0  # read grad(2) master(4) m(4) v(4); write master, m, v, bf16 weight
 QLORA_DEQUANT_BYTES_PER_PARAM = 4.5  # read 4-bit (0.5), write + read bf16 copy (2 + 2)
+# Cross-entropy over the vocabulary, per logit element (PyTorch's and Megatron's FP32 loss):
+# forward: upcast the BF16 logits (read 2, write 4), softmax's max/sum passes and its output
+# (read 8, write 4); backward: the gradient of the loss (write 4), softmax's backward (read 8,
+# write 4), downcast for the LM head's GEMMs (read 4, write 2). Small models with large
+# vocabularies spend a sizeable share of the step here (MPT-125M: vocab 50,368, hidden 768).
+LOSS_BYTES_PER_LOGIT = 40.0
 OVERHEAD_SHARE_FOR_BOTTLENECK = 0.2
 # Hidden communication is not free: NCCL kernels run on ~16-32 of the GPU's SMs (one CTA per
 # channel) and share its HBM bandwidth, so compute that overlaps them slows down. Estimate.
@@ -178,6 +187,8 @@ def estimate_training_step(
     per_layer = fwd + bwd + recompute + dequant
     logits_flops = 2.0 * tokens * h * spec.vocab / t
     logits = (3.0 if cfg.trains_base else 2.0) * logits_flops / bf16_mm_rate
+    # the loss streams the logits (tokens x vocab, split over TP) through HBM several times
+    logits += LOSS_BYTES_PER_LOGIT * tokens * spec.vocab / t / mem_rate
     # the slowest stage sets the pace: the most layers, or the last one's layers + the LM head
     compute_mb = max(st.layers * per_layer + (logits if st.lm_head else 0.0) for st in stages)
 
@@ -293,18 +304,18 @@ def estimate_training_step(
                 if cfg.trains_base
                 else frozen_base_bytes(share.dense, 0.0, share.ends, cfg.lora_base_bits)
             )
+            # FSDP prefetches the next layer's weights while this one computes: the forward's
+            # gathers hide behind the forward; in the backward, the gathers and the gradients'
+            # reduce-scatters share the same links and hide behind the backward (and recompute)
+            note = "ZeRO-3: gather weights for the {}" + ("" if cfg.trains_base else " (the frozen base and the adapters)")  # fmt: skip
             comm.append(
-                entry(
-                    dp_group,
-                    "all_gather",
-                    gathered,
-                    2 * m,
-                    fabric,
-                    overlap_window_s=m * layers * (fwd + bwd) * 0.9,
-                    note="ZeRO-3: gather weights for forward and backward"
-                    + ("" if cfg.trains_base else " (the frozen base and the adapters)"),
-                )
-            )
+                entry(dp_group, "all_gather", gathered, m, fabric,
+                      overlap_window_s=m * layers * fwd * 0.9, note=note.format("forward"))
+            )  # fmt: skip
+            bwd_window = m * layers * (bwd + recompute) * 0.9
+            gather_bwd = entry(dp_group, "all_gather", gathered, m, fabric,
+                               overlap_window_s=bwd_window, note=note.format("backward"))  # fmt: skip
+            comm.append(gather_bwd)
             comm.append(
                 entry(
                     dp_group,
@@ -312,8 +323,8 @@ def estimate_training_step(
                     grad_dense,
                     m,
                     fabric,
-                    overlap_window_s=m * layers * bwd * 0.9 / 2,
-                    note="ZeRO-3: scatter gradients",
+                    overlap_window_s=max(0.0, bwd_window - gather_bwd.time_s),
+                    note="ZeRO-3: scatter gradients (behind the backward, after its gathers)",
                 )
             )
         elif cfg.zero >= 1:
