@@ -38,6 +38,11 @@ def _size(limit: int) -> str:
     return f"{limit / 1e9:g} GB" if limit >= 10**9 else f"{limit / 1e6:g} MB"
 
 
+def too_large(path: str | Path, what: str, max_bytes: int, fix: str) -> InputError:
+    """The error for a file over its size limit."""
+    return InputError(f"{what} {path} is over {_size(max_bytes)}", fix)
+
+
 def open_input(path: str | Path, what: str = "file") -> IO[bytes]:
     """Open a user's file for reading in binary, or standard input for ``-``. Refuses anything
     but a regular file; never blocks on a FIFO."""
@@ -90,13 +95,20 @@ def iter_lines(
     max_bytes: int = MAX_LOG_BYTES,
     max_line_bytes: int = MAX_LINE_BYTES,
     too_big: str = "give a smaller file",
+    start: int = 0,
+    stop: int | None = None,
 ) -> Iterator[str]:
     """A user's file as lines of text (no line ends; invalid UTF-8 replaced), streamed. A line
     longer than ``max_line_bytes`` is cut there; more than ``max_bytes`` in all is refused, with
-    ``too_big`` as the fix."""
+    ``too_big`` as the fix. ``start``/``stop`` (a regular file only): the lines that begin at
+    byte offsets from ``start`` (a line's first byte) up to ``stop``."""
     total = 0
     with open_input(path, what) as fh:
+        if start:
+            fh.seek(start)
         while True:
+            if stop is not None and start + total >= stop:
+                return
             try:
                 line = fh.readline(max_line_bytes + 1)
             except OSError as exc:
@@ -105,7 +117,7 @@ def iter_lines(
                 return
             total += len(line)
             if total > max_bytes:
-                raise InputError(f"{what} {path} is over {_size(max_bytes)}", too_big)
+                raise too_large(path, what, max_bytes, too_big)
             if len(line) > max_line_bytes and not line.endswith(b"\n"):
                 line = line[:max_line_bytes]  # the rest of this line is skipped
                 while True:
@@ -114,6 +126,33 @@ def iter_lines(
                     if not more or more.endswith(b"\n") or total > max_bytes:
                         break
             yield line.decode("utf-8", "replace").rstrip("\r\n")
+
+
+def regular_file_size(path: str | Path) -> int | None:
+    """The size of a regular file, None for anything else (standard input, a FIFO...)."""
+    if str(path) == STDIN:
+        return None
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
+def line_starts(path: str | Path, parts: int, what: str = "file") -> list[int]:
+    """Offsets that cut a regular file into ``parts`` ranges of about equal size, each at the
+    start of a line (fewer when its lines are long): [0, ..., size]."""
+    size = regular_file_size(path) or 0
+    cuts = [0]
+    with open_input(path, what) as fh:
+        for k in range(1, parts):
+            fh.seek(max(cuts[-1], size * k // parts))
+            while (rest := fh.readline(_CHUNK)) and not rest.endswith(b"\n"):
+                pass  # to the end of the line the cut fell in, in bounded reads
+            at = fh.tell()
+            if cuts[-1] < at < size:
+                cuts.append(at)
+    return [*cuts, size]
 
 
 def read_text(path: str | Path, what: str = "file", max_bytes: int = MAX_FILE_BYTES) -> str:

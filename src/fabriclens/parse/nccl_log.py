@@ -160,6 +160,9 @@ class NcclLog:
     evidence: dict[str, str] = field(default_factory=dict)  # fact -> the line it came from
     unparsed_lines: int = 0
     dropped_records: int = 0  # events, warnings and errors past MAX_RECORDS (a huge log)
+    # trace lines read before this log's first event: (host, stage); a part of a log read on
+    # its own hands them to the event that ends the part before it (see ``extend``)
+    orphan_traces: list[tuple[str | None, str]] = field(default_factory=list)
 
     def keep(self, records: list[Any], item: Any) -> None:
         """Append to one of the lists above, up to MAX_RECORDS: memory stays bounded."""
@@ -167,6 +170,51 @@ class NcclLog:
             records.append(item)
         else:
             self.dropped_records += 1
+
+    def extend(self, later: NcclLog) -> None:
+        """Add what the next part of the same log says (read on its own, e.g. by another
+        process): the result is what reading both parts in one pass gives, except that, past
+        MAX_RECORDS, a trace line's stage may land on a record that is not kept."""
+        for host, stage in later.orphan_traces:
+            if self.events:
+                _add_stage(self.events[-1], host, stage)
+            elif len(self.orphan_traces) < MAX_RECORDS:
+                self.orphan_traces.append((host, stage))
+        self.lines += later.lines
+        self.unparsed_lines += later.unparsed_lines
+        self.dropped_records += later.dropped_records
+        for name in ("completion_errors", "events", "warnings", "errors"):
+            mine: list[Any] = getattr(self, name)
+            theirs: list[Any] = getattr(later, name)
+            room = max(0, MAX_RECORDS - len(mine))
+            mine.extend(theirs[:room])
+            self.dropped_records += max(0, len(theirs) - room)
+        # facts the later lines overwrite
+        if later.transport is not None:
+            self.transport = later.transport
+        if later.ib_devices:
+            self.ib_devices, self.oob = later.ib_devices, later.oob
+        if later.socket_ifaces:
+            self.socket_ifaces = later.socket_ifaces
+        for key in ("transport", "ib_devices", "ib_no_device"):
+            if key in later.evidence:
+                self.evidence[key] = later.evidence[key]
+        self.env.update(later.env)
+        self.gid_table.update(later.gid_table)
+        # facts the first line that says them decides
+        self.version = self.version if self.version is not None else later.version
+        for key, line in later.evidence.items():
+            self.evidence.setdefault(key, line)
+        for name, addr in later.ifaces.items():
+            self.ifaces.setdefault(name, addr)
+        self.hosts.extend(h for h in later.hosts if h not in self.hosts)
+        # flags, counts
+        self.ib_no_device = self.ib_no_device or later.ib_no_device
+        self.libibverbs_failed = self.libibverbs_failed or later.libibverbs_failed
+        self.via.update(later.via)
+        self.net_devs.update(later.net_devs)
+        if later.gdr is True or (later.gdr is False and self.gdr is None):
+            self.gdr = later.gdr
 
     def of(self, kind: str) -> list[Event]:
         """The events of one kind, in log order."""
@@ -425,16 +473,11 @@ def add_nccl_line(out: NcclLog, raw: str) -> None:
         return
     out.lines += 1
     host = r.host
-    if r.trace_stage is not None and out.events:
-        # NCCL unwinds an error through `file.cc:line -> code` lines: the first known
-        # stage names where the failure happened (bootstrap, net_ib, net_socket ...)
-        last, stage = out.events[-1], r.trace_stage
-        if (
-            last.host == host
-            and stage in STAGES
-            and (stage == "bootstrap" or "stage" not in last.detail)
-        ):
-            last.detail["stage"] = stage
+    if r.trace_stage is not None:
+        if out.events:
+            _add_stage(out.events[-1], host, r.trace_stage)
+        elif len(out.orphan_traces) < MAX_RECORDS:
+            out.orphan_traces.append((host, r.trace_stage))
     if host and host not in out.hosts:
         out.hosts.append(host)
     if r.warning:
@@ -471,6 +514,13 @@ def add_nccl_line(out: NcclLog, raw: str) -> None:
     for net in r.net_devs:
         out.net_devs[net] += 1
     _add_found(out, r, host, r.dev)
+
+
+def _add_stage(last: Event, host: str | None, stage: str) -> None:
+    """NCCL unwinds an error through `file.cc:line -> code` lines: the first known stage
+    (bootstrap, net_ib, net_socket ...) after an event names where its failure happened."""
+    if last.host == host and stage in STAGES and (stage == "bootstrap" or "stage" not in last.detail):  # fmt: skip
+        last.detail["stage"] = stage
 
 
 def _add_found(out: NcclLog, r: Line, host: str | None, dev: int | None) -> None:

@@ -18,6 +18,7 @@ RANK_RE = re.compile(r"\[Rank (\d+)\]|\[rank(\d+)\]")
 WORK_RE = re.compile(r"WorkNCCL\((?P<body>(?:[^()]|\([^)]*\))*)\)")
 FIELD_RE = re.compile(r"(\w+(?:\(ms\))?)=([^,]+)")
 RAN_RE = re.compile(r"ran for (\d+) milliseconds")
+MAX_TIMEOUTS = 10_000
 PROGRESS_RE = re.compile(
     r"last enqueued NCCL work:\s*(-?\d+),\s*last completed NCCL work:\s*(-?\d+)"
 )
@@ -43,6 +44,12 @@ class TorchLog:
     timeouts: list[Timeout] = field(default_factory=list)
     last_completed: dict[int, int] = field(default_factory=dict)  # rank -> last completed work
     last_enqueued: dict[int, int] = field(default_factory=dict)
+
+    def extend(self, later: TorchLog) -> None:
+        """Add what the next part of the same log says (read on its own)."""
+        self.timeouts.extend(later.timeouts[: max(0, MAX_TIMEOUTS - len(self.timeouts))])
+        self.last_completed.update(later.last_completed)
+        self.last_enqueued.update(later.last_enqueued)
 
 
 def _rank(line: str) -> int | None:
@@ -79,7 +86,7 @@ def add_torch_line(out: TorchLog, raw: str) -> None:
             fields = {k: v.strip() for k, v in FIELD_RE.findall(w.group("body"))}
         ran = RAN_RE.search(line)
         timeout_ms = _num(fields, "Timeout(ms)")
-        if len(out.timeouts) < 10_000:  # bounded memory on a huge log
+        if len(out.timeouts) < MAX_TIMEOUTS:  # bounded memory on a huge log
             out.timeouts.append(
                 Timeout(
                     rank=_rank(line) if _rank(line) is not None else _rank(raw),

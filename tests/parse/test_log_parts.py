@@ -1,0 +1,81 @@
+"""A log read in parts (by several processes) says what one pass over it says.
+
+The parts are joined with ``NcclLog.extend`` / ``TorchLog.extend``; a cut may fall anywhere
+between lines: between an error and the trace lines that name its stage, before the first
+`Using network` line, inside a watchdog's output. Checked on the real corpus
+(tests/fixtures/real/logs) cut at random, and through the CLI's reader on a file cut into parts
+by forked workers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import FIXTURES
+from fabriclens.cli import _findings
+from fabriclens.cli._findings import read_logs
+from fabriclens.inputs import line_starts
+from fabriclens.parse.nccl_log import NcclLog, parse_nccl_log
+from fabriclens.parse.torch_log import TorchLog, parse_torch_log
+
+CORPUS = [
+    line
+    for f in sorted((FIXTURES / "real" / "logs").glob("*.log"))
+    for line in f.read_text(errors="replace").splitlines()
+]
+
+
+def _doc(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
+    doc = dataclasses.asdict(nccl) | {"torch": dataclasses.asdict(torch)}
+    doc.pop("orphan_traces")  # bookkeeping for joining, not a finding
+    return doc
+
+
+def _whole(lines: list[str]) -> dict[str, Any]:
+    return _doc(parse_nccl_log(lines), parse_torch_log(lines))
+
+
+def _joined(lines: list[str], cuts: list[int]) -> dict[str, Any]:
+    nccl, torch = NcclLog(), TorchLog()
+    for a, b in zip([0, *cuts], [*cuts, len(lines)], strict=True):
+        nccl.extend(parse_nccl_log(lines[a:b]))
+        torch.extend(parse_torch_log(lines[a:b]))
+    return _doc(nccl, torch)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, len(CORPUS)), max_size=6).map(sorted))
+def test_parts_joined_equal_one_pass(cuts: list[int]) -> None:
+    assert _joined(CORPUS, cuts) == _whole(CORPUS)
+
+
+def test_a_cut_between_an_error_and_its_trace_keeps_the_stage() -> None:
+    lines = [
+        "node1:11:12 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<5000> with status=12",
+        "node1:11:12 [0] NCCL INFO transport/net_ib.cc:1296 -> 6",
+    ]  # fmt: skip
+    joined = _joined(lines, [1])
+    assert joined == _whole(lines)
+    assert joined["events"][0]["detail"]["stage"] == "net_ib"
+
+
+def test_the_cli_reader_in_parts_equals_one_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """read_logs over its threshold cuts the file at line starts into one part per CPU (three
+    here, whatever this machine has), reads the first itself and the others in forked workers,
+    and joins the results in order."""
+    log = tmp_path / "big.log"
+    log.write_text("\n".join(CORPUS * 20) + "\n")
+    assert len(line_starts(log, 3)) == 4
+    monkeypatch.setattr(_findings, "_cpus", lambda: 3)
+    in_parts = read_logs([log], parallel_min_bytes=1)
+    one_pass = read_logs([log], parallel_min_bytes=log.stat().st_size + 1)
+    assert _doc(*in_parts) == _doc(*one_pass)
+    assert in_parts[0].lines > 0 and in_parts[0].events
