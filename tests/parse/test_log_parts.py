@@ -79,3 +79,17 @@ def test_the_cli_reader_in_parts_equals_one_pass(
     one_pass = read_logs([log], parallel_min_bytes=log.stat().st_size + 1)
     assert _doc(*in_parts) == _doc(*one_pass)
     assert in_parts[0].lines > 0 and in_parts[0].events
+
+
+def test_a_process_with_other_threads_reads_in_one_pass() -> None:
+    """Forking beside other threads (the dashboard runs commands in threads) is not safe."""
+    import threading
+
+    gate = threading.Event()
+    other = threading.Thread(target=gate.wait, daemon=True)
+    other.start()
+    try:
+        assert _findings._cpus() == 1
+    finally:
+        gate.set()
+        other.join(timeout=5)

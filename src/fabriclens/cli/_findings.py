@@ -48,6 +48,12 @@ def read_logs(
 
 
 def _cpus() -> int:
+    """CPUs to read a large log on: 1 in a process with other threads (the dashboard runs
+    commands in its own threads), where forking workers is not safe."""
+    import threading
+
+    if threading.active_count() > 1:
+        return 1
     try:
         return max(1, min(MAX_LOG_PARTS, len(os.sched_getaffinity(0))))
     except (AttributeError, OSError):
