@@ -223,3 +223,22 @@ def test_deepseek_v3_batch_1_decode_is_below_the_roofline() -> None:
                              find_engine("sglang"), tp=8, pp=1, batch=1, prompt_tokens=128,
                              output_tokens=256, precision="fp8", kv_precision="fp8")  # fmt: skip
     assert 30 < est.decode_tokens_per_s < 150
+
+
+# --- MoE dispatch: each rank sends its own tokens ---
+
+
+@pytest.mark.parametrize("tp", [1, 2, 4])
+def test_moe_all_to_all_carries_each_rank_s_own_tokens(tp: int) -> None:
+    """Megatron-Core's all-to-all dispatcher runs on the rank's local tokens, S/TP x B (MoE with
+    tensor parallelism runs sequence parallel), each sent to its top-k experts in BF16; the
+    tensor-parallel group gathers them afterwards over NVLink. Source: megatron/core/transformer/
+    moe/token_dispatcher.py notation ("num_local_tokens: S/TP*B"). Tolerance 1e-9."""
+    spec = find_model("deepseek-v3")
+    cfg = TrainConfig(gpus=256 * tp, gpus_per_node=8, tp=tp, pp=4, dp=64, ep=64,
+                      sequence_parallel=tp > 1, seq_len=4096, global_batch=512, micro_batch=1,
+                      precision="fp8")  # fmt: skip
+    fabric = Fabric(NVLINK, find_network("ndr-ib"), 8, 8)
+    est = estimate_training_step(spec, count_params(spec), H100, fabric, cfg)
+    (a2a,) = [c for c in est.comm if c.op == "all_to_all"]
+    assert a2a.size_bytes == pytest.approx(4096 / tp * spec.experts_per_token * spec.hidden * 2, rel=1e-9)  # fmt: skip

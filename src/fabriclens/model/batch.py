@@ -349,7 +349,7 @@ def evaluate(
     if spec.is_moe:
         moe_per_stage = layers * (L - spec.first_dense_layers) / L
         a2a = _collective(
-            "all_to_all", tokens * spec.experts_per_token * h * 2.0, ep, ep_pn, ep_cc, fabric
+            "all_to_all", tokens / tp * spec.experts_per_token * h * 2.0, ep, ep_pn, ep_cc, fabric
         )
         per_mb_exposed += np.where(ep > 1, a2a * n_passes * moe_per_stage * m, 0.0)
     if base.cp > 1:

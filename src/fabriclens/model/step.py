@@ -233,7 +233,10 @@ def estimate_training_step(
             )
     if spec.is_moe and cfg.ep > 1:
         moe_per_stage = layers * (spec.layers - spec.first_dense_layers) / spec.layers
-        size = tokens * spec.experts_per_token * h * 2.0
+        # each rank dispatches its own tokens: with tensor parallelism (which MoE runs with
+        # sequence parallelism) 1/tp of the micro-batch; the tp group then gathers them over
+        # NVLink (Megatron-Core's all-to-all dispatcher: num_local_tokens = S/TP x B)
+        size = tokens / t * spec.experts_per_token * h * 2.0
         comm.append(
             entry(
                 groups["ep"],
