@@ -49,6 +49,29 @@ def test_dgx_superpod_switch_and_cable_counts(
     assert (d.endpoints, d.leaf_spine_links, d.spine_core_links) == (nl, ls, sc)
 
 
+# NVIDIA DGX SuperPOD reference architecture featuring DGX H100 systems (RA-11333-001 V11,
+# 2023-09-22; docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-h100/
+# latest/network-fabrics.html), Table 4 "Compute fabric component count": an SU is 32 nodes,
+# one DGX removed for the UFM's 4 links; QM9700 NDR leaves and spines, no core up to 4 SUs.
+# Exact counts, no tolerance; the UFM's cables are the RA's own (the design has no UFM).
+SUPERPOD_H100 = [  # SUs, nodes, leaves, spines, node + UFM to leaf cables, spine-leaf cables
+    (1, 31, 8, 4, 252, 256),
+    (2, 63, 16, 8, 508, 512),
+    (3, 95, 24, 16, 764, 768),
+    (4, 127, 32, 16, 1020, 1024),
+]
+UFM_CABLES = 4
+
+
+@pytest.mark.parametrize(("su", "nodes", "leaves", "spines", "nl", "ls"), SUPERPOD_H100)
+def test_dgx_superpod_h100_compute_fabric_counts(
+    su: int, nodes: int, leaves: int, spines: int, nl: int, ls: int
+) -> None:
+    d = design_fabric(nodes, 8, 400e9, QM9700, "rail-optimized")
+    assert (d.leaves, d.spines, d.cores) == (leaves, spines, 0)
+    assert (d.endpoints + UFM_CABLES, d.leaf_spine_links) == (nl, ls)
+
+
 def test_megascale_three_layers_of_tomahawk4_at_one_to_one() -> None:
     # MegaScale (Jiang et al., NSDI 2024) §3.4: Tomahawk 4 (64x400G), three layers, 1:1 down:up
     # at every layer (32 ports down, 32 up), more than 10,000 GPUs.
