@@ -7,7 +7,7 @@ each of the hostile files. A case passes when it ends in exit 0/1 with valid out
 
 Run: python benchmarks/hostile.py          (every case, then the 1 GB NCCL log)
      python benchmarks/hostile.py --cases  (only the cases)
-     python benchmarks/hostile.py --big    (only the 1 GB logs: time and peak RSS of `logs`)
+     python benchmarks/hostile.py --big    (only the 1 GB logs: time and peak memory of `logs`)
 Targets (issue): no case exits 3 or passes its deadline; `fabriclens logs` on a 1 GB NCCL log in
 < 20 s and < 200 MB peak RSS.
 """
@@ -346,6 +346,19 @@ def report_cases() -> int:
     return 1 if bad else 0
 
 
+def make_wide_log(path: Path, size_bytes: int, width: int = 8000) -> int:
+    """Write ``size_bytes`` (about) of hostile NCCL log: every line a distinct ``width``-byte
+    error from a distinct host (nothing repeats, every line is kept as evidence); returns bytes."""
+    written, n = 0, 0
+    with path.open("wb") as fh:
+        while written < size_bytes:
+            head = b"gpu%06d:1:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.%d.%d<5000> with status=12 " % (n % 999_999, n % 250, n % 200)  # fmt: skip
+            line = head.ljust(width - 12, b"x") + b" %010d\n" % n
+            fh.write(line)
+            written, n = written + len(line), n + 1
+    return written
+
+
 def make_big_log(path: Path, size_bytes: int, unique: bool = False) -> int:
     """Write ``size_bytes`` (about) of NCCL log made of the real corpus's lines; returns bytes.
     ``unique``: each line gets its own timestamp prefix, so no line repeats (the parser reads
@@ -411,13 +424,16 @@ def _run_measured(argv: list[str], env: dict[str, str], timeout_s: float) -> tup
 
 
 def report_big(size_bytes: int = 1 << 30) -> int:
-    """`fabriclens logs --json` on two generated logs (the corpus repeated, and the same with
-    no line repeated): wall time and the child's own peak RSS."""
+    """`fabriclens logs --json` on three generated logs (the corpus repeated, the same with no
+    line repeated, and hostile 8 kB error lines): wall time and peak resident memory."""
     status = 0
-    for unique, what in ((False, "lines repeated"), (True, "every line distinct")):
+    kinds = (("lines repeated", lambda p: make_big_log(p, size_bytes)),
+             ("every line distinct", lambda p: make_big_log(p, size_bytes, unique=True)),
+             ("hostile: 8 kB error lines, every host distinct", lambda p: make_wide_log(p, size_bytes)))  # fmt: skip
+    for what, make in kinds:
         with tempfile.TemporaryDirectory() as d:
             log = Path(d) / "big.log"
-            written = make_big_log(log, size_bytes, unique)
+            written = make(log)
             env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
             argv = [sys.executable, "-m", "fabriclens", "logs", str(log), "--json", "--max-input", "2GB"]  # fmt: skip
             code, wall_s, cpu_s, rss_mb, stderr = _run_measured(argv, env, 3600)

@@ -34,6 +34,7 @@ CORPUS = [
 def _doc(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
     doc = dataclasses.asdict(nccl) | {"torch": dataclasses.asdict(torch)}
     doc.pop("orphan_traces")  # bookkeeping for joining, not a finding
+    doc.pop("seen_hosts")  # ``hosts`` as a set
     return doc
 
 

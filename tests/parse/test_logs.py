@@ -171,3 +171,37 @@ def test_the_level_word_is_found_before_the_head() -> None:
     assert log.transport == "IB" and log.unparsed_lines == 1
     assert [e.kind for e in log.events] == ["ib_completion", "connect_refused"]
     assert [e.dev for e in log.events] == [3, 1]
+
+
+def test_a_log_of_endless_distinct_names_stays_bounded() -> None:
+    """Hosts, interfaces, variables and channel paths are kept up to MAX_KEYS distinct names
+    each; past that they are counted as dropped, so a hostile log cannot grow memory (or the
+    time to look a host up) without end."""
+    from fabriclens.parse.nccl_log import MAX_KEYS
+
+    n = MAX_KEYS + 500
+    lines = [
+        f"h{i}:1:2 [0] NCCL INFO NCCL_X{i} set by environment to {i}\n"
+        f"h{i}:1:2 [0] NCCL INFO Bootstrap : Using eth{i}:10.0.{i % 250}.1<0>\n"
+        f"h{i}:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via NET/IB/{i}"
+        for i in range(n)
+    ]  # fmt: skip
+    log = parse_nccl_log("\n".join(lines))
+    assert log.lines == 3 * n
+    assert len(log.hosts) == len(log.env) == len(log.ifaces) == MAX_KEYS
+    assert len(log.net_devs) == MAX_KEYS and log.dropped_records >= 4 * 500
+    assert log.hosts[:2] == ["h0", "h1"] and log.env["NCCL_X0"] == "0"
+
+
+def test_records_keep_at_most_max_kept_chars_of_a_line() -> None:
+    """A 6,000-character WARN line is still read whole (its failure found), but the records
+    keep its first MAX_KEPT_CHARS characters, marked where cut: 10,000 such records stay small
+    however long the lines."""
+    from fabriclens.parse.nccl_log import MAX_KEPT_CHARS
+
+    line = "n1:1:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<5000> with status=12 " + "x" * 6000  # fmt: skip
+    log = parse_nccl_log(line)
+    (event,) = log.of("ib_completion")
+    assert event.detail["status"] == 12
+    assert len(event.line) == MAX_KEPT_CHARS and event.line.endswith("…")
+    assert len(log.warnings[0]) == MAX_KEPT_CHARS and len(log.errors[0]) == MAX_KEPT_CHARS

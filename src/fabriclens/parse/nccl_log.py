@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -104,7 +104,7 @@ CRASH_WORDS = (  # lower-cased: a line holding one shows a failure
     "runtimeerror: nccl", "segmentation fault", "ncclcomminitrank failed", "nccl check failed",
 )  # fmt: skip
 # WARN lines that say nothing is wrong (NCCL falls back on its own)
-BENIGN_WARN_RE = re.compile(r"Failed to open libibverbs|Could not get speed", re.I)
+BENIGN_WARNINGS = ("failed to open libibverbs", "could not get speed")  # lower-cased
 VIRTUAL_IFACE_RE = re.compile(
     r"^(?:veth|docker|br-|virbr|cni|flannel|cali|ip6tnl|tunl|tun|tap|wg|vxlan|gre|CloudflareWARP|utun|enx|lo$)",
     re.I,
@@ -121,6 +121,11 @@ WC_STATUS = {
 
 
 MAX_RECORDS = 10_000  # per list of events, warnings, errors: beyond it only counted
+MAX_KEYS = 10_000  # distinct hosts, interfaces, variables, paths...: beyond it only counted
+MAX_KEPT_CHARS = 500  # a line kept as evidence is cut here (NCCL's own lines are far shorter)
+# lines up to this long are remembered once read (NCCL's are shorter); longer ones, rare and
+# unlikely to repeat, are read each time, so the memory of lines stays a few MB
+MEMO_MAX_CHARS = 512
 
 
 @dataclass(frozen=True)
@@ -163,6 +168,21 @@ class NcclLog:
     # trace lines read before this log's first event: (host, stage); a part of a log read on
     # its own hands them to the event that ends the part before it (see ``extend``)
     orphan_traces: list[tuple[str | None, str]] = field(default_factory=list)
+    seen_hosts: set[str] = field(default_factory=set, repr=False)  # ``hosts``, for lookups
+
+    def room(self, mapping: Collection[Any], key: object) -> bool:
+        """Whether ``key`` is in ``mapping`` or may be added (below MAX_KEYS distinct keys: a
+        hostile log cannot grow memory without end); a refused key is counted as dropped."""
+        if key in mapping or len(mapping) < MAX_KEYS:
+            return True
+        self.dropped_records += 1
+        return False
+
+    def add_host(self, host: str) -> None:
+        """Remember a host once, in the order first seen."""
+        if host not in self.seen_hosts and self.room(self.seen_hosts, host):
+            self.seen_hosts.add(host)
+            self.hosts.append(host)
 
     def keep(self, records: list[Any], item: Any) -> None:
         """Append to one of the lists above, up to MAX_RECORDS: memory stays bounded."""
@@ -199,20 +219,29 @@ class NcclLog:
         for key in ("transport", "ib_devices", "ib_no_device"):
             if key in later.evidence:
                 self.evidence[key] = later.evidence[key]
-        self.env.update(later.env)
-        self.gid_table.update(later.gid_table)
+        pairs: tuple[tuple[dict[Any, Any], dict[Any, Any]], ...] = (
+            (self.env, later.env), (self.gid_table, later.gid_table))  # fmt: skip
+        for mapping, their_map in pairs:
+            for key, value in their_map.items():
+                if self.room(mapping, key):
+                    mapping[key] = value
         # facts the first line that says them decides
         self.version = self.version if self.version is not None else later.version
         for key, line in later.evidence.items():
-            self.evidence.setdefault(key, line)
+            if self.room(self.evidence, key):
+                self.evidence.setdefault(key, line)
         for name, addr in later.ifaces.items():
-            self.ifaces.setdefault(name, addr)
-        self.hosts.extend(h for h in later.hosts if h not in self.hosts)
+            if self.room(self.ifaces, name):
+                self.ifaces.setdefault(name, addr)
+        for host in later.hosts:
+            self.add_host(host)
         # flags, counts
         self.ib_no_device = self.ib_no_device or later.ib_no_device
         self.libibverbs_failed = self.libibverbs_failed or later.libibverbs_failed
-        self.via.update(later.via)
-        self.net_devs.update(later.net_devs)
+        for counter, their_counts in ((self.via, later.via), (self.net_devs, later.net_devs)):
+            for key, n in their_counts.items():
+                if self.room(counter, key):
+                    counter[key] += n
         if later.gdr is True or (later.gdr is False and self.gdr is None):
             self.gdr = later.gdr
 
@@ -332,7 +361,7 @@ class Line(NamedTuple):
     large log repeats its lines (every rank, every step), so each distinct line is read once
     (``_read`` is memoised) and only ``add_nccl_line``'s bookkeeping runs per line."""
 
-    line: str  # without prefixes
+    line: str  # without prefixes, cut at MAX_KEPT_CHARS (what the records keep)
     rank: int | None  # from a `[rank3]:` prefix
     version: str | None = None
     layout: bool = False  # has the `host:pid:tid [dev] NCCL LEVEL` layout (else searched only)
@@ -382,7 +411,8 @@ def read_line(raw: str) -> Line | None:
     if not line:
         return None
     rank_prefix = RANK_PREFIX_RE.match(raw)
-    return _read(line, int(rank_prefix.group(1)) if rank_prefix else None)
+    read = _read if len(line) <= MEMO_MAX_CHARS else _read.__wrapped__
+    return read(line, int(rank_prefix.group(1)) if rank_prefix else None)
 
 
 @lru_cache(maxsize=4096)
@@ -400,7 +430,7 @@ def _read(line: str, rank: int | None) -> Line:
         )  # fmt: skip
         found = _detect(line, line, rank)
         return Line(
-            line, rank, version, error=error, found=found,
+            _cut(line), rank, version, error=error, found=found,
             libibverbs_failed="Failed to open libibverbs" in line,
             unparsed=not found.events and "NCCL version" not in line,
         )  # fmt: skip
@@ -411,7 +441,8 @@ def _read(line: str, rank: int | None) -> Line:
         fields["trace_stage"] = tr.group(1)
     if level in ("WARN", "ERROR"):
         fields["warning"] = True
-        fields["error"] = not BENIGN_WARN_RE.search(msg)
+        lower = msg.lower()
+        fields["error"] = not any(words in lower for words in BENIGN_WARNINGS)
     if msg.startswith("Using network") or msg.startswith("Using internal Network"):
         fields["transport"] = msg.split()[-1]
     elif "NET/IB" in msg and (ib := IB_USING_RE.search(msg)) is not None:
@@ -440,10 +471,15 @@ def _read(line: str, rank: int | None) -> Line:
             fields["gdr"] = True
         fields["net_devs"] = tuple(NET_DEV_RE.findall(msg))
     return Line(
-        line, rank, version, layout=True, msg=msg, host=head.group("host") or None,
+        _cut(line), rank, version, layout=True, msg=_cut(msg), host=head.group("host") or None,
         dev=_int(head.group("dev")), libibverbs_failed="Failed to open libibverbs" in msg,
         found=_detect(msg, line, rank), **fields,
     )  # fmt: skip
+
+
+def _cut(text: str) -> str:
+    """``text`` as a record keeps it: at most MAX_KEPT_CHARS, marked where cut."""
+    return text if len(text) <= MAX_KEPT_CHARS else text[: MAX_KEPT_CHARS - 1] + "…"
 
 
 def parse_nccl_log(lines: str | Iterable[str], log: NcclLog | None = None) -> NcclLog:
@@ -457,7 +493,8 @@ def parse_nccl_log(lines: str | Iterable[str], log: NcclLog | None = None) -> Nc
 
 def add_nccl_line(out: NcclLog, raw: str) -> None:
     """Add one line of NCCL debug output to ``out``."""
-    if (r := read_line(raw)) is None:
+    read = read_line if len(raw) <= MEMO_MAX_CHARS else read_line.__wrapped__
+    if (r := read(raw)) is None:
         return
     line = r.line
     if r.version is not None and out.version is None:
@@ -478,8 +515,8 @@ def add_nccl_line(out: NcclLog, raw: str) -> None:
             _add_stage(out.events[-1], host, r.trace_stage)
         elif len(out.orphan_traces) < MAX_RECORDS:
             out.orphan_traces.append((host, r.trace_stage))
-    if host and host not in out.hosts:
-        out.hosts.append(host)
+    if host:
+        out.add_host(host)
     if r.warning:
         out.keep(out.warnings, r.msg)
         if r.error:
@@ -494,13 +531,14 @@ def add_nccl_line(out: NcclLog, raw: str) -> None:
     elif r.ib_no_device:
         out.ib_no_device = True
         out.evidence["ib_no_device"] = line
-    elif r.env is not None:
+    elif r.env is not None and out.room(out.env, r.env[0]):
         out.env[r.env[0]] = r.env[1]
         out.evidence.setdefault(f"env:{r.env[0]}", line)
     if r.gdr is not None:
         out.gdr = True if r.gdr else (False if out.gdr is None else out.gdr)
     for name, addr in r.ifaces:
-        out.ifaces.setdefault(name, addr)
+        if out.room(out.ifaces, name):
+            out.ifaces.setdefault(name, addr)
     if r.ifaces_kind == "socket_ifaces":
         out.socket_ifaces = [f"{n}:{a}<0>" for n, a in r.ifaces]
         out.evidence.setdefault("socket_ifaces", line)
@@ -510,9 +548,11 @@ def add_nccl_line(out: NcclLog, raw: str) -> None:
         out.libibverbs_failed = True
         out.evidence.setdefault("libibverbs_failed", line)
     for via in r.via:
-        out.via[via] += 1
+        if out.room(out.via, via):
+            out.via[via] += 1
     for net in r.net_devs:
-        out.net_devs[net] += 1
+        if out.room(out.net_devs, net):
+            out.net_devs[net] += 1
     _add_found(out, r, host, r.dev)
 
 
@@ -532,7 +572,10 @@ def _add_found(out: NcclLog, r: Line, host: str | None, dev: int | None) -> None
     if found.completion is not None:
         out.keep(out.completion_errors, (found.completion, r.line))
     for kind, detail in found.events:
-        out.keep(out.events, Event(kind, dict(detail), r.line, host, dev))
-    if found.gid_entry is not None:
+        if len(out.events) < MAX_RECORDS:
+            out.events.append(Event(kind, dict(detail), r.line, host, dev))
+        else:
+            out.dropped_records += 1
+    if found.gid_entry is not None and out.room(out.gid_table, found.gid_entry[0]):
         index, gid, version = found.gid_entry
         out.gid_table[index] = (gid, version)

@@ -19,6 +19,7 @@ WORK_RE = re.compile(r"WorkNCCL\((?P<body>(?:[^()]|\([^)]*\))*)\)")
 FIELD_RE = re.compile(r"(\w+(?:\(ms\))?)=([^,]+)")
 RAN_RE = re.compile(r"ran for (\d+) milliseconds")
 MAX_TIMEOUTS = 10_000
+MAX_RANKS = 100_000  # ranks whose progress is kept (a hostile log cannot grow it without end)
 PROGRESS_RE = re.compile(
     r"last enqueued NCCL work:\s*(-?\d+),\s*last completed NCCL work:\s*(-?\d+)"
 )
@@ -48,8 +49,10 @@ class TorchLog:
     def extend(self, later: TorchLog) -> None:
         """Add what the next part of the same log says (read on its own)."""
         self.timeouts.extend(later.timeouts[: max(0, MAX_TIMEOUTS - len(self.timeouts))])
-        self.last_completed.update(later.last_completed)
-        self.last_enqueued.update(later.last_enqueued)
+        for rank, work in later.last_completed.items():
+            if rank in self.last_completed or len(self.last_completed) < MAX_RANKS:
+                self.last_completed[rank] = work
+                self.last_enqueued[rank] = later.last_enqueued[rank]
 
 
 def _rank(line: str) -> int | None:
@@ -100,6 +103,6 @@ def add_torch_line(out: TorchLog, raw: str) -> None:
             )
     if (p := PROGRESS_RE.search(line)) is not None:
         rank = _rank(line) if _rank(line) is not None else _rank(raw)
-        if rank is not None:
+        if rank is not None and (rank in out.last_completed or len(out.last_completed) < MAX_RANKS):
             out.last_enqueued[rank] = int(p.group(1))
             out.last_completed[rank] = int(p.group(2))
