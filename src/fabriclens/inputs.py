@@ -103,6 +103,9 @@ def iter_lines(
     ``too_big`` as the fix. ``start``/``stop`` (a regular file only): the lines that begin at
     byte offsets from ``start`` (a line's first byte) up to ``stop``."""
     total = 0
+    size = regular_file_size(path)
+    if size is not None and size - start > max_bytes and stop is None:
+        raise too_large(path, what, max_bytes, too_big)  # at once, before reading any of it
     with open_input(path, what) as fh:
         if start:
             fh.seek(start)

@@ -110,6 +110,23 @@ def test_max_input_caps_a_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "is over" in err and "--max-input" in err and _one_line(err)
 
 
+@pytest.mark.parametrize(
+    ("argv", "limit"),
+    [(["logs"], "4 GB"), (["bench", "import"], "64 MB")],
+)
+def test_a_file_over_the_limit_is_refused_before_it_is_read(
+    argv: list[str], limit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 5 GB file (sparse: it takes no disk) is refused from its size, with one line naming
+    the limit and the fix; reading it would take minutes."""
+    big = tmp_path / "huge.log"
+    with big.open("wb") as fh:
+        fh.truncate(5 * 10**9)
+    assert run([*argv, str(big)]) == 2
+    err = capsys.readouterr().err
+    assert f"is over {limit}" in err and "--max-input" in err and _one_line(err)
+
+
 def test_a_20_mb_log_streams_in_bounded_memory(tmp_path: Path) -> None:
     """Memory of `logs` must not grow with the file: a 20 MB log (real corpus lines repeated)
     adds under 100 MB to the peak RSS (~47 MB: the capped lists of events and the JSON document;

@@ -109,3 +109,16 @@ def test_judge_needs_what_the_log_lacks(tmp_path: Path) -> None:
     assert verdict.ranks == 24 and any("2(n-1)/n" in a for a in verdict.assumptions)
     with pytest.raises(InputError, match="no result rows"):
         judge(parse_nccl_tests("# all_reduce_perf\nnothing here"), ranks=8, gpu="h100-sxm")
+
+
+def test_a_file_of_endless_runs_keeps_max_rows_and_counts_the_rest() -> None:
+    """Thousands of runs pasted into one file: the first MAX_ROWS result rows are kept, the
+    rest counted and flagged, so memory stays bounded (a 200 MB file had needed 2.5 GB)."""
+    from fabriclens.parse.nccl_tests import MAX_ROWS
+    from fabriclens.plan.expect import flags
+
+    one = (FIXTURES / "nccl-tests-h200-8gpu.txt").read_text()
+    runs = MAX_ROWS // max(1, len(parse_nccl_tests(one).rows)) + 2
+    run = parse_nccl_tests(one * runs)
+    assert len(run.rows) == MAX_ROWS and run.dropped_rows > 0
+    assert "rows-not-read" in [f[0] for f in flags(run)]

@@ -34,8 +34,11 @@ def import_(
     nics_per_node: Annotated[int | None, typer.Option(help="NICs per node")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
     max_input: Annotated[
-        str, typer.Option(help="Read at most this much of the file (- reads stdin)")
-    ] = "4GB",
+        str,
+        typer.Option(
+            help="Read at most this much of the file (- reads stdin); nccl-tests prints kilobytes"
+        ),
+    ] = "64MB",
 ) -> None:
     """Read nccl-tests output; report the large-message plateau, the expected busbw and a verdict."""
     from fabriclens.cli._output import emit

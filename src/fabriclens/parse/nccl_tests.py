@@ -74,6 +74,12 @@ class Row:
         return max(self.busbw_GBps, self.inplace_busbw_GBps or 0.0)
 
 
+# Bounds a file of many runs pasted together cannot pass: one sweep is ~30 rows per op, one
+# `#  Rank` line per GPU (the largest jobs have ~100,000)
+MAX_ROWS = 10_000
+MAX_RANK_LINES = 131_072
+
+
 @dataclass
 class NcclTestsRun:
     """Everything read from one nccl-tests log."""
@@ -98,6 +104,7 @@ class NcclTestsRun:
     version: str | None = None
     has_error_column: bool = False  # the old `error` (float deviation) layout
     columns_seen: bool = False  # the `# size count type ... busbw` column header
+    dropped_rows: int = 0  # result rows past MAX_ROWS (a file of many runs): counted only
 
     @property
     def world_size(self) -> int:
@@ -188,7 +195,7 @@ def parse_nccl_tests(lines: str | Iterable[str]) -> NcclTestsRun:
             run.version = v.group(3) or f"nccl-tests {v.group(1)}, NCCL library {v.group(2)}"
         if line.startswith("#"):
             rank = RANK_RE.match(line)
-            if rank:
+            if rank and len(run.rank_lines) < MAX_RANK_LINES:
                 r, host, dev, bus, name = rank.groups()
                 run.ranks[int(r)] = (host, int(dev), name)
                 run.rank_lines.append((int(r), host, int(dev), bus))
@@ -217,7 +224,10 @@ def parse_nccl_tests(lines: str | Iterable[str]) -> NcclTestsRun:
                 run.size_restarts += 1
             if row.inplace_busbw_GBps is None:
                 run.cut_rows += 1
-            run.rows.append(row)
+            if len(run.rows) < MAX_ROWS:
+                run.rows.append(row)
+            else:
+                run.dropped_rows += 1
         else:
             m = COMMAND_RE.search(line) or (None if " INFO " in line else PLAIN_OP_RE.search(line))
             if m is not None:
@@ -234,6 +244,7 @@ def _op_seen(run: NcclTestsRun, word: str) -> None:
     if m is None:
         return
     op = OPS.get(m.group(1).lower(), m.group(1).lower())
-    run.ops_seen.append(op)
+    if len(run.ops_seen) < MAX_RANK_LINES:
+        run.ops_seen.append(op)
     if run.op is None and not run.rows:
         run.op = op

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections import Counter
 from dataclasses import dataclass
 
 from fabriclens.catalog import find_gpu, gpus
@@ -86,13 +87,11 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
     same GPU twice, corrupted results, a sweep too short or cut, no rows at all."""
     out: list[tuple[str, str, str]] = []
     hosts_of_rank: dict[int, set[str]] = {}
+    lines_of_rank: Counter[int] = Counter()
     for rank, host, _, _ in run.rank_lines:
         hosts_of_rank.setdefault(rank, set()).add(host)
-    dup = sorted(
-        r
-        for r, h in hosts_of_rank.items()
-        if len(h) > 1 or sum(1 for x in run.rank_lines if x[0] == r) > 1
-    )
+        lines_of_rank[rank] += 1
+    dup = sorted(r for r, h in hosts_of_rank.items() if len(h) > 1 or lines_of_rank[r] > 1)
     if run.headers > 1 or dup:
         where = (
             f"rank {dup[0]} is listed on {', '.join(sorted(hosts_of_rank[dup[0]]))}"
@@ -106,6 +105,10 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
         out.append(("interleaved-rows", "critical",
                     f"message sizes restart {run.size_restarts} time(s) mid-table (non-monotonic): two processes printed "
                     "separate runs into one output — not one multi-node job (build nccl-tests with MPI=1)"))  # fmt: skip
+    if run.dropped_rows:
+        out.append(("rows-not-read", "warning",
+                    f"{run.dropped_rows:,} result rows after the first {len(run.rows):,} were not read (a file of "
+                    "many runs): give one run per file"))  # fmt: skip
     if run.runs_after_rows:
         out.append(("two-runs-pasted", "warning",
                     f"another run follows the first table ({', '.join(dict.fromkeys(run.ops_seen)) or 'a second command'}): "
