@@ -299,3 +299,16 @@ def test_prompts_file(server: Server, capsys: pytest.CaptureFixture[str], tmp_pa
     bad.write_text('{"prompt": "ok"}\n[1, 2]\n')
     assert run(["bench", "serve", url, "--model", "m", "--prompts", str(bad)]) == 2
     assert "line 2" in capsys.readouterr().err
+
+
+def test_a_huge_prompt_file_is_read_up_to_max_prompts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """63 MB of one-character prompts (1.9 million) had needed 226 MB: the first MAX_PROMPTS
+    are kept (requests take them in turn) and a note says so."""
+    from fabriclens.cli.serve_cmd import MAX_PROMPTS, _prompts
+
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"prompt": "a", "output_tokens": 1}\n' * (MAX_PROMPTS + 10))
+    assert len(_prompts(path, 8, 8, 0)) == MAX_PROMPTS
+    assert f"first {MAX_PROMPTS:,} prompts" in capsys.readouterr().err

@@ -204,17 +204,27 @@ def _unreachable(errors: dict[str, int]) -> bool:
     )
 
 
+MAX_PROMPTS = 100_000  # a load test sends requests in the thousands; more prompts only cost memory
+
+
 def _prompts(path: Path | None, prompt_tokens: int, output_tokens: int, seed: int) -> list[Any]:
     from fabriclens.bench.serve_load import Prompt, synthetic_prompts
     from fabriclens.errors import InputError
+    from fabriclens.safe_text import clean_text
 
     if path is None:
         return synthetic_prompts(1000, prompt_tokens, output_tokens, seed)
     from fabriclens.inputs import MAX_FILE_BYTES, iter_lines, loads_json
 
-    out = []
+    out: list[Any] = []
     lines = iter_lines(path, "--prompts", MAX_FILE_BYTES, max_line_bytes=MAX_FILE_BYTES)
     for number, line in enumerate(lines, 1):
+        if len(out) == MAX_PROMPTS:
+            import sys
+
+            sys.stderr.write(f"fabriclens: note: using the first {MAX_PROMPTS:,} prompts of "
+                             f"{clean_text(str(path))} (requests take them in turn)\n")  # fmt: skip
+            break
         if not line.strip():
             continue
         try:
