@@ -359,6 +359,24 @@ def make_wide_log(path: Path, size_bytes: int, width: int = 8000) -> int:
     return written
 
 
+def make_coll_log(path: Path, size_bytes: int, ranks: int = 16) -> int:
+    """Write ``size_bytes`` (about) of what NCCL_DEBUG_SUBSYS=COLL prints, one line per
+    collective call of every rank (opCount, buffers, counts: every line distinct); returns bytes.
+    Layout as in NCCL's enqueue.cc INFO line (`%s: opCount %lx sendbuff %p recvbuff %p count %zu
+    datatype %d op %d root %d comm %p [nranks=%d] stream %p`)."""
+    written, n = 0, 0
+    with path.open("w") as fh:
+        while written < size_bytes:
+            r = n % ranks
+            line = (f"gpu-node{r // 8:02d}:{1000 + r}:{2000 + r} [{r % 8}] NCCL INFO AllReduce: opCount {n // ranks:x} "
+                    f"sendbuff 0x7f{(n * 7919) % 0xFFFFFF:06x}000 recvbuff 0x7f{(n * 104729) % 0xFFFFFF:06x}000 "
+                    f"count {1 << (10 + n % 12)} datatype 7 op 0 root 0 comm 0x55d{(r * 31337) % 0xFFFFF:05x}0 "
+                    f"[nranks={ranks}] stream 0x55e{(r * 7) % 0xFFFFF:05x}0\n")  # fmt: skip
+            fh.write(line)
+            written, n = written + len(line), n + 1
+    return written
+
+
 def make_big_log(path: Path, size_bytes: int, unique: bool = False) -> int:
     """Write ``size_bytes`` (about) of NCCL log made of the real corpus's lines; returns bytes.
     ``unique``: each line gets its own timestamp prefix, so no line repeats (the parser reads
@@ -424,11 +442,13 @@ def _run_measured(argv: list[str], env: dict[str, str], timeout_s: float) -> tup
 
 
 def report_big(size_bytes: int = 1 << 30) -> int:
-    """`fabriclens logs --json` on three generated logs (the corpus repeated, the same with no
-    line repeated, and hostile 8 kB error lines): wall time and peak resident memory."""
+    """`fabriclens logs --json` on four generated logs (the corpus repeated, the same with no
+    line repeated, a COLL trace of distinct lines, and hostile 8 kB error lines): wall time and
+    peak resident memory."""
     status = 0
     kinds = (("lines repeated", lambda p: make_big_log(p, size_bytes)),
              ("every line distinct", lambda p: make_big_log(p, size_bytes, unique=True)),
+             ("NCCL_DEBUG_SUBSYS=COLL, every line distinct", lambda p: make_coll_log(p, size_bytes)),
              ("hostile: 8 kB error lines, every host distinct", lambda p: make_wide_log(p, size_bytes)))  # fmt: skip
     for what, make in kinds:
         with tempfile.TemporaryDirectory() as d:

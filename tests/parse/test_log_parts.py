@@ -94,3 +94,47 @@ def test_a_process_with_other_threads_reads_in_one_pass() -> None:
     finally:
         gate.set()
         other.join(timeout=5)
+
+
+class _NoMemory(dict):  # type: ignore[type-arg]
+    """A shape memory that remembers nothing: every line is read in full."""
+
+    def __setitem__(self, key: object, value: object) -> None:
+        pass
+
+
+_SYNTHETIC = [
+    "gpu-node01:1001:2001 [1] NCCL INFO AllReduce: opCount 1a2b sendbuff 0x7f1230 count 1048576 datatype 7",
+    "node1:11:12 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
+    "node1:11:12 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P3P/IPC",
+    "node1:11:12 [0] NCCL INFO Channel 01/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA",
+]  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 10**6), st.integers(0, 2**32)), min_size=50, max_size=400))  # fmt: skip
+def test_lines_read_by_their_shape_read_as_in_full(
+    picks: list[tuple[bool, int, int]],
+) -> None:
+    """A line whose digits alone differ from an earlier plain line's is counted without being
+    read: the result is what reading every line in full gives (digits changed at random in
+    real and synthetic lines, `P2P` beside `P3P` included)."""
+    import random
+
+    from fabriclens.parse import nccl_log
+
+    lines = []
+    for synthetic, index, seed in picks:
+        rng = random.Random(seed)
+        base = _SYNTHETIC[index % len(_SYNTHETIC)] if synthetic else CORPUS[index % len(CORPUS)]
+        lines.append("".join(str(rng.randrange(10)) if c.isdigit() and rng.random() < 0.5 else c
+                             for c in base))  # fmt: skip
+    nccl_log._PLAIN_SHAPES.clear()
+    nccl_log._RAW_LINES.clear()
+    by_shape = _whole(lines)
+    saved = nccl_log._PLAIN_SHAPES, nccl_log._RAW_LINES
+    nccl_log._PLAIN_SHAPES, nccl_log._RAW_LINES = _NoMemory(), _NoMemory()
+    try:
+        assert _whole(lines) == by_shape
+    finally:
+        nccl_log._PLAIN_SHAPES, nccl_log._RAW_LINES = saved

@@ -28,6 +28,7 @@ HEAD_RE = re.compile(
     + _LOC
     + r"\Z"
 )
+HEAD_FAST_RE = re.compile(r"(?P<host>[^\s:]{1,255}):(?P<pid>\w+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
 # NCCL 2.2 and older: no `NCCL` word, so the host:pid:tid [dev] layout must be there
 OLD_LEVEL_RE = re.compile(r"(INFO|WARN|TRACE|ERROR)\b\s?")
 OLD_HEAD_RE = re.compile(
@@ -359,7 +360,8 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
 class Line(NamedTuple):
     """What one line says on its own, before the lines around it are taken into account. A
     large log repeats its lines (every rank, every step), so each distinct line is read once
-    (``_read`` is memoised) and only ``add_nccl_line``'s bookkeeping runs per line."""
+    (``_read`` is memoised, after the prefixes are stripped) and only ``add_nccl_line``'s
+    bookkeeping runs per line."""
 
     line: str  # without prefixes, cut at MAX_KEPT_CHARS (what the records keep)
     rank: int | None  # from a `[rank3]:` prefix
@@ -384,6 +386,8 @@ class Line(NamedTuple):
     net_devs: tuple[str, ...] = ()
     found: Found = NOTHING
     unparsed: bool = False
+    plain: bool = False  # the layout and nothing else a reader keeps: counted, its host noted
+    host_span: tuple[int, int] = (0, 0)  # where ``host`` stands in the line (before cutting)
 
 
 def _split(line: str) -> tuple[re.Match[str], int, str] | None:
@@ -391,10 +395,19 @@ def _split(line: str) -> tuple[re.Match[str], int, str] | None:
     The level word is found first and only the text before it is matched against the head:
     a regular expression searching for an optional head in front of it would try every
     position of the line."""
-    if "NCCL" in line and (lv := LEVEL_RE.search(line)) is not None:
-        head = HEAD_RE.search(line, 0, lv.start())
+    first = line.find("NCCL")
+    if first >= 0:
+        if line.startswith("NCCL INFO ", first):  # nearly every line: no expression needed
+            at, level = first + len("NCCL INFO "), "INFO"
+        elif (lv := LEVEL_RE.search(line, first)) is not None:
+            first, at, level = lv.start(), lv.end(), lv.group(1)
+        else:
+            first = -1
+    if first >= 0:
+        # `host:pid:tid [dev] ` exactly, as NCCL prints it, else the general head
+        head = HEAD_FAST_RE.fullmatch(line, 0, first) or HEAD_RE.search(line, 0, first)
         if head is not None:
-            return head, lv.end(), lv.group(1)
+            return head, at, level
     if "]" in line and ("INFO" in line or "WARN" in line or "TRACE" in line or "ERROR" in line):
         for lv in OLD_LEVEL_RE.finditer(line):
             head = OLD_HEAD_RE.search(line, 0, lv.start())
@@ -404,20 +417,9 @@ def _split(line: str) -> tuple[re.Match[str], int, str] | None:
 
 
 @lru_cache(maxsize=4096)
-def read_line(raw: str) -> Line | None:
-    """One line of NCCL debug output, read on its own (None for a blank line). The prefixes
-    go first, so lines that differ only there (a timestamp, a launcher's tag) are read once."""
-    line = strip_prefixes(raw.rstrip()).strip().strip("_`")
-    if not line:
-        return None
-    rank_prefix = RANK_PREFIX_RE.match(raw)
-    read = _read if len(line) <= MEMO_MAX_CHARS else _read.__wrapped__
-    return read(line, int(rank_prefix.group(1)) if rank_prefix else None)
-
-
-@lru_cache(maxsize=4096)
 def _read(line: str, rank: int | None) -> Line:
-    """``read_line`` once its prefixes are gone (memoised: a large log repeats its lines)."""
+    """One line of NCCL debug output, its prefixes gone, read on its own (memoised: a large
+    log repeats its lines)."""
     version = None
     if "version" in line and (v := VERSION_RE.search(line)) is not None:
         version = v.group(1)
@@ -470,10 +472,14 @@ def _read(line: str, rank: int | None) -> Line:
         if via and "GDRDMA" in msg:
             fields["gdr"] = True
         fields["net_devs"] = tuple(NET_DEV_RE.findall(msg))
+    found = _detect(msg, line, rank)
+    libibverbs = "Failed to open libibverbs" in msg
+    plain = (version is None and found is NOTHING and not libibverbs and "gdr" not in fields
+             and not any(fields.values()))  # fmt: skip
     return Line(
         _cut(line), rank, version, layout=True, msg=_cut(msg), host=head.group("host") or None,
-        dev=_int(head.group("dev")), libibverbs_failed="Failed to open libibverbs" in msg,
-        found=_detect(msg, line, rank), **fields,
+        dev=_int(head.group("dev")), libibverbs_failed=libibverbs, found=found, plain=plain,
+        host_span=head.span("host") if head.group("host") else (0, 0), **fields,
     )  # fmt: skip
 
 
@@ -491,11 +497,61 @@ def parse_nccl_log(lines: str | Iterable[str], log: NcclLog | None = None) -> Nc
     return out
 
 
+# Lines that differ only in their digits (`opCount 1a2b`, `count 1048576`, addresses, ranks)
+# read alike: every pattern here treats the ten digits as one class, but for the `P2P` in a
+# channel's transport, so a line holding `2P`/`2p` is never read by its shape.
+_SAME_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_PLAIN_SHAPES: dict[bytes, tuple[int, int]] = {}  # shape of a plain line -> its host's span
+# What each recent raw line was: its Line, or the host of a plain line ("" for none)
+_RAW_LINES: dict[str, Line | str] = {}
+MAX_SHAPES = 4096
+
+
 def add_nccl_line(out: NcclLog, raw: str) -> None:
-    """Add one line of NCCL debug output to ``out``."""
-    read = read_line if len(raw) <= MEMO_MAX_CHARS else read_line.__wrapped__
-    if (r := read(raw)) is None:
-        return
+    """Add one line of NCCL debug output to ``out``. A line seen before is not read again; a
+    plain line (the layout and nothing a reader keeps) is counted and its host noted, and a line
+    of the same shape as an earlier plain one is known plain without being read."""
+    known = _RAW_LINES.get(raw)
+    if known is None:
+        known = _known(raw)
+        if len(raw) <= MEMO_MAX_CHARS:
+            if len(_RAW_LINES) >= MAX_SHAPES:
+                _RAW_LINES.clear()
+            _RAW_LINES[raw] = known
+    if isinstance(known, str):
+        out.lines += 1
+        if known and known not in out.seen_hosts:
+            out.add_host(known)
+    elif known is not _BLANK:
+        _add_read(out, known)
+
+
+_BLANK = Line("", None)  # what an empty line is: nothing to add
+
+
+def _known(raw: str) -> Line | str:
+    """What a raw line is: the host of a plain line ("" for none), else its Line."""
+    line = strip_prefixes(raw.rstrip()).strip().strip("_`")
+    if not line:
+        return _BLANK
+    shape = None if "2P" in line or "2p" in line else line.encode("utf-8", "surrogatepass").translate(_SAME_DIGITS)  # fmt: skip
+    span = _PLAIN_SHAPES.get(shape) if shape is not None else None
+    if span is None:
+        rank_prefix = RANK_PREFIX_RE.match(raw)
+        rank = int(rank_prefix.group(1)) if rank_prefix else None
+        r = (_read if len(line) <= MEMO_MAX_CHARS else _read.__wrapped__)(line, rank)
+        if not r.plain:
+            return r
+        span = r.host_span
+        if shape is not None:
+            if len(_PLAIN_SHAPES) >= MAX_SHAPES:
+                _PLAIN_SHAPES.clear()
+            _PLAIN_SHAPES[shape] = span
+    return line[span[0] : span[1]]
+
+
+def _add_read(out: NcclLog, r: Line) -> None:
+    """Add a line that says more than its layout (see ``_read``) to ``out``."""
     line = r.line
     if r.version is not None and out.version is None:
         out.version = r.version
