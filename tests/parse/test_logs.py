@@ -205,3 +205,62 @@ def test_records_keep_at_most_max_kept_chars_of_a_line() -> None:
     assert event.detail["status"] == 12
     assert len(event.line) == MAX_KEPT_CHARS and event.line.endswith("…")
     assert len(log.warnings[0]) == MAX_KEPT_CHARS and len(log.errors[0]) == MAX_KEPT_CHARS
+
+
+# gates nested inside another gate (they run only where an outer gate's word is), and "gdr",
+# a key of the reader's own fields, not a word of the line: not needed in the screen
+_NESTED_GATES = {"shm", "p2p", "IPC", "peer access is not supported", "No device found",
+                 "NET/Socket", "GPU Direct RDMA Enabled", "GPU Direct RDMA Disabled", "80FE",
+                 "gdr"}  # fmt: skip
+
+
+def test_every_gate_of_the_reader_holds_a_screen_word() -> None:
+    """A batch with no screen word is only matched against the layout (add_nccl_lines): every
+    word ``_read`` and ``_detect`` test a line for must hold a screen word (case-sensitive) or
+    a lower-cased one, else a gate added later would be skipped in such batches. Read from
+    their source, so the list cannot drift."""
+    import ast
+    import inspect
+
+    from fabriclens.parse import nccl_log
+
+    words: set[str] = set()
+    for fn in (nccl_log._read, nccl_log._detect):
+        tree = ast.parse(inspect.getsource(inspect.unwrap(fn)))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In | ast.NotIn):
+                if isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+                    words.add(node.left.value)
+                for right in node.comparators:
+                    if isinstance(right, ast.Tuple):
+                        words |= {e.value for e in right.elts
+                                  if isinstance(e, ast.Constant) and isinstance(e.value, str)}  # fmt: skip
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "startswith":
+                words |= {a.value for a in node.args if isinstance(a, ast.Constant)}
+    words -= _NESTED_GATES | {"INFO", "TRACE"}  # levels that leave a line plain
+    assert len(words) > 25  # the walk found the gates
+    unscreened = {
+        w for w in words
+        if not any(s in w for s in nccl_log.SCREEN_WORDS)
+        and not any(s in w.lower() for s in nccl_log.SCREEN_LOWER)
+    }  # fmt: skip
+    assert not unscreened
+
+
+def test_batches_without_screen_words_read_as_line_by_line() -> None:
+    """A COLL trace (no screen word) read in batches gives what reading it line by line gives,
+    mixed with real lines that send their batch the long way."""
+    from fabriclens.parse.nccl_log import add_nccl_line
+
+    coll = [
+        f"gpu-node{r // 8:02d}:{1000 + r}:{2000 + r} [{r % 8}] NCCL INFO AllReduce: opCount {n:x} sendbuff 0x7f{n:06x} count {1 << (n % 20)} datatype 7 op 0 root 0"
+        for n in range(600) for r in (n % 16,)
+    ]  # fmt: skip
+    real = (SAMPLES / "nccl-debug-ib.log").read_text().splitlines()
+    lines = [*coll[:300], "", "garbage without layout", *real, *coll[300:]]
+    one_by_one = NcclLog()
+    for raw in lines:
+        add_nccl_line(one_by_one, raw)
+    batched = parse_nccl_log(lines)
+    assert batched == one_by_one
+    assert batched.lines == 600 + parse_nccl_log(real).lines and len(batched.hosts) >= 2

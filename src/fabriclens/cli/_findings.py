@@ -13,8 +13,8 @@ import typer
 from fabriclens.diagnose.engine import SEVERITY_ORDER, Finding
 from fabriclens.errors import ExitStatus
 from fabriclens.inputs import MAX_LOG_BYTES, iter_lines, line_starts, regular_file_size, too_large
-from fabriclens.parse.nccl_log import NcclLog, add_nccl_line
-from fabriclens.parse.torch_log import TorchLog, add_torch_line
+from fabriclens.parse.nccl_log import BATCH_LINES, NcclLog, add_nccl_lines, batched
+from fabriclens.parse.torch_log import TorchLog, add_torch_lines
 
 # A log this large is read in parts, one per CPU (up to MAX_LOG_PARTS), the first by this
 # process: reading costs a few microseconds per line in Python, a 1 GB log about 10 million lines.
@@ -64,9 +64,10 @@ def _read_part(
     path: Path, start: int, stop: int | None, max_bytes: int, too_big: str
 ) -> tuple[NcclLog, TorchLog]:
     nccl, torch = NcclLog(), TorchLog()
-    for raw in iter_lines(path, "log", max_bytes, too_big=too_big, start=start, stop=stop):
-        add_nccl_line(nccl, raw)
-        add_torch_line(torch, raw)
+    lines = iter_lines(path, "log", max_bytes, too_big=too_big, start=start, stop=stop)
+    for batch in batched(lines, BATCH_LINES):
+        add_nccl_lines(nccl, batch)
+        add_torch_lines(torch, batch)
     return nccl, torch
 
 

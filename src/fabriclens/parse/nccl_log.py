@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import islice
 from typing import Any, NamedTuple
 
 from fabriclens.parse._prefix import strip_prefixes
@@ -249,6 +250,13 @@ class NcclLog:
     def of(self, kind: str) -> list[Event]:
         """The events of one kind, in log order."""
         return [e for e in self.events if e.kind == kind]
+
+
+def batched(items: Iterable[str], size: int) -> Iterator[list[str]]:
+    """``items`` in lists of ``size`` (the last one shorter)."""
+    it = iter(items)
+    while batch := list(islice(it, size)):
+        yield batch
 
 
 def is_link_local(address: str) -> bool:
@@ -492,9 +500,42 @@ def parse_nccl_log(lines: str | Iterable[str], log: NcclLog | None = None) -> Nc
     """Parse NCCL debug output: its text, or its lines one by one, as a file streams them
     (adds to ``log`` when given)."""
     out = log or NcclLog()
-    for raw in lines.splitlines() if isinstance(lines, str) else lines:
-        add_nccl_line(out, raw)
+    for batch in batched(lines.splitlines() if isinstance(lines, str) else lines, BATCH_LINES):
+        add_nccl_lines(out, batch)
     return out
+
+
+# Words without which a line says nothing beyond its layout: each gate of ``_read`` and
+# ``_detect`` holds one (tests/parse/test_logs.py checks their source against this list). The
+# lower-cased ones are looked for in the lower-cased text.
+SCREEN_WORDS = (
+    "version", " -> ", "WARN", "Using", "NET/", "NCCL_", "GPU Direct", "GDRDMA", "via",
+    "libibverbs", "completion", "ibv_modify_qp", "CUDA IPC", "Cuda failure", "family",
+    "real path", "maxSharedMem", "Proxy Call", "Failed to execute", "GID", "Could not get speed",
+    "PCI device", "Test NCCL failure",
+)  # fmt: skip
+SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
+BATCH_LINES = 256
+
+
+def add_nccl_lines(out: NcclLog, lines: Sequence[str]) -> None:
+    """Add a batch of lines to ``out``. When none of them holds a screen word (a COLL trace:
+    `AllReduce: opCount ... count ... datatype ...`), each line is only matched against the
+    layout, counted and its host noted; otherwise each is added as ``add_nccl_line`` does."""
+    text = "\n".join(lines)
+    if any(w in text for w in SCREEN_WORDS) or any(w in text.lower() for w in SCREEN_LOWER):
+        for raw in lines:
+            add_nccl_line(out, raw)
+        return
+    for raw in lines:
+        line = strip_prefixes(raw.rstrip()).strip().strip("_`")
+        split = _split(line) if line else None
+        if split is None:
+            add_nccl_line(out, raw)  # blank, or no layout: read as usual
+            continue
+        out.lines += 1
+        if (host := split[0].group("host")) and host not in out.seen_hosts:
+            out.add_host(host)
 
 
 # Lines that differ only in their digits (`opCount 1a2b`, `count 1048576`, addresses, ranks)

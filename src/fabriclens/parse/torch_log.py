@@ -9,7 +9,7 @@ NCCL work: 807`) and older ones without SeqNum or sizes. Unknown lines are ignor
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from fabriclens.parse._prefix import strip_prefixes
@@ -74,6 +74,14 @@ def parse_torch_log(lines: str | Iterable[str], log: TorchLog | None = None) -> 
     for raw in lines.splitlines() if isinstance(lines, str) else lines:
         add_torch_line(out, raw)
     return out
+
+
+def add_torch_lines(out: TorchLog, lines: Sequence[str]) -> None:
+    """Add a batch of lines (skipped at once when none holds the words read here)."""
+    text = "\n".join(lines)
+    if "Watchdog caught" in text or "last enqueued" in text:
+        for raw in lines:
+            add_torch_line(out, raw)
 
 
 def add_torch_line(out: TorchLog, raw: str) -> None:
