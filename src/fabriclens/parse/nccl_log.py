@@ -545,7 +545,7 @@ _SAME_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _PLAIN_SHAPES: dict[bytes, tuple[int, int]] = {}  # shape of a plain line -> its host's span
 # What each recent raw line was: its Line, or the host of a plain line ("" for none)
 _RAW_LINES: dict[str, Line | str] = {}
-MAX_SHAPES = 4096
+MEMO_ENTRIES = 4096  # lines and shapes remembered, each (then forgotten all at once)
 
 
 def add_nccl_line(out: NcclLog, raw: str) -> None:
@@ -556,7 +556,7 @@ def add_nccl_line(out: NcclLog, raw: str) -> None:
     if known is None:
         known = _known(raw)
         if len(raw) <= MEMO_MAX_CHARS:
-            if len(_RAW_LINES) >= MAX_SHAPES:
+            if len(_RAW_LINES) >= MEMO_ENTRIES:
                 _RAW_LINES.clear()
             _RAW_LINES[raw] = known
     if isinstance(known, str):
@@ -585,7 +585,7 @@ def _known(raw: str) -> Line | str:
             return r
         span = r.host_span
         if shape is not None:
-            if len(_PLAIN_SHAPES) >= MAX_SHAPES:
+            if len(_PLAIN_SHAPES) >= MEMO_ENTRIES:
                 _PLAIN_SHAPES.clear()
             _PLAIN_SHAPES[shape] = span
     return line[span[0] : span[1]]
