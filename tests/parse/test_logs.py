@@ -264,3 +264,22 @@ def test_batches_without_screen_words_read_as_line_by_line() -> None:
     batched = parse_nccl_log(lines)
     assert batched == one_by_one
     assert batched.lines == 600 + parse_nccl_log(real).lines and len(batched.hosts) >= 2
+
+
+def test_cli_logs_says_how_much_it_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A log with nothing to report (a COLL trace) still says what was read: lines with NCCL's
+    layout, hosts and the other lines, in text and JSON."""
+    import json
+
+    from fabriclens.cli.app import run
+
+    coll = tmp_path / "coll.log"
+    coll.write_text("".join(
+        f"gpu-node{r // 8:02d}:{1000 + r}:{2000 + r} [{r % 8}] NCCL INFO AllReduce: opCount {n:x} count 1024 datatype 7\n"
+        for n in range(1200) for r in (n % 16,)) + "a line of something else\n")  # fmt: skip
+    assert run(["logs", str(coll)]) == 0
+    assert "read 1,200 NCCL lines from 2 hosts, 1 other line" in capsys.readouterr().out
+    assert run(["logs", str(coll), "--json"]) == 0
+    nccl = json.loads(capsys.readouterr().out)["nccl"]
+    assert (nccl["lines"], nccl["other_lines"], nccl["records_not_kept"]) == (1200, 1, 0)
+    assert nccl["hosts"] == ["gpu-node00", "gpu-node01"]

@@ -49,6 +49,9 @@ def logs(
                 for e in nccl.events
             ],
             "errors": list(dict.fromkeys(nccl.errors)),
+            "lines": nccl.lines,  # lines with NCCL's layout
+            "other_lines": nccl.unparsed_lines,  # lines without it and nothing found in them
+            "records_not_kept": nccl.dropped_records,  # past the caps on events, hosts, ...
         },
         "timeouts": [
             {

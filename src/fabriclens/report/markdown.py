@@ -83,5 +83,8 @@ def logs_markdown(doc: dict[str, Any]) -> str:
         [[nccl["version"], nccl["transport"], ", ".join(nccl["ib_devices"]),
           ", ".join(nccl["socket_ifaces"]), None if nccl["gdr"] is None else ("on" if nccl["gdr"] else "off")]],
     )  # fmt: skip
+    if "lines" in nccl:  # absent from a report saved before the counts were added
+        lines += ["", f"Read {nccl['lines']:,} lines with NCCL's layout from {len(nccl['hosts']):,} host(s), "
+                  f"{nccl['other_lines']:,} other line(s)."]  # fmt: skip
     lines += ["", f"Findings: {_counts(doc['findings'])}.", "", *findings_markdown(doc["findings"])]
     return "\n".join(lines) + "\n"

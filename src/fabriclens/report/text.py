@@ -557,9 +557,24 @@ def logs_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         head.append(f" · GPUDirect RDMA {'on' if nccl['gdr'] else 'off'}")
     if nccl["env"]:
         head.append(" · overrides " + ", ".join(f"{k}={v}" for k, v in nccl["env"].items()))
-    out: list[RenderableType] = [head]
+
+    def count(n: int, what: str) -> str:
+        return f"{n:,} {what}{'' if n == 1 else 's'}"
+
+    if "lines" not in nccl:  # a report saved before the counts were added
+        return [head, *findings_renderables(doc["findings"])]
+    read = (f"read {count(nccl['lines'], 'NCCL line')} from {count(len(nccl['hosts']), 'host')}, "
+            f"{count(nccl['other_lines'], 'other line')}")  # fmt: skip
+    if nccl["records_not_kept"]:
+        read += f"; {count(nccl['records_not_kept'], 'record')} past the caps counted, not kept"
+    return [head, Text(read, style="dim"), *findings_renderables(doc["findings"])]
+
+
+def findings_renderables(findings: list[dict[str, Any]]) -> list[RenderableType]:
+    """Findings (as `findings_doc` gives them), each with its cause, evidence, checks and fix."""
+    out: list[RenderableType] = []
     styles = {"critical": "bold red", "warning": "bold yellow", "info": "bold"}
-    for f in doc["findings"]:
+    for f in findings:
         text = Text()
         text.append(f"{f['severity'].upper()} ", style=styles[f["severity"]])
         text.append(f"{f['symptom']}\n", style="bold")
@@ -572,7 +587,7 @@ def logs_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         if f["fix"]:
             text.append(f"  fix: {f['fix']}\n")
         out.append(text)
-    if not doc["findings"]:
+    if not findings:
         out.append(Text("no findings"))
     return out
 
@@ -653,8 +668,7 @@ def doctor_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         for row in sec.rows:
             table.add_row(*row)
         out.append(table)
-    out += logs_renderables({"nccl": {"version": None, "transport": None, "ib_devices": [], "oob": None,
-                                      "socket_ifaces": [], "gdr": None, "env": {}}, "findings": doc["findings"]})[1:]  # fmt: skip
+    out += findings_renderables(doc["findings"])
     return out
 
 
