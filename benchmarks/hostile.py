@@ -474,11 +474,11 @@ def _unseen_line_us(rounds: int = 20) -> float:
     from fabriclens.parse import nccl_log
 
     lines = [ln for f in sorted(REAL_LOGS.glob("*.log")) for ln in f.read_text(errors="replace").splitlines()]  # fmt: skip
-    read, strip = nccl_log._read.__wrapped__, nccl_log.strip_prefixes
+    read, stripped = nccl_log._read.__wrapped__, nccl_log._stripped
     t0 = time.perf_counter()
     for _ in range(rounds):
         for raw in lines:
-            if line := strip(raw.rstrip()).strip().strip("_`"):
+            if line := stripped(raw):
                 read(line, None)
     return (time.perf_counter() - t0) / (rounds * len(lines)) * 1e6
 

@@ -35,13 +35,13 @@ def read_logs(
         parts = _cpus() if size is not None and size >= parallel_min_bytes else 1
         if parts > 1 and size is not None and size > max_bytes:
             raise too_large(path, "log", max_bytes, too_big)
-        cuts = line_starts(path, parts, "log") if parts > 1 else [0, 0]
-        if len(cuts) > 2:
-            for part_nccl, part_torch in _read_in_parts(path, cuts, max_bytes, too_big):
-                nccl.extend(part_nccl)
-                torch.extend(part_torch)
-        else:
-            part_nccl, part_torch = _read_part(path, 0, None, max_bytes, too_big)
+        cuts = line_starts(path, parts, "log") if parts > 1 else []
+        # one part when the file is small or its lines too long to cut it
+        for part_nccl, part_torch in (
+            _read_in_parts(path, cuts, max_bytes, too_big)
+            if len(cuts) > 2
+            else [_read_part(path, 0, None, max_bytes, too_big)]
+        ):
             nccl.extend(part_nccl)
             torch.extend(part_torch)
     return nccl, torch

@@ -523,12 +523,16 @@ def add_nccl_lines(out: NcclLog, lines: Sequence[str]) -> None:
     `AllReduce: opCount ... count ... datatype ...`), each line is only matched against the
     layout, counted and its host noted; otherwise each is added as ``add_nccl_line`` does."""
     text = "\n".join(lines)
-    if any(w in text for w in SCREEN_WORDS) or any(w in text.lower() for w in SCREEN_LOWER):
+    screened = any(w in text for w in SCREEN_WORDS)
+    if not screened:
+        lower = text.lower()  # once for the batch, not once per word
+        screened = any(w in lower for w in SCREEN_LOWER)
+    if screened:
         for raw in lines:
             add_nccl_line(out, raw)
         return
     for raw in lines:
-        line = strip_prefixes(raw.rstrip()).strip().strip("_`")
+        line = _stripped(raw)
         split = _split(line) if line else None
         if split is None:
             add_nccl_line(out, raw)  # blank, or no layout: read as usual
@@ -572,7 +576,7 @@ _BLANK = Line("", None)  # what an empty line is: nothing to add
 
 def _known(raw: str) -> Line | str:
     """What a raw line is: the host of a plain line ("" for none), else its Line."""
-    line = strip_prefixes(raw.rstrip()).strip().strip("_`")
+    line = _stripped(raw)
     if not line:
         return _BLANK
     shape = None if "2P" in line or "2p" in line else line.encode("utf-8", "surrogatepass").translate(_SAME_DIGITS)  # fmt: skip
@@ -589,6 +593,11 @@ def _known(raw: str) -> Line | str:
                 _PLAIN_SHAPES.clear()
             _PLAIN_SHAPES[shape] = span
     return line[span[0] : span[1]]
+
+
+def _stripped(raw: str) -> str:
+    """A raw line without its prefixes (``_prefix``), spaces, and a post's `_`/`` ` `` marks."""
+    return strip_prefixes(raw.rstrip()).strip().strip("_`")
 
 
 def _add_read(out: NcclLog, r: Line) -> None:
