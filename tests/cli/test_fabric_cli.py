@@ -20,6 +20,22 @@ def test_topo_json_feeds_simulate(capsys: pytest.CaptureFixture[str], tmp_path: 
     sim = json.loads(capsys.readouterr().out)
     assert sim["collective"]["ranks"] == 64 and sim["collective"]["ratio_to_model"] > 0.98
     assert {r["change"] for r in sim["effects"]} >= {"adaptive routing", "3:1 oversubscription"}
+    assert sim["scenario"]["flows"] == 1
+    assert any("per connection" in r["change"] for r in sim["effects"])
+
+
+def test_more_flows_per_connection_spread_a_scattered_ring(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["simulate", "all_reduce", "1GB", "--gpus", "1024", "--placement", "random"]
+    shares = []
+    for flows in ("1", "16"):
+        assert run([*argv, "--flows", flows, "--no-effects", "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["scenario"]["flows"] == int(flows)
+        assert doc["collective"]["flows"] == 128 * 8 * int(flows)
+        shares.append(doc["collective"]["slowest_flow_share"])
+    assert shares[0] < 0.5 < shares[1]
 
 
 @pytest.mark.parametrize(
@@ -34,6 +50,7 @@ def test_topo_json_feeds_simulate(capsys: pytest.CaptureFixture[str], tmp_path: 
         (["topo", "--gpus", "63"], "multiple"),
         (["simulate", "all_reduce", "1GB", "--fabric", "/nonexistent.json"], "cannot read"),
         (["simulate", "all_reduce", "1GB", "--gpus", "64", "--fail-spine", "5"], "spine"),
+        (["simulate", "all_reduce", "1GB", "--gpus", "64", "--flows", "0"], "flows"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

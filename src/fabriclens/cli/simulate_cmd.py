@@ -1,11 +1,14 @@
 """`fabriclens simulate`: what a designed fabric does to a collective (flow-level)."""
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from fabriclens.cli._output import emit
+
+if TYPE_CHECKING:
+    from fabriclens.fabric.simulate import Scenario
 
 
 def _pairs(values: list[str] | None, flag: str, cast: type) -> tuple[tuple[int, float], ...]:
@@ -73,6 +76,13 @@ def simulate(
         bool, typer.Option("--rail-aware", help="PXN: cross-rail data moves over NVLink first")
     ] = False,
     seed: Annotated[int, typer.Option(help="Seed of ECMP hashing and random placement")] = 0,
+    flows: Annotated[
+        int,
+        typer.Option(
+            help="Flows per NIC-to-NIC connection that ECMP hashes apart: NCCL channels per NIC x "
+            "NCCL_IB_QPS_PER_CONNECTION (Llama 3's cluster: 16)"
+        ),
+    ] = 1,
     fail_link: Annotated[
         list[str] | None, typer.Option(help="LEAF:PORT leaf uplink that failed (repeatable)")
     ] = None,
@@ -105,8 +115,9 @@ def simulate(
     if plan is not None:
         if op is not None or size is not None:
             raise InputError("--plan simulates the plan's own collectives", "drop OP and SIZE")
-        _simulate_plan(plan, fabric, switch, topology, oversubscription, routing, placement,
-                       rail_aware, seed, json_out)  # fmt: skip
+        _simulate_plan(plan, fabric, switch, topology, oversubscription,
+                       Scenario(routing=routing, placement=placement, rail_aware=rail_aware,
+                                seed=seed, flows=flows), json_out)  # fmt: skip
         return
     if op is None or size is None:
         raise InputError(
@@ -141,7 +152,7 @@ def simulate(
         nics_per_node=design.nics_per_server,
     )  # fmt: skip
     scenario = Scenario(
-        routing=routing, placement=placement, rail_aware=rail_aware, seed=seed,
+        routing=routing, placement=placement, rail_aware=rail_aware, seed=seed, flows=flows,
         failed_links=tuple((a, int(b)) for a, b in _pairs(fail_link, "--fail-link", int)),
         failed_spines=tuple(fail_spine or ()), slow_servers=_pairs(slow_node, "--slow-node", float),
     )  # fmt: skip
@@ -169,13 +180,12 @@ def simulate(
 
 
 def _simulate_plan(path: Path, fabric: Path | None, switch: str, topology: str,
-                   oversubscription: float, routing: str, placement: str, rail_aware: bool,
-                   seed: int, json_out: bool) -> None:  # fmt: skip
+                   oversubscription: float, scenario: "Scenario", json_out: bool) -> None:  # fmt: skip
     """`simulate --plan`: a plan's network collectives on a designed fabric, and its step."""
     from fabriclens.catalog import find_gpu, find_switch
     from fabriclens.cli._fabric_args import link_rate, read_design
     from fabriclens.errors import InputError
-    from fabriclens.fabric.simulate import Scenario, simulate_ledger
+    from fabriclens.fabric.simulate import simulate_ledger
     from fabriclens.fabric.topology import design_fabric
     from fabriclens.inputs import read_json
     from fabriclens.plan.planner import resolve_fabric
@@ -203,7 +213,6 @@ def _simulate_plan(path: Path, fabric: Path | None, switch: str, topology: str,
                                gpus_per_server=gpn)  # fmt: skip
     model_fabric, _ = resolve_fabric(gpu, gpus, gpus_per_node=gpn, network_name=str(net_name),
                                      nics_per_node=design.nics_per_server)  # fmt: skip
-    scenario = Scenario(routing=routing, placement=placement, rail_aware=rail_aware, seed=seed)
     rows = simulate_ledger(design, model_fabric, entries, gpus, scenario)
     delta = sum(r["sim_exposed_s"] - r["exposed_s"] for r in rows)
     out = {
@@ -211,8 +220,9 @@ def _simulate_plan(path: Path, fabric: Path | None, switch: str, topology: str,
         "network": net_name,
         "fabric": {"topology": design.topology, "servers": design.servers, "tiers": design.tiers,
                    "switch": design.switch, "oversubscription": design.oversubscription},
-        "scenario": {"routing": routing, "placement": placement, "rail_aware": rail_aware,
-                     "seed": seed},
+        "scenario": {"routing": scenario.routing, "placement": scenario.placement,
+                     "rail_aware": scenario.rail_aware, "seed": scenario.seed,
+                     "flows": scenario.flows},
         "comm": rows,
         "step_time_s": step,
         "sim_step_time_s": step + delta,

@@ -14,6 +14,9 @@ tree steps are lock-step).
 * ``all_to_all``: every GPU sends ``size / n`` to every other GPU; GPU a's data for GPU b leaves
   by a's NIC, or by b's rail when ``rail_aware`` (NCCL's PXN: NVLink first);
 * ``pipeline`` (send_recv): stage server i sends ``size`` to i+1 on every NIC (each GPU its own).
+
+``flows`` > 1 splits every connection into that many flows of equal bytes (NCCL channels per NIC
+x queue pairs per connection), each routed on its own.
 """
 
 from __future__ import annotations
@@ -56,8 +59,27 @@ def build_flows(
     gpus_used: int,
     nics: int,
     rail_aware: bool = False,
+    flows: int = 1,
 ) -> FlowSet:
-    """Flows of one collective of ``len(servers) x gpus_used`` ranks; ``servers`` in rank order."""
+    """Flows of one collective of ``len(servers) x gpus_used`` ranks; ``servers`` in rank order;
+    each connection split into ``flows`` flows."""
+    one = _build_flows(pattern, op, size_bytes, servers, gpus_used, nics, rail_aware, flows)
+    if flows == 1:
+        return one
+    return FlowSet(np.repeat(one.src_nic, flows), np.repeat(one.dst_nic, flows),
+                   np.repeat(one.volume_bytes / flows, flows))  # fmt: skip
+
+
+def _build_flows(
+    pattern: str,
+    op: str,
+    size_bytes: float,
+    servers: np.ndarray[Any, Any],
+    gpus_used: int,
+    nics: int,
+    rail_aware: bool,
+    flows: int,
+) -> FlowSet:
     n_srv = len(servers)
     ranks = n_srv * gpus_used
     c = np.arange(nics)
@@ -93,9 +115,9 @@ def build_flows(
         count = n_srv * (n_srv - 1) * nics
     else:
         count = n_srv * (n_srv - 1) * gpus_used * gpus_used
-    if count > MAX_FLOWS:
+    if count * flows > MAX_FLOWS:
         raise InputError(
-            f"all_to_all on {n_srv} servers makes {count:,} flows (the simulator stops at {MAX_FLOWS:,})",
+            f"all_to_all on {n_srv} servers makes {count * flows:,} flows (the simulator stops at {MAX_FLOWS:,})",
             "simulate fewer servers, or use --rail-aware (one flow per server pair and rail)",
         )
     i, j = np.nonzero(~np.eye(n_srv, dtype=bool))

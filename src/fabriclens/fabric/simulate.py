@@ -4,6 +4,13 @@ Time = the model's latency term + the longest of: the intra-node part (size x bu
 intra-node bus bandwidth, when a server holds more than one rank) and the network part (each
 flow's bytes / its max-min fair rate; the slowest flow ends the step). On a non-blocking fabric
 with ideal routing every flow gets its NIC's achievable rate and this equals the model.
+
+A connection between two NICs may be several flows to the fabric (``Scenario.flows``): NCCL
+opens one connection per channel, and ``NCCL_IB_QPS_PER_CONNECTION`` splits each into queue
+pairs, each with its own RoCE UDP source port (and, with Meta's E-ECMP, its own destination QP
+in the hash). The connection's bytes are spread evenly over its flows, so it ends with the
+slowest of them; each flow is hashed on its own. InfiniBand's static tables route by destination,
+so its flows share one path whatever their number.
 """
 
 from __future__ import annotations
@@ -22,6 +29,10 @@ from fabriclens.fabric.routing import link_space, route
 from fabriclens.fabric.topology import FabricDesign
 from fabriclens.model.collectives import Fabric, Op, bus_factor, estimate_collective
 
+MAX_FLOWS_PER_CONNECTION = 64
+# The Llama 3 Herd of Models (2024) §3.3.1: the collective library opens 16 network flows between
+# two GPUs instead of one, and Enhanced-ECMP hashes them apart.
+QP_SCALED_FLOWS = 16
 DEFAULT_PATTERN = {"all_reduce": "ring", "all_gather": "ring", "reduce_scatter": "ring",
                    "broadcast": "ring", "all_to_all": "all_to_all", "send_recv": "pipeline"}  # fmt: skip
 
@@ -37,6 +48,7 @@ class Scenario:
     failed_links: tuple[tuple[int, int], ...] = ()
     failed_spines: tuple[int, ...] = ()
     slow_servers: tuple[tuple[int, float], ...] = ()
+    flows: int = 1  # flows per NIC-to-NIC connection of a step (channels per NIC x QPs)
 
 
 @dataclass(frozen=True)
@@ -53,7 +65,7 @@ class SimResult:
     model_time_s: float
     busbw_bytes_per_s: float
     model_busbw_bytes_per_s: float
-    slowest_flow_share: float  # slowest flow's rate / a NIC link's capacity
+    slowest_flow_share: float  # slowest connection's rate / a NIC link's capacity
     utilisation: np.ndarray[Any, Any] = field(repr=False)  # per link, at the max-min rates
     labels: tuple[str, ...] = field(repr=False, default=())  # busiest links, named
     busiest: tuple[tuple[str, float], ...] = ()
@@ -99,9 +111,14 @@ def simulate_collective(
     net_s, share = 0.0, 1.0
     util = np.zeros(space.capacity.size)
     n_flows = 0
+    if not 1 <= scenario.flows <= MAX_FLOWS_PER_CONNECTION:
+        raise InputError(
+            f"{scenario.flows} flows per connection",
+            f"give --flows between 1 and {MAX_FLOWS_PER_CONNECTION} (NCCL channels per NIC x QPs)",
+        )
     if n_srv > 1:
         fl = build_flows(pattern, op, size_bytes, servers, g, design.nics_per_server,
-                         scenario.rail_aware)  # fmt: skip
+                         scenario.rail_aware, scenario.flows)  # fmt: skip
         f, li, w = route(space, fl.src_nic, fl.dst_nic, scenario.routing, scenario.seed)
         n_flows = fl.src_nic.size
         cap = space.capacity
@@ -109,7 +126,8 @@ def simulate_collective(
         if np.any(rate <= 0):
             raise InputError("a flow gets no bandwidth (a failed path)", "fail fewer links")
         net_s = float(np.max(fl.volume_bytes / rate))
-        share = float(np.min(rate)) / min(nic_bw, host)
+        # a connection's flows carry equal bytes: it moves at flows x its slowest flow's rate
+        share = float(np.min(rate)) * scenario.flows / min(nic_bw, host)
         load = np.bincount(li, weights=w * rate[f], minlength=cap.size)
         with np.errstate(divide="ignore", invalid="ignore"):
             util = np.where(space.capacity > 0, load / space.capacity, 0.0)
@@ -154,6 +172,14 @@ def effects(
 
     other = "adaptive" if scenario.routing == "ecmp" else "ecmp"
     add(f"{other} routing", design, replace(scenario, routing=other))
+    if scenario.routing == "ecmp":
+        # Llama 3's RoCE cluster: 16 flows between two GPUs, hashed apart by E-ECMP
+        more = QP_SCALED_FLOWS if scenario.flows < QP_SCALED_FLOWS else 1
+        add(
+            f"{more} flow{'s' if more > 1 else ''} per connection (queue pairs)",
+            design,
+            replace(scenario, flows=more),
+        )
     ratio = 3.0 if design.oversubscription == 1 else 1.0
     try:
         add(f"{ratio:g}:1 oversubscription", redesign(oversubscription=ratio), scenario)

@@ -70,6 +70,7 @@ def simulate_doc(
             "placement": sc.placement,
             "rail_aware": sc.rail_aware,
             "seed": sc.seed,
+            "flows": sc.flows,
             "failed_links": [list(x) for x in sc.failed_links],
             "failed_spines": list(sc.failed_spines),
             "slow_servers": [list(x) for x in sc.slow_servers],
@@ -93,7 +94,7 @@ def simulate_doc(
         "assumptions": [
             "flow-level: max-min fair rates by progressive filling, not packets; the slowest flow ends each lock-step step",
             "links at line rate x the network's efficiency; NIC links also capped by what the GPUs' host links feed them",
-            "NCCL-like channels: one per NIC, rail-aligned between servers",
+            f"NCCL-like channels: one connection per NIC, rail-aligned between servers; {sc.flows} flow{'s' if sc.flows > 1 else ''} per connection, equal bytes, each hashed on its own",
             "ecmp: one uniformly random equal-cost choice per flow and hop (seeded); adaptive: every bundle acts as one pipe",
             "time = the model's latency + max(intra-node part, network part)",
         ],

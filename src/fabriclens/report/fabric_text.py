@@ -83,7 +83,8 @@ def simulate_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     out: list[RenderableType] = [
         Text(
             f"{c['op']} ({c['pattern']}) of {c['size_bytes'] / 1e9:g} GB on {c['ranks']} ranks "
-            f"({c['servers']} servers, {c['flows']} flows); {f['topology']} {f['tiers']}-tier "
+            f"({c['servers']} servers, {c['flows']} flows, {sc.get('flows', 1)} per connection); "
+            f"{f['topology']} {f['tiers']}-tier "
             f"{f['switch']} {f['oversubscription']:g}:1, {sc['routing']} routing, {sc['placement']} placement"
         ),
         _kv(
@@ -94,7 +95,7 @@ def simulate_renderables(doc: dict[str, Any]) -> list[RenderableType]:
                 ("ratio", f"{c['ratio_to_model']:.2f}x"),
                 ("simulated busbw", format_bw(c["busbw_bytes_per_s"])),
                 ("model busbw", format_bw(c["model_busbw_bytes_per_s"])),
-                ("slowest flow / NIC rate", f"{c['slowest_flow_share']:.0%}"),
+                ("slowest connection / NIC rate", f"{c['slowest_flow_share']:.0%}"),
             ],
         ),
     ]
