@@ -5,7 +5,8 @@
 For 8x H100 nodes with 8 x 400G NDR NICs on a two-tier rail-optimized fabric of 64-port switches
 (QM9700), prints the slowest ring flow's share of a NIC (mean of 5 seeds) under InfiniBand's
 static destination-based routing tables and under per-flow ECMP hashing, with servers in fabric
-order and at random (what a busy scheduler hands out), then the simulated and modelled busbw
+order and at random (what a busy scheduler hands out), and with 16 flows per connection hashed
+apart (Llama 3's E-ECMP), then the simulated and modelled busbw
 beside the published curve of github.com/NVIDIA/nccl/issues/1229 (reference/collectives_more.csv
 cm018-cm023). The model (model/collectives.py) carries no congestion term: in fabric order, under
 static tables, the share is 1.0 at every node count here, so nothing falls with scale but latency.
@@ -23,28 +24,31 @@ from fabriclens.plan.planner import resolve_fabric
 
 NCCL_1229 = {4: 360, 8: 345, 16: 320, 32: 300, 64: 280, 128: 260}
 SIZE = 8 * 2**30
-SCENARIOS = [("static", "topology"), ("ecmp", "topology"), ("static", "random"), ("ecmp", "random")]
+# (routing, placement, flows per connection): 16 flows is Llama 3's E-ECMP setting (§3.3.1)
+SCENARIOS = [("static", "topology", 1), ("ecmp", "topology", 1), ("static", "random", 1),
+             ("ecmp", "random", 1), ("ecmp", "random", 16)]  # fmt: skip
 
 
 def main() -> int:
     design = design_fabric(256, 8, 400e9, find_switch("qm9700"), "rail-optimized")
-    head = " ".join(f"{r[:6]}/{p[:5]:>5s}" for r, p in SCENARIOS)
+    head = " ".join(f"{r[:4]}/{p[:4]}/q{q:<2d}" for r, p, q in SCENARIOS)
     print(f"{'nodes':>5} {head}  {'sim busbw':>9} {'model':>6} {'published':>9}")
     for nodes, published in NCCL_1229.items():
         gpus = nodes * 8
         fab = resolve_fabric(find_gpu("h100-sxm"), gpus, network_name="ndr-ib", nics_per_node=8)[0]
         shares, sim = [], 0.0
-        for routing, placement in SCENARIOS:
+        for routing, placement, flows in SCENARIOS:
             runs = [
                 simulate_collective(design, fab, "reduce_scatter", SIZE, gpus,
-                                    Scenario(routing=routing, placement=placement, seed=s))
+                                    Scenario(routing=routing, placement=placement, seed=s,
+                                             flows=flows))
                 for s in range(5)
             ]  # fmt: skip
             shares.append(statistics.mean(r.slowest_flow_share for r in runs))
             if (routing, placement) == ("static", "topology"):
                 sim = statistics.mean(r.busbw_bytes_per_s for r in runs) / 1e9
         model = estimate_collective("reduce_scatter", SIZE, gpus, fab).busbw_bytes_per_s / 1e9
-        cells = " ".join(f"{s:12.3f}" for s in shares)
+        cells = " ".join(f"{s:13.3f}" for s in shares)
         print(f"{nodes:>5} {cells}  {sim:9.1f} {model:6.1f} {published:9d}")
     return 0
 
