@@ -41,6 +41,13 @@ class FlowSet:
     dst_nic: np.ndarray[Any, Any]
     volume_bytes: np.ndarray[Any, Any]
 
+    def split(self, flows: int) -> FlowSet:
+        """Each connection as ``flows`` flows of equal bytes, side by side."""
+        if flows == 1:
+            return self
+        return FlowSet(np.repeat(self.src_nic, flows), np.repeat(self.dst_nic, flows),
+                       np.repeat(self.volume_bytes / flows, flows))  # fmt: skip
+
 
 def _tree_parents(n: int, shift: int) -> np.ndarray[Any, Any]:
     """Parent of each of n positions in a binary tree (root -1); ``shift`` rotates which
@@ -63,23 +70,6 @@ def build_flows(
 ) -> FlowSet:
     """Flows of one collective of ``len(servers) x gpus_used`` ranks; ``servers`` in rank order;
     each connection split into ``flows`` flows."""
-    one = _build_flows(pattern, op, size_bytes, servers, gpus_used, nics, rail_aware, flows)
-    if flows == 1:
-        return one
-    return FlowSet(np.repeat(one.src_nic, flows), np.repeat(one.dst_nic, flows),
-                   np.repeat(one.volume_bytes / flows, flows))  # fmt: skip
-
-
-def _build_flows(
-    pattern: str,
-    op: str,
-    size_bytes: float,
-    servers: np.ndarray[Any, Any],
-    gpus_used: int,
-    nics: int,
-    rail_aware: bool,
-    flows: int,
-) -> FlowSet:
     n_srv = len(servers)
     ranks = n_srv * gpus_used
     c = np.arange(nics)
@@ -96,7 +86,7 @@ def _build_flows(
             vol = size_bytes * gpus_used / nics
         src = (servers[pairs][:, None] * nics + c[None, :]).ravel()
         dst = (nxt[pairs][:, None] * nics + c[None, :]).ravel()
-        return FlowSet(src, dst, np.full(src.size, vol))
+        return FlowSet(src, dst, np.full(src.size, vol)).split(flows)
     if pattern == "tree":
         chunk = size_bytes / nics / 2  # each channel's share, half on each tree
         srcs, dsts = [], []
@@ -108,7 +98,7 @@ def _build_flows(
                 srcs += [s_child * nics + ch, s_par * nics + ch]  # reduce up, broadcast down
                 dsts += [s_par * nics + ch, s_child * nics + ch]
         src, dst = np.concatenate(srcs), np.concatenate(dsts)
-        return FlowSet(src, dst, np.full(src.size, chunk))
+        return FlowSet(src, dst, np.full(src.size, chunk)).split(flows)
     # all_to_all
     per_pair = size_bytes / ranks  # each GPU sends this to each other GPU
     if rail_aware:
@@ -124,9 +114,11 @@ def _build_flows(
     if rail_aware:
         src = (servers[i][:, None] * nics + c[None, :]).ravel()
         dst = (servers[j][:, None] * nics + c[None, :]).ravel()
-        return FlowSet(src, dst, np.full(src.size, per_pair * gpus_used * gpus_used / nics))
+        return FlowSet(src, dst, np.full(src.size, per_pair * gpus_used * gpus_used / nics)).split(
+            flows
+        )
     a = np.arange(gpus_used)
     rail = a * nics // gpus_used
     src = (servers[i][:, None, None] * nics + rail[None, :, None]).repeat(gpus_used, 2).ravel()
     dst = (servers[j][:, None, None] * nics + rail[None, None, :]).repeat(gpus_used, 1).ravel()
-    return FlowSet(src, dst, np.full(src.size, per_pair))
+    return FlowSet(src, dst, np.full(src.size, per_pair)).split(flows)

@@ -129,7 +129,7 @@ def simulate_plan_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         Text(
             f"{doc['plan']} on {f['topology']} {f['tiers']}-tier {f['switch']} "
             f"{f['oversubscription']:g}:1 ({f['servers']} servers), {sc['routing']} routing, "
-            f"{sc['placement']} placement"
+            f"{sc['placement']} placement, {sc.get('flows', 1)} flow(s) per connection"
         )
     ]
     t = Table(title="Communication per step", box=box.SIMPLE_HEAD, title_justify="left")
