@@ -239,7 +239,7 @@ def test_reduce_scatter_scale_effect_is_bracketed_not_reproduced() -> None:
     # What the simulator gives (README, "Measured accuracy"): the decline with node count is in
     # the right direction, but the published curve lies between the two placements the simulator
     # models — servers in fabric order (too flat: -12% at 128 nodes, observed -28%) and random
-    # servers with random per-flow hashing (too steep: -76%). InfiniBand routes by static tables,
+    # servers with random per-flow hashing (too steep: -78%). InfiniBand routes by static tables,
     # not random hashes; neither extreme is that network. This test pins the bracket.
     topo = {n: _busbw(n, "topology") for n in NCCL_1229}
     rand = {n: _busbw(n, "random") for n in NCCL_1229}

@@ -99,6 +99,11 @@ def simulate_collective(
         raise InputError(
             f"{ranks} ranks do not fill servers of {g} GPUs", "use a multiple of --gpus-per-server"
         )
+    if not 1 <= scenario.flows <= MAX_FLOWS_PER_CONNECTION:
+        raise InputError(
+            f"{scenario.flows} flows per connection",
+            f"give --flows between 1 and {MAX_FLOWS_PER_CONNECTION} (NCCL channels per NIC x QPs)",
+        )
     n_srv = ranks // g
     pattern = pattern or DEFAULT_PATTERN[op]
     algo = "tree" if pattern == "tree" else "ring"
@@ -111,11 +116,6 @@ def simulate_collective(
     net_s, share = 0.0, 1.0
     util = np.zeros(space.capacity.size)
     n_flows = 0
-    if not 1 <= scenario.flows <= MAX_FLOWS_PER_CONNECTION:
-        raise InputError(
-            f"{scenario.flows} flows per connection",
-            f"give --flows between 1 and {MAX_FLOWS_PER_CONNECTION} (NCCL channels per NIC x QPs)",
-        )
     if n_srv > 1:
         fl = build_flows(pattern, op, size_bytes, servers, g, design.nics_per_server,
                          scenario.rail_aware, scenario.flows)  # fmt: skip
