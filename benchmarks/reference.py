@@ -1,8 +1,10 @@
 """Published measurements (reference/ in this repository) turned into model predictions.
 
 Each case names its source row; `accuracy.py` prints them and the unit tests assert their
-tolerances. The model is not fitted to these rows: every efficiency comes from the catalog,
-whose sources are vendor specs, NCCL's own topology constants and the MAMF table.
+tolerances. Kernel efficiencies come from the catalog, whose sources are vendor specs, NCCL's own
+topology constants and the MAMF table; the one constant taken from these rows is each training
+framework's share of the kernel-level step, from the calibration rows only
+(`calibrate_frameworks.py`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,15 @@ from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
-from fabriclens.catalog import find_engine, find_gpu, find_link, find_model, find_network
-from fabriclens.catalog.schema import ModelSpec
+from fabriclens.catalog import (
+    find_engine,
+    find_framework,
+    find_gpu,
+    find_link,
+    find_model,
+    find_network,
+)
+from fabriclens.catalog.schema import Gpu, ModelSpec
 from fabriclens.model.arch import count_params
 from fabriclens.model.collectives import Fabric, estimate_collective
 from fabriclens.model.inference import estimate_inference
@@ -45,6 +54,8 @@ class Case:
     split: str = ""  # calibration or held_out
     group: str = ""  # scaling group ("" when the row is not part of one)
     scale: tuple[float, ...] = ()  # orders a group's rows: GPUs, then sequence length
+    framework: str = ""  # training rows: the framework that ran it (catalog frameworks.toml)
+    generation: str = ""  # training rows: the GPU's architecture generation
 
     @property
     def error(self) -> float:
@@ -141,10 +152,19 @@ def _gpt_spec(row: dict[str, str]) -> ModelSpec:
     )  # fmt: skip
 
 
-def training_cases() -> Iterator[Case]:
+def framework_efficiency(row: dict[str, str], gpu: Gpu, kernel_level: bool) -> float:
+    """The share of the kernel-level step the row's framework reaches on ``gpu`` (catalog
+    frameworks.toml), or 1.0 for the kernel-level step itself (what calibration starts from)."""
+    return (
+        1.0 if kernel_level else find_framework(row["framework"]).efficiency_for(gpu.generation)[0]
+    )
+
+
+def training_cases(kernel_level: bool = False) -> Iterator[Case]:
     """training.csv: iteration time (Megatron-LM, A100) and MFU (llm-foundry, H100)."""
     for row in _rows("training.csv"):
         gpu = find_gpu(row["gpu"])
+        fw = framework_efficiency(row, gpu, kernel_level)
         gpus, tp, pp, dp = (int(row[k]) for k in ("gpus", "tp", "pp", "dp"))
         if row["model"].startswith("MPT"):
             spec = find_model("mpt-7b")
@@ -152,12 +172,13 @@ def training_cases() -> Iterator[Case]:
             # FULL_SHARD, no activation checkpointing, flash attention, one 8-GPU node
             cfg = TrainConfig(gpus=gpus, gpus_per_node=8, tp=tp, pp=pp, dp=dp, zero=3,
                               recompute="none", seq_len=int(row["seq_len"]), global_batch=48,
-                              micro_batch=6)  # fmt: skip
+                              micro_batch=6, framework_efficiency=fw)  # fmt: skip
             fabric = Fabric(find_link(gpu.intra_link), None, 8, 1)
             est = estimate_training_step(spec, count_params(spec), gpu, fabric, cfg)
             yield Case(f"{row['model']} {gpus}x{row['gpu']} FSDP", float(row["value"]), est.mfu_full_square,
                        "MFU", row["source"], "micro-batch 6, global 48 (llm-foundry table)",
-                       row["id"], row["split"])  # fmt: skip
+                       row["id"], row["split"], framework=row["framework"],
+                       generation=gpu.generation)  # fmt: skip
             continue
         spec = _gpt_spec(row)
         # Megatron-LM 2022 (Korthikanti et al.): no FlashAttention, dropout on, 8 x A100 per
@@ -166,7 +187,7 @@ def training_cases() -> Iterator[Case]:
             gpus=gpus, gpus_per_node=8, tp=tp, pp=pp, dp=dp, zero=0, recompute=row["recompute"],  # type: ignore[arg-type]
             sequence_parallel=row["sequence_parallel"] == "yes", seq_len=int(row["seq_len"]),
             global_batch=int(row["global_batch"]), micro_batch=1, interleave=int(row["interleave"]),
-            flash_attention=False, dropout=True,
+            flash_attention=False, dropout=True, framework_efficiency=fw,
         )  # fmt: skip
         fabric = Fabric(find_link("nvlink3-nvswitch"), find_network("hdr-ib"), 8, 8,
                         find_link(gpu.host_link))  # fmt: skip
@@ -174,7 +195,8 @@ def training_cases() -> Iterator[Case]:
         yield Case(
             f"{row['model']} {gpus}x A100 tp{tp} pp{pp} {row['recompute']}",
             float(row["value"]), est.time_s, "s / iteration", row["source"],
-            row_id=row["id"], split=row["split"],
+            row_id=row["id"], split=row["split"], framework=row["framework"],
+            generation=gpu.generation,
         )  # fmt: skip
 
 
@@ -253,7 +275,7 @@ def _training_spec(row: dict[str, str]) -> ModelSpec:
     return _wide_gpt_spec(row)
 
 
-def _more_training_case(row: dict[str, str]) -> Case:
+def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case:
     spec = _training_spec(row)
     gpu = find_gpu(row["gpu"])
     gpus, gpn = int(row["gpus"]), int(row["gpus_per_node"])
@@ -265,6 +287,7 @@ def _more_training_case(row: dict[str, str]) -> Case:
         global_batch=int(row["global_batch"]), micro_batch=_int(row, "micro_batch"),
         interleave=_int(row, "interleave"), precision=row["precision"],  # type: ignore[arg-type]
         workload=row["workload"] or "pretrain",  # type: ignore[arg-type]
+        framework_efficiency=framework_efficiency(row, gpu, kernel_level),
     )  # fmt: skip
     net = find_network(row["network"]) if row["network"] and gpus > gpn else None
     fabric = Fabric(find_link(gpu.intra_link), net, gpn, _int(row, "nics_per_node"),
@@ -283,14 +306,15 @@ def _more_training_case(row: dict[str, str]) -> Case:
         f"{row['model']} {gpus}x{row['gpu']} {layout} {cfg.precision}",
         float(row["value"]), predicted, row["unit"], row["source"], row["planner_note"],
         row["id"], row["split"], row["scaling_group"], (float(gpus), float(cfg.seq_len)),
+        row["framework"], gpu.generation,
     )  # fmt: skip
 
 
-def more_training_cases() -> Iterator[Case]:
+def more_training_cases(kernel_level: bool = False) -> Iterator[Case]:
     """training_more.csv: llm-foundry, torchtitan, NeMo, Megatron-LM runs (rows not excluded)."""
     for row in _rows("training_more.csv"):
         if not row["exclude"]:
-            yield _more_training_case(row)
+            yield _more_training_case(row, kernel_level)
 
 
 def more_collective_cases() -> Iterator[Case]:
@@ -382,9 +406,9 @@ def reference_row_ids() -> dict[str, list[tuple[str, str]]]:
     return {name: [(row["id"], row["split"]) for row in _rows(name)] for name in files}
 
 
-def all_training_cases() -> list[Case]:
-    """Every predicted training row, old and new."""
-    return list(training_cases()) + list(more_training_cases())
+def all_training_cases(kernel_level: bool = False) -> list[Case]:
+    """Every predicted training row, old and new; ``kernel_level``: every framework at 1.0."""
+    return list(training_cases(kernel_level)) + list(more_training_cases(kernel_level))
 
 
 def all_collective_cases() -> list[Case]:

@@ -27,6 +27,14 @@ memory_bw_efficiency = 0.8
 intra_link = "pcie4-x16"
 source = "vendor datasheet"
 """
+FRAMEWORK = """
+[[framework]]
+name = "our-stack"
+title = "our fork of Megatron-Core"
+efficiency = { hopper = 0.8 }
+efficiency_source = "our own runs against fabriclens plan --framework megatron"
+source = "our cluster"
+"""
 NET_OVERRIDE = """
 [[network]]
 name = "25gbe"
@@ -99,23 +107,36 @@ def test_default_file_is_read_and_replaces_a_builtin(
 
 
 @pytest.mark.parametrize(
-    ("text", "needle"),
+    ("kind", "text", "needle"),
     [
-        ("[[gpu]]\nname = 'x'\n", "user catalog"),  # fields missing
-        (GPU.replace("matmul_efficiency = 0.7", "matmul_efficiency = 7"), "matmul_efficiency"),
-        (GPU.replace('source = "vendor datasheet"', 'source = ""'), "source"),
-        ("[[gpu]\n", "not valid TOML"),
-        ("[[router]]\nname = 'x'\n", "unknown table"),
-        ("gpu = 3\n", "array of tables"),
-        (GPU + "\nbogus_field = 1\n", "bogus_field"),
+        ("gpus", "[[gpu]]\nname = 'x'\n", "user catalog"),  # fields missing
+        (
+            "gpus",
+            GPU.replace("matmul_efficiency = 0.7", "matmul_efficiency = 7"),
+            "matmul_efficiency",
+        ),
+        ("gpus", GPU.replace('source = "vendor datasheet"', 'source = ""'), "source"),
+        ("gpus", GPU + 'generation = "kepler"\n', "generation"),
+        ("gpus", "[[gpu]\n", "not valid TOML"),
+        ("gpus", "[[router]]\nname = 'x'\n", "unknown table"),
+        ("gpus", "gpu = 3\n", "array of tables"),
+        ("gpus", GPU + "\nbogus_field = 1\n", "bogus_field"),
+        ("frameworks", FRAMEWORK.replace("hopper = 0.8", "hopper = 1.8"), "efficiency.hopper"),
+        ("frameworks", FRAMEWORK.replace("hopper = 0.8", "kepler = 0.8"), "'kepler' is not one"),
+        ("frameworks", FRAMEWORK.replace("{ hopper = 0.8 }", "{}"), "at least one GPU generation"),
+        (
+            "frameworks",
+            FRAMEWORK.replace('"our own runs against fabriclens plan --framework megatron"', '""'),
+            "efficiency_source",
+        ),
     ],
 )
 def test_bad_user_catalog_is_one_line_exit_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, needle: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, text: str, needle: str
 ) -> None:
     f = tmp_path / "cat.toml"
     f.write_text(text)
-    assert run(["catalog", "gpus", "--catalog", str(f)]) == 2
+    assert run(["catalog", kind, "--catalog", str(f)]) == 2
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1 and "Traceback" not in err
 
@@ -127,3 +148,14 @@ def test_catalog_flag_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "is a directory, not a regular file" in capsys.readouterr().err
     assert run(["catalog", "gpus", "--catalog"]) == 2
     assert "--catalog needs a file" in capsys.readouterr().err
+
+
+def test_user_framework_is_planned_with(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "cat.toml"
+    f.write_text(FRAMEWORK)
+    argv = ["plan", "llama-3.1-8b", "--gpus", "8", "--catalog", str(f), "--json"]
+    doc = _json(capsys, [*argv, "--framework", "our-stack"])
+    assert isinstance(doc, dict) and doc["framework"]["efficiency"] == pytest.approx(0.8)
+    # a GPU of a generation the framework does not list takes its nearest (here: the only one)
+    doc = _json(capsys, [*argv, "--framework", "our-stack", "--gpu", "a100"])
+    assert isinstance(doc, dict) and doc["framework"]["efficiency"] == pytest.approx(0.8)

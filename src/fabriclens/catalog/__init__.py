@@ -1,23 +1,26 @@
-"""The built-in catalog: GPUs, intra-node links, networks and models, each entry with its source."""
+"""The built-in catalog: GPUs, intra-node links, networks, switches, engines, training frameworks and models, each entry with its source."""
 
 from fabriclens.catalog.load import (
     engines,
     find_engine,
+    find_framework,
     find_gpu,
     find_link,
     find_model,
     find_network,
     find_switch,
+    frameworks,
     gpus,
     links,
     models,
     networks,
     switches,
 )
-from fabriclens.catalog.schema import Engine, Gpu, IntraLink, ModelSpec, Network, Switch
+from fabriclens.catalog.schema import Engine, Framework, Gpu, IntraLink, ModelSpec, Network, Switch
 
 __all__ = [
     "Engine",
+    "Framework",
     "Gpu",
     "IntraLink",
     "ModelSpec",
@@ -25,11 +28,13 @@ __all__ = [
     "Switch",
     "engines",
     "find_engine",
+    "find_framework",
     "find_gpu",
     "find_link",
     "find_model",
     "find_network",
     "find_switch",
+    "frameworks",
     "gpus",
     "links",
     "models",

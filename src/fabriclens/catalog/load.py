@@ -16,7 +16,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fabriclens.catalog.schema import Engine, Gpu, IntraLink, ModelSpec, Network, Switch, _Entry
+from fabriclens.catalog.schema import (
+    Engine,
+    Framework,
+    Gpu,
+    IntraLink,
+    ModelSpec,
+    Network,
+    Switch,
+    _Entry,
+)
 from fabriclens.errors import InputError
 from fabriclens.inputs import read_bytes
 
@@ -33,8 +42,9 @@ def _normalise(name: str) -> str:
 USER_CATALOG_ENV = "FABRICLENS_CATALOG"
 USER_CATALOG_MAX_BYTES = 4 << 20  # a catalog is a few kB; refuse to read a huge or endless file
 ENTRY_CLASSES: dict[str, type[_Entry]] = {"gpus": Gpu, "links": IntraLink, "networks": Network,
-                                          "engines": Engine, "models": ModelSpec, "switches": Switch}  # fmt: skip
-TABLES = {"gpus": "gpu", "links": "link", "networks": "network", "engines": "engine", "models": "model", "switches": "switch"}  # fmt: skip
+                                          "engines": Engine, "models": ModelSpec, "switches": Switch,
+                                          "frameworks": Framework}  # fmt: skip
+TABLES = {"gpus": "gpu", "links": "link", "networks": "network", "engines": "engine", "models": "model", "switches": "switch", "frameworks": "framework"}  # fmt: skip
 
 
 def _read_table(filename: str, key: str, cls: type[E]) -> tuple[E, ...]:
@@ -160,9 +170,15 @@ def switches() -> tuple[Switch, ...]:
     return _merged("switches", "switches.toml", Switch)
 
 
+@functools.cache
+def frameworks() -> tuple[Framework, ...]:
+    """All training frameworks: the built-in catalog and the user's."""
+    return _merged("frameworks", "frameworks.toml", Framework)
+
+
 def reset_caches() -> None:
     """Forget what was loaded (after FABRICLENS_CATALOG changes; for tests)."""
-    for f in (_user_doc, gpus, links, networks, engines, models, switches):
+    for f in (_user_doc, gpus, links, networks, engines, models, switches, frameworks):
         f.cache_clear()
 
 
@@ -205,6 +221,11 @@ def find_switch(name: str) -> Switch:
 def find_engine(name: str) -> Engine:
     """Look an inference engine up by name or alias."""
     return _find(engines(), name, "engine", "engines")
+
+
+def find_framework(name: str) -> Framework:
+    """Look a training framework up by name or alias."""
+    return _find(frameworks(), name, "training framework", "frameworks")
 
 
 def find_model(name_or_path: str) -> ModelSpec:

@@ -109,9 +109,14 @@ class Gpu(_Entry):
     )
     fp8_matmul_efficiency: float = 0.0  # best achievable FP8 GEMM / FP8 peak; 0: as BF16's
     fp8_matmul_efficiency_source: str = ""
+    # architecture generation (GENERATIONS): what a training framework's efficiency is keyed by;
+    # "" (a user's GPU that does not say) takes the newest calibrated generation's
+    generation: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.generation:
+            _one_of(self, "generation", GENERATIONS)
         _integers(self, "memory_bytes", "max_gpus_per_node")
         _positive(
             self,
@@ -139,6 +144,53 @@ class Gpu(_Entry):
         if precision == "fp8" and self.fp8_matmul_efficiency:
             return self.fp8_matmul_efficiency
         return self.matmul_efficiency
+
+
+# GPU architecture generations in order of release (AMD's CDNA 3 beside its Hopper peers)
+GENERATIONS = ("pascal", "volta", "turing", "ampere", "ada", "hopper", "cdna3", "blackwell")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Framework(_Entry):
+    """A training framework: the share of the kernel-level step time (model/step.py) it reaches.
+
+    ``efficiency`` maps GPU generations to that share; a generation it does not list takes the
+    nearest listed one (ties: the newer), and says so.
+    """
+
+    efficiency: dict[str, float]
+    efficiency_source: str
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check(
+            isinstance(self.efficiency, dict) and bool(self.efficiency),
+            "efficiency",
+            "must map at least one GPU generation to a share",
+        )
+        for gen, value in self.efficiency.items():
+            _check(
+                gen in GENERATIONS, "efficiency", f"{gen!r} is not one of {', '.join(GENERATIONS)}"
+            )
+            _check(
+                isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 1,
+                f"efficiency.{gen}",
+                f"must be in (0, 1], not {value!r}",
+            )
+        _check(
+            len(self.efficiency_source) >= 3, "efficiency_source", "must say where it comes from"
+        )
+
+    def efficiency_for(self, generation: str) -> tuple[float, str]:
+        """The share for a GPU of ``generation`` and the generation it was taken from."""
+        if generation in self.efficiency:
+            return float(self.efficiency[generation]), generation
+        listed = sorted(self.efficiency, key=GENERATIONS.index)
+        if generation not in GENERATIONS:  # a GPU that does not say: the newest listed
+            return float(self.efficiency[listed[-1]]), listed[-1]
+        at = GENERATIONS.index(generation)
+        nearest = min(listed, key=lambda g: (abs(GENERATIONS.index(g) - at), -GENERATIONS.index(g)))
+        return float(self.efficiency[nearest]), nearest
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,6 +5,7 @@ from typing import Annotated, Any
 import typer
 
 from fabriclens.cli._output import emit, split_list
+from fabriclens.cli._params import FRAMEWORK_HELP
 
 
 def advise(
@@ -44,6 +45,7 @@ def advise(
     network: Annotated[
         list[str] | None, typer.Option(help="Tiers to compare (comma list) [default: 10GbE to NDR]")
     ] = None,
+    framework: Annotated[str | None, typer.Option(help=FRAMEWORK_HELP)] = None,
     slack: Annotated[
         str, typer.Option(help="Accept a tier this much slower than the best, e.g. 10%")
     ] = "10%",
@@ -61,7 +63,8 @@ def advise(
         from fabriclens.plan.request import PlanRequest
 
         request = PlanRequest(model=find_model(model), gpu=gpu, gpus=gpus, workload=workload,
-                              gpus_per_node=gpus_per_node, nics_per_node=nics_per_node)  # fmt: skip
+                              gpus_per_node=gpus_per_node, nics_per_node=nics_per_node,
+                              framework=framework)  # fmt: skip
     facts = Facts(
         scenario=scenario, nodes=nodes or max(1, -(-gpus // gpn)), network_engineer=network_engineer,
         cloud=cloud, utilisation=utilisation, sensitive_data=sensitive_data,

@@ -7,7 +7,7 @@ import typer
 
 from fabriclens.cli._output import print_json, print_rich
 
-KINDS = ("gpus", "links", "networks", "models", "engines", "switches")
+KINDS = ("gpus", "links", "networks", "models", "engines", "switches", "frameworks")
 
 
 def _complete_kind(incomplete: str) -> list[str]:
@@ -18,7 +18,7 @@ def catalog(
     kind: Annotated[
         str,
         typer.Argument(
-            help="gpus | links | networks | models | engines | switches",
+            help="gpus | links | networks | models | engines | switches | frameworks",
             autocompletion=_complete_kind,
         ),
     ],
@@ -68,6 +68,7 @@ def catalog(
                 f"{g.bf16_flops_per_s / 1e12:.0f}",
                 f"{g.fp8_flops_per_s / 1e12:.0f}" if g.fp8_flops_per_s else "-",
                 f"{g.matmul_efficiency:.2f}",
+                g.generation or "-",
                 g.intra_link,
                 g.notes,
             )
@@ -81,6 +82,7 @@ def catalog(
             "BF16 TFLOP/s",
             "FP8",
             "matmul eff.",
+            "generation",
             "intra link",
             "notes",
         ]
@@ -147,6 +149,18 @@ def catalog(
             for e in entries
         ]
         cols = ["name", "switch", "kind", "ports", "rel. cost", "source"]
+    elif kind == "frameworks":
+        rows = [
+            (
+                f.name,
+                f.title,
+                ", ".join(f"{g} {v:.2f}" for g, v in f.efficiency.items()),
+                ", ".join(f.aliases),
+                f.efficiency_source,
+            )
+            for f in entries
+        ]
+        cols = ["name", "framework", "share of the kernel-level step", "aliases", "source"]
     else:
         rows = [
             (e.name, e.title, f"{e.step_overhead_s * 1e3:g} ms", f"{e.layer_overhead_s * 1e6:g} us")

@@ -6,6 +6,7 @@ from typing import Annotated
 import typer
 
 from fabriclens.cli._output import print_json, print_rich, split_list
+from fabriclens.cli._params import FRAMEWORK_HELP
 
 COMPARE_SET = (
     "1gbe",
@@ -76,6 +77,7 @@ def plan(
     ] = None,
     flash_attention: Annotated[bool, typer.Option("--flash-attention/--no-flash-attention")] = True,
     lora_rank: Annotated[int, typer.Option(help="LoRA adapter rank")] = 16,
+    framework: Annotated[str | None, typer.Option(help=FRAMEWORK_HELP)] = None,
     batch: Annotated[int, typer.Option(help="Inference: concurrent sequences")] = 1,
     prompt_tokens: Annotated[int, typer.Option(help="Inference: prompt length")] = 1024,
     output_tokens: Annotated[int, typer.Option(help="Inference: generated tokens")] = 256,
@@ -167,6 +169,7 @@ def plan(
         precision=precision,
         flash_attention=flash_attention,
         lora_rank=lora_rank,
+        framework=framework,
         batch=batch,
         prompt_tokens=prompt_tokens,
         output_tokens=output_tokens,

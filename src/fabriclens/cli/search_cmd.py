@@ -5,6 +5,7 @@ from typing import Annotated, Any
 import typer
 
 from fabriclens.cli._output import emit, split_list
+from fabriclens.cli._params import FRAMEWORK_HELP
 
 
 def search(
@@ -27,6 +28,7 @@ def search(
     seq_len: Annotated[int | None, typer.Option(help="Sequence length")] = None,
     global_batch: Annotated[int | None, typer.Option(help="Sequences per step")] = None,
     precision: Annotated[str | None, typer.Option(help="bf16 | fp16 | fp8")] = None,
+    framework: Annotated[str | None, typer.Option(help=FRAMEWORK_HELP)] = None,
     top: Annotated[int, typer.Option(help="Layouts to show per network")] = 5,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> int:
@@ -47,7 +49,7 @@ def search(
     req = PlanRequest(
         model=find_model(model), gpu=gpu, gpus=gpus, workload=workload, gpus_per_node=gpus_per_node,
         nics_per_node=nics_per_node, tp=tp, pp=pp, zero=zero, recompute=recompute, micro_batch=micro_batch,
-        seq_len=seq_len, global_batch=global_batch, precision=precision,
+        seq_len=seq_len, global_batch=global_batch, precision=precision, framework=framework,
     )  # fmt: skip
     from fabriclens.plan.planner import make_plans
 

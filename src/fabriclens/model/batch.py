@@ -278,11 +278,12 @@ def evaluate(
 
     # --- compute (step.estimate_training_step) ---
     peak = peak_flops(gpu, base.precision)
-    mm_rate = peak * gpu.gemm_efficiency(base.precision)
+    fw = base.framework_efficiency
+    mm_rate = peak * gpu.gemm_efficiency(base.precision) * fw
     fp8 = base.precision == "fp8"  # attention and the LM head stay BF16 (step.py)
-    bf16_mm_rate = gpu.bf16_flops_per_s * gpu.matmul_efficiency if fp8 else mm_rate
-    attn_rate = (gpu.bf16_flops_per_s if fp8 else peak) * gpu.attention_efficiency
-    mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
+    bf16_mm_rate = gpu.bf16_flops_per_s * gpu.matmul_efficiency * fw if fp8 else mm_rate
+    attn_rate = (gpu.bf16_flops_per_s if fp8 else peak) * gpu.attention_efficiency * fw
+    mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency * fw
     t_mm = 2.0 * tokens * counts.layer_matmul_active / L / tp / mm_rate
     core_hw = (
         tokens

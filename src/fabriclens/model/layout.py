@@ -43,6 +43,9 @@ class TrainConfig:
     lora_base_bits: int = 16  # 16 = LoRA on a bf16 base, 4 = QLoRA
     grad_bytes: float = 2.0  # gradient all-reduce element size (bf16)
     overlap_dp: bool = True  # gradient comm bucketed behind backward compute
+    # the share of each kernel's achievable rate the training framework reaches (catalog
+    # frameworks.toml); 1.0 is the kernel-level step of a Megatron-Core-class framework
+    framework_efficiency: float = 1.0
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property

@@ -4,6 +4,9 @@ Per micro-batch and pipeline stage, each layer costs
     matmuls   / (peak x matmul_efficiency)              (catalog: measured MAMF where published)
   + attention / (BF16 peak x the GPU's attention_efficiency)  (FlashAttention; causal half)
   + elementwise bytes / (HBM bandwidth x memory_bw_efficiency)
+with every rate also multiplied by the training framework's efficiency (1.0: the kernel-level
+step a Megatron-Core-class framework reaches; eager PyTorch stacks reach less, catalog
+frameworks.toml),
 where the elementwise traffic (norms, activations, softmax, dropout, residual adds) is taken as
 twice the activation bytes the layer stores (each is written once and read back once).
 Backward costs twice the forward; recomputation adds a forward (full) or the attention core
@@ -147,12 +150,13 @@ def estimate_training_step(
 ) -> StepEstimate:
     """Estimate one optimizer step of ``cfg`` on ``gpu`` x ``cfg.gpus`` connected by ``fabric``."""
     peak = peak_flops(gpu, cfg.precision)
-    mm_rate = peak * gpu.gemm_efficiency(cfg.precision)
+    fw = cfg.framework_efficiency  # every kernel at this share of its achievable rate
+    mm_rate = peak * gpu.gemm_efficiency(cfg.precision) * fw
     # FP8 training keeps attention and the LM head in BF16 (Transformer Engine's defaults)
     fp8 = cfg.precision == "fp8"
-    bf16_mm_rate = gpu.bf16_flops_per_s * gpu.matmul_efficiency if fp8 else mm_rate
-    attn_rate = (gpu.bf16_flops_per_s if fp8 else peak) * gpu.attention_efficiency
-    mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
+    bf16_mm_rate = gpu.bf16_flops_per_s * gpu.matmul_efficiency * fw if fp8 else mm_rate
+    attn_rate = (gpu.bf16_flops_per_s if fp8 else peak) * gpu.attention_efficiency * fw
+    mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency * fw
     t, h = cfg.tp, spec.hidden
     tokens = cfg.micro_batch * cfg.seq_len / cfg.cp  # per GPU per micro-batch
     share = param_share(spec, counts, t, cfg.pp, cfg.ep)
@@ -458,6 +462,14 @@ def estimate_training_step(
         f"optimizer: Adam, {ADAM_BYTES_PER_PARAM:.0f} bytes of HBM traffic per updated parameter",
         f"bottleneck: the largest overhead when it takes >= {OVERHEAD_SHARE_FOR_BOTTLENECK:.0%} "
         "of the step, else compute",
+        *(
+            (
+                f"framework: every kernel above at {fw:.2f} of its rate (the framework's "
+                "measured share of this kernel-level step)",
+            )
+            if fw != 1.0
+            else ()
+        ),
     )
     return StepEstimate(
         time_s=time_s,

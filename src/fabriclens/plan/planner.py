@@ -7,8 +7,8 @@ import math
 import re
 from dataclasses import dataclass, replace
 
-from fabriclens.catalog import find_engine, find_gpu, find_link, find_network
-from fabriclens.catalog.schema import Gpu, IntraLink, ModelSpec, Network
+from fabriclens.catalog import find_engine, find_framework, find_gpu, find_link, find_network
+from fabriclens.catalog.schema import Framework, Gpu, IntraLink, ModelSpec, Network
 from fabriclens.errors import InputError
 from fabriclens.model.arch import ParamCounts, count_params
 from fabriclens.model.collectives import Fabric
@@ -26,6 +26,9 @@ from fabriclens.units import format_number, parse_rate
 WORKLOADS = ("pretrain", "full-finetune", "lora", "qlora", "inference")
 DEFAULT_MULTI_NODE_NETWORK = "ndr-ib"
 DEFAULT_GLOBAL_BATCH = {"pretrain": 512, "full-finetune": 128, "lora": 64}
+# what most training runs use (Hugging Face, FSDP, DeepSpeed, torchtitan, Composer); Megatron-Core
+# and NeMo users say --framework megatron
+DEFAULT_FRAMEWORK = "pytorch"
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,8 @@ class Plan:
     pp: int
     defaults: tuple[str, ...]
     min_gpus: int | None = None
+    framework: Framework | None = None  # training plans: the framework the step time assumes
+    kernel_level: StepEstimate | None = None  # the same layout at the kernel-level step (1.0)
 
     @property
     def nodes(self) -> int:
@@ -260,6 +265,8 @@ def _base_config(
             f"training precision {precision!r} is not supported", "use bf16, fp16 or fp8"
         )
     gb = req.global_batch or DEFAULT_GLOBAL_BATCH[workload]
+    _, efficiency, fw_note = training_framework(req, gpu)
+    notes.append(fw_note)
     cfg = TrainConfig(
         gpus=req.gpus,
         gpus_per_node=gpn,
@@ -274,8 +281,27 @@ def _base_config(
         lora_rank=req.lora_rank,
         lora_base_bits=base_bits,
         sequence_parallel=bool(req.sequence_parallel),
+        framework_efficiency=efficiency,
     )
     return cfg, notes
+
+
+def training_framework(req: PlanRequest, gpu: Gpu) -> tuple[Framework, float, str]:
+    """The request's training framework (default: eager PyTorch), its share of the kernel-level
+    step on ``gpu``, and the line that says where that share comes from."""
+    framework = find_framework(req.framework or DEFAULT_FRAMEWORK)
+    efficiency, generation = framework.efficiency_for(gpu.generation)
+    told = "" if req.framework else " (default; --framework megatron for Megatron-Core / NeMo)"
+    taken = (
+        ""
+        if generation == gpu.generation
+        else f", {generation}'s value: no published runs on {gpu.generation or 'this GPU'} (estimate)"
+    )
+    note = (
+        f"framework: {framework.title}{told} reaches {efficiency:.2f} of the kernel-level step "
+        f"on {generation}{taken} ({framework.efficiency_source})"
+    )
+    return framework, efficiency, note
 
 
 def _setup(
@@ -524,6 +550,13 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
         )
     gpn = req.gpus_per_node or gpu.max_gpus_per_node
     min_gpus = min_gpus_training(spec, counts, gpu, ev.base, gpn, req)
+    kernel_level = (
+        estimate_training_step(
+            spec, counts, gpu, fabric, replace(cfg, framework_efficiency=1.0), est.memory
+        )
+        if cfg.framework_efficiency != 1.0
+        else est
+    )
     return Plan(
         req,
         spec,
@@ -541,6 +574,8 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
         cfg.pp,
         tuple(notes),
         min_gpus,
+        find_framework(req.framework or DEFAULT_FRAMEWORK),
+        kernel_level,
     )
 
 
@@ -642,6 +677,8 @@ def make_plans(req: PlanRequest) -> list[Plan]:
         raise InputError(f"--zero {req.zero} is not a ZeRO stage", "use 0, 1, 2 or 3")
     if req.recompute is not None and req.recompute not in ("none", "selective", "full"):
         raise InputError(f"--recompute {req.recompute!r} is unknown", "use none, selective or full")
+    if req.framework is not None:
+        find_framework(req.framework)  # an unknown name fails here, inference plans too
     networks: tuple[str | None, ...] = req.networks or (None,)
     req = like_for_like(req, networks)
     run = _plan_inference if req.workload == "inference" else _plan_training

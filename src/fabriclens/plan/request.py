@@ -36,6 +36,7 @@ class PlanRequest:
     flash_attention: bool = True
     lora_rank: int = 16
     lora_base_bits: int = 16
+    framework: str | None = None  # training framework (catalog frameworks.toml); None: default
     # inference
     batch: int = 1
     prompt_tokens: int = 1024

@@ -63,7 +63,18 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "interleave": cfg.interleave,
             "precision": cfg.precision,
             "microbatches": cfg.microbatches,
+            "framework": plan.framework.name if plan.framework else "",
         }
+        if plan.framework is not None:
+            kernel = plan.kernel_level or est
+            doc["framework"] = {
+                "name": plan.framework.name,
+                "title": plan.framework.title,
+                "efficiency": _r(cfg.framework_efficiency, 4),
+                "source": plan.framework.efficiency_source,
+                "kernel_level_tokens_per_s": _r(kernel.tokens_per_s),
+                "kernel_level_mfu": _r(kernel.mfu, 4),
+            }
         doc["memory"] = _memory_doc(mem, plan.min_gpus)
         doc["step"] = {
             "time_s": _r(est.time_s),

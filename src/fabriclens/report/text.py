@@ -126,6 +126,8 @@ def plan_summary(doc: dict[str, Any], with_network: bool = True) -> list[Rendera
             f"{lay['microbatches']} · global batch {lay['global_batch']} x {lay['seq_len']} tokens"
             f" · {lay['precision']}"
         )
+        if lay.get("framework"):
+            layout += f" · framework {lay['framework']}"
     return [head, Text(layout)]
 
 
@@ -153,6 +155,14 @@ def step_lines(doc: dict[str, Any]) -> list[RenderableType]:
         f"(hardware {t['hw_tflops_per_gpu']:.0f}) · MFU {_pct(t['mfu'])} · HFU {_pct(t['hfu'])} · "
         f"GPU busy {_pct(t['gpu_utilisation'])}\n"
     )
+    fw = doc.get("framework")
+    if fw and fw["efficiency"] != 1:
+        lines.append("Framework ", style="bold")
+        lines.append(
+            f"{fw['title']} at {fw['efficiency']:.2f} of the kernel-level step; the kernel level "
+            f"(Megatron-Core / NeMo, --framework megatron): {fw['kernel_level_tokens_per_s']:,.0f} "
+            f"tokens/s · MFU {_pct(fw['kernel_level_mfu'])}\n"
+        )
     lines.append("Bottleneck ", style="bold")
     lines.append(doc["bottleneck"])
     return [lines]

@@ -1,0 +1,93 @@
+"""Each training framework's share of the kernel-level step, from the calibration rows only.
+
+    PYTHONPATH=src python benchmarks/calibrate_frameworks.py
+
+The kernel-level step (model/step.py) runs every kernel at its published achievable rate (MAMF
+GEMMs, FlashAttention, streaming HBM) and lays communication out as Megatron-Core does. A
+framework that dispatches eagerly from Python, fuses little and hooks FSDP around every layer
+reaches less of it, and how much less is not something a kernel figure can tell. So this is the
+one constant the planner calibrates: for each framework and GPU generation with at least
+MIN_ROWS calibration rows, the median of measured / predicted speed (time rows inverted) over
+those rows, the prediction made at the kernel level. Held-out rows are never read here; they
+judge the result (benchmarks/accuracy.py). The catalog (frameworks.toml) carries the values this
+prints, and tests/unit/test_framework_calibration.py recomputes them.
+
+Megatron-Core / NeMo is the reference: the kernel-level step is its step, and its calibration
+rows are printed to check that claim (the test holds them within REFERENCE_TOLERANCE of 1).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from reference import Case, all_training_cases
+
+MIN_ROWS = 10  # fewer calibration rows than this: the generation takes its nearest neighbour's
+REFERENCE = "megatron"  # the framework whose step the kernel-level model is
+REFERENCE_TOLERANCE = 0.05
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """One framework on one GPU generation."""
+
+    framework: str
+    generation: str
+    share: float  # median measured / kernel-level predicted speed
+    rows: int
+    sources: int
+
+    @property
+    def calibrated(self) -> bool:
+        """Enough rows to set the catalog value."""
+        return self.rows >= MIN_ROWS
+
+
+def speed_ratio(case: Case) -> float:
+    """Measured speed over predicted speed (a time row's ratio is inverted)."""
+    if case.unit.startswith("s"):  # iteration time
+        return case.predicted / case.measured
+    return case.measured / case.predicted
+
+
+def calibrate(cases: list[Case]) -> list[Calibration]:
+    """Group the calibration rows by framework and generation; the median speed ratio of each."""
+    groups: dict[tuple[str, str], list[Case]] = {}
+    for case in cases:
+        if case.split == "calibration" and case.framework:
+            groups.setdefault((case.framework, case.generation), []).append(case)
+    return [
+        Calibration(
+            fw,
+            gen,
+            statistics.median(speed_ratio(c) for c in rows),
+            len(rows),
+            len({c.source.split(" ")[0] for c in rows}),
+        )
+        for (fw, gen), rows in sorted(groups.items())
+    ]
+
+
+def main() -> int:
+    from fabriclens.catalog import find_framework
+
+    print(f"{'framework':<10} {'generation':<10} {'rows':>4} {'sources':>7} {'median':>7} "
+          f"{'catalog':>7}  use")  # fmt: skip
+    for cal in calibrate(all_training_cases(kernel_level=True)):
+        catalog, taken = find_framework(cal.framework).efficiency_for(cal.generation)
+        if not cal.calibrated:
+            use = f"under {MIN_ROWS} rows: {taken}'s value"
+        elif cal.framework != REFERENCE:
+            use = "sets the catalog value"
+        elif abs(cal.share - 1) <= REFERENCE_TOLERANCE:
+            use = f"reference: within {REFERENCE_TOLERANCE:.0%} of 1"
+        else:
+            use = f"reference: MORE than {REFERENCE_TOLERANCE:.0%} from 1"
+        print(f"{cal.framework:<10} {cal.generation:<10} {cal.rows:>4} {cal.sources:>7} "
+              f"{cal.share:>7.3f} {catalog:>7.2f}  {use}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

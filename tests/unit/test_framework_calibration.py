@@ -1,0 +1,154 @@
+"""Training frameworks: the share of the kernel-level step each reaches, where it comes from, and
+what the planner does with it (catalog frameworks.toml, benchmarks/calibrate_frameworks.py)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from calibrate_frameworks import MIN_ROWS, REFERENCE, REFERENCE_TOLERANCE, calibrate
+from fabriclens.catalog import find_framework, find_gpu, find_link, find_model, frameworks, gpus
+from fabriclens.catalog.schema import GENERATIONS
+from fabriclens.cli.app import run
+from fabriclens.model.arch import count_params
+from fabriclens.model.collectives import Fabric
+from fabriclens.model.layout import TrainConfig
+from fabriclens.model.step import estimate_training_step
+from fabriclens.plan.planner import make_plans
+from fabriclens.plan.request import PlanRequest
+from reference import all_training_cases, median_abs_error
+
+KERNEL_LEVEL = all_training_cases(kernel_level=True)
+CALIBRATIONS = calibrate(KERNEL_LEVEL)
+
+
+def test_catalog_shares_are_the_calibration_medians() -> None:
+    """Every share the catalog lists for a calibrated framework is the median measured /
+    kernel-level speed over that framework's calibration rows on that generation (rounded to
+    0.01), from at least MIN_ROWS rows; no share is listed without them."""
+    calibrated = {(c.framework, c.generation): c for c in CALIBRATIONS if c.calibrated}
+    for fw in frameworks():
+        if fw.name == REFERENCE:
+            continue
+        for generation, share in fw.efficiency.items():
+            cal = calibrated.get((fw.name, generation))
+            assert cal is not None, f"{fw.name} on {generation}: no {MIN_ROWS} calibration rows"
+            assert share == pytest.approx(cal.share, abs=0.005), (fw.name, generation, cal)
+    assert ("pytorch", "hopper") in calibrated and ("pytorch", "ampere") in calibrated
+
+
+def test_the_reference_framework_is_the_kernel_level_step() -> None:
+    """Megatron-Core / NeMo runs (Korthikanti et al. 2022, NeMo and Megatron-Bridge tables) sit
+    within REFERENCE_TOLERANCE of the kernel-level step where there are enough of them, so the
+    catalog keeps 1.0 for them: the model needs no correction for the framework it describes."""
+    ref = find_framework(REFERENCE)
+    assert set(ref.efficiency.values()) == {1.0}
+    judged = [c for c in CALIBRATIONS if c.framework == REFERENCE and c.calibrated]
+    assert judged, "no generation has enough Megatron calibration rows"
+    for cal in judged:
+        assert abs(cal.share - 1.0) <= REFERENCE_TOLERANCE, cal
+
+
+def test_calibration_never_reads_a_held_out_row() -> None:
+    """Scaling every held-out measurement a hundredfold changes no calibrated share."""
+    poisoned = [
+        c if c.split == "calibration" else replace(c, measured=c.measured * 100)
+        for c in KERNEL_LEVEL
+    ]
+    assert calibrate(poisoned) == CALIBRATIONS
+    # and the rows it does read move it: halving the calibration rows' speed halves the share
+    slower = [
+        replace(c, measured=c.measured * (2 if c.unit.startswith("s") else 0.5))
+        for c in KERNEL_LEVEL
+    ]
+    halved = {(c.framework, c.generation): c.share for c in calibrate(slower)}
+    for cal in CALIBRATIONS:
+        assert halved[(cal.framework, cal.generation)] == pytest.approx(cal.share / 2)
+
+
+def test_held_out_training_rows_meet_the_median_target() -> None:
+    """Issue target (planner fidelity II): held-out training rows, median |error| <= 8%, with
+    each row's own framework (reference/training*.csv `framework` column). At the kernel level
+    alone the same rows sit at ~27%: eager PyTorch stacks are the difference."""
+    held = [c for c in all_training_cases() if c.split == "held_out"]
+    assert len(held) >= 40
+    assert median_abs_error(held) <= 0.08
+    assert median_abs_error([c for c in KERNEL_LEVEL if c.split == "held_out"]) > 0.2
+
+
+def test_a_generation_without_rows_takes_its_nearest_neighbour() -> None:
+    fw = find_framework("pytorch")
+    listed = dict(fw.efficiency)
+    assert fw.efficiency_for("hopper") == (listed["hopper"], "hopper")
+    assert fw.efficiency_for("blackwell") == (listed["hopper"], "hopper")
+    assert fw.efficiency_for("volta") == (listed["ampere"], "ampere")
+    assert fw.efficiency_for("ada") == (listed["hopper"], "hopper")  # a tie goes to the newer
+    assert fw.efficiency_for("") == (listed["hopper"], "hopper")  # a GPU that does not say
+
+
+def test_every_builtin_gpu_names_its_generation() -> None:
+    for g in gpus():
+        assert g.generation in GENERATIONS, g.name
+
+
+H100 = find_gpu("h100-sxm")
+SPEC = find_model("llama-3.1-8b")
+ONE_GPU = Fabric(find_link("nvlink4-nvswitch"), None, 1, 1)
+
+
+def test_the_share_scales_every_kernel() -> None:
+    """On one GPU (no communication) the step at a share of 0.5 takes exactly twice as long."""
+    cfg = TrainConfig(gpus=1, gpus_per_node=1, dp=1, zero=0, seq_len=2048, global_batch=4)
+    full = estimate_training_step(SPEC, count_params(SPEC), H100, ONE_GPU, cfg)
+    half = estimate_training_step(
+        SPEC, count_params(SPEC), H100, ONE_GPU, replace(cfg, framework_efficiency=0.5)
+    )
+    assert half.time_s == pytest.approx(2 * full.time_s, rel=1e-12)
+    assert any("0.50 of its rate" in a for a in half.assumptions)
+    assert not any("of its rate" in a for a in full.assumptions)
+
+
+def test_default_plan_is_eager_pytorch_with_h100_mfu_of_published_runs() -> None:
+    """Issue item 5: `plan llama-3.1-8b --gpus 8` said 70% MFU; published H100 runs of that size
+    sit at 40-50% (torchtitan's Llama-3.1-8B on 8 H100s: 33-39%, llm-foundry's MPT-7B: 42-46%).
+    The default framework is eager PyTorch; --framework megatron gives the kernel-level step."""
+    req = PlanRequest(model=SPEC, gpu="h100-sxm", gpus=8)
+    (plan,) = make_plans(req)
+    assert plan.training is not None and plan.framework is not None
+    assert plan.framework.name == "pytorch"
+    assert 0.40 <= plan.training.mfu <= 0.50
+    (mega,) = make_plans(replace(req, framework="megatron"))
+    assert mega.training is not None and mega.training.mfu > 0.55
+    assert plan.kernel_level is not None
+    assert plan.kernel_level.tokens_per_s == pytest.approx(mega.training.tokens_per_s, rel=1e-9)
+    assert any("framework: eager PyTorch" in n and "(default;" in n for n in plan.defaults)
+
+
+def test_plan_on_an_uncalibrated_generation_says_it_is_an_estimate() -> None:
+    (plan,) = make_plans(PlanRequest(model=SPEC, gpu="b200", gpus=8))
+    assert any("hopper's value" in n and "estimate" in n for n in plan.defaults)
+
+
+def test_framework_in_json_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["plan", "llama-3.1-8b", "--gpus", "8", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["layout"]["framework"] == "pytorch"
+    fw = doc["framework"]
+    assert fw["efficiency"] == pytest.approx(find_framework("pytorch").efficiency["hopper"])
+    assert fw["kernel_level_tokens_per_s"] > doc["throughput"]["tokens_per_s"]
+    assert run(["plan", "llama-3.1-8b", "--gpus", "8", "--framework", "torchtitan", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["layout"]["framework"] == "pytorch"  # an alias
+    for argv in (
+        ["plan", "llama-3.1-8b", "--framework", "jax"],
+        ["plan", "llama-3.1-8b", "-w", "inference", "--framework", "jax"],
+        ["search", "llama-3.1-8b", "--framework", "jax"],
+        ["advise", "llama-3.1-8b", "--framework", "jax"],
+    ):
+        assert run(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "unknown training framework 'jax'" in err and err.count("\n") == 1
+    assert run(["catalog", "frameworks"]) == 0
+    out = capsys.readouterr().out
+    assert "megatron" in out and "pytorch" in out
