@@ -286,6 +286,7 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         sequence_parallel=row["sequence_parallel"] == "yes", seq_len=int(row["seq_len"]),
         global_batch=int(row["global_batch"]), micro_batch=_int(row, "micro_batch"),
         interleave=_int(row, "interleave"), precision=row["precision"],  # type: ignore[arg-type]
+        flash_attention=row["flash_attention"] != "no", dropout=row["dropout"] == "yes",
         workload=row["workload"] or "pretrain",  # type: ignore[arg-type]
         framework_efficiency=framework_efficiency(row, gpu, kernel_level),
     )  # fmt: skip
