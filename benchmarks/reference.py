@@ -266,12 +266,24 @@ def _wide_gpt_spec(row: dict[str, str]) -> ModelSpec:
     )  # fmt: skip
 
 
+def _llama_spec(row: dict[str, str]) -> ModelSpec:
+    """A Llama-shaped model the catalog does not list: SwiGLU, rotary, RMSNorm, no biases."""
+    return ModelSpec(
+        name=row["model"], source=row["source"], layers=int(row["layers"]),
+        hidden=int(row["hidden"]), heads=int(row["heads"]),
+        kv_heads=int(row["kv_heads"] or row["heads"]), ffn=int(row["ffn"]),
+        vocab=int(row["vocab"]), max_positions=int(row["seq_len"]),
+    )  # fmt: skip
+
+
 def _training_spec(row: dict[str, str]) -> ModelSpec:
     arch = row["arch"]
     if arch.startswith("catalog:"):
         return find_model(arch.removeprefix("catalog:"))
     if arch == "mpt":
         return _mpt_spec(row)
+    if arch == "llama":
+        return _llama_spec(row)
     return _wide_gpt_spec(row)
 
 

@@ -16,7 +16,8 @@ import click
 # --framework, as plan, search and advise take it (catalog frameworks.toml)
 FRAMEWORK_HELP = (
     "Training framework: pytorch (eager FSDP/DDP, HF, torchtitan, DeepSpeed) | megatron "
-    "(Megatron-Core, NeMo) [default: pytorch]"
+    "(Megatron-LM, Megatron-DeepSpeed) | nemo (NVIDIA's tuned NeMo recipes) | jax (MaxText) "
+    "[default: pytorch]"
 )
 MAX_INT = 2**53  # beyond any count, size or rank; a float still holds it exactly
 MAX_PORT = 65535

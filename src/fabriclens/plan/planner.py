@@ -26,8 +26,8 @@ from fabriclens.units import format_number, parse_rate
 WORKLOADS = ("pretrain", "full-finetune", "lora", "qlora", "inference")
 DEFAULT_MULTI_NODE_NETWORK = "ndr-ib"
 DEFAULT_GLOBAL_BATCH = {"pretrain": 512, "full-finetune": 128, "lora": 64}
-# what most training runs use (Hugging Face, FSDP, DeepSpeed, torchtitan, Composer); Megatron-Core
-# and NeMo users say --framework megatron
+# what most training runs use (Hugging Face, FSDP, DeepSpeed, torchtitan, Composer); Megatron-LM
+# users say --framework megatron, NVIDIA's published NeMo recipes --framework nemo
 DEFAULT_FRAMEWORK = "pytorch"
 
 
@@ -291,7 +291,7 @@ def training_framework(req: PlanRequest, gpu: Gpu) -> tuple[Framework, float, st
     step on ``gpu``, and the line that says where that share comes from."""
     framework = find_framework(req.framework or DEFAULT_FRAMEWORK)
     efficiency, generation = framework.efficiency_for(gpu.generation)
-    told = "" if req.framework else " (default; --framework megatron for Megatron-Core / NeMo)"
+    told = "" if req.framework else " (default; --framework megatron | nemo | jax for the others)"
     taken = (
         ""
         if generation == gpu.generation
