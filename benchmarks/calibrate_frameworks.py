@@ -83,9 +83,10 @@ def main() -> int:
           f"{'catalog':>7}  use")  # fmt: skip
     off = 0
     cals = calibrate(all_training_cases(kernel_level=True))
+    calibrated = calibrated_frameworks(cals)
     for cal in cals:
         catalog, taken = find_framework(cal.framework).efficiency_for(cal.generation)
-        if cal.framework not in calibrated_frameworks(cals):
+        if cal.framework not in calibrated:
             agrees = catalog == 1.0
             off += not agrees
             use = (f"under {MIN_ROWS} rows on every generation: not calibrated, the kernel level"
