@@ -35,8 +35,9 @@ def test_catalog_shares_are_the_calibration_medians() -> None:
     kernel-level speed over that framework's calibration rows on that generation (rounded to
     0.01), from at least MIN_ROWS rows; no share is listed without them."""
     calibrated = {(c.framework, c.generation): c for c in CALIBRATIONS if c.calibrated}
+    fitted = calibrated_frameworks(CALIBRATIONS)
     for fw in frameworks():
-        if fw.name == REFERENCE or fw.name not in calibrated_frameworks(CALIBRATIONS):
+        if fw.name == REFERENCE or fw.name not in fitted:
             continue
         for generation, share in fw.efficiency.items():
             cal = calibrated.get((fw.name, generation))
