@@ -121,6 +121,14 @@ def test_default_file_is_read_and_replaces_a_builtin(
         ("gpus", "[[router]]\nname = 'x'\n", "unknown table"),
         ("gpus", "gpu = 3\n", "array of tables"),
         ("gpus", GPU + "\nbogus_field = 1\n", "bogus_field"),
+        ("gpus", '[[gpu]]\nname = "x"\ntitle = "X"\nbase = "no-such-card"\n', "no entry of"),
+        ("gpus", '[[gpu]]\nname = "x"\ntitle = "X"\nbase = 3\n', "base must be"),
+        (
+            "gpus",
+            '[[gpu]]\nname = "x"\ntitle = "X"\nbase = "y"\n'
+            '[[gpu]]\nname = "y"\ntitle = "Y"\nbase = "x"\n',
+            "leads back to itself",
+        ),
         ("frameworks", FRAMEWORK.replace("hopper = 0.8", "hopper = 1.8"), "efficiency.hopper"),
         ("frameworks", FRAMEWORK.replace("hopper = 0.8", "kepler = 0.8"), "'kepler' is not one"),
         ("frameworks", FRAMEWORK.replace("{ hopper = 0.8 }", "{}"), "at least one GPU generation"),
@@ -159,3 +167,58 @@ def test_user_framework_is_planned_with(tmp_path: Path, capsys: pytest.CaptureFi
     # a GPU of a generation the framework does not list takes its nearest (here: the only one)
     doc = _json(capsys, [*argv, "--framework", "our-stack", "--gpu", "a100"])
     assert isinstance(doc, dict) and doc["framework"]["efficiency"] == pytest.approx(0.8)
+
+
+CAPPED = """
+[[gpu]]
+name = "h100-500w"
+base = "h100"
+title = "H100 SXM capped at 500 W"
+bf16_flops_per_s = 700e12
+power_w = 500
+source = "our clocks under the cap"
+
+[[gpu]]
+name = "h100-sxm"
+base = "h100-sxm"
+title = "H100 SXM (our HBM2e nodes)"
+hbm_bw_bytes_per_s = 2.4e12
+source = "our nodes"
+"""
+
+
+def test_base_entries_take_every_field_they_do_not_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    builtin = {g["name"]: g for g in _json(capsys, ["catalog", "gpus", "--json"])}  # type: ignore[union-attr]
+    # the built-in export variants are written as their base plus what differs
+    a100, a800 = builtin["a100-sxm-80gb"], builtin["a800-sxm-80gb"]
+    assert a800["intra_link"] != a100["intra_link"] and a800["title"] != a100["title"]
+    assert "a100" not in a800["aliases"]  # identity is never inherited
+    for field in ("bf16_flops_per_s", "hbm_bw_bytes_per_s", "memory_bytes", "generation"):
+        assert a800[field] == a100[field]
+    f = tmp_path / "cat.toml"
+    f.write_text(CAPPED)
+    mine = {g["name"]: g for g in _json(capsys, ["catalog", "gpus", "--catalog", str(f), "--json"])}  # type: ignore[union-attr]
+    capped, h100 = mine["h100-500w"], builtin["h100-sxm"]
+    assert capped["bf16_flops_per_s"] == 700e12 and capped["power_w"] == 500
+    assert capped["attention_efficiency"] == h100["attention_efficiency"]
+    assert capped["aliases"] == [] and capped["title"] == "H100 SXM capped at 500 W"
+    # an entry may replace the built-in of its own name and build on it
+    assert mine["h100-sxm"]["hbm_bw_bytes_per_s"] == 2.4e12
+    assert mine["h100-sxm"]["bf16_flops_per_s"] == h100["bf16_flops_per_s"]
+    assert mine["h100-sxm"]["aliases"] == h100["aliases"]  # it replaces the entry: same names
+    assert run(["catalog", "gpus", "--catalog", str(f), "--user"]) == 0
+    assert "h100-500w" in capsys.readouterr().out
+
+
+def test_readme_catalog_examples_load(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
+    blocks = [b.split("```")[0] for b in readme.split("```\n[[")[1:]]
+    assert len(blocks) >= 2
+    for n, block in enumerate(blocks):
+        f = tmp_path / f"example{n}.toml"
+        f.write_text("[[" + block)
+        kind = {"gpu": "gpus", "network": "networks"}[block.split("]]")[0]]
+        assert run(["catalog", kind, "--catalog", str(f), "--user"]) == 0, capsys.readouterr().err
+        assert "adds no" not in capsys.readouterr().out

@@ -4,6 +4,12 @@ A user catalog extends the built-in one with the same tables and the same checks
 by ``FABRICLENS_CATALOG`` (the CLI's ``--catalog FILE`` sets it), else
 ``$XDG_CONFIG_HOME/fabriclens/catalog.toml`` (``~/.config/...``) when it exists. An entry whose
 name (or alias) matches a built-in one replaces it; any other is added.
+
+An entry may name another of its table as ``base = "name"``: it takes every field of that entry
+but the name, aliases and title (all of them when it replaces the entry of its own name), and
+sets only what differs (an export variant such as the
+H800 states its NVLink; a user's power-capped H100 states its clocks). A base is looked up among
+the user's entries first, then the built-in ones.
 """
 
 from __future__ import annotations
@@ -47,13 +53,63 @@ ENTRY_CLASSES: dict[str, type[_Entry]] = {"gpus": Gpu, "links": IntraLink, "netw
 TABLES = {"gpus": "gpu", "links": "link", "networks": "network", "engines": "engine", "models": "model", "switches": "switch", "frameworks": "framework"}  # fmt: skip
 
 
-def _read_table(filename: str, key: str, cls: type[E]) -> tuple[E, ...]:
+# what an entry never takes from its base: its identity
+NOT_INHERITED = ("name", "aliases", "title")
+
+
+class BaseError(ValueError):
+    """An entry's ``base`` names no entry of its table, or bases form a loop."""
+
+
+def _index(rows: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """Raw rows by normalised name and alias (the first one wins, as lookups do)."""
+    index: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if isinstance(row, dict):
+            for key in (row.get("name"), *(row.get("aliases") or ())):
+                if isinstance(key, str) and key:
+                    index.setdefault(_normalise(key), row)
+    return index
+
+
+def _resolve_base(
+    row: dict[str, Any], lookups: Sequence[dict[str, dict[str, Any]]], seen: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """``row`` with the fields of the entry its ``base`` names filled in (recursively)."""
+    if "base" not in row:
+        return row
+    base = row["base"]
+    if not isinstance(base, str) or not base:
+        raise BaseError("base must be the name of another entry of the same table")
+    key = _normalise(base)
+    if key in seen:
+        raise BaseError(f"base {base!r} leads back to itself ({' -> '.join((*seen, key))})")
+    # a user entry may override the built-in entry of its own name and build on it
+    parent = next((lk[key] for lk in lookups if key in lk and lk[key] is not row), None)
+    if parent is None:
+        raise BaseError(f"base {base!r} is no entry of this table")
+    # an entry built on the one it replaces keeps that one's identity unless it sets its own
+    keep = () if _normalise(str(row.get("name", ""))) == key else NOT_INHERITED
+    merged = {
+        k: v for k, v in _resolve_base(parent, lookups, (*seen, key)).items() if k not in keep
+    }
+    merged.update({k: v for k, v in row.items() if k != "base"})
+    return merged
+
+
+@functools.cache
+def _builtin_rows(filename: str, key: str) -> tuple[dict[str, Any], ...]:
     text = (DATA / filename).read_text("utf-8")
-    rows = tomllib.loads(text).get(key, [])
+    return tuple(tomllib.loads(text).get(key, []))
+
+
+def _read_table(filename: str, key: str, cls: type[E]) -> tuple[E, ...]:
+    rows = _builtin_rows(filename, key)
+    lookup = _index(rows)
     entries = []
     for row in rows:
         try:
-            entries.append(cls(**row))
+            entries.append(cls(**_resolve_base(row, (lookup,))))
         except (TypeError, ValueError) as exc:  # a broken built-in catalog is our bug
             raise RuntimeError(
                 f"catalog file {filename}, entry {row.get('name')!r}: {exc}"
@@ -108,12 +164,16 @@ def user_entries(kind: str) -> tuple[Any, ...]:
         raise InputError(f"user catalog {path}: {TABLES[kind]} must be an array of tables",
                          f"write each entry as [[{TABLES[kind]}]]")  # fmt: skip
     entries = []
+    lookups = (_index(rows), _index(_builtin_rows(f"{kind}.toml", TABLES[kind])))
     for n, row in enumerate(rows, 1):
         if not isinstance(row, dict):
             raise InputError(f"user catalog {path}: {TABLES[kind]} entry {n} is not a table",
                              f"write each entry as [[{TABLES[kind]}]]")  # fmt: skip
         try:
-            entries.append(cls(**row))
+            entries.append(cls(**_resolve_base(row, lookups)))
+        except BaseError as exc:
+            raise InputError(f"user catalog {path}, {TABLES[kind]} {row.get('name', n)!r}: {exc}",
+                             f"`fabriclens catalog {kind}` lists the entries a base can name") from None  # fmt: skip
         except TypeError as exc:
             raise InputError(f"user catalog {path}, {TABLES[kind]} {row.get('name', n)!r}: {exc}",
                              f"`fabriclens catalog {kind} --json` shows the fields an entry has") from None  # fmt: skip
