@@ -112,11 +112,16 @@ class Gpu(_Entry):
     # architecture generation (GENERATIONS): what a training framework's efficiency is keyed by;
     # "" (a user's GPU that does not say) takes the newest calibrated generation's
     generation: str = ""
+    # the measured GEMM-by-shape table of its architecture (catalog/gemm_shapes.py); "": every
+    # GEMM shape at matmul_efficiency
+    gemm_shapes: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.generation:
             _one_of(self, "generation", GENERATIONS)
+        if self.gemm_shapes:
+            _one_of(self, "gemm_shapes", GEMM_SHAPE_TABLES)
         _integers(self, "memory_bytes", "max_gpus_per_node")
         _positive(
             self,
@@ -146,6 +151,8 @@ class Gpu(_Entry):
         return self.matmul_efficiency
 
 
+# the architectures catalog/data/gemm_shapes.csv holds a GEMM-by-shape table for
+GEMM_SHAPE_TABLES = ("sm_90", "sm_100", "gfx942")
 # GPU architecture generations in order of release (AMD's CDNA 3 beside its Hopper peers)
 GENERATIONS = ("pascal", "volta", "turing", "ampere", "ada", "hopper", "cdna3", "blackwell")
 

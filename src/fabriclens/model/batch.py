@@ -35,6 +35,7 @@ from fabriclens.model.collectives import (
     SWITCH_HOPS,
     Fabric,
 )
+from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
 from fabriclens.model.memory import (
     ADAPTER_BYTES_PER_PARAM,
@@ -162,6 +163,27 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
     return np.where((ranks <= 1) | (size <= 0), 0.0, out)
 
 
+def _shape_shares(
+    gpu: Gpu, spec: ModelSpec, tokens: Arr, tp: Arr, ep: Arr, precision: str
+) -> list[Arr]:
+    """model/gemm.layer_shape_shares per layout: forward, input-gradient, weight-gradient (the
+    scalar function over the few distinct micro-batch x TP x EP combinations)."""
+    keys = np.stack([tokens, tp, ep], axis=-1)
+    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+    values = np.array(
+        [layer_shape_shares(gpu, spec, float(t), int(p), int(e), precision) for t, p, e in unique]
+    )
+    return [values[inverse.ravel(), i].reshape(tokens.shape) for i in range(3)]
+
+
+def _head_shares(gpu: Gpu, spec: ModelSpec, tokens: Arr, tp: Arr) -> list[Arr]:
+    """model/gemm.lm_head_shape_shares per layout."""
+    keys = np.stack([tokens, tp], axis=-1)
+    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+    values = np.array([lm_head_shape_shares(gpu, spec, float(t), int(p)) for t, p in unique])
+    return [values[inverse.ravel(), i].reshape(tokens.shape) for i in range(3)]
+
+
 def evaluate(
     spec: ModelSpec,
     counts: ParamCounts,
@@ -284,7 +306,12 @@ def evaluate(
     bf16_mm_rate = gpu.bf16_flops_per_s * gpu.matmul_efficiency * fw if fp8 else mm_rate
     attn_rate = (gpu.bf16_flops_per_s if fp8 else peak) * gpu.attention_efficiency * fw
     mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency * fw
-    t_mm = 2.0 * tokens * counts.layer_matmul_active / L / tp / mm_rate
+    layer_mm = 2.0 * tokens * counts.layer_matmul_active / L / tp
+    shares = _shape_shares(gpu, spec, tokens, tp, ep, "fp8" if fp8 else "bf16")
+    t_mm = layer_mm / (mm_rate * shares[0])
+    t_mm_bwd = layer_mm / (mm_rate * shares[1]) + (
+        layer_mm / (mm_rate * shares[2]) if trains else 0.0
+    )
     core_hw = (
         tokens
         * attention_core_flops_per_token(spec, base.seq_len)
@@ -300,7 +327,7 @@ def evaluate(
         act_sel = _activation(spec, base, tp, mb, sp, np.ones_like(rec))
         t_core = t_core + 2.0 * (act_none - act_sel) / mem_rate
     fwd = t_mm + t_core + t_elem
-    bwd = 2.0 * fwd if trains else t_mm + 2.0 * (t_core + t_elem)
+    bwd = t_mm_bwd + 2.0 * (t_core + t_elem)
     recompute = np.select([rec == 0, rec == 1], [0.0, t_core], fwd)
     dequant: Any = 0.0
     if not trains and base.lora_base_bits == 4:
@@ -312,7 +339,9 @@ def evaluate(
             / mem_rate
         )
     per_layer = fwd + bwd + recompute + dequant
-    logits = (3.0 if trains else 2.0) * 2.0 * tokens * h * spec.vocab / tp / bf16_mm_rate
+    head_shares = _head_shares(gpu, spec, tokens, tp)
+    passes = 1 / head_shares[0] + 1 / head_shares[1] + (1 / head_shares[2] if trains else 0.0)
+    logits = passes * 2.0 * tokens * h * spec.vocab / tp / bf16_mm_rate
     logits = logits + LOSS_BYTES_PER_LOGIT * tokens * spec.vocab / tp / mem_rate
     compute_mb = np.maximum(
         np.maximum(st_layers[0] * per_layer + np.where(one, logits, 0.0), ceil * per_layer),

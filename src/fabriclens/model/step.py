@@ -1,7 +1,8 @@
 """Training step time: compute at achievable efficiency, pipeline bubble, exposed communication.
 
 Per micro-batch and pipeline stage, each layer costs
-    matmuls   / (peak x matmul_efficiency)              (catalog: measured MAMF where published)
+    matmuls   / (peak x matmul_efficiency x shape share)  (catalog: measured MAMF where
+                published; each GEMM's shape at its measured rate, model/gemm.py)
   + attention / (BF16 peak x the GPU's attention_efficiency)  (FlashAttention; causal half)
   + elementwise bytes / (HBM bandwidth x memory_bw_efficiency)
 with every rate also multiplied by the training framework's efficiency (1.0: the kernel-level
@@ -9,7 +10,8 @@ step a Megatron-Core-class framework reaches; eager PyTorch stacks reach less, c
 frameworks.toml),
 where the elementwise traffic (norms, activations, softmax, dropout, residual adds) is taken as
 twice the activation bytes the layer stores (each is written once and read back once).
-Backward costs twice the forward; recomputation adds a forward (full) or the attention core
+Backward costs twice the forward (its input- and weight-gradient GEMMs at their own shapes);
+recomputation adds a forward (full) or the attention core
 (selective). The last stage adds the LM head's GEMMs and the loss, which streams the
 tokens x vocabulary logits through HBM (LOSS_BYTES_PER_LOGIT). The pipeline adds
 (pp-1)/interleave micro-batch times of bubble (Narayanan et al. 2021). Tensor, expert and
@@ -35,6 +37,7 @@ from fabriclens.model.arch import (
 )
 from fabriclens.model.collectives import Fabric
 from fabriclens.model.comm import CommEntry, entry
+from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig, place_groups
 from fabriclens.model.memory import (
     MemoryLedger,
@@ -172,7 +175,14 @@ def estimate_training_step(
     elem = 2.0 * act_none
     if fp8:
         elem += FP8_CAST_BYTES * tokens * fp8_cast_elements_per_token(spec) / t
-    t_mm = layer_mm / mm_rate
+    # each pass's GEMMs at their shapes' share of the best GEMM rate (model/gemm.py)
+    s_fwd, s_dgrad, s_wgrad = layer_shape_shares(
+        gpu, spec, tokens, t, cfg.ep, "fp8" if fp8 else "bf16"
+    )
+    t_mm = layer_mm / (mm_rate * s_fwd)
+    t_mm_bwd = layer_mm / (mm_rate * s_dgrad)  # input gradients
+    if cfg.trains_base:  # and weight gradients
+        t_mm_bwd += layer_mm / (mm_rate * s_wgrad)
     t_core = core_hw / attn_rate if cfg.flash_attention else core_hw / bf16_mm_rate
     t_elem = elem / mem_rate
     if not cfg.flash_attention:
@@ -180,7 +190,7 @@ def estimate_training_step(
         t_core += 2.0 * scores_bytes / mem_rate
     fwd = t_mm + t_core + t_elem
     # a frozen base (LoRA) needs input gradients only, no weight gradients; adapters are tiny
-    bwd = 2.0 * fwd if cfg.trains_base else t_mm + 2.0 * (t_core + t_elem)
+    bwd = t_mm_bwd + 2.0 * (t_core + t_elem)
     recompute = {"none": 0.0, "selective": t_core, "full": fwd}[cfg.recompute]
     dequant = 0.0
     if not cfg.trains_base and cfg.lora_base_bits == 4:
@@ -190,7 +200,9 @@ def estimate_training_step(
         )
     per_layer = fwd + bwd + recompute + dequant
     logits_flops = 2.0 * tokens * h * spec.vocab / t
-    logits = (3.0 if cfg.trains_base else 2.0) * logits_flops / bf16_mm_rate
+    h_fwd, h_dgrad, h_wgrad = lm_head_shape_shares(gpu, spec, tokens, t)
+    head_passes = 1 / h_fwd + 1 / h_dgrad + (1 / h_wgrad if cfg.trains_base else 0.0)
+    logits = head_passes * logits_flops / bf16_mm_rate
     # the loss streams the logits (tokens x vocab, split over TP) through HBM several times
     logits += LOSS_BYTES_PER_LOGIT * tokens * spec.vocab / t / mem_rate
     # the slowest stage sets the pace: the most layers, or the last one's layers + the LM head
@@ -433,7 +445,14 @@ def estimate_training_step(
             if fp8 and gpu.fp8_matmul_efficiency
             else gpu.matmul_efficiency_source
         )
-        + ")",
+        + ")"
+        + (
+            f"; at this layer's GEMM shapes {s_fwd:.0%} of that forward, {s_dgrad:.0%} / "
+            f"{s_wgrad:.0%} for input / weight gradients (measured {gpu.gemm_shapes} GEMM-by-shape "
+            "table, XLA's matmul_interpolator_data.h)"
+            if gpu.gemm_shapes
+            else "; every GEMM shape at that rate (no GEMM-by-shape table for this GPU)"
+        ),
         f"attention: {'FlashAttention, causal half of the score square, ' if cfg.flash_attention else 'unfused score matrix, '}"
         f"{gpu.attention_efficiency:.0%} of the BF16 peak ({gpu.attention_efficiency_source})",
         *(
