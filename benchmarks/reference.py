@@ -301,6 +301,7 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         flash_attention=row["flash_attention"] != "no", dropout=row["dropout"] == "yes",
         workload=row["workload"] or "pretrain",  # type: ignore[arg-type]
         framework_efficiency=framework_efficiency(row, gpu, kernel_level),
+        attention_kernel=find_framework(row["framework"]).attention,
     )  # fmt: skip
     net = find_network(row["network"]) if row["network"] and gpus > gpn else None
     fabric = Fabric(find_link(gpu.intra_link), net, gpn, _int(row, "nics_per_node"),

@@ -49,3 +49,47 @@ def test_fp8_gemm_fraction_has_a_source() -> None:
         g = find_gpu(name)
         assert 0 < g.fp8_matmul_efficiency < g.matmul_efficiency
         assert len(g.fp8_matmul_efficiency_source) > 10
+
+
+def test_flashattention_backward_is_two_and_a_half_forwards_at_its_own_rate() -> None:
+    """FlashAttention's backward recomputes the scores: 2.5x the forward's FLOPs
+    (Dao-AILab/flash-attention benchmarks/benchmark_flash_attention.py), at the backward rate the
+    FlashAttention-3 paper measured for FlashAttention-2 on H100 (~310 TFLOP/s at 4k tokens,
+    head dim 128). Checked on the step: doubling only the attention rates (forward and backward)
+    saves 3.5 forward-attention times per layer, not 3."""
+    assert H100.attention_bwd_efficiency == pytest.approx(0.31)
+    gpu = replace(H100, gemm_shapes="")
+    base = estimate_training_step(SPEC, COUNTS, gpu, NODE, CFG)
+    double = replace(gpu, attention_efficiency=0.70, attention_bwd_efficiency=0.62)
+    fast = estimate_training_step(SPEC, COUNTS, double, NODE, CFG)
+    tokens = CFG.micro_batch * CFG.seq_len
+    from fabriclens.model.arch import attention_core_flops_per_token
+
+    core = tokens * attention_core_flops_per_token(SPEC, CFG.seq_len) * 0.5  # causal half
+    saved = core / (989e12 * 0.35) / 2 + 2.5 * core / (989e12 * 0.31) / 2
+    per_layer = (base.microbatch_compute_s - fast.microbatch_compute_s) / SPEC.layers
+    assert per_layer == pytest.approx(saved, rel=1e-6)
+    assert any("0.31" in a or "31% backward" in a for a in base.assumptions)
+
+
+def test_nvidia_stacks_run_cudnn_attention_eager_pytorch_flashattention2() -> None:
+    """The framework names its attention kernel: NVIDIA's recipes, Megatron-Core (Transformer
+    Engine, Megatron-LM core_v0.6.0's default --transformer-impl) and MaxText run cuDNN's fused
+    attention, at 518 / 499 TFLOP/s forward / backward on H100 (FlashAttention-3 paper, head dim
+    128, 4k tokens), eager PyTorch FlashAttention-2. GPUs without a published cuDNN figure (A100)
+    take their FlashAttention-2 rates for both."""
+    from fabriclens.catalog import find_framework
+
+    assert find_framework("nemo").attention == "fused"
+    assert find_framework("megatron").attention == "fused"
+    assert find_framework("jax").attention == "fused"
+    assert find_framework("pytorch").attention == "flash"
+    assert H100.attention_rates("fused")[:2] == (0.52, 0.50)
+    assert H100.attention_rates("flash")[:2] == (0.35, 0.31)
+    a100 = find_gpu("a100")
+    assert a100.attention_rates("fused")[:2] == a100.attention_rates("flash")[:2] == (0.55, 0.55)
+    flash = estimate_training_step(SPEC, COUNTS, H100, NODE, CFG)
+    fused = estimate_training_step(SPEC, COUNTS, H100, NODE, replace(CFG, attention_kernel="fused"))
+    assert fused.time_s < flash.time_s * 0.95  # 8k tokens: attention is a large share
+    assert any("cuDNN fused attention" in a for a in fused.assumptions)
+    assert any("FlashAttention-2" in a for a in flash.assumptions)

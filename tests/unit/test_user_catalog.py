@@ -204,6 +204,7 @@ def test_base_entries_take_every_field_they_do_not_set(
     assert capped["bf16_flops_per_s"] == 700e12 and capped["power_w"] == 500
     assert capped["attention_efficiency"] == h100["attention_efficiency"]
     assert capped["aliases"] == [] and capped["title"] == "H100 SXM capped at 500 W"
+    assert capped["notes"] == ""  # notes describe the entry they sit on
     # an entry may replace the built-in of its own name and build on it
     assert mine["h100-sxm"]["hbm_bw_bytes_per_s"] == 2.4e12
     assert mine["h100-sxm"]["bf16_flops_per_s"] == h100["bf16_flops_per_s"]
@@ -222,3 +223,14 @@ def test_readme_catalog_examples_load(tmp_path: Path, capsys: pytest.CaptureFixt
         kind = {"gpu": "gpus", "network": "networks"}[block.split("]]")[0]]
         assert run(["catalog", kind, "--catalog", str(f), "--user"]) == 0, capsys.readouterr().err
         assert "adds no" not in capsys.readouterr().out
+
+
+def test_fused_attention_rates_come_together(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "cat.toml"
+    f.write_text(
+        GPU + "fused_attention_efficiency = 0.5\nfused_attention_efficiency_source = 'ours'\n"
+    )
+    assert run(["catalog", "gpus", "--catalog", str(f)]) == 2
+    assert "fused_attention_bwd_efficiency together" in capsys.readouterr().err

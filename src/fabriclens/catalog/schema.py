@@ -101,12 +101,21 @@ class Gpu(_Entry):
     host_link: str = "pcie4-x16"  # PCIe link between host memory and the GPU
     max_gpus_per_node: int = 8
     power_w: float = 0
-    # FlashAttention forward + backward, as a fraction of the dense BF16 peak (attention runs in
-    # BF16 even in FP8 training: Transformer Engine casts only the linear layers by default)
+    # FlashAttention's rate as a fraction of the dense BF16 peak (attention runs in BF16 even in
+    # FP8 training: Transformer Engine casts only the linear layers by default), FLOPs counted as
+    # its benchmarks count them (the backward 2.5x the forward); the backward's own rate where it
+    # is published apart (0: the same)
     attention_efficiency: float = 0.55
     attention_efficiency_source: str = (
         "FlashAttention-2 paper (Dao 2023): forward + backward at 50-70% of A100 peak"
     )
+    attention_bwd_efficiency: float = 0.0
+    attention_bwd_efficiency_source: str = ""
+    # the fused attention kernel of NVIDIA's stacks (cuDNN, through Transformer Engine and XLA)
+    # where it is published apart from FlashAttention-2 (0: the FlashAttention-2 rates)
+    fused_attention_efficiency: float = 0.0
+    fused_attention_bwd_efficiency: float = 0.0
+    fused_attention_efficiency_source: str = ""
     fp8_matmul_efficiency: float = 0.0  # best achievable FP8 GEMM / FP8 peak; 0: as BF16's
     fp8_matmul_efficiency_source: str = ""
     # architecture generation (GENERATIONS): what a training framework's efficiency is keyed by;
@@ -133,16 +142,42 @@ class Gpu(_Entry):
         )
         _non_negative(self, "fp8_flops_per_s", "power_w")
         _fraction(self, "matmul_efficiency", "memory_bw_efficiency", "attention_efficiency")
-        _non_negative(self, "fp8_matmul_efficiency")
+        shares = ("attention_bwd_efficiency", "fused_attention_efficiency",
+                  "fused_attention_bwd_efficiency")  # fmt: skip
+        _non_negative(self, "fp8_matmul_efficiency", *shares)
+        for name in shares:
+            _check(getattr(self, name) <= 1, name, "must be at most 1")
+        _check(
+            bool(self.fused_attention_efficiency) == bool(self.fused_attention_bwd_efficiency),
+            "fused_attention_efficiency",
+            "give fused_attention_efficiency and fused_attention_bwd_efficiency together",
+        )
         _check(self.fp8_matmul_efficiency <= 1, "fp8_matmul_efficiency", "must be at most 1")
-        for name in ("matmul_efficiency", "attention_efficiency") + (
-            ("fp8_matmul_efficiency",) if self.fp8_matmul_efficiency else ()
+        for name in (
+            ("matmul_efficiency", "attention_efficiency")
+            + (("fp8_matmul_efficiency",) if self.fp8_matmul_efficiency else ())
+            + (("attention_bwd_efficiency",) if self.attention_bwd_efficiency else ())
+            + (("fused_attention_efficiency",) if self.fused_attention_efficiency else ())
         ):
             _check(
                 len(getattr(self, f"{name}_source")) >= 3,
                 f"{name}_source",
                 "must say where it comes from",
             )
+
+    def attention_rates(self, kernel: str) -> tuple[float, float, str]:
+        """Forward and backward attention rates as fractions of the BF16 peak for ``kernel``
+        (ATTENTION_KERNELS), and where they come from."""
+        if kernel == "fused" and self.fused_attention_efficiency:
+            return (self.fused_attention_efficiency, self.fused_attention_bwd_efficiency,
+                    self.fused_attention_efficiency_source)  # fmt: skip
+        bwd = self.attention_bwd_efficiency or self.attention_efficiency
+        source = self.attention_efficiency_source + (
+            f"; backward: {self.attention_bwd_efficiency_source}"
+            if self.attention_bwd_efficiency
+            else ""
+        )
+        return self.attention_efficiency, bwd, source
 
     def gemm_efficiency(self, precision: str) -> float:
         """Best achievable GEMM throughput over the peak of ``precision``."""
@@ -151,6 +186,8 @@ class Gpu(_Entry):
         return self.matmul_efficiency
 
 
+# attention kernels a training framework runs (Framework.attention, Gpu.attention_rates)
+ATTENTION_KERNELS = ("flash", "fused")
 # the architectures catalog/data/gemm_shapes.csv holds a GEMM-by-shape table for
 GEMM_SHAPE_TABLES = ("sm_90", "sm_100", "gfx942")
 # GPU architecture generations in order of release (AMD's CDNA 3 beside its Hopper peers)
@@ -167,9 +204,13 @@ class Framework(_Entry):
 
     efficiency: dict[str, float]
     efficiency_source: str
+    # the attention kernel it runs (ATTENTION_KERNELS): FlashAttention-2 through PyTorch's SDPA or
+    # flash-attn ("flash"), or cuDNN's fused attention through Transformer Engine / XLA ("fused")
+    attention: str = "flash"
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        _one_of(self, "attention", ATTENTION_KERNELS)
         _check(
             isinstance(self.efficiency, dict) and bool(self.efficiency),
             "efficiency",

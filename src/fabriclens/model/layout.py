@@ -46,6 +46,7 @@ class TrainConfig:
     # the share of each kernel's achievable rate the training framework reaches (catalog
     # frameworks.toml); 1.0 is the kernel-level step of a Megatron-Core-class framework
     framework_efficiency: float = 1.0
+    attention_kernel: str = "flash"  # the framework's (catalog frameworks.toml, ATTENTION_KERNELS)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property

@@ -3,14 +3,16 @@
 Per micro-batch and pipeline stage, each layer costs
     matmuls   / (peak x matmul_efficiency x shape share)  (catalog: measured MAMF where
                 published; each GEMM's shape at its measured rate, model/gemm.py)
-  + attention / (BF16 peak x the GPU's attention_efficiency)  (FlashAttention; causal half)
+  + attention / (BF16 peak x the GPU's attention rate for the framework's kernel: FlashAttention-2
+                or cuDNN's fused attention; causal half)
   + elementwise bytes / (HBM bandwidth x memory_bw_efficiency)
 with every rate also multiplied by the training framework's efficiency (1.0: the kernel-level
 step a Megatron-Core-class framework reaches; eager PyTorch stacks reach less, catalog
 frameworks.toml),
 where the elementwise traffic (norms, activations, softmax, dropout, residual adds) is taken as
 twice the activation bytes the layer stores (each is written once and read back once).
-Backward costs twice the forward (its input- and weight-gradient GEMMs at their own shapes);
+Backward costs twice the forward (its input- and weight-gradient GEMMs at their own shapes;
+FlashAttention's backward 2.5x its forward's FLOPs, as it recomputes the scores);
 recomputation adds a forward (full) or the attention core
 (selective). The last stage adds the LM head's GEMMs and the loss, which streams the
 tokens x vocabulary logits through HBM (LOSS_BYTES_PER_LOGIT). The pipeline adds
@@ -60,6 +62,10 @@ QLORA_DEQUANT_BYTES_PER_PARAM = 4.5  # read 4-bit (0.5), write + read bf16 copy 
 # vocabularies spend a sizeable share of the step here (MPT-125M: vocab 50,368, hidden 768).
 LOSS_BYTES_PER_LOGIT = 40.0
 OVERHEAD_SHARE_FOR_BOTTLENECK = 0.2
+# FlashAttention's backward: dV, dP, dQ, dK plus the recomputed scores S = QK^T, five matmuls to
+# the forward's two (Dao-AILab/flash-attention benchmarks/benchmark_flash_attention.py: bwd
+# FLOPs = 2.5 x fwd)
+ATTENTION_BWD_FLOPS = 2.5
 # Hidden communication is not free: NCCL kernels run on ~16-32 of the GPU's SMs (one CTA per
 # channel) and share its HBM bandwidth, so compute that overlaps them slows down. Estimate.
 OVERLAP_COMPUTE_TAX = 0.2
@@ -158,7 +164,11 @@ def estimate_training_step(
     # FP8 training keeps attention and the LM head in BF16 (Transformer Engine's defaults)
     fp8 = cfg.precision == "fp8"
     bf16_mm_rate = gpu.bf16_flops_per_s * gpu.matmul_efficiency * fw if fp8 else mm_rate
-    attn_rate = (gpu.bf16_flops_per_s if fp8 else peak) * gpu.attention_efficiency * fw
+    attn_fwd, attn_bwd, attn_source = gpu.attention_rates(cfg.attention_kernel)
+    fused = cfg.attention_kernel == "fused" and gpu.fused_attention_efficiency > 0
+    attn_kernel = "cuDNN fused attention" if fused else "FlashAttention-2"
+    attn_rate = (gpu.bf16_flops_per_s if fp8 else peak) * attn_fwd * fw
+    attn_bwd_rate = (gpu.bf16_flops_per_s if fp8 else peak) * attn_bwd * fw
     mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency * fw
     t, h = cfg.tp, spec.hidden
     tokens = cfg.micro_batch * cfg.seq_len / cfg.cp  # per GPU per micro-batch
@@ -190,7 +200,12 @@ def estimate_training_step(
         t_core += 2.0 * scores_bytes / mem_rate
     fwd = t_mm + t_core + t_elem
     # a frozen base (LoRA) needs input gradients only, no weight gradients; adapters are tiny
-    bwd = t_mm_bwd + 2.0 * (t_core + t_elem)
+    # FlashAttention's backward recomputes the scores: 2.5x the forward's FLOPs (its benchmarks'
+    # convention), at the GPU's backward rate; an unfused backward is 2x its forward
+    t_core_bwd = (
+        ATTENTION_BWD_FLOPS * core_hw / attn_bwd_rate if cfg.flash_attention else 2.0 * t_core
+    )
+    bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem
     recompute = {"none": 0.0, "selective": t_core, "full": fwd}[cfg.recompute]
     dequant = 0.0
     if not cfg.trains_base and cfg.lora_base_bits == 4:
@@ -453,8 +468,14 @@ def estimate_training_step(
             if gpu.gemm_shapes
             else "; every GEMM shape at that rate (no GEMM-by-shape table for this GPU)"
         ),
-        f"attention: {'FlashAttention, causal half of the score square, ' if cfg.flash_attention else 'unfused score matrix, '}"
-        f"{gpu.attention_efficiency:.0%} of the BF16 peak ({gpu.attention_efficiency_source})",
+        (
+            f"attention: {attn_kernel}, the causal half of the score square, at {attn_fwd:.0%} of "
+            f"the BF16 peak forward and {attn_bwd:.0%} backward (which recomputes the scores: "
+            f"{ATTENTION_BWD_FLOPS:g}x the forward's FLOPs)"
+            if cfg.flash_attention
+            else f"attention: unfused score matrix, at {attn_fwd:.0%} of the BF16 peak"
+        )
+        + f" ({attn_source})",
         *(
             (
                 "FP8: the blocks' linear layers in FP8; attention and the LM head in BF16, and each FP8 "

@@ -29,6 +29,8 @@ DEFAULT_GLOBAL_BATCH = {"pretrain": 512, "full-finetune": 128, "lora": 64}
 # what most training runs use (Hugging Face, FSDP, DeepSpeed, torchtitan, Composer); Megatron-LM
 # users say --framework megatron, NVIDIA's published NeMo recipes --framework nemo
 DEFAULT_FRAMEWORK = "pytorch"
+# whose runs define the kernel-level step (share 1.0, its attention kernel)
+KERNEL_LEVEL_FRAMEWORK = "nemo"
 
 
 @dataclass(frozen=True)
@@ -265,7 +267,7 @@ def _base_config(
             f"training precision {precision!r} is not supported", "use bf16, fp16 or fp8"
         )
     gb = req.global_batch or DEFAULT_GLOBAL_BATCH[workload]
-    _, efficiency, fw_note = training_framework(req, gpu)
+    framework, efficiency, fw_note = training_framework(req, gpu)
     notes.append(fw_note)
     cfg = TrainConfig(
         gpus=req.gpus,
@@ -282,8 +284,15 @@ def _base_config(
         lora_base_bits=base_bits,
         sequence_parallel=bool(req.sequence_parallel),
         framework_efficiency=efficiency,
+        attention_kernel=framework.attention,
     )
     return cfg, notes
+
+
+def kernel_level_config(cfg: TrainConfig) -> TrainConfig:
+    """``cfg`` as NVIDIA's tuned recipes run it: every kernel at its rate, their attention."""
+    reference = find_framework(KERNEL_LEVEL_FRAMEWORK)
+    return replace(cfg, framework_efficiency=1.0, attention_kernel=reference.attention)
 
 
 def training_framework(req: PlanRequest, gpu: Gpu) -> tuple[Framework, float, str]:
@@ -551,10 +560,8 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
     gpn = req.gpus_per_node or gpu.max_gpus_per_node
     min_gpus = min_gpus_training(spec, counts, gpu, ev.base, gpn, req)
     kernel_level = (
-        estimate_training_step(
-            spec, counts, gpu, fabric, replace(cfg, framework_efficiency=1.0), est.memory
-        )
-        if cfg.framework_efficiency != 1.0
+        estimate_training_step(spec, counts, gpu, fabric, kernel_level_config(cfg), est.memory)
+        if kernel_level_config(cfg) != cfg
         else est
     )
     return Plan(
