@@ -50,6 +50,26 @@ def main() -> int:
         model = estimate_collective("reduce_scatter", SIZE, gpus, fab).busbw_bytes_per_s / 1e9
         cells = " ".join(f"{s:13.3f}" for s in shares)
         print(f"{nodes:>5} {cells}  {sim:9.1f} {model:6.1f} {published:9d}")
+    # the source states no message size: how the model's decline (latency from NCCL's tuner
+    # constants, growing with the ring's steps) depends on the size assumed
+    sizes = [2**30, 2 * 2**30, 4 * 2**30, 8 * 2**30]
+    print(
+        "\nchange of busbw from 4 nodes, model (ring latency only) by message size, and published"
+    )
+    print(
+        f"{'nodes':>5} " + " ".join(f"{s / 2**30:>7.0f} GiB" for s in sizes) + f" {'published':>10}"
+    )
+    first: dict[int, float] = {}
+    for nodes, published in NCCL_1229.items():
+        fab = resolve_fabric(
+            find_gpu("h100-sxm"), nodes * 8, network_name="ndr-ib", nics_per_node=8
+        )[0]
+        cells = []
+        for size in sizes:
+            bw = estimate_collective("reduce_scatter", size, nodes * 8, fab).busbw_bytes_per_s
+            first.setdefault(size, bw)
+            cells.append(f"{100 * (bw / first[size] - 1):+10.1f}%")
+        print(f"{nodes:>5} " + " ".join(cells) + f" {100 * (published / NCCL_1229[4] - 1):+10.1f}%")
     return 0
 
 
