@@ -129,6 +129,14 @@ def test_default_file_is_read_and_replaces_a_builtin(
             '[[gpu]]\nname = "y"\ntitle = "Y"\nbase = "x"\n',
             "leads back to itself",
         ),
+        (
+            "gpus",
+            "".join(
+                f'[[gpu]]\nname = "g{i}"\ntitle = "G"\nbase = "g{i + 1}"\n' for i in range(3000)
+            )
+            + '[[gpu]]\nname = "g3000"\ntitle = "G"\nbase = "h100"\n',
+            "more than 8 bases in a chain",
+        ),
         ("frameworks", FRAMEWORK.replace("hopper = 0.8", "hopper = 1.8"), "efficiency.hopper"),
         ("frameworks", FRAMEWORK.replace("hopper = 0.8", "kepler = 0.8"), "'kepler' is not one"),
         ("frameworks", FRAMEWORK.replace("{ hopper = 0.8 }", "{}"), "at least one GPU generation"),

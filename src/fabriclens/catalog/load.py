@@ -55,6 +55,8 @@ TABLES = {"gpus": "gpu", "links": "link", "networks": "network", "engines": "eng
 
 # what an entry never takes from its base: its identity
 NOT_INHERITED = ("name", "aliases", "title", "notes")
+# bases an entry may build on, one on another (a catalog is read on every start: bounded work)
+MAX_BASE_DEPTH = 8
 
 
 class BaseError(ValueError):
@@ -84,6 +86,8 @@ def _resolve_base(
     key = _normalise(base)
     if key in seen:
         raise BaseError(f"base {base!r} leads back to itself ({' -> '.join((*seen, key))})")
+    if len(seen) >= MAX_BASE_DEPTH:
+        raise BaseError(f"more than {MAX_BASE_DEPTH} bases in a chain; build on the last one")
     # a user entry may override the built-in entry of its own name and build on it
     parent = next((lk[key] for lk in lookups if key in lk and lk[key] is not row), None)
     if parent is None:
