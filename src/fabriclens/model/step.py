@@ -471,11 +471,11 @@ def estimate_training_step(
         (
             f"attention: {attn_kernel}, the causal half of the score square, at {attn_fwd:.0%} of "
             f"the BF16 peak forward and {attn_bwd:.0%} backward (which recomputes the scores: "
-            f"{ATTENTION_BWD_FLOPS:g}x the forward's FLOPs)"
+            f"{ATTENTION_BWD_FLOPS:g}x the forward's FLOPs) ({attn_source})"
             if cfg.flash_attention
-            else f"attention: unfused score matrix, at {attn_fwd:.0%} of the BF16 peak"
-        )
-        + f" ({attn_source})",
+            else "attention: unfused, the whole score square, its matmuls at the BF16 GEMM rate "
+            "and the score matrix written to and read back from HBM"
+        ),
         *(
             (
                 "FP8: the blocks' linear layers in FP8; attention and the LM head in BF16, and each FP8 "
