@@ -321,7 +321,8 @@ def evaluate(
     fp8 = base.precision == "fp8"  # attention and the LM head stay BF16 (step.py)
     bf16_mm_rate = gpu.bf16_flops_per_s * gpu.matmul_efficiency * fw if fp8 else mm_rate
     attn_fwd, attn_bwd, _ = gpu.attention_rates(base.attention_kernel)
-    attn_rate = (gpu.bf16_flops_per_s if fp8 else peak) * attn_fwd * fw
+    attn_peak = gpu.bf16_flops_per_s if fp8 else peak
+    attn_rate, attn_bwd_rate = attn_peak * attn_fwd * fw, attn_peak * attn_bwd * fw
     mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency * fw
     layer_mm = 2.0 * tokens * counts.layer_matmul_active / L / tp
     shares = _shape_shares(gpu, spec, tokens, tp, ep, "fp8" if fp8 else "bf16")
@@ -345,9 +346,7 @@ def evaluate(
         t_core = t_core + 2.0 * (act_none - act_sel) / mem_rate
     fwd = t_mm + t_core + t_elem
     t_core_bwd = (
-        ATTENTION_BWD_FLOPS * core_hw / ((gpu.bf16_flops_per_s if fp8 else peak) * attn_bwd * fw)
-        if base.flash_attention
-        else 2.0 * t_core
+        ATTENTION_BWD_FLOPS * core_hw / attn_bwd_rate if base.flash_attention else 2.0 * t_core
     )
     bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem
     recompute = np.select([rec == 0, rec == 1], [0.0, t_core], fwd)

@@ -167,8 +167,8 @@ def estimate_training_step(
     attn_fwd, attn_bwd, attn_source = gpu.attention_rates(cfg.attention_kernel)
     fused = cfg.attention_kernel == "fused" and gpu.fused_attention_efficiency > 0
     attn_kernel = "cuDNN fused attention" if fused else "FlashAttention-2"
-    attn_rate = (gpu.bf16_flops_per_s if fp8 else peak) * attn_fwd * fw
-    attn_bwd_rate = (gpu.bf16_flops_per_s if fp8 else peak) * attn_bwd * fw
+    attn_peak = gpu.bf16_flops_per_s if fp8 else peak  # attention runs in BF16 under FP8
+    attn_rate, attn_bwd_rate = attn_peak * attn_fwd * fw, attn_peak * attn_bwd * fw
     mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency * fw
     t, h = cfg.tp, spec.hidden
     tokens = cfg.micro_batch * cfg.seq_len / cfg.cp  # per GPU per micro-batch
