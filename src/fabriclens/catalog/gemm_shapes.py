@@ -52,9 +52,9 @@ def gemm_shape_table(key: str) -> GemmShapeTable:
     if not grids["bf16"]:
         raise KeyError(key)
     exps = sorted({int(math.log2(d)) for shape in grids["bf16"] for d in shape})
+    full = [(2**a, 2**b, 2**c) for a in exps for b in exps for c in exps]
     relative: dict[str, tuple[float, ...]] = {}
     for precision, grid in grids.items():
-        full = [(2**a, 2**b, 2**c) for a in exps for b in exps for c in exps]
         if any(shape not in grid for shape in full):
             continue  # an incomplete grid is not interpolated
         best = max(grid.values())

@@ -6,10 +6,10 @@ by ``FABRICLENS_CATALOG`` (the CLI's ``--catalog FILE`` sets it), else
 name (or alias) matches a built-in one replaces it; any other is added.
 
 An entry may name another of its table as ``base = "name"``: it takes every field of that entry
-but the name, aliases, title and notes (all of them when it replaces the entry of its own name), and
-sets only what differs (an export variant such as the
-H800 states its NVLink; a user's power-capped H100 states its clocks). A base is looked up among
-the user's entries first, then the built-in ones.
+but the name, aliases, title and notes (all of them when it replaces the entry of its own name)
+and sets only what differs (an export variant such as the H800 states its NVLink; a user's
+power-capped H100 states its clocks). A base is looked up among the user's entries first, then
+the built-in ones.
 """
 
 from __future__ import annotations

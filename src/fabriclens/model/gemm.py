@@ -85,6 +85,19 @@ def _harmonic(table: GemmShapeTable, precision: str, shapes: list[tuple[Shape, f
     return flops / time if time else 1.0
 
 
+def _pass_shares(
+    table: GemmShapeTable, precision: str, fwd: list[tuple[Shape, float]]
+) -> tuple[float, float, float]:
+    """Forward, input-gradient (m x k, reducing n) and weight-gradient (k x n, reducing m)."""
+    dgrad = [((m, k, n), c) for (m, n, k), c in fwd]
+    wgrad = [((k, n, m), c) for (m, n, k), c in fwd]
+    return (
+        _harmonic(table, precision, fwd),
+        _harmonic(table, precision, dgrad),
+        _harmonic(table, precision, wgrad),
+    )
+
+
 @functools.cache
 def layer_shape_shares(
     gpu: Gpu, spec: ModelSpec, tokens: float, tp: int, ep: int, precision: str
@@ -93,11 +106,9 @@ def layer_shape_shares(
     GEMM rate (1.0 each without a table)."""
     if not gpu.gemm_shapes:
         return 1.0, 1.0, 1.0
-    table = gemm_shape_table(gpu.gemm_shapes)
-    fwd = layer_gemms(spec, tokens, tp, ep)
-    dgrad = [((m, k, n), c) for (m, n, k), c in fwd]
-    wgrad = [((k, n, m), c) for (m, n, k), c in fwd]
-    return tuple(_harmonic(table, precision, s) for s in (fwd, dgrad, wgrad))  # type: ignore[return-value]
+    return _pass_shares(
+        gemm_shape_table(gpu.gemm_shapes), precision, layer_gemms(spec, tokens, tp, ep)
+    )
 
 
 @functools.cache
@@ -107,10 +118,5 @@ def lm_head_shape_shares(
     """The same for the LM head (BF16: tokens x vocab/tp x hidden)."""
     if not gpu.gemm_shapes:
         return 1.0, 1.0, 1.0
-    table = gemm_shape_table(gpu.gemm_shapes)
-    m, n, k = tokens, spec.vocab / tp, spec.hidden
-    return (
-        relative_rate(table, "bf16", m, n, k),
-        relative_rate(table, "bf16", m, k, n),
-        relative_rate(table, "bf16", k, n, m),
-    )
+    head = [((tokens, spec.vocab / tp, float(spec.hidden)), 1.0)]
+    return _pass_shares(gemm_shape_table(gpu.gemm_shapes), "bf16", head)
