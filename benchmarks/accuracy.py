@@ -26,6 +26,7 @@ from reference import (
     all_collective_cases,
     all_inference_cases,
     all_training_cases,
+    compile_pairs,
     excluded_rows,
     median_abs_error,
     scaling_pairs,
@@ -86,6 +87,21 @@ def show_pairs(title: str, pairs: list[ScalingPair]) -> float:
     return med
 
 
+def show_compile_pairs(pairs: list[tuple[Case, Case]]) -> None:
+    """Print what torch.compile gains on the same job, measured and predicted."""
+    print(f"\ntorch.compile over eager, the same job  ({len(pairs)} pairs)")
+    print(f"  {'eager':6s} {'compiled':8s} {'case':48s} {'measured':>9s} {'predicted':>9s} "
+          f"{'error':>8s}  source")  # fmt: skip
+    for eager, compiled in pairs:
+        m = compiled.measured / eager.measured - 1.0
+        p = compiled.predicted / eager.predicted - 1.0
+        print(f"  {eager.row_id:6s} {compiled.row_id:8s} {eager.name[:48]:48s} {100 * m:+8.1f}% "
+              f"{100 * p:+8.1f}% {100 * (p - m):+6.1f}pp  {_source(eager.source)}")  # fmt: skip
+    errors = [abs(c.predicted / e.predicted - c.measured / e.measured) * 100 for e, c in pairs]
+    if errors:
+        print(f"  median |error| {statistics.median(errors):.1f} pp")
+
+
 def _held(cases: list[Case]) -> list[Case]:
     return [c for c in cases if c.split == "held_out"]
 
@@ -120,6 +136,7 @@ def _tables() -> tuple[list[str], list[tuple[str, int, float, int, float, str, b
         )
         held_pairs = [p for p in pairs if p.small.split == "held_out"]
         sc_med = show_pairs("Scaling pairs (held out)", held_pairs)
+        show_compile_pairs(compile_pairs(training))
         excluded = excluded_rows()
         print(f"\nExcluded rows (kept in reference/, not predicted): {len(excluded)}")
         for e in excluded:

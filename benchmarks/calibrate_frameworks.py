@@ -23,6 +23,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from fabriclens.catalog.load import share_owner
 from reference import Case, all_training_cases
 
 MIN_ROWS = 10  # fewer calibration rows than this: the generation takes its nearest neighbour's
@@ -58,7 +59,9 @@ def calibrate(cases: list[Case]) -> list[Calibration]:
     groups: dict[tuple[str, str], list[Case]] = {}
     for case in cases:
         if case.split == "calibration" and case.framework:
-            groups.setdefault((case.framework, case.generation), []).append(case)
+            # a framework that takes its share from its base is calibrated with it
+            owner = share_owner(case.framework)
+            groups.setdefault((owner, case.generation), []).append(case)
     return [
         Calibration(
             fw,

@@ -302,6 +302,7 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         workload=row["workload"] or "pretrain",  # type: ignore[arg-type]
         framework_efficiency=framework_efficiency(row, gpu, kernel_level),
         attention_kernel=find_framework(row["framework"]).attention,
+        elementwise=find_framework(row["framework"]).elementwise,
     )  # fmt: skip
     net = find_network(row["network"]) if row["network"] and gpus > gpn else None
     fabric = Fabric(find_link(gpu.intra_link), net, gpn, _int(row, "nics_per_node"),
@@ -470,3 +471,17 @@ def scaling_pairs(cases: list[Case]) -> list[ScalingPair]:
         members.sort(key=lambda c: c.scale)
         pairs += [ScalingPair(name, a, b) for a, b in pairwise(members)]
     return pairs
+
+
+# The same job published with and without torch.compile (reference/training_more.csv): torchtitan
+# benchmarks/llama3_h100_202412_torchtitan.md Tables 1 and 3 ("FSDP" vs "FSDP + torch.compile")
+# and fms-fsdp README.md (its throughput tables before and after compile), as (eager, compiled).
+COMPILE_PAIRS = (("tm079", "tm080"), ("tm082", "tm083"), ("tm164", "tm156"), ("tm165", "tm157"),
+                 ("tm166", "tm158"), ("tm167", "tm159"), ("tm168", "tm160"), ("tm169", "tm161"),
+                 ("tm170", "tm162"), ("tm171", "tm163"))  # fmt: skip
+
+
+def compile_pairs(cases: list[Case]) -> list[tuple[Case, Case]]:
+    """(eager, torch.compile) cases of COMPILE_PAIRS: what compiling the same job gains."""
+    by_id = {c.row_id: c for c in cases}
+    return [(by_id[e], by_id[c]) for e, c in COMPILE_PAIRS if e in by_id and c in by_id]

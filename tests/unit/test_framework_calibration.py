@@ -140,13 +140,13 @@ def test_the_share_scales_every_kernel() -> None:
 
 def test_default_plan_is_eager_pytorch_with_h100_mfu_of_published_runs() -> None:
     """Issue item 5: `plan llama-3.1-8b --gpus 8` said 70% MFU; published H100 runs of that size
-    sit at 40-50% (torchtitan's Llama-3.1-8B on 8 H100s: 33-39%, llm-foundry's MPT-7B: 42-46%).
+    sit at 33-46% (torchtitan's Llama-3.1-8B on 8 H100s: 33-39%, llm-foundry's MPT-7B: 42-46%).
     The default framework is eager PyTorch; --framework nemo gives the kernel-level step."""
     req = PlanRequest(model=SPEC, gpu="h100-sxm", gpus=8)
     (plan,) = make_plans(req)
     assert plan.training is not None and plan.framework is not None
     assert plan.framework.name == "pytorch"
-    assert 0.40 <= plan.training.mfu <= 0.50
+    assert 0.33 <= plan.training.mfu <= 0.46
     (mega,) = make_plans(replace(req, framework="nemo"))
     assert mega.training is not None and mega.training.mfu > 0.55
     assert plan.kernel_level is not None

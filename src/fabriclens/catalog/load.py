@@ -240,6 +240,19 @@ def frameworks() -> tuple[Framework, ...]:
     return _merged("frameworks", "frameworks.toml", Framework)
 
 
+def share_owner(name: str) -> str:
+    """The built-in framework whose calibrated share ``name`` runs at: itself, or the base it
+    takes its ``efficiency`` from (pytorch-compile is eager PyTorch's stack with its elementwise
+    work fused, which the step model prices; the rest of the stack is the same)."""
+    index = _index(_builtin_rows("frameworks.toml", "framework"))
+    row = index.get(_normalise(name))
+    for _ in range(MAX_BASE_DEPTH):
+        if row is None or "efficiency" in row or not isinstance(row.get("base"), str):
+            break
+        row = index.get(_normalise(row["base"]))
+    return str(row["name"]) if row is not None else name
+
+
 def reset_caches() -> None:
     """Forget what was loaded (after FABRICLENS_CATALOG changes; for tests)."""
     for f in (_user_doc, gpus, links, networks, engines, models, switches, frameworks):

@@ -188,6 +188,9 @@ class Gpu(_Entry):
 
 # attention kernels a training framework runs (Framework.attention, Gpu.attention_rates)
 ATTENTION_KERNELS = ("flash", "fused")
+# how a training framework runs a layer's elementwise work (Framework.elementwise,
+# model/elementwise.py): fused kernels, or op by op as eager PyTorch does
+ELEMENTWISE_MODES = ("fused", "eager")
 # the architectures catalog/data/gemm_shapes.csv holds a GEMM-by-shape table for
 GEMM_SHAPE_TABLES = ("sm_90", "sm_100", "gfx942")
 # GPU architecture generations in order of release (AMD's CDNA 3 beside its Hopper peers)
@@ -207,10 +210,14 @@ class Framework(_Entry):
     # the attention kernel it runs (ATTENTION_KERNELS): FlashAttention-2 through PyTorch's SDPA or
     # flash-attn ("flash"), or cuDNN's fused attention through Transformer Engine / XLA ("fused")
     attention: str = "flash"
+    # its elementwise work (ELEMENTWISE_MODES): fused kernels (Transformer Engine, XLA,
+    # torch.compile) or op by op (eager PyTorch's RMSNorm, rotary and SwiGLU)
+    elementwise: str = "fused"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _one_of(self, "attention", ATTENTION_KERNELS)
+        _one_of(self, "elementwise", ELEMENTWISE_MODES)
         _check(
             isinstance(self.efficiency, dict) and bool(self.efficiency),
             "efficiency",

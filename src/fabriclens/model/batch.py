@@ -35,6 +35,7 @@ from fabriclens.model.collectives import (
     SWITCH_HOPS,
     Fabric,
 )
+from fabriclens.model.elementwise import eager_extra_parts
 from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
 from fabriclens.model.memory import (
@@ -341,14 +342,21 @@ def evaluate(
     if fp8:
         elem = elem + FP8_CAST_BYTES * tokens * fp8_cast_elements_per_token(spec) / tp
     t_elem = elem / mem_rate
+    t_eager_fwd: Any = 0.0
+    t_eager_bwd: Any = 0.0
+    if base.elementwise == "eager":  # step.py: op-by-op RMSNorm, rotary and SwiGLU
+        norm_f, norm_b, split_f, split_b = eager_extra_parts(spec)
+        norm_split = np.where((sp > 0) | (tp == 1), tp, 1.0)
+        t_eager_fwd = tokens * (norm_f / norm_split + split_f / tp) / mem_rate
+        t_eager_bwd = tokens * (norm_b / norm_split + split_b / tp) / mem_rate
     if not base.flash_attention:
         act_sel = _activation(spec, base, tp, mb, sp, np.ones_like(rec))
         t_core = t_core + 2.0 * (act_none - act_sel) / mem_rate
-    fwd = t_mm + t_core + t_elem
+    fwd = t_mm + t_core + t_elem + t_eager_fwd
     t_core_bwd = (
         ATTENTION_BWD_FLOPS * core_hw / attn_bwd_rate if base.flash_attention else 2.0 * t_core
     )
-    bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem
+    bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem + t_eager_bwd
     recompute = np.select([rec == 0, rec == 1], [0.0, t_core], fwd)
     dequant: Any = 0.0
     if not trains and base.lora_base_bits == 4:

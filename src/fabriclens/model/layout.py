@@ -47,6 +47,7 @@ class TrainConfig:
     # frameworks.toml); 1.0 is the kernel-level step of a Megatron-Core-class framework
     framework_efficiency: float = 1.0
     attention_kernel: str = "flash"  # the framework's (catalog frameworks.toml, ATTENTION_KERNELS)
+    elementwise: str = "fused"  # fused kernels or op by op (model/elementwise.py)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property

@@ -10,7 +10,9 @@ with every rate also multiplied by the training framework's efficiency (1.0: the
 step a Megatron-Core-class framework reaches; eager PyTorch stacks reach less, catalog
 frameworks.toml),
 where the elementwise traffic (norms, activations, softmax, dropout, residual adds) is taken as
-twice the activation bytes the layer stores (each is written once and read back once).
+twice the activation bytes the layer stores (each is written once and read back once), as fused
+kernels move it; a framework that runs RMSNorm, rotary and SwiGLU op by op (eager PyTorch) adds
+what those chains of kernels move besides (model/elementwise.py).
 Backward costs twice the forward (its input- and weight-gradient GEMMs at their own shapes;
 FlashAttention's backward 2.5x its forward's FLOPs, as it recomputes the scores);
 recomputation adds a forward (full) or the attention core
@@ -39,6 +41,7 @@ from fabriclens.model.arch import (
 )
 from fabriclens.model.collectives import Fabric
 from fabriclens.model.comm import CommEntry, entry
+from fabriclens.model.elementwise import eager_extra_bytes_per_token
 from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig, place_groups
 from fabriclens.model.memory import (
@@ -195,17 +198,24 @@ def estimate_training_step(
         t_mm_bwd += layer_mm / (mm_rate * s_wgrad)
     t_core = core_hw / attn_rate if cfg.flash_attention else core_hw / bf16_mm_rate
     t_elem = elem / mem_rate
+    # op-by-op frameworks move more: eager RMSNorm, rotary and SwiGLU (model/elementwise.py)
+    eager_fwd, eager_bwd = (
+        eager_extra_bytes_per_token(spec, t, cfg.sequence_parallel)
+        if cfg.elementwise == "eager"
+        else (0.0, 0.0)
+    )
+    t_eager_fwd, t_eager_bwd = tokens * eager_fwd / mem_rate, tokens * eager_bwd / mem_rate
     if not cfg.flash_attention:
         scores_bytes = act_none - activation_bytes_per_layer(spec, cfg, "selective")
         t_core += 2.0 * scores_bytes / mem_rate
-    fwd = t_mm + t_core + t_elem
+    fwd = t_mm + t_core + t_elem + t_eager_fwd
     # a frozen base (LoRA) needs input gradients only, no weight gradients; adapters are tiny
     # FlashAttention's backward recomputes the scores: 2.5x the forward's FLOPs (its benchmarks'
     # convention), at the GPU's backward rate; an unfused backward is 2x its forward
     t_core_bwd = (
         ATTENTION_BWD_FLOPS * core_hw / attn_bwd_rate if cfg.flash_attention else 2.0 * t_core
     )
-    bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem
+    bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem + t_eager_bwd
     recompute = {"none": 0.0, "selective": t_core, "full": fwd}[cfg.recompute]
     dequant = 0.0
     if not cfg.trains_base and cfg.lora_base_bits == 4:
@@ -411,7 +421,6 @@ def estimate_training_step(
 
     comm_exposed = sum(c.exposed_s for c in comm)
     per_mb_exposed = sum(c.exposed_s for c in comm if c.group in ("tp", "ep", "cp", "pp"))
-    comm_exposed - per_mb_exposed
     mb_time = compute_mb + per_mb_exposed / m
     bubble = (cfg.pp - 1) / cfg.interleave * mb_time if cfg.pp > 1 else 0.0
 
@@ -485,7 +494,13 @@ def estimate_training_step(
             else ()
         ),
         f"elementwise ops: 2 x stored activation bytes at {gpu.memory_bw_efficiency:.0%} of "
-        f"{gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s HBM",
+        f"{gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s HBM"
+        + (
+            f"; run op by op (eager): +{eager_fwd / 1e3:.0f} kB forward, +{eager_bwd / 1e3:.0f} kB "
+            "backward per token per layer for the unfused RMSNorm, rotary and SwiGLU chains"
+            if eager_fwd or eager_bwd
+            else ""
+        ),
         "FLOPs: 2 x weights per token per matmul, 4 x context x width for attention, backward = "
         "2 x forward (Narayanan et al. 2021); MFU and HFU count the causal half of the attention "
         "square that FlashAttention runs (mfu_full_square: Megatron's full-square convention, "

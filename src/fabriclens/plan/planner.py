@@ -285,14 +285,21 @@ def _base_config(
         sequence_parallel=bool(req.sequence_parallel),
         framework_efficiency=efficiency,
         attention_kernel=framework.attention,
+        elementwise=framework.elementwise,
     )
     return cfg, notes
 
 
 def kernel_level_config(cfg: TrainConfig) -> TrainConfig:
-    """``cfg`` as NVIDIA's tuned recipes run it: every kernel at its rate, their attention."""
+    """``cfg`` as NVIDIA's tuned recipes run it: every kernel at its rate, their attention and
+    fused elementwise kernels."""
     reference = find_framework(KERNEL_LEVEL_FRAMEWORK)
-    return replace(cfg, framework_efficiency=1.0, attention_kernel=reference.attention)
+    return replace(
+        cfg,
+        framework_efficiency=1.0,
+        attention_kernel=reference.attention,
+        elementwise=reference.elementwise,
+    )
 
 
 def training_framework(req: PlanRequest, gpu: Gpu) -> tuple[Framework, float, str]:

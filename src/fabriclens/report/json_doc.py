@@ -72,6 +72,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
                 "title": plan.framework.title,
                 "efficiency": _r(cfg.framework_efficiency, 4),
                 "attention": cfg.attention_kernel,
+                "elementwise": cfg.elementwise,
                 "source": plan.framework.efficiency_source,
                 "kernel_level_tokens_per_s": _r(kernel.tokens_per_s),
                 "kernel_level_mfu": _r(kernel.mfu, 4),
