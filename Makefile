@@ -71,6 +71,8 @@ test: lint sysdeps loadgen
 bench: $(STAMP) sysdeps
 	-$(BIN)/python benchmarks/calibrate_frameworks.py
 	-$(BIN)/python benchmarks/accuracy.py
+	-$(BIN)/python benchmarks/scale_curve.py
+	-$(BIN)/python benchmarks/simulate.py
 	-$(BIN)/python benchmarks/speed.py
 	-$(BIN)/python benchmarks/lab.py
 	-$(BIN)/python benchmarks/serve.py

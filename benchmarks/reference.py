@@ -485,3 +485,33 @@ def compile_pairs(cases: list[Case]) -> list[tuple[Case, Case]]:
     """(eager, torch.compile) cases of COMPILE_PAIRS: what compiling the same job gains."""
     by_id = {c.row_id: c for c in cases}
     return [(by_id[e], by_id[c]) for e, c in COMPILE_PAIRS if e in by_id and c in by_id]
+
+
+@dataclass(frozen=True)
+class ScalePoint:
+    """One node count of a published scale series (collectives_more.csv)."""
+
+    row_id: str
+    nodes: int
+    busbw_gbps: float
+    row: dict[str, str]
+
+
+def scale_series(min_points: int = 3) -> dict[str, list[ScalePoint]]:
+    """Collective rows of one cluster, collective, algorithm and stated message size at
+    ``min_points`` or more node counts, by series name (the system before its colon), excluded
+    rows too (a congested fabric's curve is still a curve); rows whose size was assumed are left
+    out."""
+    series: dict[str, list[ScalePoint]] = {}
+    for row in _rows("collectives_more.csv"):
+        if ":" not in row["system"] or "size not stated" in row["planner_note"]:
+            continue
+        size = int(row["size_bytes"])
+        name = f"{row['system'].split(':')[0]} {row['op']} {size / 2**30:g} GiB {row['algorithm']}"
+        point = ScalePoint(row["id"], int(row["nodes"]), float(row["busbw_GBps"]), row)
+        series.setdefault(name, []).append(point)
+    return {
+        k: sorted(v, key=lambda p: p.nodes)
+        for k, v in series.items()
+        if len({p.nodes for p in v}) >= min_points
+    }

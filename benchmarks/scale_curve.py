@@ -10,23 +10,80 @@ apart (Llama 3's E-ECMP), then the simulated and modelled busbw
 beside the published curve of github.com/NVIDIA/nccl/issues/1229 (reference/collectives_more.csv
 cm018-cm023). The model (model/collectives.py) carries no congestion term: in fabric order, under
 static tables, the share is 1.0 at every node count here, so nothing falls with scale but latency.
+
+Then every published series with a stated message size (reference.scale_series: one cluster, one
+collective and algorithm, three or more node counts): the change of busbw from its smallest node
+count, published, modelled (the row's algorithm) and simulated (servers in fabric order under
+static routing; and at random under ECMP with 16 flows per connection), and the model's error in
+percentage points.
 """
 
 from __future__ import annotations
 
 import statistics
 
-from fabriclens.catalog import find_gpu, find_switch
+from fabriclens.catalog import find_gpu, find_link, find_network, find_switch
 from fabriclens.fabric.simulate import Scenario, simulate_collective
 from fabriclens.fabric.topology import design_fabric
-from fabriclens.model.collectives import estimate_collective
+from fabriclens.model.collectives import Fabric, estimate_collective
 from fabriclens.plan.planner import resolve_fabric
+from reference import ScalePoint, scale_series
 
 NCCL_1229 = {4: 360, 8: 345, 16: 320, 32: 300, 64: 280, 128: 260}
 SIZE = 8 * 2**30
 # (routing, placement, flows per connection): 16 flows is Llama 3's E-ECMP setting (§3.3.1)
 SCENARIOS = [("static", "topology", 1), ("ecmp", "topology", 1), ("static", "random", 1),
              ("ecmp", "random", 1), ("ecmp", "random", 16)]  # fmt: skip
+
+
+def series_changes(points: list[ScalePoint], simulate: bool = True) -> list[tuple[float, ...]]:
+    """Per node count: (nodes, published change, model change, fabric-order simulated change,
+    scattered ECMP simulated change) from the series' first node count (nan when not simulated)."""
+    first = points[0].row
+    gpn, nics = int(first["gpus_per_node"]), int(first["nics_per_node"])
+    fab = Fabric(find_link(first["link"]), find_network(first["network"]), gpn, nics)
+    size, op = int(first["size_bytes"]), first["op"]
+    design = None
+    if simulate:
+        switch = find_switch("qm9700")
+        rate = fab.network.rate_bits_per_s if fab.network else 0.0
+        design = design_fabric(points[-1].nodes, nics, rate, switch, "rail-optimized",
+                               gpus_per_server=gpn)  # fmt: skip
+    rows, base = [], None
+    for p in points:
+        ranks = p.nodes * gpn
+        model = estimate_collective(op, size, ranks, fab, algorithm=first["algorithm"])  # type: ignore[arg-type]
+        sims = [float("nan"), float("nan")]
+        if design is not None:
+            order = simulate_collective(design, fab, op, size, ranks,  # type: ignore[arg-type]
+                                        Scenario(routing="static", placement="topology"))  # fmt: skip
+            scattered = [
+                simulate_collective(design, fab, op, size, ranks,  # type: ignore[arg-type]
+                                    Scenario(routing="ecmp", placement="random", seed=s, flows=16))
+                for s in range(3)
+            ]  # fmt: skip
+            sims = [order.busbw_bytes_per_s,
+                    statistics.mean(r.busbw_bytes_per_s for r in scattered)]  # fmt: skip
+        values = (p.busbw_gbps, model.busbw_bytes_per_s, *sims)
+        base = base or values
+        rows.append((p.nodes, *(100 * (v / b - 1) for v, b in zip(values, base, strict=True))))
+    return rows
+
+
+def published_series() -> None:
+    """Every published series with a stated size, beside the model and the simulator."""
+    print(
+        "\npublished series with a stated message size: change of busbw from the first node count"
+    )
+    for name, points in scale_series().items():
+        source = points[0].row["source"].split(" (")[0]
+        excluded = " (excluded from accuracy: congested)" if points[0].row["exclude"] else ""
+        print(f"\n{name}{excluded}\n  {source}")
+        print(f"  {'nodes':>5} {'busbw':>7} {'published':>9} {'model':>7} {'sim order':>9} "
+              f"{'sim ECMP':>9} {'model err':>9}")  # fmt: skip
+        for p, (nodes, pub, model, order, ecmp) in zip(points, series_changes(points), strict=True):
+            print(f"  {nodes:>5.0f} {p.busbw_gbps:7.1f} {pub:+8.1f}% {model:+6.1f}% {order:+8.1f}% "
+                  f"{ecmp:+8.1f}% {model - pub:+7.1f}pp")  # fmt: skip
 
 
 def main() -> int:
@@ -70,6 +127,7 @@ def main() -> int:
             first.setdefault(size, bw)
             cells.append(f"{100 * (bw / first[size] - 1):+10.1f}%")
         print(f"{nodes:>5} " + " ".join(cells) + f" {100 * (published / NCCL_1229[4] - 1):+10.1f}%")
+    published_series()
     return 0
 
 

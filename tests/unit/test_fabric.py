@@ -17,6 +17,8 @@ from fabriclens.fabric.routing import link_space, route
 from fabriclens.fabric.simulate import Scenario, simulate_collective
 from fabriclens.fabric.topology import design_fabric
 from fabriclens.plan.planner import resolve_fabric
+from reference import scale_series
+from scale_curve import series_changes
 
 QM9700 = find_switch("qm9700")
 TH4 = find_switch("tomahawk4")
@@ -291,3 +293,31 @@ def test_static_routing_runs_a_ring_in_fabric_order_without_contention() -> None
     r = simulate_collective(d, _fabric(1024), "reduce_scatter", 2**30, 1024,
                             Scenario(routing="static", placement="random"))  # fmt: skip
     assert r.slowest_flow_share < 0.6
+
+
+def test_a_clean_fabric_s_flat_ring_is_reproduced_within_ten_points() -> None:
+    """Issue target: published scale effects within 10 percentage points. Source: the slinky B200
+    cluster's sweep with all 64 nodes healthy (together-nccl-tests
+    baselines/flapping-airplanes/2026-05-12; reference/collectives_more.csv cm057-cm068): ring
+    all_reduce and all_gather at 32 GiB hold 371-390 GB/s busbw from 2 to 64 nodes. The model's
+    change of busbw from 2 nodes (the ring's latency, NCCL's tuner constants) and the simulator's
+    (servers in fabric order, InfiniBand's static tables) follow it within 10 points at every
+    node count."""
+    series = scale_series()
+    for name in ("slinky B200 cluster all_reduce 32 GiB ring",
+                 "slinky B200 cluster all_gather 32 GiB ring"):  # fmt: skip
+        for nodes, published, model, order, _ in series_changes(series[name]):
+            assert abs(model - published) <= 10, (name, nodes)
+            assert abs(order - published) <= 10, (name, nodes)
+
+
+def test_md1_s_steady_fall_is_steeper_than_latency_explains() -> None:
+    """Source: the MD1 B200 cluster (together-nccl-tests baselines/use3a-ss/2026-05-02;
+    cm045-cm056): ring all_reduce at 16 GiB falls 15.5% from 2 to 46 nodes, most of it within
+    the first 16 nodes, where a 32-server rail-optimised pod crosses no spine. The model gives
+    -3.5% (latency) and the simulator the same: no routing effect inside a pod. The README lists
+    it as a miss; this pins the direction (both fall) and the gap (the model falls less)."""
+    points = scale_series()["MD1 B200 cluster all_reduce 16 GiB ring"]
+    *_, (nodes, published, model, order, _) = series_changes(points, simulate=True)
+    assert nodes == 46 and published < model < 0 and order < 0
+    assert published - model < -10
