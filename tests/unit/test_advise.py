@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fabriclens.catalog import find_model
+from fabriclens.catalog import find_model, find_network
 from fabriclens.errors import InputError
 from fabriclens.plan.advise import Facts, advise, rules
 from fabriclens.plan.request import PlanRequest
@@ -128,6 +128,26 @@ def test_recommends_the_cheapest_tier_within_slack() -> None:
     assert any(t.verdict.startswith("over-buying") for t in result.tiers)
     strict = advise(Facts("small-cluster", 2), req, slack=0.0)
     assert strict.recommended is not None and strict.recommended.time_s == pytest.approx(best)
+
+
+def test_a_tier_below_the_guide_s_floor_is_called_so() -> None:
+    """The guide's small-cluster rule advises 100G at least; when the cheapest tier within the
+    slack for this job is slower (a generous slack makes it 10GbE), the recommendation says it
+    is below that floor, and why both hold, instead of contradicting the guide in silence."""
+    req = PlanRequest(
+        model=find_model("llama-3.1-8b"), gpu="h100-sxm", gpus=16, workload="pretrain"
+    )
+    loose = advise(Facts("small-cluster", 2, workload="pretrain"), req, slack=1.0)
+    assert loose.recommended is not None
+    assert find_network(loose.recommended.network).rate_bits_per_s < 100e9
+    assert "below the guide's 100G floor" in loose.reason
+    assert "scenario-small-cluster" in loose.reason
+    strict = advise(Facts("small-cluster", 2, workload="pretrain"), req, slack=0.0)
+    assert strict.recommended is not None
+    assert "floor" not in strict.reason
+    # a scenario whose guide names no floor never says so
+    personal = advise(Facts("personal", 2, workload="pretrain"), req, slack=1.0)
+    assert "floor" not in personal.reason
 
 
 def test_bad_facts() -> None:

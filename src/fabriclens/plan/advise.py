@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from importlib import resources
 from typing import Any
 
+from fabriclens.catalog import find_network
 from fabriclens.conditions import check_known, holds
 from fabriclens.errors import InputError
 from fabriclens.plan.planner import Plan, make_plans
@@ -46,6 +47,8 @@ class Rule:
     advice: str
     because: str
     watch: tuple[str, ...] = field(default_factory=tuple)
+    # the NIC line rate (Gbit/s) a network-class rule advises at least; 0: none
+    floor_gbit_per_s: float = 0.0
 
     def fires(self, facts: Facts) -> bool:
         """True when every condition holds (equality, or <fact>_min / <fact>_max bounds)."""
@@ -68,6 +71,7 @@ def rules() -> tuple[Rule, ...]:
                 raw["advice"],
                 raw["because"],
                 tuple(raw.get("watch", ())),
+                float(raw.get("floor_gbit_per_s", 0.0)),
             )
         )
     return tuple(out)
@@ -106,6 +110,23 @@ def _step_time(plan: Plan) -> tuple[float, float]:
     assert plan.inference is not None
     comm = sum(c.time_per_token_s for c in plan.inference.comm)
     return plan.inference.decode_step_s, comm / plan.inference.decode_step_s
+
+
+def _below_guide(fired: tuple[Rule, ...], network: str, slack: float) -> str:
+    """A sentence when the tier chosen for this job is below a fired rule's floor, so the guide
+    and the tier table never silently disagree."""
+    floors = [r for r in fired if r.floor_gbit_per_s > 0]
+    if not floors:
+        return ""
+    rule = max(floors, key=lambda r: r.floor_gbit_per_s)
+    rate = find_network(network).rate_bits_per_s / 1e9
+    if rate >= rule.floor_gbit_per_s:
+        return ""
+    return (
+        f"; that is below the guide's {rule.floor_gbit_per_s:g}G floor for this scenario "
+        f"(rule {rule.id}): for this job alone it is within {100 * slack:.0f}% of the fastest "
+        "tier; the floor is for the cluster's other jobs, checkpoints and growth"
+    )
 
 
 def advise(
@@ -169,6 +190,7 @@ def advise(
                 f"({format_time(recommended.time_s)} vs {format_time(best)}); its bottleneck is {recommended.bottleneck} and "
                 f"exposed communication is {100 * recommended.comm_share:.0f}% of the time"
             )
+            reason += _below_guide(fired, recommended.network, slack)
         else:
             reason = "the job does not fit in memory on any tier: add GPUs or shard more (fabriclens plan shows the ledger)"
     assumptions = (
