@@ -15,9 +15,9 @@ import click
 
 # --framework, as plan, search and advise take it (catalog frameworks.toml)
 FRAMEWORK_HELP = (
-    "Training framework: pytorch (eager FSDP/DDP, HF, torchtitan, DeepSpeed) | megatron "
-    "(Megatron-LM, Megatron-DeepSpeed) | nemo (NVIDIA's tuned NeMo recipes) | jax (MaxText) "
-    "[default: pytorch]"
+    "Training framework: pytorch (eager FSDP/DDP, HF, torchtitan, DeepSpeed) | pytorch-compile "
+    "(the same with torch.compile) | megatron (Megatron-LM, Megatron-DeepSpeed) | nemo (NVIDIA's "
+    "tuned NeMo recipes) | jax (MaxText) [default: pytorch]"
 )
 MAX_INT = 2**53  # beyond any count, size or rank; a float still holds it exactly
 MAX_PORT = 65535
