@@ -25,7 +25,7 @@ from fabriclens.catalog import (
     find_model,
     find_network,
 )
-from fabriclens.catalog.schema import Gpu, ModelSpec
+from fabriclens.catalog.schema import GRAD_REDUCE_DTYPES, Gpu, ModelSpec
 from fabriclens.model.arch import count_params
 from fabriclens.model.collectives import Fabric, estimate_collective
 from fabriclens.model.inference import estimate_inference
@@ -303,6 +303,7 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         framework_efficiency=framework_efficiency(row, gpu, kernel_level),
         attention_kernel=find_framework(row["framework"]).attention,
         elementwise=find_framework(row["framework"]).elementwise,
+        grad_bytes=GRAD_REDUCE_DTYPES[find_framework(row["framework"]).grad_reduce],
     )  # fmt: skip
     net = find_network(row["network"]) if row["network"] and gpus > gpn else None
     fabric = Fabric(find_link(gpu.intra_link), net, gpn, _int(row, "nics_per_node"),

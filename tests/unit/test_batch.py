@@ -42,9 +42,10 @@ from fabriclens.plan.planner import resolve_fabric
     framework=st.sampled_from([1.0, 0.66]),
     attention=st.sampled_from(["flash", "fused"]),
     elementwise=st.sampled_from(["fused", "eager"]),
+    grad_bytes=st.sampled_from([2.0, 4.0]),
 )
 def test_batch_equals_scalar(model, gpu, nodes, gpn, network, nics, tp, pp, ep, zero, rec, mb, il, sp, workload,
-                             lora_bits, flash, dropout, framework, attention, elementwise) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
+                             lora_bits, flash, dropout, framework, attention, elementwise, grad_bytes) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
     spec = find_model(model)
     gpus = nodes * gpn
     assume(gpus % (tp * pp) == 0 and spec.heads % tp == 0 and pp <= spec.layers)
@@ -61,7 +62,7 @@ def test_batch_equals_scalar(model, gpu, nodes, gpn, network, nics, tp, pp, ep, 
     base = TrainConfig(gpus=gpus, gpus_per_node=gpn, seq_len=2048, global_batch=gb, workload=workload,  # type: ignore[arg-type]
                        lora_base_bits=lora_bits, flash_attention=flash, dropout=dropout,
                        framework_efficiency=framework, attention_kernel=attention,
-                       elementwise=elementwise)  # fmt: skip
+                       elementwise=elementwise, grad_bytes=grad_bytes)  # fmt: skip
     cfg = replace(base, tp=tp, pp=pp, dp=dp, ep=ep, zero=zero, recompute=rec, micro_batch=mb, interleave=il,  # type: ignore[arg-type]
                   sequence_parallel=sp)  # fmt: skip
     scalar = estimate_training_step(spec, counts, g, fabric, cfg)

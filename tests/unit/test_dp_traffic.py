@@ -116,3 +116,36 @@ def test_zero3_forward_gathers_hide_behind_the_forward_only() -> None:
     assert sum(c.time_s for c in gathers) < 0.9 * est.compute_s
     forward = next(c for c in gathers if "forward" in c.note)
     assert forward.exposed_s > 0.05 * forward.time_s
+
+
+def test_megatron_reduces_bf16_gradients_in_fp32() -> None:
+    """Megatron-LM (megatron/training/arguments.py) turns on accumulate_allreduce_grads_in_fp32
+    for BF16 runs: its gradient buffer (main_grad) is FP32 and the data-parallel reduce-scatter
+    moves 4 bytes per parameter, twice what FSDP's BF16 reduce_dtype (Hugging Face Accelerate,
+    fms-fsdp) and NeMo's performance recipes (grad_reduce_in_fp32 = False) move. The plan
+    follows the framework; --grad-reduce overrides it."""
+    from dataclasses import replace
+
+    from fabriclens.catalog import find_framework
+    from fabriclens.plan.planner import make_plans
+    from fabriclens.plan.request import PlanRequest
+
+    assert find_framework("megatron").grad_reduce == "fp32"
+    assert find_framework("pytorch").grad_reduce == "bf16"
+    assert find_framework("nemo").grad_reduce == "bf16"
+    req = PlanRequest(model=SPEC, gpu="h100-sxm", gpus=64, networks=("100g-roce",), tp=1, pp=1,
+                      zero=1, nics_per_node=1)  # fmt: skip
+
+    def scatter_and_grads(r: PlanRequest) -> tuple[float, float]:
+        (plan,) = make_plans(r)
+        assert plan.training is not None
+        rs = next(c for c in plan.training.comm if c.op == "reduce_scatter")
+        return rs.size_bytes, plan.training.memory.per_gpu_bytes["gradients"]
+
+    bf16_rs, bf16_mem = scatter_and_grads(req)
+    fp32_rs, fp32_mem = scatter_and_grads(replace(req, framework="megatron"))
+    assert bf16_rs == pytest.approx(LLAMA_8B_PARAMS * BF16, rel=0.01)
+    assert fp32_rs == pytest.approx(2 * bf16_rs, rel=1e-9)
+    assert fp32_mem == pytest.approx(2 * bf16_mem, rel=1e-9)  # ZeRO-1 keeps the whole buffer
+    overridden, _ = scatter_and_grads(replace(req, framework="megatron", grad_reduce="bf16"))
+    assert overridden == pytest.approx(bf16_rs, rel=1e-9)

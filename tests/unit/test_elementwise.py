@@ -123,3 +123,11 @@ def test_json_names_the_elementwise_mode(capsys: pytest.CaptureFixture[str]) -> 
     assert status == 0
     assert doc["framework"]["name"] == "pytorch-compile"
     assert doc["framework"]["elementwise"] == "fused"
+
+
+def test_bad_grad_reduce_is_one_line_with_the_fix(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["plan", "llama-3.1-8b", "--gpus", "8", "--grad-reduce", "fp16"]) == 2
+    err = capsys.readouterr().err
+    assert "fp16" in err and "--grad-reduce bf16 or fp32" in err and "Traceback" not in err
+    assert run(["plan", "llama-3.1-8b", "--gpus", "8", "--framework", "megatron", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["framework"]["grad_reduce"] == "fp32"

@@ -191,6 +191,8 @@ ATTENTION_KERNELS = ("flash", "fused")
 # how a training framework runs a layer's elementwise work (Framework.elementwise,
 # model/elementwise.py): fused kernels, or op by op as eager PyTorch does
 ELEMENTWISE_MODES = ("fused", "eager")
+# the element type a training framework reduces data-parallel gradients in (Framework.grad_reduce)
+GRAD_REDUCE_DTYPES = {"bf16": 2.0, "fp32": 4.0}
 # the architectures catalog/data/gemm_shapes.csv holds a GEMM-by-shape table for
 GEMM_SHAPE_TABLES = ("sm_90", "sm_100", "gfx942")
 # GPU architecture generations in order of release (AMD's CDNA 3 beside its Hopper peers)
@@ -213,11 +215,15 @@ class Framework(_Entry):
     # its elementwise work (ELEMENTWISE_MODES): fused kernels (Transformer Engine, XLA,
     # torch.compile) or op by op (eager PyTorch's RMSNorm, rotary and SwiGLU)
     elementwise: str = "fused"
+    # the element type of its data-parallel gradient reduction (GRAD_REDUCE_DTYPES): Megatron-LM
+    # reduces BF16 runs' gradients in FP32 by default, FSDP mixed precision usually in BF16
+    grad_reduce: str = "bf16"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _one_of(self, "attention", ATTENTION_KERNELS)
         _one_of(self, "elementwise", ELEMENTWISE_MODES)
+        _one_of(self, "grad_reduce", tuple(GRAD_REDUCE_DTYPES))
         _check(
             isinstance(self.efficiency, dict) and bool(self.efficiency),
             "efficiency",

@@ -19,6 +19,10 @@ FRAMEWORK_HELP = (
     "(the same with torch.compile) | megatron (Megatron-LM, Megatron-DeepSpeed) | nemo (NVIDIA's "
     "tuned NeMo recipes) | jax (MaxText) [default: pytorch]"
 )
+GRAD_REDUCE_HELP = (
+    "Element type of the data-parallel gradient reduction: bf16 | fp32 [default: the framework's; "
+    "Megatron-LM reduces BF16 runs' gradients in fp32, torchtitan too]"
+)
 MAX_INT = 2**53  # beyond any count, size or rank; a float still holds it exactly
 MAX_PORT = 65535
 

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 import typer
 
 from fabriclens.cli._output import emit, split_list
-from fabriclens.cli._params import FRAMEWORK_HELP
+from fabriclens.cli._params import FRAMEWORK_HELP, GRAD_REDUCE_HELP
 
 
 def advise(
@@ -46,6 +46,7 @@ def advise(
         list[str] | None, typer.Option(help="Tiers to compare (comma list) [default: 10GbE to NDR]")
     ] = None,
     framework: Annotated[str | None, typer.Option(help=FRAMEWORK_HELP)] = None,
+    grad_reduce: Annotated[str | None, typer.Option(help=GRAD_REDUCE_HELP)] = None,
     slack: Annotated[
         str, typer.Option(help="Accept a tier this much slower than the best, e.g. 10%")
     ] = "10%",
@@ -64,7 +65,7 @@ def advise(
 
         request = PlanRequest(model=find_model(model), gpu=gpu, gpus=gpus, workload=workload,
                               gpus_per_node=gpus_per_node, nics_per_node=nics_per_node,
-                              framework=framework)  # fmt: skip
+                              framework=framework, grad_reduce=grad_reduce)  # fmt: skip
     facts = Facts(
         scenario=scenario, nodes=nodes or max(1, -(-gpus // gpn)), network_engineer=network_engineer,
         cloud=cloud, utilisation=utilisation, sensitive_data=sensitive_data,

@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from fabriclens.cli._output import print_json, print_rich, split_list
-from fabriclens.cli._params import FRAMEWORK_HELP
+from fabriclens.cli._params import FRAMEWORK_HELP, GRAD_REDUCE_HELP
 
 COMPARE_SET = (
     "1gbe",
@@ -78,6 +78,7 @@ def plan(
     flash_attention: Annotated[bool, typer.Option("--flash-attention/--no-flash-attention")] = True,
     lora_rank: Annotated[int, typer.Option(help="LoRA adapter rank")] = 16,
     framework: Annotated[str | None, typer.Option(help=FRAMEWORK_HELP)] = None,
+    grad_reduce: Annotated[str | None, typer.Option(help=GRAD_REDUCE_HELP)] = None,
     batch: Annotated[int, typer.Option(help="Inference: concurrent sequences")] = 1,
     prompt_tokens: Annotated[int, typer.Option(help="Inference: prompt length")] = 1024,
     output_tokens: Annotated[int, typer.Option(help="Inference: generated tokens")] = 256,
@@ -170,6 +171,7 @@ def plan(
         flash_attention=flash_attention,
         lora_rank=lora_rank,
         framework=framework,
+        grad_reduce=grad_reduce,
         batch=batch,
         prompt_tokens=prompt_tokens,
         output_tokens=output_tokens,

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 import typer
 
 from fabriclens.cli._output import emit, split_list
-from fabriclens.cli._params import FRAMEWORK_HELP
+from fabriclens.cli._params import FRAMEWORK_HELP, GRAD_REDUCE_HELP
 
 
 def search(
@@ -29,6 +29,7 @@ def search(
     global_batch: Annotated[int | None, typer.Option(help="Sequences per step")] = None,
     precision: Annotated[str | None, typer.Option(help="bf16 | fp16 | fp8")] = None,
     framework: Annotated[str | None, typer.Option(help=FRAMEWORK_HELP)] = None,
+    grad_reduce: Annotated[str | None, typer.Option(help=GRAD_REDUCE_HELP)] = None,
     top: Annotated[int, typer.Option(help="Layouts to show per network")] = 5,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> int:
@@ -50,6 +51,7 @@ def search(
         model=find_model(model), gpu=gpu, gpus=gpus, workload=workload, gpus_per_node=gpus_per_node,
         nics_per_node=nics_per_node, tp=tp, pp=pp, zero=zero, recompute=recompute, micro_batch=micro_batch,
         seq_len=seq_len, global_batch=global_batch, precision=precision, framework=framework,
+        grad_reduce=grad_reduce,
     )  # fmt: skip
     from fabriclens.plan.planner import make_plans
 

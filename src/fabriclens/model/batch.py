@@ -281,7 +281,7 @@ def evaluate(
         if trains:
             states = (
                 np.where(zero >= 3, 2.0 * split, 2.0 * s_total)
-                + np.where(zero >= 2, 2.0 * split, 2.0 * s_total)
+                + np.where(zero >= 2, base.grad_bytes * split, base.grad_bytes * s_total)
                 + np.where(zero >= 1, OPTIMIZER_BYTES_PER_PARAM * split,
                            OPTIMIZER_BYTES_PER_PARAM * s_total)
             )  # fmt: skip

@@ -8,7 +8,14 @@ import re
 from dataclasses import dataclass, replace
 
 from fabriclens.catalog import find_engine, find_framework, find_gpu, find_link, find_network
-from fabriclens.catalog.schema import Framework, Gpu, IntraLink, ModelSpec, Network
+from fabriclens.catalog.schema import (
+    GRAD_REDUCE_DTYPES,
+    Framework,
+    Gpu,
+    IntraLink,
+    ModelSpec,
+    Network,
+)
 from fabriclens.errors import InputError
 from fabriclens.model.arch import ParamCounts, count_params
 from fabriclens.model.collectives import Fabric
@@ -269,6 +276,17 @@ def _base_config(
     gb = req.global_batch or DEFAULT_GLOBAL_BATCH[workload]
     framework, efficiency, fw_note = training_framework(req, gpu)
     notes.append(fw_note)
+    grad_reduce = req.grad_reduce or framework.grad_reduce
+    if grad_reduce not in GRAD_REDUCE_DTYPES:
+        raise InputError(
+            f"gradient reduction in {grad_reduce!r} is not modelled",
+            "use --grad-reduce bf16 or fp32",
+        )
+    if req.grad_reduce is None:
+        notes.append(
+            f"gradients reduced in {grad_reduce.upper()} ({framework.title}'s default; "
+            "--grad-reduce bf16 | fp32 to change it)"
+        )
     cfg = TrainConfig(
         gpus=req.gpus,
         gpus_per_node=gpn,
@@ -286,19 +304,21 @@ def _base_config(
         framework_efficiency=efficiency,
         attention_kernel=framework.attention,
         elementwise=framework.elementwise,
+        grad_bytes=GRAD_REDUCE_DTYPES[grad_reduce],
     )
     return cfg, notes
 
 
 def kernel_level_config(cfg: TrainConfig) -> TrainConfig:
-    """``cfg`` as NVIDIA's tuned recipes run it: every kernel at its rate, their attention and
-    fused elementwise kernels."""
+    """``cfg`` as NVIDIA's tuned recipes run it: every kernel at its rate, their attention,
+    fused elementwise kernels and gradient reduction."""
     reference = find_framework(KERNEL_LEVEL_FRAMEWORK)
     return replace(
         cfg,
         framework_efficiency=1.0,
         attention_kernel=reference.attention,
         elementwise=reference.elementwise,
+        grad_bytes=GRAD_REDUCE_DTYPES[reference.grad_reduce],
     )
 
 
@@ -307,7 +327,11 @@ def training_framework(req: PlanRequest, gpu: Gpu) -> tuple[Framework, float, st
     step on ``gpu``, and the line that says where that share comes from."""
     framework = find_framework(req.framework or DEFAULT_FRAMEWORK)
     efficiency, generation = framework.efficiency_for(gpu.generation)
-    told = "" if req.framework else " (default; --framework megatron | nemo | jax for the others)"
+    told = (
+        ""
+        if req.framework
+        else " (default; --framework pytorch-compile | megatron | nemo | jax for the others)"
+    )
     taken = (
         ""
         if generation == gpu.generation

@@ -37,6 +37,7 @@ class PlanRequest:
     lora_rank: int = 16
     lora_base_bits: int = 16
     framework: str | None = None  # training framework (catalog frameworks.toml); None: default
+    grad_reduce: str | None = None  # bf16 | fp32 gradient reduction; None: the framework's
     # inference
     batch: int = 1
     prompt_tokens: int = 1024
