@@ -276,13 +276,14 @@ def _base_config(
     gb = req.global_batch or DEFAULT_GLOBAL_BATCH[workload]
     framework, efficiency, fw_note = training_framework(req, gpu)
     notes.append(fw_note)
-    grad_reduce = req.grad_reduce or framework.grad_reduce
+    given = req.grad_reduce
+    grad_reduce = framework.grad_reduce if given is None else given.strip().lower()
     if grad_reduce not in GRAD_REDUCE_DTYPES:
         raise InputError(
             f"gradient reduction in {grad_reduce!r} is not modelled",
             "use --grad-reduce bf16 or fp32",
         )
-    if req.grad_reduce is None:
+    if given is None:
         notes.append(
             f"gradients reduced in {grad_reduce.upper()} ({framework.title}'s default; "
             "--grad-reduce bf16 | fp32 to change it)"
