@@ -179,4 +179,5 @@ def test_framework_in_json_and_errors(capsys: pytest.CaptureFixture[str]) -> Non
         assert "unknown training framework 'caffe'" in err and err.count("\n") == 1
     assert run(["catalog", "frameworks"]) == 0
     out = capsys.readouterr().out
-    assert all(name in out for name in ("nemo", "megatron", "pytorch", "jax"))
+    assert all(name in out for name in ("nemo", "megatron", "pytorch", "pytorch-compile", "jax"))
+    assert "elementwise" in out and "grad reduce" in out and "fp32" in out

@@ -157,13 +157,14 @@ def catalog(
                 ", ".join(f"{g} {v:.2f}" for g, v in f.efficiency.items()),
                 {"flash": "FlashAttention-2", "fused": "cuDNN fused"}[f.attention],
                 f.elementwise,
+                f.grad_reduce,
                 ", ".join(f.aliases),
                 f.efficiency_source,
             )
             for f in entries
         ]
         cols = ["name", "framework", "share of the kernel-level step", "attention",
-                "elementwise", "aliases", "source"]  # fmt: skip
+                "elementwise", "grad reduce", "aliases", "source"]  # fmt: skip
     else:
         rows = [
             (e.name, e.title, f"{e.step_overhead_s * 1e3:g} ms", f"{e.layer_overhead_s * 1e6:g} us")
