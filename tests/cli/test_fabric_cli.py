@@ -88,3 +88,29 @@ def test_plan_with_a_fabric_file_uses_the_simulated_network(
     sim = json.loads(capsys.readouterr().out)
     assert sim["step"]["time_s"] > flat["step"]["time_s"]
     assert any("simulated fabric" in a for a in sim["assumptions"])
+
+
+def test_topo_uplink_rate_reaches_simulate(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    argv = ["topo", "--servers", "128", "--nic-rate", "200G", "--switch", "tomahawk4"]
+    assert run([*argv, "--uplink-rate", "400G", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["design"]["uplink_rate_bits_per_s"] == 400e9
+    assert doc["summary"]["leaf_ports_down_up"] == [64, 32]
+    path = tmp_path / "fabric.json"
+    path.write_text(json.dumps(doc))
+    assert (
+        run(["simulate", "all_reduce", "1GB", "--fabric", str(path), "--no-effects", "--json"]) == 0
+    )
+    capsys.readouterr()
+    # a file from before the field still reads
+    del doc["design"]["uplink_rate_bits_per_s"]
+    path.write_text(json.dumps(doc))
+    assert (
+        run(["simulate", "all_reduce", "1GB", "--fabric", str(path), "--no-effects", "--json"]) == 0
+    )
+    capsys.readouterr()
+    assert run([*argv, "--uplink-rate", "300G"]) == 2
+    err = capsys.readouterr().err
+    assert "not a multiple" in err and err.count("\n") == 1

@@ -321,3 +321,45 @@ def test_md1_s_steady_fall_is_steeper_than_latency_explains() -> None:
     *_, (nodes, published, model, order, _) = series_changes(points, simulate=True)
     assert nodes == 46 and published < model < 0 and order < 0
     assert published - model < -10
+
+
+def test_megascale_fat_uplinks_reduce_hash_conflicts() -> None:
+    """MegaScale (NSDI 2024, sec. 3.4): "one 400G downlink port is split into two 200G downlink
+    ports ... The conflict probability is reduced as the bandwidth of each uplink is double of
+    that of a downlink." On Tomahawk 4 leaves (64 x 400G = 128 x 200G) with 200G NICs, the same
+    switches and bisection either way: 64 hashed flows from one leaf to another move 0.73 of
+    their NICs' rate over 32 uplinks of 400G (balls into bins of capacity two: 2 - 2 P(0) - P(1)
+    per bin, K ~ Binomial(64, 1/32); the spine's down link is fixed), against 0.55 over 64 uplinks
+    of 200G (two hashed stages). 300 seeds; tolerance 0.01 on the expectation."""
+    thin = design_fabric(64 * 64, 1, 200e9, TH4, "leaf-spine")
+    fat = design_fabric(64 * 64, 1, 200e9, TH4, "leaf-spine", uplink_rate_bits_per_s=400e9)
+    assert (thin.leaf_down, thin.leaf_up, fat.leaf_down, fat.leaf_up) == (64, 64, 64, 32)
+    assert fat.switches == thin.switches and fat.spines == 32
+    assert fat.bisection_bits_per_s == thin.bisection_bits_per_s
+    assert fat.leaf_spine_links == thin.leaf_spine_links // 2  # half the cables
+
+    def hashed_share(d) -> float:  # type: ignore[no-untyped-def]
+        space = link_space(d)
+        src, dst = np.arange(64), 64 + np.arange(64)
+        got = []
+        for seed in range(300):
+            f, li, w = route(space, src, dst, "ecmp", seed)
+            got.append(max_min_rates(f, li, w, space.capacity, 64).sum() / (64 * d.link_bw_bytes_per_s))  # fmt: skip
+        return float(np.mean(got))
+
+    p = 1 / 32
+    expected = (2 - 2 * (1 - p) ** 64 - 64 * p * (1 - p) ** 63) * 32 / 64
+    fat_share, thin_share = hashed_share(fat), hashed_share(thin)
+    assert fat_share == pytest.approx(expected, abs=0.01)
+    assert fat_share > thin_share + 0.1
+
+
+def test_uplink_rate_must_be_a_multiple_the_switch_offers() -> None:
+    with pytest.raises(InputError, match="not a multiple"):
+        design_fabric(128, 8, 200e9, TH4, uplink_rate_bits_per_s=300e9)
+    with pytest.raises(InputError, match="no port of 800"):
+        design_fabric(128, 8, 200e9, TH4, uplink_rate_bits_per_s=800e9)
+    # the default is the NIC rate: the design is the one without the argument
+    assert design_fabric(128, 8, 400e9, QM9700, uplink_rate_bits_per_s=400e9) == design_fabric(
+        128, 8, 400e9, QM9700
+    )

@@ -165,6 +165,7 @@ def simulate(
                 topology=design.topology, oversubscription=design.oversubscription,
                 core_oversubscription=design.core_oversubscription,
                 gpus_per_server=design.gpus_per_server,
+                uplink_rate_bits_per_s=design.uplink_rate_bits_per_s or None,
             )  # fmt: skip
             kw.update(changes)
             return design_fabric(design.servers, design.nics_per_server,

@@ -33,6 +33,13 @@ def topo(
     core_oversubscription: Annotated[
         float, typer.Option(help="Aggregation down:up ratio of a three-tier fabric")
     ] = 1.0,
+    uplink_rate: Annotated[
+        str | None,
+        typer.Option(
+            help="Switch-to-switch link rate, a multiple of the NIC rate (e.g. 400G over 200G NICs, "
+            "as MegaScale splits each 400G leaf port into two 200G NIC links) [default: the NIC rate]"
+        ),
+    ] = None,
     storage_nics: Annotated[
         int, typer.Option(help="Storage/front-end NICs per server: sized as a separate leaf-spine")
     ] = 0,
@@ -59,8 +66,11 @@ def topo(
     rate, net = link_rate(nic_rate, network, sw.kind)
     nics = nics_per_server if nics_per_server is not None else gpus_per_server
     args = (nics, rate, sw, topology, oversubscription, core_oversubscription)
-    design = design_fabric(n, *args, gpus_per_server=gpus_per_server)
-    growth = growth_table(n, *args)
+    up_rate = parse_rate(uplink_rate) if uplink_rate is not None else None
+    design = design_fabric(
+        n, *args, gpus_per_server=gpus_per_server, uplink_rate_bits_per_s=up_rate
+    )
+    growth = growth_table(n, *args, uplink_rate_bits_per_s=up_rate)
     storage = None
     if storage_nics:
         storage = design_fabric(n, storage_nics, parse_rate(storage_rate), find_switch(storage_switch),

@@ -101,9 +101,9 @@ def link_space(
     off["agg_pu"] = off["agg_ld"] + leaves
     off["agg_pd"] = off["agg_pu"] + pods
     off["end"] = off["agg_pd"] + pods
-    bw = d.link_bw_bytes_per_s * efficiency
+    bw = d.up_bw_bytes_per_s * efficiency  # switch-to-switch links
     cap = np.full(off["end"], bw)
-    cap[: 2 * e] = min(bw, nic_cap_bytes_per_s)
+    cap[: 2 * e] = min(d.link_bw_bytes_per_s * efficiency, nic_cap_bytes_per_s)
     alive = np.ones((leaves, max(u, 1)), dtype=bool)
     if u:
         s_pp = d.spines_per_pod

@@ -1,8 +1,11 @@
 """Size a fabric: leaves, spines, cores, ports, cables, optics, bisection and relative cost.
 
-Every link runs at the NIC rate; a switch offers ``Switch.ports_at(rate)`` ports at that rate
-(its breakout, e.g. a 64x800G switch as 128x400G). A leaf splits its ports into ``down`` (to
-NICs) and ``up`` (to spines) as ``down / up = oversubscription``. Each layer of switches joins the
+Every link runs at the NIC rate unless the switch-to-switch links are given a faster rate
+(``uplink_rate``, a multiple of the NIC rate up to the switch's native rate: MegaScale splits each
+400G leaf port into two 200G NIC links under 400G uplinks, so two hashed flows fit one uplink); a
+switch offers ``Switch.ports_at(rate)`` ports at a rate (its breakout, e.g. a 64x800G switch as
+128x400G). A leaf splits its ports, counted at the NIC rate, into ``down`` (to NICs) and ``up``
+(to spines) as ``down / up = oversubscription``; an uplink at m x the NIC rate takes m of them. Each layer of switches joins the
 one above as a *bundle*: port ``p`` of a lower switch goes to upper switch ``p % uppers``, so a
 leaf reaches every spine (more than one link per spine when it has more uplinks than there are
 spines), as the DGX SuperPOD and Clos designs are wired.
@@ -81,6 +84,23 @@ class FabricDesign:
     spine_up: int  # three tiers: uplinks per aggregation switch
     cores_per_plane: int
     notes: tuple[str, ...] = field(default=())
+    # switch-to-switch links' rate; 0: the NIC rate (leaf_up, spine_up count links at this rate)
+    uplink_rate_bits_per_s: float = 0.0
+
+    @property
+    def up_rate_bits_per_s(self) -> float:
+        """Line rate of a switch-to-switch link."""
+        return self.uplink_rate_bits_per_s or self.link_rate_bits_per_s
+
+    @property
+    def up_units(self) -> int:
+        """NIC-rate ports one switch-to-switch link takes."""
+        return round(self.up_rate_bits_per_s / self.link_rate_bits_per_s)
+
+    @property
+    def up_bw_bytes_per_s(self) -> float:
+        """One switch-to-switch link's line rate in bytes/s."""
+        return self.up_rate_bits_per_s / 8
 
     @property
     def endpoints(self) -> int:
@@ -114,8 +134,8 @@ class FabricDesign:
 
     @property
     def ports_used(self) -> int:
-        """Switch ports (at the link rate) with a cable in them."""
-        return self.endpoints + 2 * self.leaf_spine_links + 2 * self.spine_core_links
+        """Switch ports (counted at the link rate) with a cable in them."""
+        return self.endpoints + 2 * self.up_units * (self.leaf_spine_links + self.spine_core_links)
 
     @property
     def ports_total(self) -> int:
@@ -130,12 +150,12 @@ class FabricDesign:
     @property
     def bisection_bits_per_s(self) -> float:
         """Line-rate bandwidth across the worst cut into two halves of the servers."""
-        rate = self.link_rate_bits_per_s
+        rate, up = self.link_rate_bits_per_s, self.up_rate_bits_per_s
         cut = self.endpoints / 2 * rate
         if self.tiers >= 2:
-            cut = min(cut, self.leaf_spine_links / 2 * rate)
+            cut = min(cut, self.leaf_spine_links / 2 * up)
         if self.tiers == 3:
-            cut = min(cut, self.spine_core_links / 2 * rate)
+            cut = min(cut, self.spine_core_links / 2 * up)
         if self.tiers == 1 and self.rail_leaves and self.nics_per_server > 1:
             cut = self.endpoints / 2 * rate  # rails are separate switches: same-rail traffic only
         return cut
@@ -158,17 +178,22 @@ class FabricDesign:
 
     def transceivers(self) -> dict[str, int]:
         """Optical transceivers by rate: NIC-side at the link rate, switch-side at the switch's
-        native rate carrying ``native / link`` links each (breakout)."""
+        native rate carrying ``native / link`` links each (breakout; uplinks at their own rate)."""
         link_g = f"{self.link_rate_bits_per_s / 1e9:g}G"
-        per = max(1, round(self.switch_native_rate_bits_per_s / self.link_rate_bits_per_s))
-        native_g = f"{self.switch_native_rate_bits_per_s / 1e9:g}G"
-        switch_links = 2 * (self.leaf_spine_links + self.spine_core_links)
+        native = self.switch_native_rate_bits_per_s
+        per = max(1, round(native / self.link_rate_bits_per_s))
+        per_up = max(1, round(native / self.up_rate_bits_per_s))
+        native_g = f"{native / 1e9:g}G"
+        uplink_ends = 2 * (self.leaf_spine_links + self.spine_core_links)
+        nic_ends = self.endpoints if self.rail_leaves else 0
         out: dict[str, int] = {}
         if self.rail_leaves:
             out[f"{link_g} (NIC side)"] = self.endpoints
-            switch_links += self.endpoints
-        if switch_links:
-            out[f"{native_g} (switch side)"] = math.ceil(switch_links / per)
+        if uplink_ends or nic_ends:
+            # one ceiling over both: a native port's breakout legs are shared
+            out[f"{native_g} (switch side)"] = math.ceil(
+                nic_ends / per + uplink_ends / per_up - 1e-9
+            )
         return out
 
     @property
@@ -198,7 +223,8 @@ class FabricDesign:
     def from_dict(cls, doc: dict[str, Any]) -> FabricDesign:
         """Rebuild from ``to_dict``'s output; InputError when a field is missing or wrong."""
         names = set(cls.__dataclass_fields__)
-        missing = sorted(names - set(doc) - {"notes"})
+        optional = {"notes", "uplink_rate_bits_per_s"}  # files from before these fields
+        missing = sorted(names - set(doc) - optional)
         if missing:
             raise InputError(
                 f"fabric file lacks {', '.join(missing[:3])}",
@@ -228,8 +254,11 @@ def design_fabric(
     oversubscription: float = 1.0,
     core_oversubscription: float = 1.0,
     gpus_per_server: int = 8,
+    uplink_rate_bits_per_s: float | None = None,
 ) -> FabricDesign:
-    """Size the fabric; InputError (one line with the fix) when it cannot be built."""
+    """Size the fabric; InputError (one line with the fix) when it cannot be built.
+    ``uplink_rate_bits_per_s``: switch-to-switch links at this rate (a multiple of the NIC rate the
+    switch offers ports at); None: the NIC rate."""
     if topology not in TOPOLOGIES:
         raise InputError(f"unknown topology {topology!r}", f"use one of {', '.join(TOPOLOGIES)}")
     if servers < 1 or nics_per_server < 1 or gpus_per_server < 1:
@@ -256,6 +285,19 @@ def design_fabric(
             f"{switch.title} has no port of {link_rate_bits_per_s / 1e9:g} Gbit/s or faster",
             "choose a faster --switch (fabriclens catalog switches) or a slower NIC",
         )
+    up_rate = uplink_rate_bits_per_s or link_rate_bits_per_s
+    m = round(up_rate / link_rate_bits_per_s)
+    if m < 1 or abs(m * link_rate_bits_per_s - up_rate) > 1e-6 * up_rate:
+        raise InputError(
+            f"--uplink-rate {up_rate / 1e9:g}G is not a multiple of the {link_rate_bits_per_s / 1e9:g}G NIC rate",
+            f"give the NIC rate or a multiple of it, e.g. {2 * link_rate_bits_per_s / 1e9:g}G",
+        )
+    k_up = switch.ports_at(up_rate)  # an upper switch's ports at the uplink rate
+    if k_up < 2:
+        raise InputError(
+            f"{switch.title} has no port of {up_rate / 1e9:g} Gbit/s",
+            "give an --uplink-rate the switch offers (its native rate or a breakout of it)",
+        )
     rail = topology in ("rail-optimized", "rail-only")
     notes: list[str] = []
     common: dict[str, Any] = dict(
@@ -264,7 +306,7 @@ def design_fabric(
         switch=switch.name, switch_title=switch.title, switch_cost_relative=switch.cost_relative,
         switch_native_rate_bits_per_s=switch.native_rate_bits_per_s, radix=k,
         oversubscription=oversubscription, core_oversubscription=core_oversubscription,
-        rail_leaves=rail,
+        rail_leaves=rail, uplink_rate_bits_per_s=0.0 if m == 1 else up_rate,
     )  # fmt: skip
     if topology == "rail-only":
         if servers > k:
@@ -277,7 +319,14 @@ def design_fabric(
             leaves=nics_per_server, leaves_per_pod=nics_per_server, pods=1, spines_per_pod=0,
             spine_up=0, cores_per_plane=0, notes=tuple(notes),
         )  # fmt: skip
-    down, up = _split(k, oversubscription)
+    down, up_units = _split(k, oversubscription)
+    up = up_units // m  # uplinks at the uplink rate, m NIC-rate ports each
+    if up < 1:
+        raise InputError(
+            f"a {switch.name} leaf has {up_units} NIC-rate ports left for uplinks, fewer than one "
+            f"{up_rate / 1e9:g}G uplink",
+            "lower --oversubscription or the --uplink-rate",
+        )
     if rail:
         per_leaf = down  # servers per SU
         leaves = math.ceil(servers / per_leaf) * nics_per_server
@@ -295,7 +344,7 @@ def design_fabric(
             leaves=1, leaves_per_pod=1, pods=1, spines_per_pod=0, spine_up=0, cores_per_plane=0,
             notes=("one leaf holds every server: no spines",),
         )  # fmt: skip
-    spines = _uppers(leaves, up, k)
+    spines = _uppers(leaves, up, k_up)
     if topology != "fat-tree" and spines:
         return FabricDesign(
             **common, tiers=2, leaf_down=down, leaf_up=up, servers_per_leaf=per_leaf,
@@ -304,11 +353,11 @@ def design_fabric(
         )  # fmt: skip
     if topology == "leaf-spine":
         raise InputError(
-            f"{leaves} leaves exceed what two tiers of {switch.name} ({k} ports) can join (at most {k})",
+            f"{leaves} leaves exceed what two tiers of {switch.name} ({k_up} ports) can join (at most {k_up})",
             "use --topology fat-tree (three tiers) or a larger switch",
         )
     # three tiers: pods of leaves and aggregation switches, cores above in planes
-    agg_down, agg_up = _split(k, core_oversubscription)
+    agg_down, agg_up = _split(k_up, core_oversubscription)
     # rail: one SU per pod, as the DGX SuperPOD grows past 8 SUs; packed: each leaf one link to
     # each of its pod's aggregation switches
     per_pod = nics_per_server if rail else min(leaves, agg_down)
@@ -317,10 +366,10 @@ def design_fabric(
     if topology == "fat-tree" and pods == 1:
         return FabricDesign(
             **common, tiers=2, leaf_down=down, leaf_up=up, servers_per_leaf=per_leaf,
-            leaves=leaves, leaves_per_pod=leaves, pods=1, spines_per_pod=_uppers(leaves, up, k),
+            leaves=leaves, leaves_per_pod=leaves, pods=1, spines_per_pod=_uppers(leaves, up, k_up),
             spine_up=0, cores_per_plane=0, notes=("one pod holds every leaf: two tiers",),
         )  # fmt: skip
-    cores = _uppers(pods, agg_up, k) if aggs else 0
+    cores = _uppers(pods, agg_up, k_up) if aggs else 0
     if not aggs or not cores:
         raise InputError(
             f"{servers} servers need more than three tiers of {switch.name} ({k} ports at "
@@ -343,6 +392,7 @@ def growth_table(
     topology: str,
     oversubscription: float = 1.0,
     core_oversubscription: float = 1.0,
+    uplink_rate_bits_per_s: float | None = None,
 ) -> list[dict[str, Any]]:
     """Designs for a doubling series of server counts around ``servers``: switches per tier and
     where the next tier becomes necessary (``tiers`` changes; None where it cannot be built)."""
@@ -352,7 +402,8 @@ def growth_table(
     for n in counts:
         try:
             d = design_fabric(n, nics_per_server, link_rate_bits_per_s, switch, topology,
-                              oversubscription, core_oversubscription)  # fmt: skip
+                              oversubscription, core_oversubscription,
+                              uplink_rate_bits_per_s=uplink_rate_bits_per_s)  # fmt: skip
         except InputError:
             rows.append({"servers": n, "tiers": None, "leaves": None, "spines": None, "cores": None,
                          "cost_relative": None})  # fmt: skip
