@@ -114,3 +114,16 @@ def test_topo_uplink_rate_reaches_simulate(
     assert run([*argv, "--uplink-rate", "300G"]) == 2
     err = capsys.readouterr().err
     assert "not a multiple" in err and err.count("\n") == 1
+
+
+def test_simulate_shows_what_fat_uplinks_change(capsys: pytest.CaptureFixture[str]) -> None:
+    """Where the switch offers ports at twice the NIC rate (Tomahawk 4 under 200G NICs), the
+    effects table tries MegaScale's split; scattered servers under ECMP collide less with it."""
+    argv = ["simulate", "all_reduce", "1GB", "--gpus", "1024", "--switch", "tomahawk4",
+            "--nic-rate", "200G", "--placement", "random", "--json"]  # fmt: skip
+    assert run(argv) == 0
+    rows = {r["change"]: r for r in json.loads(capsys.readouterr().out)["effects"]}
+    assert rows["uplinks at 2x the NIC rate"]["vs_base"] < 0.9
+    assert run([*argv, "--uplink-rate", "400G"]) == 0
+    rows = {r["change"]: r for r in json.loads(capsys.readouterr().out)["effects"]}
+    assert rows["uplinks at the NIC rate"]["vs_base"] > 1.1

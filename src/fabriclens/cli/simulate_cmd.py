@@ -58,6 +58,12 @@ def simulate(
         float, typer.Option(help="Leaf down:up ratio (without --fabric)")
     ] = 1.0,
     nic_rate: Annotated[str | None, typer.Option(help="NIC rate (without --fabric)")] = None,
+    uplink_rate: Annotated[
+        str | None,
+        typer.Option(
+            help="Switch-to-switch link rate, a multiple of the NIC rate (without --fabric)"
+        ),
+    ] = None,
     network: Annotated[str | None, typer.Option(help="Catalog network of the NICs")] = None,
     gpu: Annotated[str, typer.Option(help="GPU SKU: its intra-node and host links")] = "h100-sxm",
     ranks: Annotated[
@@ -110,7 +116,7 @@ def simulate(
     from fabriclens.model.collectives import OPS
     from fabriclens.plan.planner import resolve_fabric
     from fabriclens.report.fabric_doc import simulate_doc
-    from fabriclens.units import parse_size
+    from fabriclens.units import parse_rate, parse_size
 
     if plan is not None:
         if op is not None or size is not None:
@@ -140,7 +146,10 @@ def simulate(
         sw = find_switch(switch)
         rate, net = link_rate(nic_rate, network, sw.kind)
         n = resolve_counts(None, gpus if gpus is not None else 64, 8)
-        design = design_fabric(n, 8, rate, sw, topology, oversubscription)
+        up = parse_rate(uplink_rate) if uplink_rate is not None else None
+        design = design_fabric(
+            n, 8, rate, sw, topology, oversubscription, uplink_rate_bits_per_s=up
+        )
     sw_obj = find_switch(design.switch)
     n_ranks = ranks if ranks is not None else design.servers * design.gpus_per_server
     if n_ranks < 2:

@@ -156,8 +156,8 @@ def effects(
     scenario: Scenario,
     redesign: Any,
 ) -> list[dict[str, Any]]:
-    """The same collective with one thing changed at a time: routing, oversubscription, rail
-    layout, a failed link, a failed spine, a slow server. ``redesign(**changes)`` rebuilds the
+    """The same collective with one thing changed at a time: routing, flows per connection,
+    uplink rate, oversubscription, rail layout, a failed link, a failed spine, a slow server. ``redesign(**changes)`` rebuilds the
     design (the caller holds the catalog switch). Each row: what changed, time, ratio to base."""
     base = simulate_collective(design, fabric, op, size_bytes, ranks, scenario)
     rows = [{"change": "as designed", "time_s": base.time_s, "vs_base": 1.0}]
@@ -180,6 +180,19 @@ def effects(
             design,
             replace(scenario, flows=more),
         )
+    if scenario.routing != "adaptive" and design.tiers >= 2:
+        # MegaScale's split: the same leaf bandwidth as half as many uplinks at twice the rate,
+        # where the switch offers such ports (hashed flows then collide less)
+        fat = design.up_units == 1
+        try:
+            changed = redesign(
+                uplink_rate_bits_per_s=2 * design.link_rate_bits_per_s if fat else None
+            )
+        except InputError:
+            changed = None
+        if changed is not None:
+            name = "uplinks at 2x the NIC rate" if fat else "uplinks at the NIC rate"
+            add(name, changed, scenario)
     ratio = 3.0 if design.oversubscription == 1 else 1.0
     try:
         add(f"{ratio:g}:1 oversubscription", redesign(oversubscription=ratio), scenario)
