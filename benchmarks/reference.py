@@ -333,14 +333,21 @@ def more_training_cases(kernel_level: bool = False) -> Iterator[Case]:
             yield _more_training_case(row, kernel_level)
 
 
+def collective_fabric(row: dict[str, str]) -> Fabric:
+    """The fabric a collectives_more.csv row ran on: its intra-node link, network and NICs."""
+    net = find_network(row["network"]) if row["network"] else None
+    return Fabric(
+        find_link(row["link"]), net, int(row["gpus_per_node"]), _int(row, "nics_per_node")
+    )
+
+
 def more_collective_cases() -> Iterator[Case]:
     """collectives_more.csv: all-reduce, reduce-scatter sweeps and multi-node runs."""
     for row in _rows("collectives_more.csv"):
         if row["exclude"]:
             continue
-        gpn, ranks = int(row["gpus_per_node"]), int(row["gpus"])
-        net = find_network(row["network"]) if row["network"] else None
-        fabric = Fabric(find_link(row["link"]), net, gpn, _int(row, "nics_per_node"))
+        ranks = int(row["gpus"])
+        fabric = collective_fabric(row)
         est = estimate_collective(
             row["op"],  # type: ignore[arg-type]
             int(row["size_bytes"]), ranks, fabric, algorithm=row["algorithm"],

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import statistics
 
-from fabriclens.catalog import find_gpu, find_link, find_network, find_switch
+from fabriclens.catalog import find_gpu, find_switch
 from fabriclens.fabric.simulate import Scenario, simulate_collective
 from fabriclens.fabric.topology import design_fabric
-from fabriclens.model.collectives import Fabric, estimate_collective
+from fabriclens.model.collectives import estimate_collective
 from fabriclens.plan.planner import resolve_fabric
-from reference import ScalePoint, scale_series
+from reference import ScalePoint, collective_fabric, scale_series
 
 NCCL_1229 = {4: 360, 8: 345, 16: 320, 32: 300, 64: 280, 128: 260}
 SIZE = 8 * 2**30
@@ -40,8 +40,8 @@ def series_changes(points: list[ScalePoint], simulate: bool = True) -> list[tupl
     """Per node count: (nodes, published change, model change, fabric-order simulated change,
     scattered ECMP simulated change) from the series' first node count (nan when not simulated)."""
     first = points[0].row
-    gpn, nics = int(first["gpus_per_node"]), int(first["nics_per_node"])
-    fab = Fabric(find_link(first["link"]), find_network(first["network"]), gpn, nics)
+    fab = collective_fabric(first)
+    gpn, nics = fab.gpus_per_node, fab.nics_per_node
     size, op = int(first["size_bytes"]), first["op"]
     design = None
     if simulate:

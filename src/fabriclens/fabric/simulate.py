@@ -157,8 +157,9 @@ def effects(
     redesign: Any,
 ) -> list[dict[str, Any]]:
     """The same collective with one thing changed at a time: routing, flows per connection,
-    uplink rate, oversubscription, rail layout, a failed link, a failed spine, a slow server. ``redesign(**changes)`` rebuilds the
-    design (the caller holds the catalog switch). Each row: what changed, time, ratio to base."""
+    uplink rate, oversubscription, rail layout, a failed link, a failed spine, a slow server.
+    ``redesign(**changes)`` rebuilds the design (the caller holds the catalog switch). Each row:
+    what changed, time, ratio to base."""
     base = simulate_collective(design, fabric, op, size_bytes, ranks, scenario)
     rows = [{"change": "as designed", "time_s": base.time_s, "vs_base": 1.0}]
 

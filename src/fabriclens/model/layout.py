@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
+from fabriclens.catalog.schema import GRAD_REDUCE_DTYPES
+
 Workload = Literal["pretrain", "full-finetune", "lora", "inference"]
 Recompute = Literal["none", "selective", "full"]
 Precision = Literal["bf16", "fp16", "fp8", "int8", "int4"]
@@ -49,6 +51,12 @@ class TrainConfig:
     attention_kernel: str = "flash"  # the framework's (catalog frameworks.toml, ATTENTION_KERNELS)
     elementwise: str = "fused"  # fused kernels or op by op (model/elementwise.py)
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def grad_reduce(self) -> str:
+        """The element type gradients are reduced and kept in (a GRAD_REDUCE_DTYPES name)."""
+        names = [k for k, v in GRAD_REDUCE_DTYPES.items() if v == self.grad_bytes]
+        return names[0] if names else f"{self.grad_bytes:g}-byte"
 
     @property
     def model_parallel(self) -> int:

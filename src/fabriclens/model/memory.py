@@ -254,9 +254,8 @@ def _training_stage_memory(
         # main_grad is FP32 for BF16 runs by default)
         comp["gradients"] = sharded(cfg.grad_bytes, 2)
         comp["optimizer"] = sharded(OPTIMIZER_BYTES_PER_PARAM, 1)
-        grads = "fp32" if cfg.grad_bytes == 4 else "bf16"
         notes.append(
-            f"memory: bf16 weights, {grads} gradients, fp32 master weights and Adam moments "
+            f"memory: bf16 weights, {cfg.grad_reduce} gradients, fp32 master weights and Adam moments "
             f"(16 bytes/parameter), ZeRO stage {cfg.zero} over {dp_dense} data-parallel ranks"
         )
     else:

@@ -73,7 +73,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
                 "efficiency": _r(cfg.framework_efficiency, 4),
                 "attention": cfg.attention_kernel,
                 "elementwise": cfg.elementwise,
-                "grad_reduce": "fp32" if cfg.grad_bytes == 4 else "bf16",
+                "grad_reduce": cfg.grad_reduce,
                 "source": plan.framework.efficiency_source,
                 "kernel_level_tokens_per_s": _r(kernel.tokens_per_s),
                 "kernel_level_mfu": _r(kernel.mfu, 4),
