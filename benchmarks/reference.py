@@ -303,6 +303,9 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         framework_efficiency=framework_efficiency(row, gpu, kernel_level),
         attention_kernel=find_framework(row["framework"]).attention,
         elementwise=find_framework(row["framework"]).elementwise,
+        # the row's recipe where it names its MoE dispatcher and overlap, else the framework's
+        moe_dispatch=row.get("moe_dispatch") or find_framework(row["framework"]).moe_dispatch,
+        ep_overlap=row.get("ep_overlap") == "yes",
         grad_bytes=GRAD_REDUCE_DTYPES[find_framework(row["framework"]).grad_reduce],
     )  # fmt: skip
     net = find_network(row["network"]) if row["network"] and gpus > gpn else None

@@ -20,7 +20,15 @@ from fabriclens.plan.planner import resolve_fabric
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     model=st.sampled_from(
-        ["llama-3.1-8b", "mixtral-8x7b", "qwen2.5-7b", "gpt2", "deepseek-v3", "mpt-7b"]
+        [
+            "llama-3.1-8b",
+            "mixtral-8x7b",
+            "qwen2.5-7b",
+            "gpt2",
+            "deepseek-v3",
+            "mpt-7b",
+            "qwen3-30b-a3b",
+        ]
     ),
     gpu=st.sampled_from(["h100-sxm", "a100", "rtx-4090", "h100-pcie"]),
     nodes=st.sampled_from([1, 2, 4]),
@@ -29,7 +37,7 @@ from fabriclens.plan.planner import resolve_fabric
     nics=st.sampled_from([1, 2, 8]),
     tp=st.sampled_from([1, 2, 4, 8]),
     pp=st.sampled_from([1, 2, 4]),
-    ep=st.sampled_from([1, 2, 4]),
+    ep=st.sampled_from([1, 2, 4, 8]),
     zero=st.sampled_from([0, 1, 2, 3]),
     rec=st.sampled_from(["none", "selective", "full"]),
     mb=st.sampled_from([1, 2, 4]),
@@ -43,9 +51,11 @@ from fabriclens.plan.planner import resolve_fabric
     attention=st.sampled_from(["flash", "fused"]),
     elementwise=st.sampled_from(["fused", "eager"]),
     grad_bytes=st.sampled_from([2.0, 4.0]),
+    moe_dispatch=st.sampled_from(["all-to-all", "node-dedup"]),
+    ep_overlap=st.booleans(),
 )
 def test_batch_equals_scalar(model, gpu, nodes, gpn, network, nics, tp, pp, ep, zero, rec, mb, il, sp, workload,
-                             lora_bits, flash, dropout, framework, attention, elementwise, grad_bytes) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
+                             lora_bits, flash, dropout, framework, attention, elementwise, grad_bytes, moe_dispatch, ep_overlap) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
     spec = find_model(model)
     gpus = nodes * gpn
     assume(gpus % (tp * pp) == 0 and spec.heads % tp == 0 and pp <= spec.layers)
@@ -62,7 +72,8 @@ def test_batch_equals_scalar(model, gpu, nodes, gpn, network, nics, tp, pp, ep, 
     base = TrainConfig(gpus=gpus, gpus_per_node=gpn, seq_len=2048, global_batch=gb, workload=workload,  # type: ignore[arg-type]
                        lora_base_bits=lora_bits, flash_attention=flash, dropout=dropout,
                        framework_efficiency=framework, attention_kernel=attention,
-                       elementwise=elementwise, grad_bytes=grad_bytes)  # fmt: skip
+                       elementwise=elementwise, grad_bytes=grad_bytes, moe_dispatch=moe_dispatch,
+                       ep_overlap=ep_overlap)  # fmt: skip
     cfg = replace(base, tp=tp, pp=pp, dp=dp, ep=ep, zero=zero, recompute=rec, micro_batch=mb, interleave=il,  # type: ignore[arg-type]
                   sequence_parallel=sp)  # fmt: skip
     scalar = estimate_training_step(spec, counts, g, fabric, cfg)

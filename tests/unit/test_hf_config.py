@@ -23,6 +23,8 @@ EXPECTED = {
     "gpt2.json": 124.44e6,
     "pythia-160m.json": 162.32e6,
     "mpt-7b.json": 6.65e9,
+    "qwen3-8b.json": 8.2e9,  # model card: 8.2B parameters
+    "qwen3-30b-a3b.json": 30.5e9,  # model card: 30.5B total, 3.3B activated
 }
 
 
@@ -47,6 +49,25 @@ def test_features_are_read() -> None:
     qwen = find_model(str(FIXTURES / "hf" / "qwen2.5-7b.json"))
     assert qwen.qkv_bias and qwen.sliding_window == 0
     assert find_model(str(FIXTURES / "hf" / "mistral-7b.json")).sliding_window == 4096
+    q3 = find_model(str(FIXTURES / "hf" / "qwen3-30b-a3b.json"))
+    assert q3.is_moe and (q3.experts, q3.experts_per_token, q3.moe_ffn) == (128, 8, 768)
+    assert q3.head_dim == 128 and q3.first_dense_layers == 0 and not q3.qkv_bias
+    assert count_params(q3) == count_params(find_model("qwen3-30b-a3b"))
+    assert count_params(find_model(str(FIXTURES / "hf" / "qwen3-8b.json"))) == count_params(
+        find_model("qwen3-8b")
+    )
+
+
+def test_qwen3_moe_dense_layers_other_than_a_leading_block_are_refused(tmp_path: Path) -> None:
+    cfg = json.loads((FIXTURES / "hf" / "qwen3-30b-a3b.json").read_text())
+    cfg["mlp_only_layers"] = [0, 1]  # a leading dense block: supported
+    path = tmp_path / "lead.json"
+    path.write_text(json.dumps(cfg))
+    assert find_model(str(path)).first_dense_layers == 2
+    cfg["mlp_only_layers"] = [3, 7]
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(InputError, match="not modelled"):
+        find_model(str(path))
 
 
 @pytest.mark.parametrize(

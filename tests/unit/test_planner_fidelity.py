@@ -47,7 +47,8 @@ def test_mla_widths_are_the_configs_not_hidden_over_heads() -> None:
 def test_mla_activations_use_192_and_128_wide_heads() -> None:
     """Korthikanti et al. 2022 (sec. 4) activation terms with DeepSeek-V3's widths: Q and K
     (2 bytes x 2 x 128 x 192), V (2 x 128 x 128) and the output projection's input (2 x 128 x
-    128) per token. Exact."""
+    128) per token, and the 8 routed copies of the token that the experts' first GEMMs keep in
+    its 58 MoE layers (2 x 8 x 7168). Exact."""
     spec = find_model("deepseek-v3")
     cfg = TrainConfig(gpus=8, gpus_per_node=8, tp=1, seq_len=4096, micro_batch=1)
     tokens = 4096
@@ -57,7 +58,8 @@ def test_mla_activations_use_192_and_128_wide_heads() -> None:
     moe_f = spec.moe_ffn * (spec.experts_per_token + spec.shared_experts)
     n_moe = spec.layers - spec.first_dense_layers
     f = (moe_f * n_moe + spec.ffn * spec.first_dense_layers) / spec.layers
-    expected = tokens * spec.hidden * 8 + attn + 6 * tokens * f + 4.0 * spec.heads * tokens
+    routed = 2 * tokens * 8 * spec.hidden * n_moe / spec.layers
+    expected = tokens * spec.hidden * 8 + attn + 6 * tokens * f + 4.0 * spec.heads * tokens + routed
     assert got == pytest.approx(expected, rel=1e-12)
 
 

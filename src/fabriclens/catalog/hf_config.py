@@ -1,6 +1,7 @@
 """Map a Hugging Face ``config.json`` (already parsed) to a :class:`ModelSpec`.
 
-Supported ``model_type``: llama, mistral, qwen2, mixtral, deepseek_v3, gpt2, gpt_neox, mpt.
+Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, deepseek_v3, gpt2,
+gpt_neox, mpt.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from typing import Any
 from fabriclens.catalog.schema import ModelSpec
 from fabriclens.errors import InputError
 
-SUPPORTED = ("llama", "mistral", "qwen2", "mixtral", "deepseek_v3", "gpt2", "gpt_neox", "mpt")
+SUPPORTED = ("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "deepseek_v3", "gpt2",
+             "gpt_neox", "mpt")  # fmt: skip
 
 
 def _get(cfg: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
@@ -53,6 +55,23 @@ def name_in_config(cfg: Mapping[str, Any]) -> tuple[str, str] | None:
         if name and name not in (".", ".."):
             return name, key
     return None
+
+
+def _qwen3_moe_dense_prefix(cfg: Mapping[str, Any], layers: int) -> int:
+    """Qwen3-MoE's dense layers (``mlp_only_layers``, ``decoder_sparse_step``) as the leading
+    dense layers the model supports; other patterns are not modelled."""
+    step = _int(cfg, "decoder_sparse_step", default=1)
+    dense = cfg.get("mlp_only_layers") or []
+    if not isinstance(dense, list) or not all(isinstance(i, int) for i in dense):
+        raise InputError(
+            f"config.json field mlp_only_layers = {dense!r} is not a list of layers", "fix the file"
+        )
+    if step != 1 or sorted(dense) != list(range(len(dense))) or len(dense) > layers:
+        raise InputError(
+            "config.json: MoE layers other than after a block of leading dense layers are not modelled",
+            "describe it with --layers/--hidden/--heads/--experts flags",
+        )
+    return len(dense)
 
 
 def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> ModelSpec:
@@ -115,7 +134,7 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
             qkv_bias=True,
             mlp_bias=True,
         )
-    else:  # llama-like: llama, mistral, qwen2, mixtral, deepseek_v3
+    else:  # llama-like: llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, deepseek_v3
         heads = _int(cfg, "num_attention_heads")
         fields.update(
             layers=_int(cfg, "num_hidden_layers"),
@@ -137,6 +156,13 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
                 experts=_int(cfg, "num_local_experts"),
                 experts_per_token=_int(cfg, "num_experts_per_tok"),
                 moe_ffn=_int(cfg, "intermediate_size"),
+            )
+        if model_type == "qwen3_moe":
+            fields.update(
+                experts=_int(cfg, "num_experts"),
+                experts_per_token=_int(cfg, "num_experts_per_tok"),
+                moe_ffn=_int(cfg, "moe_intermediate_size"),
+                first_dense_layers=_qwen3_moe_dense_prefix(cfg, fields["layers"]),
             )
         if model_type == "deepseek_v3":
             fields.update(

@@ -191,6 +191,9 @@ ATTENTION_KERNELS = ("flash", "fused")
 # how a training framework runs a layer's elementwise work (Framework.elementwise,
 # model/elementwise.py): fused kernels, or op by op as eager PyTorch does
 ELEMENTWISE_MODES = ("fused", "eager")
+# how a training framework dispatches MoE tokens across nodes (Framework.moe_dispatch, model/moe.py):
+# a flat all-to-all, or once per destination node and on over NVLink (DeepEP, HybridEP)
+MOE_DISPATCH_MODES = ("all-to-all", "node-dedup")
 # the element type a training framework reduces data-parallel gradients in (Framework.grad_reduce)
 GRAD_REDUCE_DTYPES = {"bf16": 2.0, "fp32": 4.0}
 # the architectures catalog/data/gemm_shapes.csv holds a GEMM-by-shape table for
@@ -218,10 +221,13 @@ class Framework(_Entry):
     # the element type of its data-parallel gradient reduction (GRAD_REDUCE_DTYPES): Megatron-LM
     # reduces BF16 runs' gradients in FP32 by default, FSDP mixed precision usually in BF16
     grad_reduce: str = "bf16"
+    # how it sends MoE tokens to experts on other nodes (MOE_DISPATCH_MODES)
+    moe_dispatch: str = "all-to-all"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _one_of(self, "attention", ATTENTION_KERNELS)
+        _one_of(self, "moe_dispatch", MOE_DISPATCH_MODES)
         _one_of(self, "elementwise", ELEMENTWISE_MODES)
         _one_of(self, "grad_reduce", tuple(GRAD_REDUCE_DTYPES))
         _check(

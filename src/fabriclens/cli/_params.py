@@ -23,6 +23,15 @@ GRAD_REDUCE_HELP = (
     "Element type of the data-parallel gradient reduction: bf16 | fp32 [default: the framework's; "
     "Megatron-LM reduces BF16 runs' gradients in fp32, torchtitan too]"
 )
+MOE_DISPATCH_HELP = (
+    "MoE: how tokens reach experts on other nodes: all-to-all (every routed copy crosses the "
+    "network) | node-dedup (once per destination node, then NVLink: DeepEP, HybridEP) "
+    "[default: the framework's]"
+)
+EP_OVERLAP_HELP = (
+    "MoE: hide the expert all-to-all behind another micro-batch's compute (Megatron-Core's "
+    "overlap_moe_expert_parallel_comm, DeepSeek's DualPipe)"
+)
 MAX_INT = 2**53  # beyond any count, size or rank; a float still holds it exactly
 MAX_PORT = 65535
 

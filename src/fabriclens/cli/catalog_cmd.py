@@ -158,13 +158,14 @@ def catalog(
                 {"flash": "FlashAttention-2", "fused": "cuDNN fused"}[f.attention],
                 f.elementwise,
                 f.grad_reduce,
+                f.moe_dispatch,
                 ", ".join(f.aliases),
                 f.efficiency_source,
             )
             for f in entries
         ]
         cols = ["name", "framework", "share of the kernel-level step", "attention",
-                "elementwise", "grad reduce", "aliases", "source"]  # fmt: skip
+                "elementwise", "grad reduce", "MoE dispatch", "aliases", "source"]  # fmt: skip
     else:
         rows = [
             (e.name, e.title, f"{e.step_overhead_s * 1e3:g} ms", f"{e.layer_overhead_s * 1e6:g} us")

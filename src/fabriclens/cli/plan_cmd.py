@@ -6,7 +6,12 @@ from typing import Annotated
 import typer
 
 from fabriclens.cli._output import print_json, print_rich, split_list
-from fabriclens.cli._params import FRAMEWORK_HELP, GRAD_REDUCE_HELP
+from fabriclens.cli._params import (
+    EP_OVERLAP_HELP,
+    FRAMEWORK_HELP,
+    GRAD_REDUCE_HELP,
+    MOE_DISPATCH_HELP,
+)
 
 COMPARE_SET = (
     "1gbe",
@@ -79,6 +84,8 @@ def plan(
     lora_rank: Annotated[int, typer.Option(help="LoRA adapter rank")] = 16,
     framework: Annotated[str | None, typer.Option(help=FRAMEWORK_HELP)] = None,
     grad_reduce: Annotated[str | None, typer.Option(help=GRAD_REDUCE_HELP)] = None,
+    moe_dispatch: Annotated[str | None, typer.Option(help=MOE_DISPATCH_HELP)] = None,
+    ep_overlap: Annotated[bool, typer.Option("--ep-overlap", help=EP_OVERLAP_HELP)] = False,
     batch: Annotated[int, typer.Option(help="Inference: concurrent sequences")] = 1,
     prompt_tokens: Annotated[int, typer.Option(help="Inference: prompt length")] = 1024,
     output_tokens: Annotated[int, typer.Option(help="Inference: generated tokens")] = 256,
@@ -172,6 +179,8 @@ def plan(
         lora_rank=lora_rank,
         framework=framework,
         grad_reduce=grad_reduce,
+        moe_dispatch=moe_dispatch,
+        ep_overlap=ep_overlap,
         batch=batch,
         prompt_tokens=prompt_tokens,
         output_tokens=output_tokens,

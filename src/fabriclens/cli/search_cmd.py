@@ -5,7 +5,12 @@ from typing import Annotated, Any
 import typer
 
 from fabriclens.cli._output import emit, split_list
-from fabriclens.cli._params import FRAMEWORK_HELP, GRAD_REDUCE_HELP
+from fabriclens.cli._params import (
+    EP_OVERLAP_HELP,
+    FRAMEWORK_HELP,
+    GRAD_REDUCE_HELP,
+    MOE_DISPATCH_HELP,
+)
 
 
 def search(
@@ -30,6 +35,8 @@ def search(
     precision: Annotated[str | None, typer.Option(help="bf16 | fp16 | fp8")] = None,
     framework: Annotated[str | None, typer.Option(help=FRAMEWORK_HELP)] = None,
     grad_reduce: Annotated[str | None, typer.Option(help=GRAD_REDUCE_HELP)] = None,
+    moe_dispatch: Annotated[str | None, typer.Option(help=MOE_DISPATCH_HELP)] = None,
+    ep_overlap: Annotated[bool, typer.Option("--ep-overlap", help=EP_OVERLAP_HELP)] = False,
     top: Annotated[int, typer.Option(help="Layouts to show per network")] = 5,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> int:
@@ -51,7 +58,7 @@ def search(
         model=find_model(model), gpu=gpu, gpus=gpus, workload=workload, gpus_per_node=gpus_per_node,
         nics_per_node=nics_per_node, tp=tp, pp=pp, zero=zero, recompute=recompute, micro_batch=micro_batch,
         seq_len=seq_len, global_batch=global_batch, precision=precision, framework=framework,
-        grad_reduce=grad_reduce,
+        grad_reduce=grad_reduce, moe_dispatch=moe_dispatch, ep_overlap=ep_overlap,
     )  # fmt: skip
     from fabriclens.plan.planner import make_plans
 

@@ -47,6 +47,11 @@ from fabriclens.model.memory import (
     adapter_params,
     frozen_base_bytes,
 )
+from fabriclens.model.moe import (
+    dispatch_network_share,
+    permute_bytes_per_token,
+    routed_input_bytes_per_token,
+)
 from fabriclens.model.step import (
     ADAM_BYTES_PER_PARAM,
     ATTENTION_BWD_FLOPS,
@@ -83,7 +88,8 @@ def _activation(spec: ModelSpec, base: TrainConfig, tp: Arr, mb: Arr, sp: Arr, r
     else:
         scores = (5 if base.dropout else 2) * spec.heads * (base.seq_len / base.cp) * tokens
         scores = np.where(rec == 1, 0.0, scores)
-    per = replicated / rep_div + (attn + mlp + scores) / tp
+    routed = tokens * routed_input_bytes_per_token(spec)  # MoE: the experts' routed inputs
+    per = replicated / rep_div + (attn + mlp + scores + routed) / tp
     return np.where(rec == 2, full, per)
 
 
@@ -338,10 +344,12 @@ def evaluate(
         * (0.5 if base.flash_attention else 1.0)
     )
     t_core = core_hw / (attn_rate if base.flash_attention else bf16_mm_rate)
-    elem = 2.0 * act_none
+    elem = 2.0 * (act_none - tokens * routed_input_bytes_per_token(spec) / tp)
     if fp8:
         elem = elem + FP8_CAST_BYTES * tokens * fp8_cast_elements_per_token(spec) / tp
     t_elem = elem / mem_rate
+    # MoE: tokens copied into expert order and back, each pass (step.py, model/moe.py)
+    t_perm = tokens * np.vectorize(lambda e: permute_bytes_per_token(spec, e))(ep) / tp / mem_rate
     t_eager_fwd: Any = 0.0
     t_eager_bwd: Any = 0.0
     if base.elementwise == "eager":  # step.py: op-by-op RMSNorm, rotary and SwiGLU
@@ -352,11 +360,11 @@ def evaluate(
     if not base.flash_attention:
         act_sel = _activation(spec, base, tp, mb, sp, np.ones_like(rec))
         t_core = t_core + 2.0 * (act_none - act_sel) / mem_rate
-    fwd = t_mm + t_core + t_elem + t_eager_fwd
+    fwd = t_mm + t_core + t_elem + t_eager_fwd + t_perm
     t_core_bwd = (
         ATTENTION_BWD_FLOPS * core_hw / attn_bwd_rate if base.flash_attention else 2.0 * t_core
     )
-    bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem + t_eager_bwd
+    bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem + t_eager_bwd + t_perm
     recompute = np.select([rec == 0, rec == 1], [0.0, t_core], fwd)
     dequant: Any = 0.0
     if not trains and base.lora_base_bits == 4:
@@ -407,10 +415,18 @@ def evaluate(
     per_mb_exposed += np.where(tp > 1, tp_time * calls, 0.0)
     if spec.is_moe:
         moe_per_stage = layers * (L - spec.first_dense_layers) / L
-        a2a = _collective(
-            "all_to_all", tokens / tp * spec.experts_per_token * h * 2.0, ep, ep_pn, ep_cc, fabric
+        a2a_size = tokens / tp * spec.experts_per_token * h * 2.0
+        # step.py: once per destination node (model/moe.py)
+        net_share = np.vectorize(lambda n: dispatch_network_share(spec, n, base.moe_dispatch))
+        a2a_size = a2a_size * np.where(ep > ep_pn, net_share(ep / ep_pn), 1.0)
+        a2a = _collective("all_to_all", a2a_size, ep, ep_pn, ep_cc, fabric)
+        a2a_total = np.where(ep > 1, a2a * n_passes * moe_per_stage * m, 0.0)
+        # step.py: with EP overlap, hidden behind the other micro-batches' compute
+        a2a_exposed = (
+            np.maximum(0.0, a2a_total - (m - 1) * compute_mb) if base.ep_overlap else a2a_total
         )
-        per_mb_exposed += np.where(ep > 1, a2a * n_passes * moe_per_stage * m, 0.0)
+        per_mb_exposed += a2a_exposed
+        hidden = hidden + (a2a_total - a2a_exposed)
     if base.cp > 1:
         raise ValueError(
             "the batch model covers cp = 1 (the search does not vary context parallelism)"

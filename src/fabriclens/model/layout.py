@@ -50,6 +50,10 @@ class TrainConfig:
     framework_efficiency: float = 1.0
     attention_kernel: str = "flash"  # the framework's (catalog frameworks.toml, ATTENTION_KERNELS)
     elementwise: str = "fused"  # fused kernels or op by op (model/elementwise.py)
+    moe_dispatch: str = "all-to-all"  # MoE tokens across nodes (MOE_DISPATCH_MODES, model/moe.py)
+    # MoE all-to-all hidden behind another micro-batch's compute (Megatron-Core's
+    # overlap_moe_expert_parallel_comm, DeepSeek's DualPipe); off: exposed, as by default
+    ep_overlap: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property

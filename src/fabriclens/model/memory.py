@@ -30,6 +30,7 @@ from fabriclens.model.arch import (
     v_width,
 )
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
+from fabriclens.model.moe import routed_input_bytes_per_token
 from fabriclens.units import format_number
 
 GIB = 2**30
@@ -183,7 +184,9 @@ def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str
         scores = (5 if cfg.dropout else 2) * spec.heads * seq * tokens
     if recompute == "selective":
         scores = 0.0 if not cfg.flash_attention else scores
-    split = attn + mlp + scores
+    # MoE: the k routed copies of each token that the experts' first GEMMs keep (model/moe.py)
+    routed = tokens * routed_input_bytes_per_token(spec)
+    split = attn + mlp + scores + routed
     return replicated / (t if sp else 1) + split / t
 
 

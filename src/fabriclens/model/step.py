@@ -12,14 +12,17 @@ frameworks.toml),
 where the elementwise traffic (norms, activations, softmax, dropout, residual adds) is taken as
 twice the activation bytes the layer stores (each is written once and read back once), as fused
 kernels move it; a framework that runs RMSNorm, rotary and SwiGLU op by op (eager PyTorch) adds
-what those chains of kernels move besides (model/elementwise.py).
+what those chains of kernels move besides (model/elementwise.py); a mixture of experts adds the
+permutations that move each token's routed copies into expert order and back (model/moe.py).
 Backward costs twice the forward (its input- and weight-gradient GEMMs at their own shapes;
 FlashAttention's backward 2.5x its forward's FLOPs, as it recomputes the scores);
 recomputation adds a forward (full) or the attention core
 (selective). The last stage adds the LM head's GEMMs and the loss, which streams the
 tokens x vocabulary logits through HBM (LOSS_BYTES_PER_LOGIT). The pipeline adds
 (pp-1)/interleave micro-batch times of bubble (Narayanan et al. 2021). Tensor, expert and
-pipeline communication is exposed (Megatron's default, no overlap); data-parallel gradient
+pipeline communication is exposed (Megatron's default, no overlap; the expert all-to-all can
+hide behind other micro-batches' compute, and a node-deduplicating dispatcher sends a token
+once per destination node, model/moe.py); data-parallel gradient
 traffic hides behind the last micro-batch's backward; context-parallel KV exchange hides behind
 attention; ZeRO-3's forward gathers hide behind the forward, its backward gathers and gradient
 reduce-scatters (on the same links) behind the backward.
@@ -53,6 +56,12 @@ from fabriclens.model.memory import (
     param_share,
     pipeline_stages,
     training_memory,
+)
+from fabriclens.model.moe import (
+    dispatch_network_share,
+    permute_bytes_per_token,
+    permute_moves,
+    routed_input_bytes_per_token,
 )
 
 # FlashAttention-2 reaches 50-73% of A100 peak forward and less backward (Dao 2023, Fig. 4-6).
@@ -185,7 +194,9 @@ def estimate_training_step(
     core = tokens * attention_core_flops_per_token(spec, cfg.seq_len) / t
     core_hw = core * (0.5 if cfg.flash_attention else 1.0)  # causal blocks skipped
     act_none = activation_bytes_per_layer(spec, cfg, "none")
-    elem = 2.0 * act_none
+    # MoE: the routed copies are moved by the permutation, not by elementwise kernels
+    routed = tokens * routed_input_bytes_per_token(spec) / t
+    elem = 2.0 * (act_none - routed)
     if fp8:
         elem += FP8_CAST_BYTES * tokens * fp8_cast_elements_per_token(spec) / t
     # each pass's GEMMs at their shapes' share of the best GEMM rate (model/gemm.py)
@@ -198,6 +209,8 @@ def estimate_training_step(
         t_mm_bwd += layer_mm / (mm_rate * s_wgrad)
     t_core = core_hw / attn_rate if cfg.flash_attention else core_hw / bf16_mm_rate
     t_elem = elem / mem_rate
+    # MoE: tokens copied into expert order and back, each pass (model/moe.py)
+    t_perm = tokens * permute_bytes_per_token(spec, cfg.ep) / t / mem_rate
     # op-by-op frameworks move more: eager RMSNorm, rotary and SwiGLU (model/elementwise.py)
     eager_fwd, eager_bwd = (
         eager_extra_bytes_per_token(spec, t, cfg.sequence_parallel)
@@ -208,14 +221,14 @@ def estimate_training_step(
     if not cfg.flash_attention:
         scores_bytes = act_none - activation_bytes_per_layer(spec, cfg, "selective")
         t_core += 2.0 * scores_bytes / mem_rate
-    fwd = t_mm + t_core + t_elem + t_eager_fwd
+    fwd = t_mm + t_core + t_elem + t_eager_fwd + t_perm
     # a frozen base (LoRA) needs input gradients only, no weight gradients; adapters are tiny
     # FlashAttention's backward recomputes the scores: 2.5x the forward's FLOPs (its benchmarks'
     # convention), at the GPU's backward rate; an unfused backward is 2x its forward
     t_core_bwd = (
         ATTENTION_BWD_FLOPS * core_hw / attn_bwd_rate if cfg.flash_attention else 2.0 * t_core
     )
-    bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem + t_eager_bwd
+    bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem + t_eager_bwd + t_perm
     recompute = {"none": 0.0, "selective": t_core, "full": fwd}[cfg.recompute]
     dequant = 0.0
     if not cfg.trains_base and cfg.lora_base_bits == 4:
@@ -278,14 +291,29 @@ def estimate_training_step(
         # sequence parallelism) 1/tp of the micro-batch; the tp group then gathers them over
         # NVLink (Megatron-Core's all-to-all dispatcher: num_local_tokens = S/TP x B)
         size = tokens / t * spec.experts_per_token * h * 2.0
+        note = "dispatch + combine per MoE layer"
+        ep_group = groups["ep"]
+        if ep_group.crosses_nodes and cfg.moe_dispatch == "node-dedup":
+            # once per destination node, on over NVLink there: the buffer the network sees
+            net_share = dispatch_network_share(
+                spec, ep_group.size / ep_group.per_node, "node-dedup"
+            )
+            size *= net_share
+            note += f"; sent once per destination node ({net_share:.2f} of the routed copies)"
+        # with EP overlap a micro-batch's dispatch and combine run during another's compute:
+        # all micro-batches but one offer theirs (the first forward has nothing beside it)
+        window = (m - 1) * compute_mb if cfg.ep_overlap else 0.0
+        if cfg.ep_overlap:
+            note += "; overlapped with another micro-batch's compute"
         comm.append(
             entry(
-                groups["ep"],
+                ep_group,
                 "all_to_all",
                 size,
                 n_passes * moe_per_stage * m,
                 fabric,
-                note="dispatch + combine per MoE layer",
+                overlap_window_s=window,
+                note=note,
             )
         )
     if cfg.cp > 1:
@@ -506,6 +534,18 @@ def estimate_training_step(
         "square that FlashAttention runs (mfu_full_square: Megatron's full-square convention, "
         "as most published MFUs are computed)"
         + ("; LoRA: no weight gradients for the frozen base" if not cfg.trains_base else ""),
+        *(
+            (
+                f"MoE: {spec.experts_per_token} routed copies of each token moved through HBM "
+                f"{permute_moves(spec, cfg.ep)} times a pass by the dispatcher's permutations and kept "
+                "for the experts' GEMMs; expert all-to-all "
+                + ("once per destination node" if cfg.moe_dispatch == "node-dedup" else "flat")
+                + (", hidden behind other micro-batches' compute" if cfg.ep_overlap else "")
+                + "; routing balanced (model/moe.py)",
+            )
+            if spec.is_moe
+            else ()
+        ),
         f"pipeline: 1F1B, bubble (pp-1)/interleave = {cfg.pp - 1}/{cfg.interleave} micro-batch times"
         if cfg.pp > 1
         else "pipeline: none",

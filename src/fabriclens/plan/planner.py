@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from fabriclens.catalog import find_engine, find_framework, find_gpu, find_link, find_network
 from fabriclens.catalog.schema import (
     GRAD_REDUCE_DTYPES,
+    MOE_DISPATCH_MODES,
     Framework,
     Gpu,
     IntraLink,
@@ -288,6 +289,20 @@ def _base_config(
             f"gradients reduced in {grad_reduce.upper()} ({framework.title}'s default; "
             "--grad-reduce bf16 | fp32 to change it)"
         )
+    given_dispatch = req.moe_dispatch
+    moe_dispatch = (
+        framework.moe_dispatch if given_dispatch is None else given_dispatch.strip().lower()
+    )
+    if moe_dispatch not in MOE_DISPATCH_MODES:
+        raise InputError(
+            f"MoE dispatch {moe_dispatch!r} is not modelled",
+            "use --moe-dispatch all-to-all or node-dedup",
+        )
+    if spec.is_moe and (req.ep or 1) > 1 and given_dispatch is None:
+        notes.append(
+            f"MoE tokens dispatched {'once per destination node' if moe_dispatch == 'node-dedup' else 'by a flat all-to-all'} "
+            f"({framework.title}'s default; --moe-dispatch all-to-all | node-dedup to change it)"
+        )
     cfg = TrainConfig(
         gpus=req.gpus,
         gpus_per_node=gpn,
@@ -305,6 +320,8 @@ def _base_config(
         framework_efficiency=efficiency,
         attention_kernel=framework.attention,
         elementwise=framework.elementwise,
+        moe_dispatch=moe_dispatch,
+        ep_overlap=req.ep_overlap,
         grad_bytes=GRAD_REDUCE_DTYPES[grad_reduce],
     )
     return cfg, notes
@@ -312,13 +329,14 @@ def _base_config(
 
 def kernel_level_config(cfg: TrainConfig) -> TrainConfig:
     """``cfg`` as NVIDIA's tuned recipes run it: every kernel at its rate, their attention,
-    fused elementwise kernels and gradient reduction."""
+    fused elementwise kernels, MoE dispatch and gradient reduction."""
     reference = find_framework(KERNEL_LEVEL_FRAMEWORK)
     return replace(
         cfg,
         framework_efficiency=1.0,
         attention_kernel=reference.attention,
         elementwise=reference.elementwise,
+        moe_dispatch=reference.moe_dispatch,
         grad_bytes=GRAD_REDUCE_DTYPES[reference.grad_reduce],
     )
 

@@ -38,6 +38,8 @@ class PlanRequest:
     lora_base_bits: int = 16
     framework: str | None = None  # training framework (catalog frameworks.toml); None: default
     grad_reduce: str | None = None  # bf16 | fp32 gradient reduction; None: the framework's
+    moe_dispatch: str | None = None  # all-to-all | node-dedup (MoE); None: the framework's
+    ep_overlap: bool = False  # MoE all-to-all hidden behind another micro-batch's compute
     # inference
     batch: int = 1
     prompt_tokens: int = 1024

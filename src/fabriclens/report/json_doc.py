@@ -74,6 +74,8 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
                 "attention": cfg.attention_kernel,
                 "elementwise": cfg.elementwise,
                 "grad_reduce": cfg.grad_reduce,
+                "moe_dispatch": cfg.moe_dispatch,
+                "ep_overlap": cfg.ep_overlap,
                 "source": plan.framework.efficiency_source,
                 "kernel_level_tokens_per_s": _r(kernel.tokens_per_s),
                 "kernel_level_mfu": _r(kernel.mfu, 4),

@@ -1,0 +1,75 @@
+"""Mixture-of-experts token routing: what moving tokens to their experts costs.
+
+Two costs a dense layer does not have, per MoE layer and per token of a micro-batch:
+
+* Permutation traffic in HBM. Megatron-Core's all-to-all token dispatcher
+  (megatron/core/transformer/moe/token_dispatcher.py with moe_utils.py's ``permute``,
+  ``sort_chunks_by_idxs`` and ``unpermute``) copies each token's hidden vector once per routed
+  expert into expert order (permute) and, when a GPU holds several experts behind an
+  expert-parallel all-to-all, sorts the chunks it receives by local expert; the combine makes
+  the same moves in reverse (unsort, then unpermute's probability-weighted scatter-add). Each
+  move reads and writes the k routed copies (BF16); the backward moves the gradients the same
+  way. The all-to-all's own reads and writes are the collective's, in the communication ledger.
+  The routed copy is also what each expert's first GEMM keeps for its weight gradient, so it is
+  activation memory (``routed_input_bytes_per_token``).
+* Network bytes of the dispatch. A flat all-to-all sends every routed copy to its expert's GPU,
+  so (n - g)/n of the k copies leave the node. Hierarchical dispatchers -- DeepEP's normal
+  kernels (deepseek-ai/DeepEP README; DeepSeek-V3 technical report, section 3.2.2), NVIDIA's
+  HybridEP, both behind Megatron-Core's "flex" dispatcher -- send a token once to each remote
+  node that holds one of its experts and fan it out over NVLink there. The network then carries
+  the expected number of distinct remote nodes per token: with k of E experts drawn uniformly
+  (NVIDIA's published MoE benchmarks force-balance the routing) over N nodes of E/N experts,
+  (N - 1) x (1 - C(E - E/N, k) / C(E, k)).
+"""
+
+from __future__ import annotations
+
+from fabriclens.catalog.schema import ModelSpec
+from fabriclens.model.arch import moe_layers
+
+ROUTED_BYTES = 2.0  # BF16 hidden vectors
+
+
+def moe_share(spec: ModelSpec) -> float:
+    """The share of the layers that are MoE layers (per-layer averages use it)."""
+    return moe_layers(spec) / spec.layers if spec.is_moe else 0.0
+
+
+def permute_moves(spec: ModelSpec, ep: float) -> int:
+    """Permutation moves per MoE layer per pass: permute and unpermute, plus the sort by local
+    expert and its inverse when an expert-parallel all-to-all feeds several local experts."""
+    return 2 + (2 if ep > 1 and spec.experts / ep > 1 else 0)
+
+
+def permute_bytes_per_token(spec: ModelSpec, ep: float) -> float:
+    """HBM bytes the permutation moves for one token in one pass (forward; the backward moves
+    as many), averaged over the model's layers; each move reads and writes the k copies."""
+    if not spec.is_moe:
+        return 0.0
+    per_move = 2.0 * spec.experts_per_token * spec.hidden * ROUTED_BYTES
+    return moe_share(spec) * permute_moves(spec, ep) * per_move
+
+
+def routed_input_bytes_per_token(spec: ModelSpec) -> float:
+    """Activation bytes of the k routed copies each expert GEMM keeps, averaged over layers."""
+    return moe_share(spec) * spec.experts_per_token * spec.hidden * ROUTED_BYTES
+
+
+def distinct_remote_nodes(experts: int, k: int, nodes: float) -> float:
+    """Expected remote nodes holding at least one of a token's k experts, the k drawn without
+    replacement from ``experts`` spread evenly over ``nodes`` nodes (the token's own among them)."""
+    n = max(1.0, nodes)
+    others = experts - experts / n  # experts not on one given node
+    p_none = 1.0
+    for i in range(k):
+        p_none *= max(0.0, others - i) / (experts - i)
+    return (n - 1.0) * (1.0 - p_none)
+
+
+def dispatch_network_share(spec: ModelSpec, nodes: float, mode: str) -> float:
+    """Network bytes of the dispatch as a share of a flat all-to-all's: 1 for the flat one
+    (or inside one node), distinct remote nodes / (k (N-1)/N) for a node-deduplicating one."""
+    if mode != "node-dedup" or not spec.is_moe or nodes <= 1:
+        return 1.0
+    k = spec.experts_per_token
+    return distinct_remote_nodes(spec.experts, k, nodes) / (k * (nodes - 1.0) / nodes)

@@ -1,0 +1,152 @@
+"""MoE token routing: permutation traffic, routed activations, node-deduplicated dispatch and
+expert-parallel overlap (model/moe.py, model/step.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from dataclasses import replace
+
+import pytest
+
+from fabriclens.catalog import find_framework, find_gpu, find_model
+from fabriclens.cli.app import run
+from fabriclens.model.arch import count_params
+from fabriclens.model.layout import TrainConfig
+from fabriclens.model.memory import activation_bytes_per_layer
+from fabriclens.model.moe import (
+    dispatch_network_share,
+    distinct_remote_nodes,
+    permute_bytes_per_token,
+    routed_input_bytes_per_token,
+)
+from fabriclens.model.step import estimate_training_step
+from fabriclens.plan.planner import resolve_fabric
+
+
+def _simulated_remote_nodes(experts: int, k: int, nodes: int, trials: int, seed: int) -> float:
+    """Monte Carlo: tokens on node 0 pick k distinct experts uniformly; count remote nodes hit."""
+    rng = random.Random(seed)
+    per_node = experts // nodes
+    total = 0
+    for _ in range(trials):
+        picked = rng.sample(range(experts), k)
+        total += len({e // per_node for e in picked} - {0})
+    return total / trials
+
+
+@pytest.mark.parametrize(
+    ("experts", "k", "nodes"), [(256, 8, 8), (128, 8, 2), (128, 8, 16), (8, 2, 4), (64, 6, 8)]
+)
+def test_distinct_remote_nodes_matches_random_routing(experts: int, k: int, nodes: int) -> None:
+    """The hypergeometric expectation against 40,000 simulated tokens (seeded). Tolerance: 4
+    standard errors of the simulated mean (the count is at most nodes - 1)."""
+    trials = 40_000
+    simulated = _simulated_remote_nodes(experts, k, nodes, trials, seed=experts * k + nodes)
+    expected = distinct_remote_nodes(experts, k, nodes)
+    assert abs(simulated - expected) < 4 * (nodes - 1) / 2 / math.sqrt(trials)
+
+
+def test_dedup_share_for_deepseek_v3_on_8_nodes() -> None:
+    """DeepSeek-V3 (256 experts, top-8) over EP 64 on 8 nodes: a flat all-to-all sends 8 x 7/8 =
+    7 copies off the node; node-deduplicated dispatch sends one per distinct remote node,
+    7 x (1 - C(224, 8) / C(256, 8)). Exact."""
+    spec = find_model("deepseek-v3")
+    p_none = math.comb(224, 8) / math.comb(256, 8)
+    expected = 7 * (1 - p_none) / 7
+    assert dispatch_network_share(spec, 8, "node-dedup") == pytest.approx(expected, rel=1e-12)
+    assert dispatch_network_share(spec, 8, "all-to-all") == 1.0
+    assert dispatch_network_share(spec, 1, "node-dedup") == 1.0  # one node: nothing to save
+
+
+def test_permutation_bytes_count_each_move_of_the_routed_copies() -> None:
+    """Qwen3-30B-A3B (every layer MoE, top-8, hidden 2048): permute + unpermute, plus the sort by
+    local expert and back when EP feeds several local experts; each move reads and writes 8 BF16
+    copies: 2 x 8 x 2048 x 2 = 65,536 bytes. Exact."""
+    spec = find_model("qwen3-30b-a3b")
+    move = 2 * 8 * 2048 * 2
+    assert permute_bytes_per_token(spec, 1) == 2 * move
+    assert permute_bytes_per_token(spec, 16) == 4 * move  # 8 local experts: sorted by expert
+    assert permute_bytes_per_token(spec, 128) == 2 * move  # one expert per GPU: no sort
+    assert permute_bytes_per_token(find_model("llama-3.1-8b"), 8) == 0.0
+    assert routed_input_bytes_per_token(spec) == 8 * 2048 * 2
+
+
+def test_routed_copies_are_activation_memory() -> None:
+    """The k routed copies the experts' first GEMMs keep grow a MoE layer's activations by
+    tokens x k x hidden x 2 bytes, split over TP like the MLP. Exact."""
+    spec = find_model("qwen3-30b-a3b")
+    cfg = TrainConfig(gpus=8, gpus_per_node=8, seq_len=4096, micro_batch=1)
+    dense_like = replace(spec, experts_per_token=8)
+    got = activation_bytes_per_layer(dense_like, cfg, "none")
+    assert got - activation_bytes_per_layer(replace(spec, experts_per_token=4), cfg, "none") == (
+        pytest.approx(
+            4096 * (8 - 4) * 2048 * 2  # routed copies
+            + 6 * 4096 * (8 - 4) * 768,  # the k experts' SwiGLU activations
+            rel=1e-12,
+        )
+    )
+
+
+def _est(cfg: TrainConfig, gpus: int = 32):  # type: ignore[no-untyped-def]
+    spec = find_model("qwen3-30b-a3b")
+    g = find_gpu("h100-sxm")
+    fabric, _ = resolve_fabric(g, gpus, gpus_per_node=8, network_name="ndr-ib", nics_per_node=8)
+    return estimate_training_step(spec, count_params(spec), g, fabric, cfg)
+
+
+def _a2a(est):  # type: ignore[no-untyped-def]
+    return next(c for c in est.comm if c.op == "all_to_all")
+
+
+def test_node_dedup_cuts_the_cross_node_dispatch_and_leaves_one_node_alone() -> None:
+    base = TrainConfig(gpus=32, gpus_per_node=8, dp=32, ep=32, seq_len=4096, global_batch=256,
+                       precision="fp8")  # fmt: skip
+    flat, dedup = _est(base), _est(replace(base, moe_dispatch="node-dedup"))
+    share = dispatch_network_share(find_model("qwen3-30b-a3b"), 4, "node-dedup")
+    assert _a2a(dedup).size_bytes == pytest.approx(_a2a(flat).size_bytes * share, rel=1e-12)
+    assert _a2a(dedup).time_s < _a2a(flat).time_s and dedup.time_s < flat.time_s
+    inside = replace(base, ep=8)  # EP inside one node: the network is not involved
+    assert (
+        _a2a(_est(inside)).time_s == _a2a(_est(replace(inside, moe_dispatch="node-dedup"))).time_s
+    )
+
+
+def test_ep_overlap_hides_the_all_to_all_behind_other_micro_batches() -> None:
+    base = TrainConfig(gpus=32, gpus_per_node=8, dp=32, ep=32, seq_len=4096, global_batch=256,
+                       precision="fp8")  # fmt: skip
+    plain, overlapped = _est(base), _est(replace(base, ep_overlap=True))
+    assert _a2a(plain).exposed_s == _a2a(plain).time_s
+    window = (base.microbatches - 1) * plain.microbatch_compute_s
+    assert _a2a(overlapped).exposed_s == pytest.approx(
+        max(0.0, _a2a(plain).time_s - window), rel=1e-9
+    )
+    assert overlapped.time_s < plain.time_s
+
+
+def test_nvidia_recipes_dispatch_once_per_node_others_flat() -> None:
+    """Megatron-Bridge perf_recipes set moe_token_dispatcher_type "flex" with the HybridEP or
+    DeepEP backend for DeepSeek-V3 (H100, B200) and Qwen3-30B-A3B (H100); Megatron-LM's and
+    torchtitan's defaults are a flat all-to-all."""
+    assert find_framework("nemo").moe_dispatch == "node-dedup"
+    assert find_framework("megatron").moe_dispatch == "all-to-all"
+    assert find_framework("pytorch").moe_dispatch == "all-to-all"
+
+
+def test_plan_flags_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["plan", "qwen3-30b-a3b", "--gpus", "32", "--tp", "1", "--pp", "1", "--ep", "32",
+            "--network", "ndr-ib", "--json"]  # fmt: skip
+    assert run(argv) == 0
+    flat = json.loads(capsys.readouterr().out)
+    assert run([*argv, "--moe-dispatch", "node-dedup", "--ep-overlap"]) == 0
+    tuned = json.loads(capsys.readouterr().out)
+    assert flat["framework"]["moe_dispatch"] == "all-to-all" and not flat["framework"]["ep_overlap"]
+    assert tuned["framework"]["moe_dispatch"] == "node-dedup" and tuned["framework"]["ep_overlap"]
+    assert tuned["step"]["time_s"] < flat["step"]["time_s"]
+
+
+def test_bad_moe_dispatch_is_one_line_with_the_fix(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["plan", "mixtral-8x7b", "--gpus", "8", "--ep", "8", "--moe-dispatch", "ring"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--moe-dispatch all-to-all or node-dedup" in err
