@@ -164,3 +164,17 @@ def test_every_engine_value_names_its_source() -> None:
     }  # fmt: skip
     with pytest.raises(ValueError, match="gpu_memory_utilization_source"):
         Engine(**row)  # type: ignore[arg-type]
+
+
+def test_a_model_released_in_4_bits_is_served_in_4_bits_by_default() -> None:
+    """openai/gpt-oss-120b ships its experts in MXFP4 (config.json quantization_config
+    quant_method "mxfp4"): 116.83B weights at the engine's 4-bit size fit one 80 GB H100 (OpenAI's
+    model card: it runs on a single 80 GB GPU), where BF16 weights (234 GB) need four. The plan
+    says where the precision came from; --precision overrides it."""
+    spec = find_model("gpt-oss-120b")
+    plan = plan_capacity(spec, "h100-sxm", users=10, output_tokens=256)
+    assert plan.limits.precision == "int4" and plan.gpus == 1
+    assert "released in int4" in plan.limits.bits_per_weight_source
+    bf16 = plan_capacity(spec, "h100-sxm", users=10, output_tokens=256, precision="bf16")
+    assert bf16.limits.precision == "bf16" and bf16.gpus >= 4
+    assert find_model("llama-3.1-8b").release_precision == ""  # 16-bit: the engine's default

@@ -11,7 +11,7 @@ from conftest import FIXTURES
 from fabriclens.catalog import find_model
 from fabriclens.catalog.load import load_hf_config
 from fabriclens.errors import InputError
-from fabriclens.model.arch import count_params, kv_bytes_per_token
+from fabriclens.model.arch import attended_tokens, count_params, kv_bytes_per_token
 
 # Published total parameter counts (model cards / safetensors metadata).
 EXPECTED = {
@@ -25,6 +25,7 @@ EXPECTED = {
     "mpt-7b.json": 6.65e9,
     "qwen3-8b.json": 8.2e9,  # model card: 8.2B parameters
     "qwen3-30b-a3b.json": 30.5e9,  # model card: 30.5B total, 3.3B activated
+    "gpt-oss-120b.json": 116.83e9,  # model card: 116.83B total
 }
 
 
@@ -56,6 +57,20 @@ def test_features_are_read() -> None:
     assert count_params(find_model(str(FIXTURES / "hf" / "qwen3-8b.json"))) == count_params(
         find_model("qwen3-8b")
     )
+
+
+def test_gpt_oss_alternates_windowed_and_full_layers() -> None:
+    """openai/gpt-oss-120b config.json: layer_types alternate sliding_attention (window 128) and
+    full_attention over 36 layers; every projection has a bias; 128 experts, top-4."""
+    spec = find_model(str(FIXTURES / "hf" / "gpt-oss-120b.json"))
+    assert (spec.sliding_window, spec.sliding_window_layers) == (128, 18)
+    assert spec.release_precision == "int4"  # quantization_config quant_method "mxfp4"
+    assert spec.qkv_bias and spec.attn_bias and spec.mlp_bias
+    assert (spec.experts, spec.experts_per_token, spec.moe_ffn) == (128, 4, 2880)
+    assert count_params(spec) == count_params(find_model("gpt-oss-120b"))
+    # half the layers attend to 128 keys, half to the whole context: (128 + 8192) / 2 at 8k
+    assert attended_tokens(spec, 8192) == 4160.0
+    assert attended_tokens(spec, 100) == 100.0
 
 
 def test_qwen3_moe_dense_layers_other_than_a_leading_block_are_refused(tmp_path: Path) -> None:

@@ -204,6 +204,21 @@ def test_sliding_window_bounds_attention_and_kv_cache() -> None:
     assert short.per_gpu_bytes["kv_cache"] == 4096 * 32 * 2 * 8 * 128 * 2.0
 
 
+def test_alternating_window_caches_the_window_in_half_the_layers() -> None:
+    """gpt-oss-120b (openai/gpt-oss-120b config.json: 36 layers alternating a 128-token window
+    and full attention, 8 KV heads of 64): at 32,768 tokens the cache holds 128 positions in 18
+    layers and 32,768 in the other 18, each 2 x 8 x 64 values of 2 bytes. Exact."""
+    spec = find_model("gpt-oss-120b")
+    counts = count_params(spec)
+    kw = dict(tp=1, pp=1, batch=1, prefill_chunk_tokens=1024, weight_precision="int4",
+              kv_bytes_per_value=2.0, capacity_bytes=H100.memory_bytes)  # fmt: skip
+    mem = inference_memory(spec, counts, context_tokens=32768, **kw)  # type: ignore[arg-type]
+    assert mem.per_gpu_bytes["kv_cache"] == (18 * 128 + 18 * 32768) * 2 * 8 * 64 * 2.0
+    assert decode_attention_flops_per_token(spec, 32768) == pytest.approx(
+        decode_attention_flops_per_token(spec, 128) * (128 + 32768) / 2 / 128
+    )
+
+
 # --- 7. small-batch FP8 decode of MoE/MLA runs below the HBM roofline ---
 
 

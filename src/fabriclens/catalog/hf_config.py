@@ -1,7 +1,7 @@
 """Map a Hugging Face ``config.json`` (already parsed) to a :class:`ModelSpec`.
 
-Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, deepseek_v3, gpt2,
-gpt_neox, mpt.
+Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, deepseek_v3,
+gpt2, gpt_neox, mpt.
 """
 
 from __future__ import annotations
@@ -12,8 +12,12 @@ from typing import Any
 from fabriclens.catalog.schema import ModelSpec
 from fabriclens.errors import InputError
 
-SUPPORTED = ("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "deepseek_v3", "gpt2",
-             "gpt_neox", "mpt")  # fmt: skip
+SUPPORTED = ("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gpt_oss", "deepseek_v3",
+             "gpt2", "gpt_neox", "mpt")  # fmt: skip
+
+
+# quantization_config.quant_method -> the precision serving the checkpoint takes by default
+RELEASED_FORMATS = {"mxfp4": "int4", "fp8": "fp8"}
 
 
 def _get(cfg: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
@@ -134,7 +138,7 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
             qkv_bias=True,
             mlp_bias=True,
         )
-    else:  # llama-like: llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, deepseek_v3
+    else:  # llama-like: llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, deepseek_v3
         heads = _int(cfg, "num_attention_heads")
         fields.update(
             layers=_int(cfg, "num_hidden_layers"),
@@ -157,6 +161,21 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
                 experts_per_token=_int(cfg, "num_experts_per_tok"),
                 moe_ffn=_int(cfg, "intermediate_size"),
             )
+        if model_type == "gpt_oss":
+            # every projection has a bias; windowed and full-attention layers alternate
+            # (layer_types); the experts are the MLP (intermediate_size each)
+            layer_types = cfg.get("layer_types") or []
+            windowed = sum(1 for t in layer_types if t == "sliding_attention")
+            fields.update(
+                experts=_int(cfg, "num_local_experts"),
+                experts_per_token=_int(cfg, "num_experts_per_tok", "experts_per_token"),
+                moe_ffn=_int(cfg, "intermediate_size"),
+                attn_bias=bool(cfg.get("attention_bias", True)),
+                qkv_bias=bool(cfg.get("attention_bias", True)),
+                mlp_bias=True,
+                sliding_window=_int(cfg, "sliding_window", default=0) if windowed else 0,
+                sliding_window_layers=windowed if windowed < fields["layers"] else 0,
+            )
         if model_type == "qwen3_moe":
             fields.update(
                 experts=_int(cfg, "num_experts"),
@@ -178,6 +197,10 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
                 v_head_dim=_int(cfg, "v_head_dim"),
                 head_dim=0,
             )
+    quant = cfg.get("quantization_config")
+    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, Mapping) else ""
+    if method in RELEASED_FORMATS:  # the format the checkpoint's weights are in
+        fields["release_precision"] = RELEASED_FORMATS[method]
     fields.setdefault("kv_heads", fields["heads"])
     try:
         return ModelSpec(**fields)

@@ -337,6 +337,8 @@ class ModelSpec(_Entry):
     qkv_bias: bool = False
     mlp_bias: bool = False
     sliding_window: int = 0
+    # layers that attend within the window (gpt-oss: every other one); 0: all, when there is one
+    sliding_window_layers: int = 0
     # Mixture of experts
     experts: int = 0
     experts_per_token: int = 0
@@ -350,11 +352,14 @@ class ModelSpec(_Entry):
     qk_nope_head_dim: int = 0
     v_head_dim: int = 0
     params_published: float = 0  # published parameter count
+    # the format its weights are released in, when not 16-bit (gpt-oss: MXFP4 experts -> int4):
+    # what serving it takes by default ("": the engine's default)
+    release_precision: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         counts = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "max_positions")
-        rest = ("head_dim", "sliding_window", "experts", "experts_per_token", "moe_ffn", "shared_experts",
+        rest = ("head_dim", "sliding_window", "sliding_window_layers", "experts", "experts_per_token", "moe_ffn", "shared_experts",
                 "first_dense_layers", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")  # fmt: skip
         _integers(self, *counts, *rest)
         _positive(self, *counts)
@@ -362,6 +367,7 @@ class ModelSpec(_Entry):
         _one_of(self, "mlp", ("swiglu", "gelu"))
         _one_of(self, "positions", ("rotary", "learned", "alibi"))
         _one_of(self, "norm", ("rms", "layer"))
+        _one_of(self, "release_precision", ("", "bf16", "fp16", "fp8", "int8", "int4"))
         _check(
             self.heads % self.kv_heads == 0,
             "kv_heads",
@@ -373,6 +379,11 @@ class ModelSpec(_Entry):
             "must be between 1 and experts",
         )
         _check(self.first_dense_layers <= self.layers, "first_dense_layers", "cannot exceed layers")
+        _check(
+            self.sliding_window_layers <= self.layers,
+            "sliding_window_layers",
+            "cannot exceed layers",
+        )
 
     @property
     def is_moe(self) -> bool:

@@ -44,11 +44,20 @@ def v_width(spec: ModelSpec) -> int:
     return spec.heads * v_dim(spec) if spec.is_mla else spec.kv_heads * head_dim(spec)
 
 
+def windowed_share(spec: ModelSpec) -> float:
+    """The share of the layers that attend within the sliding window: all of them (Mistral 7B),
+    ``sliding_window_layers`` of them (gpt-oss alternates windowed and full layers), or none."""
+    if not spec.sliding_window:
+        return 0.0
+    return (spec.sliding_window_layers or spec.layers) / spec.layers
+
+
 def attended_tokens(spec: ModelSpec, context: int | float) -> float:
-    """Keys one token attends to at position ``context``: all of them, or the last
-    ``sliding_window`` (Mistral 7B, Jiang et al. 2023, section 2: each layer attends to W = 4096
-    previous tokens; its rolling-buffer cache holds W positions)."""
-    return float(min(context, spec.sliding_window) if spec.sliding_window else context)
+    """Keys one token attends to at position ``context``, averaged over the layers: all of them,
+    or in a windowed layer the last ``sliding_window`` (Mistral 7B, Jiang et al. 2023, section 2:
+    each layer attends to W = 4096 previous tokens; its rolling-buffer cache holds W positions)."""
+    share = windowed_share(spec)
+    return float(share * min(context, spec.sliding_window) + (1.0 - share) * context)
 
 
 def square_context(spec: ModelSpec, seq_len: int | float) -> float:
@@ -59,7 +68,8 @@ def square_context(spec: ModelSpec, seq_len: int | float) -> float:
     w = spec.sliding_window
     if not w or seq_len <= w:
         return float(seq_len)
-    return 2.0 * w - w * w / seq_len
+    share = windowed_share(spec)  # layers without the window count the whole square
+    return share * (2.0 * w - w * w / seq_len) + (1.0 - share) * seq_len
 
 
 def attention_params(spec: ModelSpec) -> int:

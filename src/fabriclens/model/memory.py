@@ -352,8 +352,13 @@ def inference_memory(
         comp["framework_overhead"] = CUDA_CONTEXT_BYTES + FRAGMENTATION * allocated
         if sum(comp.values()) > sum(best.values()):
             best, where = comp, _stage_name(stage, pp)
+    layers_note = (
+        f" in {spec.sliding_window_layers} of {spec.layers} layers"
+        if spec.sliding_window_layers and spec.sliding_window_layers < spec.layers
+        else ""
+    )
     window = (
-        f" (sliding window: {spec.sliding_window} cached)"
+        f" (sliding window: {spec.sliding_window} cached{layers_note})"
         if spec.sliding_window and context_tokens > spec.sliding_window
         else ""
     )

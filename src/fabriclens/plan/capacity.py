@@ -225,8 +225,10 @@ def _engine_limits(
     precision: str | None,
     gpu_memory_utilization: float | None,
     max_parallel: int | None,
+    spec: ModelSpec | None = None,
 ) -> EngineLimits:
-    precision = precision or eng.default_precision
+    released = spec.release_precision if spec is not None and precision is None else ""
+    precision = precision or released or eng.default_precision
     if precision not in WEIGHT_BYTES:
         raise InputError(f"precision {precision!r} is not supported", "use bf16, fp8, int8 or int4")
     if gpu_memory_utilization is None:
@@ -250,6 +252,8 @@ def _engine_limits(
     bits = eng.bytes_per_weight(precision) * 8
     nominal = WEIGHT_BYTES[precision] * 8
     bits_src = eng.weight_bits_source if bits != nominal else f"{precision}: {nominal:g} bits"
+    if released:
+        bits_src = f"{spec.name if spec else ''} is released in {released}; {bits_src}"
     usable = gpu.memory_bytes * util - eng.reserved_bytes
     return EngineLimits(
         engine=eng.name, gpu_memory_utilization=util, gpu_memory_utilization_source=util_src,
@@ -282,7 +286,8 @@ def plan_capacity(
     """Size an inference deployment for ``users`` concurrent streams.
 
     ``tp``/``pp`` pin the replica; without ``tp`` the tensor-parallel size that meets the targets
-    on the fewest GPUs is chosen. ``precision`` defaults to the engine's (Ollama: Q4_K_M);
+    on the fewest GPUs is chosen. ``precision`` defaults to the model's released format (gpt-oss:
+    4-bit experts), else the engine's (Ollama: Q4_K_M);
     ``gpu_memory_utilization`` and ``max_parallel`` override the engine's defaults."""
     for name, value in (
         ("users", users),
@@ -300,7 +305,7 @@ def plan_capacity(
         raise InputError("--gpus-per-node must be at least 1", "give a positive --gpus-per-node")
     gpu = find_gpu(gpu_name)
     eng = find_engine(engine)
-    limits = _engine_limits(gpu, eng, precision, gpu_memory_utilization, max_parallel)
+    limits = _engine_limits(gpu, eng, precision, gpu_memory_utilization, max_parallel, spec)
     kv_prec = kv_precision or ("fp8" if limits.precision == "fp8" else "bf16")
     d = _Demand(spec, count_params(spec), gpu, eng, users, prompt_tokens, output_tokens,
                 tpot_slo_s, ttft_slo_s, limits.precision, kv_prec, limits)  # fmt: skip

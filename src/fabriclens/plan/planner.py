@@ -639,7 +639,11 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
 def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     spec, counts, gpu, fabric, notes = _setup(req, network_name)
     engine = find_engine(req.engine)
-    precision = req.precision or "bf16"
+    precision = req.precision or spec.release_precision or "bf16"
+    if req.precision is None and spec.release_precision:
+        notes.append(
+            f"weights: {precision}, the format {spec.name} is released in (--precision to change it)"
+        )
     if precision not in ("bf16", "fp16", "fp8", "int8", "int4"):
         raise InputError(
             f"inference precision {precision!r} is not supported", "use bf16, fp8, int8 or int4"
