@@ -45,6 +45,7 @@ def test_config_json_matches_catalog_entry() -> None:
 def test_features_are_read() -> None:
     ds = find_model(str(FIXTURES / "hf" / "deepseek-v3.json"))
     assert ds.is_mla and ds.is_moe and ds.first_dense_layers == 3
+    assert (ds.expert_groups, ds.expert_groups_per_token) == (8, 4)  # n_group, topk_group
     gpt2 = find_model(str(FIXTURES / "hf" / "gpt2.json"))
     assert gpt2.positions == "learned" and gpt2.tied_embeddings
     qwen = find_model(str(FIXTURES / "hf" / "qwen2.5-7b.json"))

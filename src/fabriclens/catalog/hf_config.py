@@ -189,6 +189,8 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
                 experts_per_token=_int(cfg, "num_experts_per_tok"),
                 moe_ffn=_int(cfg, "moe_intermediate_size"),
                 shared_experts=_int(cfg, "n_shared_experts", default=0),
+                expert_groups=_int(cfg, "n_group", default=0),
+                expert_groups_per_token=_int(cfg, "topk_group", default=0),
                 first_dense_layers=_int(cfg, "first_k_dense_replace", default=0),
                 q_lora_rank=_int(cfg, "q_lora_rank", default=0),
                 kv_lora_rank=_int(cfg, "kv_lora_rank"),

@@ -345,6 +345,10 @@ class ModelSpec(_Entry):
     moe_ffn: int = 0
     shared_experts: int = 0
     first_dense_layers: int = 0
+    # group-limited routing (DeepSeek-V3: n_group 8, topk_group 4): experts in equal groups, a
+    # token's experts drawn from its best groups only; 0: any expert
+    expert_groups: int = 0
+    expert_groups_per_token: int = 0
     # Multi-head latent attention (DeepSeek-V2/V3)
     q_lora_rank: int = 0
     kv_lora_rank: int = 0
@@ -360,7 +364,7 @@ class ModelSpec(_Entry):
         super().__post_init__()
         counts = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "max_positions")
         rest = ("head_dim", "sliding_window", "sliding_window_layers", "experts", "experts_per_token", "moe_ffn", "shared_experts",
-                "first_dense_layers", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")  # fmt: skip
+                "first_dense_layers", "expert_groups", "expert_groups_per_token", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")  # fmt: skip
         _integers(self, *counts, *rest)
         _positive(self, *counts)
         _non_negative(self, *rest, "params_published")
@@ -379,6 +383,13 @@ class ModelSpec(_Entry):
             "must be between 1 and experts",
         )
         _check(self.first_dense_layers <= self.layers, "first_dense_layers", "cannot exceed layers")
+        _check(
+            not self.expert_groups
+            or (self.experts % self.expert_groups == 0
+                and 0 < self.expert_groups_per_token <= self.expert_groups),
+            "expert_groups",
+            "must divide experts, with expert_groups_per_token between 1 and expert_groups",
+        )  # fmt: skip
         _check(
             self.sliding_window_layers <= self.layers,
             "sliding_window_layers",

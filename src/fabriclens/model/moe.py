@@ -19,7 +19,10 @@ Two costs a dense layer does not have, per MoE layer and per token of a micro-ba
   node that holds one of its experts and fan it out over NVLink there. The network then carries
   the expected number of distinct remote nodes per token: with k of E experts drawn uniformly
   (NVIDIA's published MoE benchmarks force-balance the routing) over N nodes of E/N experts,
-  (N - 1) x (1 - C(E - E/N, k) / C(E, k)).
+  (N - 1) x (1 - C(E - E/N, k) / C(E, k)); with group-limited routing (DeepSeek-V3: experts in 8
+  groups, a token's from its best 4, "each token will be sent to at most M = 4 nodes", report
+  section 2.1.2; Megatron-Core's moe_router_num_groups / moe_router_group_topk, which its forced
+  balancing keeps) from the chosen groups' experts only.
 """
 
 from __future__ import annotations
@@ -55,15 +58,31 @@ def routed_input_bytes_per_token(spec: ModelSpec) -> float:
     return moe_share(spec) * spec.experts_per_token * spec.hidden * ROUTED_BYTES
 
 
-def distinct_remote_nodes(experts: int, k: int, nodes: float) -> float:
-    """Expected remote nodes holding at least one of a token's k experts, the k drawn without
-    replacement from ``experts`` spread evenly over ``nodes`` nodes (the token's own among them)."""
-    n = max(1.0, nodes)
-    others = experts - experts / n  # experts not on one given node
-    p_none = 1.0
+def _none_drawn(pool: float, held: float, k: int) -> float:
+    """The chance that k draws without replacement from ``pool`` miss all ``held`` of them."""
+    p = 1.0
     for i in range(k):
-        p_none *= max(0.0, others - i) / (experts - i)
-    return (n - 1.0) * (1.0 - p_none)
+        p *= max(0.0, pool - held - i) / max(1.0, pool - i)
+    return p
+
+
+def distinct_remote_nodes(
+    experts: int, k: int, nodes: float, groups: int = 0, picked: int = 0
+) -> float:
+    """Expected remote nodes holding at least one of a token's k experts, ``experts`` spread evenly
+    over ``nodes`` nodes (the token's own among them): the k drawn without replacement from all
+    experts, or with group-limited routing from the ``picked`` of ``groups`` equal groups the token
+    chooses. A node holding whole groups is reached when one of its groups is chosen (each chosen
+    group supplies one of the top-k: the router chose it for its best experts); a group spread
+    over several nodes reaches each node its experts are drawn from."""
+    n = max(1.0, nodes)
+    if not groups:
+        return (n - 1.0) * (1.0 - _none_drawn(experts, experts / n, k))
+    if groups >= n:  # each node holds groups / n whole groups
+        return (n - 1.0) * (1.0 - _none_drawn(groups, groups / n, picked))
+    chosen = picked * experts / groups  # experts the token may use
+    p_node = picked / groups * (1.0 - _none_drawn(chosen, experts / n, k))
+    return (n - 1.0) * p_node
 
 
 def dispatch_network_share(spec: ModelSpec, nodes: float, mode: str) -> float:
@@ -72,4 +91,7 @@ def dispatch_network_share(spec: ModelSpec, nodes: float, mode: str) -> float:
     if mode != "node-dedup" or not spec.is_moe or nodes <= 1:
         return 1.0
     k = spec.experts_per_token
-    return distinct_remote_nodes(spec.experts, k, nodes) / (k * (nodes - 1.0) / nodes)
+    remote = distinct_remote_nodes(
+        spec.experts, k, nodes, spec.expert_groups, spec.expert_groups_per_token
+    )
+    return remote / (k * (nodes - 1.0) / nodes)
