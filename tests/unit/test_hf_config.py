@@ -74,6 +74,15 @@ def test_gpt_oss_alternates_windowed_and_full_layers() -> None:
     assert attended_tokens(spec, 100) == 100.0
 
 
+def test_gpt_oss_layer_types_that_are_not_a_list_are_one_clear_error(tmp_path: Path) -> None:
+    cfg = json.loads((FIXTURES / "hf" / "gpt-oss-120b.json").read_text())
+    cfg["layer_types"] = 5
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(InputError, match="layer_types"):
+        find_model(str(path))
+
+
 def test_qwen3_moe_dense_layers_other_than_a_leading_block_are_refused(tmp_path: Path) -> None:
     cfg = json.loads((FIXTURES / "hf" / "qwen3-30b-a3b.json").read_text())
     cfg["mlp_only_layers"] = [0, 1]  # a leading dense block: supported

@@ -165,6 +165,10 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
             # every projection has a bias; windowed and full-attention layers alternate
             # (layer_types); the experts are the MLP (intermediate_size each)
             layer_types = cfg.get("layer_types") or []
+            if not isinstance(layer_types, list):
+                raise InputError(
+                    f"config.json field layer_types = {layer_types!r} is not a list", "fix the file"
+                )
             windowed = sum(1 for t in layer_types if t == "sliding_attention")
             fields.update(
                 experts=_int(cfg, "num_local_experts"),
