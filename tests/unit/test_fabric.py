@@ -14,7 +14,12 @@ from fabriclens.catalog import find_gpu, find_switch
 from fabriclens.errors import InputError
 from fabriclens.fabric.maxmin import max_min_rates, max_min_rates_python
 from fabriclens.fabric.routing import link_space, route
-from fabriclens.fabric.simulate import Scenario, simulate_collective
+from fabriclens.fabric.simulate import (
+    Scenario,
+    expected_slowest_share,
+    nic_spread_factors,
+    simulate_collective,
+)
 from fabriclens.fabric.topology import design_fabric
 from fabriclens.plan.planner import resolve_fabric
 from reference import scale_series
@@ -265,6 +270,37 @@ def test_failures_and_a_slow_node() -> None:
     assert spine.time_s >= base.time_s
     with pytest.raises(InputError, match="spine"):
         simulate_collective(d, fab, "all_reduce", 1e9, 1024, Scenario(failed_spines=(999,)))
+
+
+@pytest.mark.parametrize(("links", "spread"), [(16, 0.1), (256, 0.05), (368, 0.12)])
+def test_expected_slowest_nic_matches_sampling(links: int, spread: float) -> None:
+    """1 - spread x E[max of n half-normals], integrated, against 20,000 seeded draws of the
+    slowest of n NICs. Tolerance: 4 standard errors."""
+    z = np.abs(np.random.default_rng(links).standard_normal((20_000, links)))
+    slowest = np.maximum(0.05, 1.0 - spread * z).min(axis=1)
+    se = slowest.std() / math.sqrt(slowest.size)
+    assert abs(expected_slowest_share(links, spread) - slowest.mean()) < 4 * se
+
+
+def test_a_ring_runs_at_its_slowest_nic() -> None:
+    """On a non-blocking fabric with ideal routing, NIC rates spread by 5% leave the ring at the
+    slowest of the job's NICs (exact for the seed's draw); over seeds the mean follows the
+    expectation within 4 standard errors."""
+    d = design_fabric(32, 8, 400e9, QM9700, "rail-optimized")
+    fab = _fabric(256)
+    base = simulate_collective(d, fab, "all_reduce", 2**30, 256, Scenario(routing="adaptive"))
+    shares = []
+    for seed in range(12):
+        sc = Scenario(routing="adaptive", nic_spread=0.05, seed=seed)
+        r = simulate_collective(d, fab, "all_reduce", 2**30, 256, sc)
+        factors = nic_spread_factors(d.endpoints, 0.05, seed)
+        assert factors is not None
+        assert r.slowest_flow_share == pytest.approx(base.slowest_flow_share * factors[:256].min())
+        shares.append(r.slowest_flow_share / base.slowest_flow_share)
+    se = float(np.std(shares)) / math.sqrt(len(shares))
+    assert abs(np.mean(shares) - expected_slowest_share(256, 0.05)) < 4 * max(se, 1e-3)
+    with pytest.raises(InputError, match="spread"):
+        simulate_collective(d, fab, "all_reduce", 2**30, 256, Scenario(nic_spread=1.0))
 
 
 def test_oversubscription_slows_cross_leaf_traffic_by_its_ratio() -> None:

@@ -98,6 +98,13 @@ def simulate(
     slow_node: Annotated[
         list[str] | None, typer.Option(help="SERVER:FACTOR, its NICs at FACTOR of their rate")
     ] = None,
+    nic_spread: Annotated[
+        str,
+        typer.Option(
+            help="NICs that differ: each at 1 - SPREAD x |z| of its rate (z normal, --seed), "
+            "e.g. 5%; a ring runs at its slowest"
+        ),
+    ] = "0",
     show_effects: Annotated[
         bool, typer.Option("--effects/--no-effects", help="Also simulate one change at a time")
     ] = True,
@@ -116,14 +123,15 @@ def simulate(
     from fabriclens.model.collectives import OPS
     from fabriclens.plan.planner import resolve_fabric
     from fabriclens.report.fabric_doc import simulate_doc
-    from fabriclens.units import parse_rate, parse_size
+    from fabriclens.units import parse_fraction, parse_rate, parse_size
 
     if plan is not None:
         if op is not None or size is not None:
             raise InputError("--plan simulates the plan's own collectives", "drop OP and SIZE")
         _simulate_plan(plan, fabric, switch, topology, oversubscription,
                        Scenario(routing=routing, placement=placement, rail_aware=rail_aware,
-                                seed=seed, flows=flows), json_out)  # fmt: skip
+                                seed=seed, flows=flows, nic_spread=parse_fraction(nic_spread)),
+                       json_out)  # fmt: skip
         return
     if op is None or size is None:
         raise InputError(
@@ -164,6 +172,7 @@ def simulate(
         routing=routing, placement=placement, rail_aware=rail_aware, seed=seed, flows=flows,
         failed_links=tuple((a, int(b)) for a, b in _pairs(fail_link, "--fail-link", int)),
         failed_spines=tuple(fail_spine or ()), slow_servers=_pairs(slow_node, "--slow-node", float),
+        nic_spread=parse_fraction(nic_spread),
     )  # fmt: skip
     result = simulate_collective(design, model_fabric, name, size_bytes, n_ranks, scenario, pattern)
     rows = None

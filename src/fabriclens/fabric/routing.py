@@ -86,10 +86,12 @@ def link_space(
     failed_spines: tuple[int, ...] = (),
     slow_servers: tuple[tuple[int, float], ...] = (),
     nic_cap_bytes_per_s: float = float("inf"),
+    nic_factors: np.ndarray[Any, Any] | None = None,
 ) -> LinkSpace:
     """The fabric's links at ``efficiency`` x line rate; ``failed_links`` are (leaf, uplink
     port) cables, ``failed_spines`` spine indices, ``slow_servers`` (server, rate factor);
-    ``nic_cap_bytes_per_s`` caps each NIC link (what the GPUs' host links can feed it)."""
+    ``nic_cap_bytes_per_s`` caps each NIC link (what the GPUs' host links can feed it);
+    ``nic_factors`` scales each NIC link (one factor per NIC, both directions)."""
     d = design
     e, leaves, u = d.endpoints, d.leaves, d.leaf_up if d.tiers >= 2 else 0
     g, a, pods = d.spines, d.spine_up if d.tiers == 3 else 0, d.pods
@@ -104,6 +106,9 @@ def link_space(
     bw = d.up_bw_bytes_per_s * efficiency  # switch-to-switch links
     cap = np.full(off["end"], bw)
     cap[: 2 * e] = min(d.link_bw_bytes_per_s * efficiency, nic_cap_bytes_per_s)
+    if nic_factors is not None:
+        cap[:e] *= nic_factors
+        cap[e : 2 * e] *= nic_factors
     alive = np.ones((leaves, max(u, 1)), dtype=bool)
     if u:
         s_pp = d.spines_per_pod

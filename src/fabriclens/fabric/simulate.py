@@ -30,6 +30,7 @@ from fabriclens.fabric.topology import FabricDesign
 from fabriclens.model.collectives import Fabric, Op, bus_factor, estimate_collective
 
 MAX_FLOWS_PER_CONNECTION = 64
+EFFECT_SPREAD = 0.05  # the effects table's what-if: NIC rates 5% apart (illustrative)
 # The Llama 3 Herd of Models (2024) §3.3.1: the collective library opens 16 network flows between
 # two GPUs instead of one, and Enhanced-ECMP hashes them apart.
 QP_SCALED_FLOWS = 16
@@ -49,6 +50,9 @@ class Scenario:
     failed_spines: tuple[int, ...] = ()
     slow_servers: tuple[tuple[int, float], ...] = ()
     flows: int = 1  # flows per NIC-to-NIC connection of a step (channels per NIC x QPs)
+    # each NIC reaches 1 - nic_spread x |z| of its rate (z standard normal, drawn with the seed):
+    # links that differ; a ring runs at its slowest (expected_slowest_share)
+    nic_spread: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,28 @@ class SimResult:
     def ratio(self) -> float:
         """Simulated time / model time."""
         return self.time_s / self.model_time_s if self.model_time_s > 0 else math.nan
+
+
+def nic_spread_factors(nics: int, spread: float, seed: int) -> np.ndarray[Any, Any] | None:
+    """Each NIC's share of its rate, 1 - spread x |z| (z standard normal, seeded), at least 5%;
+    None without a spread."""
+    if spread <= 0:
+        return None
+    z = np.random.default_rng([seed, 0x5EED]).standard_normal(nics)
+    return np.maximum(0.05, 1.0 - spread * np.abs(z))
+
+
+def expected_slowest_share(links: int, spread: float) -> float:
+    """The expected share of its rate the slowest of ``links`` NICs reaches under
+    ``nic_spread_factors``: 1 - spread x E[max of ``links`` half-normal |z|], the expectation
+    integrated numerically (E[max] = integral of 1 - erf(x / sqrt 2) ** links over x >= 0)."""
+    if spread <= 0 or links < 1:
+        return 1.0
+    step, x, total = 1e-3, 0.0, 0.0
+    while x < 12.0:
+        total += (1.0 - math.erf((x + step / 2) / math.sqrt(2.0)) ** links) * step
+        x += step
+    return max(0.05, 1.0 - spread * total)
 
 
 def simulate_collective(
@@ -109,9 +135,14 @@ def simulate_collective(
     algo = "tree" if pattern == "tree" else "ring"
     est = estimate_collective(op, size_bytes, ranks, fabric, ranks_per_node=g, algorithm=algo)
     servers = place_servers(n_srv, design.servers, scenario.placement, scenario.seed)
+    if not 0 <= scenario.nic_spread < 1:
+        raise InputError(
+            f"NIC spread {scenario.nic_spread:g}", "give --nic-spread between 0 and 99%, e.g. 5%"
+        )
     host = g * fabric.gpu_net_bw() / design.nics_per_server  # what the GPUs' host links feed a NIC
+    factors = nic_spread_factors(design.endpoints, scenario.nic_spread, scenario.seed)
     space = link_space(design, fabric.network.efficiency, scenario.failed_links,
-                       scenario.failed_spines, scenario.slow_servers, host)  # fmt: skip
+                       scenario.failed_spines, scenario.slow_servers, host, factors)  # fmt: skip
     nic_bw = design.link_bw_bytes_per_s * fabric.network.efficiency
     net_s, share = 0.0, 1.0
     util = np.zeros(space.capacity.size)
@@ -226,6 +257,14 @@ def effects(
         design,
         replace(scenario, slow_servers=((0, 0.5),)),
     )
+    if scenario.nic_spread:
+        add("NICs all at their rate (no spread)", design, replace(scenario, nic_spread=0.0))
+    else:
+        add(
+            f"NIC rates spread {EFFECT_SPREAD:.0%} (each 1 - {EFFECT_SPREAD:g}|z|)",
+            design,
+            replace(scenario, nic_spread=EFFECT_SPREAD),
+        )
     return rows
 
 

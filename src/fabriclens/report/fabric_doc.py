@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fabriclens.fabric.simulate import Scenario, SimResult
+from fabriclens.fabric.simulate import Scenario, SimResult, expected_slowest_share
 from fabriclens.fabric.topology import OPTIC_COST_PER_100G, FabricDesign
 
 
@@ -80,6 +80,7 @@ def simulate_doc(
             "failed_links": [list(x) for x in sc.failed_links],
             "failed_spines": list(sc.failed_spines),
             "slow_servers": [list(x) for x in sc.slow_servers],
+            "nic_spread": sc.nic_spread,
         },
         "collective": {
             "op": r.op,
@@ -103,5 +104,14 @@ def simulate_doc(
             f"NCCL-like channels: one connection per NIC, rail-aligned between servers; {sc.flows} flow{'s' if sc.flows > 1 else ''} per connection, equal bytes, each hashed on its own",
             "ecmp: one uniformly random equal-cost choice per flow and hop (seeded); adaptive: every bundle acts as one pipe",
             "time = the model's latency + max(intra-node part, network part)",
+            *(
+                [
+                    f"NICs spread: each at 1 - {sc.nic_spread:g} x |z| of its rate (z standard normal, "
+                    f"seed {sc.seed}); the expected slowest of the job's {r.servers * d.nics_per_server} at "
+                    f"{expected_slowest_share(r.servers * d.nics_per_server, sc.nic_spread):.0%}"
+                ]
+                if sc.nic_spread
+                else []
+            ),
         ],
     }
