@@ -298,10 +298,13 @@ def _base_config(
             f"MoE dispatch {moe_dispatch!r} is not modelled",
             "use --moe-dispatch all-to-all or node-dedup",
         )
-    if spec.is_moe and (req.ep or 1) > 1 and given_dispatch is None:
+    if spec.is_moe and given_dispatch is None:
+        how = (
+            "once per destination node" if moe_dispatch == "node-dedup" else "by a flat all-to-all"
+        )
         notes.append(
-            f"MoE tokens dispatched {'once per destination node' if moe_dispatch == 'node-dedup' else 'by a flat all-to-all'} "
-            f"({framework.title}'s default; --moe-dispatch all-to-all | node-dedup to change it)"
+            f"MoE tokens dispatched {how} across nodes ({framework.title}'s default; "
+            "--moe-dispatch all-to-all | node-dedup to change it)"
         )
     cfg = TrainConfig(
         gpus=req.gpus,
