@@ -199,3 +199,11 @@ def test_the_plans_moe_caveat_states_the_largest_published_miss() -> None:
     assert round(max(ratios), 1) == 1.7
     cfg = TrainConfig(gpus=16, gpus_per_node=8, dp=16, ep=16, seq_len=4096, global_batch=256)
     assert any("up to 1.7x slower" in a for a in _est(cfg, gpus=16).assumptions)
+
+
+def test_per_node_dispatch_never_sends_more_than_the_flat_one() -> None:
+    """A group limit wider than the top-k (a user catalog's 6 of 8 groups for top-2) must not make
+    the per-node dispatch cost more than every copy."""
+    spec = replace(find_model("deepseek-v3"), experts_per_token=2, expert_groups_per_token=6)
+    for nodes in (2, 4, 8, 16, 32):
+        assert 0 < dispatch_network_share(spec, nodes, "node-dedup") <= 1.0

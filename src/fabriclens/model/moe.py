@@ -73,8 +73,9 @@ def distinct_remote_nodes(
     over ``nodes`` nodes (the token's own among them): the k drawn without replacement from all
     experts, or with group-limited routing from the ``picked`` of ``groups`` equal groups the token
     chooses. A node holding whole groups is reached when one of its groups is chosen (each chosen
-    group supplies one of the top-k: the router chose it for its best experts); a group spread
-    over several nodes reaches each node its experts are drawn from."""
+    group supplies one of the top-k: the router chose it for its best experts, so this holds while
+    ``picked`` <= k); a group spread over several nodes reaches each node its experts are drawn
+    from."""
     n = max(1.0, nodes)
     if not groups:
         return (n - 1.0) * (1.0 - _none_drawn(experts, experts / n, k))
@@ -94,4 +95,4 @@ def dispatch_network_share(spec: ModelSpec, nodes: float, mode: str) -> float:
     remote = distinct_remote_nodes(
         spec.experts, k, nodes, spec.expert_groups, spec.expert_groups_per_token
     )
-    return remote / (k * (nodes - 1.0) / nodes)
+    return min(1.0, remote / (k * (nodes - 1.0) / nodes))  # never more than the flat one
