@@ -39,7 +39,6 @@ def lab_prerequisites_and_cleanliness() -> Iterator[None]:
 
 
 T = TypeVar("T")
-STOLEN_LIMIT = 0.03  # share of CPU time the VM's host may take before a timing is not trusted
 
 
 def _steal_s() -> float:
@@ -53,15 +52,16 @@ def measured_quietly(
     measure: Callable[[], T], good: Callable[[T], bool], tries: int = 3
 ) -> tuple[T, float]:
     """Run a timing-sensitive measurement; return its result and the share of CPU time the VM's
-    host stole while it ran. A result that is off is measured again (up to ``tries`` times) only
-    when the host stole more than 3% meanwhile: a noisy neighbour, not the lab. A lab that is
-    wrong on a quiet host still fails."""
+    host stole while it ran. A result that is off is measured again, up to ``tries`` times: the
+    userspace impairment stage shares two cores with the test run, and a moment when it is not
+    scheduled adds to one measurement, not to the next. A lab that is wrong is wrong every time
+    and still fails; each try prints what it measured and the CPU the host stole meanwhile."""
     for _ in range(tries):
         s0, t0 = _steal_s(), time.monotonic()
         value = measure()
         stolen = (_steal_s() - s0) / max(1e-9, (time.monotonic() - t0) * (os.cpu_count() or 1))
         print(f"measured {value!r:.200} with {100 * stolen:.1f}% of the CPU stolen by the host")
-        if good(value) or stolen <= STOLEN_LIMIT:
+        if good(value):
             break
     return value, stolen
 
