@@ -125,12 +125,13 @@ def simulate(
     from fabriclens.report.fabric_doc import simulate_doc
     from fabriclens.units import parse_fraction, parse_rate, parse_size
 
+    spread = parse_fraction(nic_spread)
     if plan is not None:
         if op is not None or size is not None:
             raise InputError("--plan simulates the plan's own collectives", "drop OP and SIZE")
         _simulate_plan(plan, fabric, switch, topology, oversubscription,
                        Scenario(routing=routing, placement=placement, rail_aware=rail_aware,
-                                seed=seed, flows=flows, nic_spread=parse_fraction(nic_spread)),
+                                seed=seed, flows=flows, nic_spread=spread),
                        json_out)  # fmt: skip
         return
     if op is None or size is None:
@@ -172,7 +173,7 @@ def simulate(
         routing=routing, placement=placement, rail_aware=rail_aware, seed=seed, flows=flows,
         failed_links=tuple((a, int(b)) for a, b in _pairs(fail_link, "--fail-link", int)),
         failed_spines=tuple(fail_spine or ()), slow_servers=_pairs(slow_node, "--slow-node", float),
-        nic_spread=parse_fraction(nic_spread),
+        nic_spread=spread,
     )  # fmt: skip
     result = simulate_collective(design, model_fabric, name, size_bytes, n_ranks, scenario, pattern)
     rows = None

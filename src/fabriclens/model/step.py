@@ -293,11 +293,11 @@ def estimate_training_step(
         size = tokens / t * spec.experts_per_token * h * 2.0
         note = "dispatch + combine per MoE layer"
         ep_group = groups["ep"]
-        if ep_group.crosses_nodes and cfg.moe_dispatch == "node-dedup":
-            # once per destination node, on over NVLink there: the buffer the network sees
-            net_share = dispatch_network_share(
-                spec, ep_group.size / ep_group.per_node, "node-dedup"
-            )
+        # node-dedup: once per destination node, on over NVLink there (what the network sees)
+        net_share = dispatch_network_share(
+            spec, ep_group.size / ep_group.per_node, cfg.moe_dispatch
+        )
+        if net_share < 1.0:
             size *= net_share
             note += f"; sent once per destination node ({net_share:.2f} of the routed copies)"
         # with EP overlap a micro-batch's dispatch and combine run during another's compute:
