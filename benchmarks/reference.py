@@ -312,6 +312,9 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
     fabric = Fabric(find_link(gpu.intra_link), net, gpn, _int(row, "nics_per_node"),
                     find_link(gpu.host_link))  # fmt: skip
     est = estimate_training_step(spec, count_params(spec), gpu, fabric, cfg)
+    if row["measured"] == "hardware_tflops_per_gpu" and cfg.flash_attention:
+        # with FlashAttention the step runs (and hw_flops counts) the causal half of the square
+        raise ValueError(f"{row['id']}: hardware TFLOP/s are compared for unfused attention only")
     predicted = {
         "throughput_tokens_per_s_per_gpu": est.tokens_per_s / gpus,
         # published MFU and TFLOP/s (Megatron-LM, llm-foundry) count attention as the full score
@@ -319,6 +322,9 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         "model_tflops_per_gpu": est.model_flops_full_square / est.time_s / est.gpus / 1e12,
         "mfu": est.mfu_full_square,
         "iteration_time": est.time_s,
+        # Megatron's and DeepSpeed's published TFLOP/s (Narayanan et al. 2021, eq. 3) count the
+        # recomputed forward and the whole score square: the hardware FLOPs of an unfused run
+        "hardware_tflops_per_gpu": est.hw_flops / est.time_s / est.gpus / 1e12,
     }[row["measured"]]
     layout = f"tp{cfg.tp} pp{cfg.pp} dp{cfg.dp}" + (f" cp{cfg.cp}" if cfg.cp > 1 else "")
     return Case(
