@@ -428,6 +428,9 @@ class Engine(_Entry):
     int4_bits_per_weight: float  # what a 4-bit model costs in this engine's format
     int8_bits_per_weight: float
     weight_bits_source: str
+    # how far published runs of this engine sit from the model where it is known to miss,
+    # stated beside every estimate for it ("": none)
+    measured_caveat: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()

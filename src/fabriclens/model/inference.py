@@ -270,6 +270,7 @@ def estimate_inference(
             f"{engine.layer_overhead_s * 1e6:.0f} us per layer ({engine.source})",
             "tensor parallel: 2 all-reduces of batch x hidden per layer per token, not overlapped",
         )
+        + ((f"engine {engine.name}: {engine.measured_caveat}",) if engine.measured_caveat else ())
         + (
             ("MoE: uniform routing; distinct experts read per layer E(1-(1-k/E)^B)",)
             if spec.is_moe
