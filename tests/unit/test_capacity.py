@@ -200,4 +200,4 @@ def test_the_llama_cpp_caveat_states_the_published_runs() -> None:
     est = plan_capacity(
         find_model("llama-3.1-8b"), "a100-sxm-80gb", users=1, output_tokens=256, engine="ollama"
     )
-    assert any(caveat in a for a in est.estimate.assumptions)
+    assert est.estimate.engine_caveat == caveat

@@ -124,8 +124,8 @@ SERVING = st.fixed_dictionaries(
         "model": st.sampled_from(["llama-3.1-8b", "llama-3.1-70b", "qwen2.5-7b", "mixtral-8x7b"]),
         "gpu": st.sampled_from(["h100-sxm", "a100-sxm-40gb", "l40s", "rtx-4090"]),
         "users": st.sampled_from([1, 8, 64, 400]),
-        "engine": st.sampled_from(["vllm", "sglang", "trtllm"]),
-        "precision": st.sampled_from(["bf16", "fp8", "int4"]),
+        "engine": st.sampled_from(["vllm", "sglang", "trtllm", "ollama"]),
+        "precision": st.sampled_from(["bf16", "fp8", "int4", None]),  # None: the engine's default
         "prompt": st.sampled_from([512, 8192]),
     }
 )
@@ -145,8 +145,11 @@ def test_capacity_replica_fits_in_plan(
     capsys: pytest.CaptureFixture[str], job: dict[str, Any]
 ) -> None:
     """A capacity answer that meets its target with tp x pp GPUs per replica is a layout that
-    `plan -w inference` says fits, with the same engine, precision, lengths and batch."""
-    common = ["--gpu", job["gpu"], "--engine", job["engine"], "--precision", job["precision"],
+    `plan -w inference` says fits, with the same engine, precision, lengths and batch, and
+    decodes at the same speed: without --precision both serve the engine's default weights
+    (Ollama's Q4_K_M at its bits per weight)."""
+    precision = ["--precision", job["precision"]] if job["precision"] else []
+    common = ["--gpu", job["gpu"], "--engine", job["engine"], *precision,
               "--prompt-tokens", str(job["prompt"]), "--output-tokens", "256"]  # fmt: skip
     _, cap = _json(capsys, ["capacity", job["model"], "--users", str(job["users"]), *common])
     if cap is None or not cap["slo_met"]:
@@ -157,6 +160,8 @@ def test_capacity_replica_fits_in_plan(
                                   "--pp", str(rep["pp"]), "--batch", str(rep["batch"]), *common])  # fmt: skip
     assert plan is not None, f"plan refused capacity's replica {rep}"
     assert plan["memory"]["fits"], f"capacity's replica {rep} does not fit in plan"
+    step = plan["inference"]["decode_step_s"]
+    assert step == pytest.approx(rep["decode_step_s"], rel=0.01), (rep, step)
 
 
 @settings(
@@ -177,3 +182,20 @@ def test_advise_recommended_tier_fits_in_plan(
     nics = ["--nics-per-node", str(job["gpus_per_node"] or 8)]
     _, plan = _json(capsys, ["plan", job["model"], *argv, "--network", tier["network"], *nics])
     assert plan is not None and plan["memory"]["fits"], f"advise recommends {tier} but plan: no fit"
+
+
+def test_plan_serves_the_engines_default_weights_as_capacity_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without --precision, `plan -w inference --engine ollama` and `capacity --engine ollama`
+    both serve Ollama's default GGUF Q4_K_M (4.89 bits per weight, engines.toml), so one replica
+    decodes at the same speed in both, and the plan says whose default it is."""
+    common = ["--gpu", "rtx-4090", "--engine", "ollama", "--output-tokens", "256"]
+    _, cap = _json(capsys, ["capacity", "llama-3.1-8b", "--users", "1", *common])
+    assert cap["engine"]["precision"] == "int4"
+    assert cap["engine"]["bits_per_weight"]["value"] == pytest.approx(4.89)
+    rep = cap["replica"]
+    _, plan = _json(capsys, ["plan", "llama-3.1-8b", "-w", "inference", "--gpus", "1",
+                             "--batch", str(rep["batch"]), *common])  # fmt: skip
+    assert plan["inference"]["decode_step_s"] == pytest.approx(rep["decode_step_s"], rel=0.01)
+    assert any("Ollama / llama.cpp's default" in a for a in plan["assumptions"])

@@ -101,6 +101,7 @@ class InferenceEstimate:
     comm: tuple[TokenComm, ...]
     memory: MemoryLedger
     assumptions: tuple[str, ...]
+    engine_caveat: str = ""  # how far the engine's published runs sit from this (catalog)
 
 
 def experts_touched(experts: int, per_token: int, tokens: int) -> float:
@@ -270,7 +271,6 @@ def estimate_inference(
             f"{engine.layer_overhead_s * 1e6:.0f} us per layer ({engine.source})",
             "tensor parallel: 2 all-reduces of batch x hidden per layer per token, not overlapped",
         )
-        + ((f"engine {engine.name}: {engine.measured_caveat}",) if engine.measured_caveat else ())
         + (
             ("MoE: uniform routing; distinct experts read per layer E(1-(1-k/E)^B)",)
             if spec.is_moe
@@ -301,4 +301,5 @@ def estimate_inference(
         comm=tuple(comm),
         memory=memory,
         assumptions=assumptions + memory.notes,
+        engine_caveat=engine.measured_caveat,
     )

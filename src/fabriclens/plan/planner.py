@@ -642,11 +642,14 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
 def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     spec, counts, gpu, fabric, notes = _setup(req, network_name)
     engine = find_engine(req.engine)
-    precision = req.precision or spec.release_precision or "bf16"
+    # the same weights `capacity` serves: the model's release format, else the engine's default
+    precision = req.precision or spec.release_precision or engine.default_precision
     if req.precision is None and spec.release_precision:
         notes.append(
             f"weights: {precision}, the format {spec.name} is released in (--precision to change it)"
         )
+    elif req.precision is None and precision != "bf16":
+        notes.append(f"weights: {precision}, {engine.title}'s default (--precision to change it)")
     if precision not in ("bf16", "fp16", "fp8", "int8", "int4"):
         raise InputError(
             f"inference precision {precision!r} is not supported", "use bf16, fp8, int8 or int4"
@@ -688,6 +691,7 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         output_tokens=req.output_tokens,
         precision=precision,
         kv_precision=kv_precision,
+        weight_bytes_per_param=engine.bytes_per_weight(precision),  # the engine's format
     )
     return Plan(
         req,

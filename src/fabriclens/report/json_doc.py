@@ -145,6 +145,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "e2e_s": _r(inf.e2e_s),
             "weights_read_per_step_bytes": round(inf.weights_read_per_step_bytes),
             "decode_bound": inf.decode_bound,
+            "engine_caveat": inf.engine_caveat,
         }
         doc["bottleneck"] = "memory capacity" if not mem.fits else inf.decode_bound
         doc["comm"] = [
@@ -220,6 +221,7 @@ def _engine_limits_doc(plan: CapacityPlan) -> dict[str, Any]:
         "max_parallel": item(lim.max_parallel or None, lim.max_parallel_source),
         "precision": lim.precision,
         "bits_per_weight": item(_r(lim.bits_per_weight), lim.bits_per_weight_source),
+        "caveat": plan.estimate.engine_caveat,
     }
 
 

@@ -180,6 +180,9 @@ def inference_lines(doc: dict[str, Any]) -> list[RenderableType]:
         f"tokens/s for the batch · {format_time(inf['decode_step_s'])} per step, bound by "
         f"{inf['decode_bound']}\n"
     )
+    if inf.get("engine_caveat"):
+        text.append("Published runs ", style="bold")
+        text.append(f"{inf['engine_caveat']}\n")
     text.append("KV cache ", style="bold")
     text.append(
         f"{format_decimal_bytes(inf['kv_cache_bytes_per_token'])} per token (whole model) · "
@@ -382,6 +385,8 @@ def capacity_renderables(doc: dict[str, Any]) -> list[RenderableType]:
                 f"({format_decimal_bytes(eng['usable_bytes_per_gpu'])} usable), {eng['precision']} weights at "
                 f"{eng['bits_per_weight']['value']:.3g} bits, "
                 + (f"{parallel} request(s) at once per replica" if parallel else "no cap on requests per replica"))  # fmt: skip
+    if eng.get("caveat"):
+        head.append(f"\npublished runs: {eng['caveat']}")
     table = Table(title="One replica", box=box.SIMPLE, title_justify="left", show_header=False)
     table.add_column("")
     table.add_column("", justify="right")
