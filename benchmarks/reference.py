@@ -118,9 +118,11 @@ def collective_cases() -> Iterator[Case]:
         note = row["algorithm_note"]
         algo = "ring" if "NVLS off" in note else "auto"
         if row["system"] == "per-NIC rule of thumb":
-            # two 8-GPU HGX H100 nodes, one NIC each: the busbw equals that NIC's
+            # two 8-GPU HGX H100 nodes, one NIC each: the ring's busbw equals that NIC's (the
+            # same staff: "we suggest passing NCCL_ALGO=RING when benchmarking just two nodes",
+            # nccl-tests#290; two nodes otherwise run NVLSTree, beyond the network bound)
             fabric = Fabric(find_link("nvlink4-nvswitch"), find_network(NICS[row["nic"]]), 8, 1)
-            ranks, size = 16, 8 * 2**30
+            ranks, size, algo = 16, 8 * 2**30, "ring"
         else:
             net = find_network(NICS[row["nic"]]) if row["nic"] else None
             gpn = int(row["gpus_per_node"])

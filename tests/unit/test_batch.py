@@ -17,7 +17,11 @@ from fabriclens.model.step import estimate_training_step
 from fabriclens.plan.planner import resolve_fabric
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(
     model=st.sampled_from(
         [

@@ -137,7 +137,7 @@ def test_one_gpu_cannot_drive_more_network_than_its_host_link() -> None:
     # eight GPUs per node drive eight NICs: each GPU's link carries one NIC's worth
     full, _ = resolve_fabric(find_gpu("h100-sxm"), 16, network_name="ndr-ib", nics_per_node=8)
     net = find_network("ndr-ib")
-    ring = estimate_collective("all_reduce", 8e9, 16, full)
+    ring = estimate_collective("all_reduce", 8e9, 16, full, algorithm="ring")
     per_gpu = min(cap, 50e9 * net.efficiency)
     assert ring.busbw_bytes_per_s == pytest.approx(min(full.intra_busbw(), 8 * per_gpu), rel=0.01)
     # one data-parallel group per GPU (tp 8): each group gets one GPU's link, not the node's NICs
@@ -180,3 +180,31 @@ def test_more_tiers_cost_latency_not_bandwidth() -> None:
     b = estimate_collective("all_gather", 2**20, 512, big)
     assert small.tiers(64) == 2 and big.tiers(64) == 1
     assert a.latency_s > b.latency_s
+
+
+def test_two_nvls_nodes_all_reduce_beyond_the_network_bound() -> None:
+    """NCCL's staff: "On two nodes, NCCL uses the tree (or nvlstree) algorithm which can indeed go
+    beyond the network bottleneck" (nccl-tests#196). With NVLink SHARP each node reduces inside
+    its switch and its NICs carry the buffer once each way (a ring: 2(n-1)/n of it), so the
+    busbw of 2 x 8 H100 reaches min(node NICs, NVLS algbw) x 2(n-1)/n: above the ring's, capped
+    by the in-switch reduction. Published: 430 GB/s with NVLS on, 330 off (nccl#1221, 8 x 400G);
+    AWS p5 487 GB/s at 16 GiB (reference cm rows). Four nodes run the ring. Tolerance 1%."""
+    from fabriclens.catalog import find_gpu
+    from fabriclens.plan.planner import resolve_fabric
+
+    two, _ = resolve_fabric(find_gpu("h100-sxm"), 16, network_name="ndr-ib", nics_per_node=8)
+    est = estimate_collective("all_reduce", 8 * 2**30, 16, two)
+    ring = estimate_collective("all_reduce", 8 * 2**30, 16, two, algorithm="ring")
+    nvls_algbw = two.intra.bw_bytes_per_s * two.intra.nvls_algbw_fraction
+    expected = min(two.node_net_bw(), nvls_algbw) * 2 * 15 / 16
+    assert est.algorithm == "nvls_tree"
+    assert est.busbw_bytes_per_s == pytest.approx(expected, rel=0.01)
+    assert est.busbw_bytes_per_s > 1.3 * ring.busbw_bytes_per_s
+    assert estimate_collective("all_reduce", 8 * 2**30, 16, two, algorithm="nvls").algorithm == (
+        "nvls_tree"
+    )
+    four, _ = resolve_fabric(find_gpu("h100-sxm"), 32, network_name="ndr-ib", nics_per_node=8)
+    assert estimate_collective("all_reduce", 8 * 2**30, 32, four).algorithm == "ring"
+    # no NVLink SHARP (A100): the ring's network bound stands on two nodes
+    a100, _ = resolve_fabric(find_gpu("a100"), 16, network_name="hdr-ib", nics_per_node=8)
+    assert estimate_collective("all_reduce", 8 * 2**30, 16, a100).algorithm == "ring"

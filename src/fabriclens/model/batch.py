@@ -28,6 +28,8 @@ from fabriclens.model.arch import (
 from fabriclens.model.collectives import (
     BASE_LATENCY_S,
     LL128_BW_FRACTION,
+    NVLS_TREE_INTRA_S,
+    NVLS_TREE_NET_STEP_S,
     SIMPLE_BASE_LATENCY_S,
     SIMPLE_NET_OVERHEAD_S,
     SIMPLE_NET_STEP_S,
@@ -164,6 +166,15 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
             mult = 2 if op == "all_reduce" else 1
             tree = BASE_LATENCY_S + mult * (depth * net.latency_s + (g - 1) * intra_lat) + bw_time
             lowest = np.minimum(ringn, tree)
+            if op == "all_reduce" and fabric.intra.nvls:
+                nvls_algbw = fabric.intra.bw_bytes_per_s * fabric.intra.nvls_algbw_fraction
+                nvls_tree = (
+                    NVLS_TREE_INTRA_S
+                    + 2 * (max(net.latency_s, NVLS_TREE_NET_STEP_S) + hop_s)
+                    + size / np.minimum(node_bw, nvls_algbw)
+                )
+                nvls_tree = np.where((nodes == 2) & (g > 1), nvls_tree, np.inf)
+                lowest = np.minimum(lowest, nvls_tree)
             bestn = np.where(ringn <= lowest * 1.05, ringn, lowest)
     else:
         bestn = np.full_like(r, np.inf)

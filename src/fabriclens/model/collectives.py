@@ -69,6 +69,12 @@ SIMPLE_BASE_LATENCY_S = 8.4e-6
 SIMPLE_NET_STEP_S = 14e-6
 SIMPLE_NET_OVERHEAD_S = 3e-6
 LL128_BW_FRACTION = 120 / 128
+# NVLSTree (NVLink SHARP inside each node, a tree between nodes): hwLat[NVLINK][NVLS_TREE] 25 us
+# and hwLat[NET][NVLS_TREE] 14 us (NCCL src/graph/tuning.cc, 2.19-2.21). NCCL's staff: "On two
+# nodes, NCCL uses the tree (or nvlstree) algorithm which can indeed go beyond the network
+# bottleneck" (nccl-tests#196).
+NVLS_TREE_INTRA_S = 25e-6
+NVLS_TREE_NET_STEP_S = 14e-6
 # Switch traversal latency per hop, cable included. Estimate: cut-through InfiniBand switches
 # forward in ~0.1-0.2 us and Ethernet ASICs in ~0.5-1 us, plus ~0.5 us per 100 m of fibre.
 SWITCH_HOP_LATENCY_S = 0.5e-6
@@ -172,7 +178,7 @@ def _none(op: Op, size: float, ranks: int) -> CollectiveEstimate:
 def _pick(candidates: list[tuple[float, float, str]], wanted: str) -> tuple[float, float, str]:
     """The forced algorithm if available, else the fastest; ring unless another saves >5%."""
     for cand in candidates:
-        if cand[2] == wanted:
+        if cand[2] == wanted or (wanted == "nvls" and cand[2] == "nvls_tree"):
             return cand
     if wanted not in ("auto", ""):
         return candidates[0]
@@ -281,6 +287,15 @@ def estimate_collective(
         tree_lat = BASE_LATENCY_S + mult * (depth * net.latency_s + (g - 1) * intra_lat)
         # NCCL's tree moves the whole buffer up and down once: bus-equivalent time as ring
         candidates.append((tree_lat + size_bytes * factor / busbw, tree_lat, "tree"))
+    if op == "all_reduce" and nodes == 2 and g > 1 and fabric.intra.nvls:
+        # NVLSTree on two nodes: NVLink SHARP reduces inside each node, and each node's NICs
+        # carry the buffer once each way, where a ring carries 2(n-1)/n of it; the in-switch
+        # reduction caps it (nccl#1221: 430 GB/s busbw with NVLS on 2 x 8 H100, 330 off)
+        nvls_algbw = fabric.intra.bw_bytes_per_s * fabric.intra.nvls_algbw_fraction
+        tree_algbw = min(node_bw, nvls_algbw)
+        # NCCL's tuner: NVLS_TREE latency = intraLat + 2 log2(nodes) interLat
+        nvls_lat = NVLS_TREE_INTRA_S + 2 * (max(net.latency_s, NVLS_TREE_NET_STEP_S) + hop_s)
+        candidates.append((nvls_lat + size_bytes / tree_algbw, nvls_lat, "nvls_tree"))
     time_s, lat, algorithm = _pick(candidates, algorithm)
     if lat > time_s / 2:
         bottleneck = "latency"
