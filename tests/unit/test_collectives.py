@@ -208,3 +208,21 @@ def test_two_nvls_nodes_all_reduce_beyond_the_network_bound() -> None:
     # no NVLink SHARP (A100): the ring's network bound stands on two nodes
     a100, _ = resolve_fabric(find_gpu("a100"), 16, network_name="hdr-ib", nics_per_node=8)
     assert estimate_collective("all_reduce", 8 * 2**30, 16, a100).algorithm == "ring"
+
+
+def test_an_all_reduce_tree_runs_at_nccls_discount() -> None:
+    """NCCL's tuner prices an all-reduce tree at 0.92 of its graph bandwidth (src/graph/
+    tuning.cc: busBw * .92), so at scale, where the tree's few steps beat the ring's latency,
+    the busbw stays below the ring's network bound: a 1 GiB all-reduce on 32 nodes of 8 x H100
+    over AWS EFA (published 220-270 GB/s, reference cm rows) is not predicted at the full 340."""
+    from fabriclens.catalog import find_gpu
+    from fabriclens.model.collectives import TREE_ALLREDUCE_BW_FRACTION
+    from fabriclens.plan.planner import resolve_fabric
+
+    assert TREE_ALLREDUCE_BW_FRACTION == 0.92
+    fabric, _ = resolve_fabric(find_gpu("h100-sxm"), 256, network_name="aws-efa-p5")
+    tree = estimate_collective("all_reduce", 2**30, 256, fabric, algorithm="tree")
+    assert tree.algorithm == "tree"
+    assert tree.busbw_bytes_per_s < TREE_ALLREDUCE_BW_FRACTION * fabric.node_net_bw()
+    auto = estimate_collective("all_reduce", 2**30, 256, fabric)
+    assert auto.busbw_bytes_per_s < 0.92 * fabric.node_net_bw()

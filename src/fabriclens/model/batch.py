@@ -35,6 +35,7 @@ from fabriclens.model.collectives import (
     SIMPLE_NET_STEP_S,
     SWITCH_HOP_LATENCY_S,
     SWITCH_HOPS,
+    TREE_ALLREDUCE_BW_FRACTION,
     Fabric,
 )
 from fabriclens.model.elementwise import eager_extra_parts
@@ -164,7 +165,10 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
         if op in ("all_reduce", "broadcast"):
             depth = np.ceil(np.log2(np.maximum(nodes, 1.0))) + 1
             mult = 2 if op == "all_reduce" else 1
-            tree = BASE_LATENCY_S + mult * (depth * net.latency_s + (g - 1) * intra_lat) + bw_time
+            tree_bw_time = bw_time / (TREE_ALLREDUCE_BW_FRACTION if op == "all_reduce" else 1.0)
+            tree = (
+                BASE_LATENCY_S + mult * (depth * net.latency_s + (g - 1) * intra_lat) + tree_bw_time
+            )
             lowest = np.minimum(ringn, tree)
             if op == "all_reduce" and fabric.intra.nvls:
                 nvls_algbw = fabric.intra.bw_bytes_per_s * fabric.intra.nvls_algbw_fraction

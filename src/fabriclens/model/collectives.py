@@ -69,6 +69,9 @@ SIMPLE_BASE_LATENCY_S = 8.4e-6
 SIMPLE_NET_STEP_S = 14e-6
 SIMPLE_NET_OVERHEAD_S = 3e-6
 LL128_BW_FRACTION = 120 / 128
+# NCCL's tuner prices an all-reduce tree at 0.92 of its graph bandwidth ("if (coll ==
+# ncclFuncAllReduce) busBw = std::min(busBw * .92, ...)", src/graph/tuning.cc)
+TREE_ALLREDUCE_BW_FRACTION = 0.92
 # NVLSTree (NVLink SHARP inside each node, a tree between nodes): hwLat[NVLINK][NVLS_TREE] 25 us
 # and hwLat[NET][NVLS_TREE] 14 us (NCCL src/graph/tuning.cc, 2.19-2.21). NCCL's staff: "On two
 # nodes, NCCL uses the tree (or nvlstree) algorithm which can indeed go beyond the network
@@ -285,8 +288,10 @@ def estimate_collective(
         depth = math.ceil(math.log2(nodes)) + 1
         mult = 2 if op == "all_reduce" else 1
         tree_lat = BASE_LATENCY_S + mult * (depth * net.latency_s + (g - 1) * intra_lat)
-        # NCCL's tree moves the whole buffer up and down once: bus-equivalent time as ring
-        candidates.append((tree_lat + size_bytes * factor / busbw, tree_lat, "tree"))
+        # NCCL's tree moves the whole buffer up and down once: the ring's bus-equivalent volume,
+        # at NCCL's own discount for an all-reduce tree (TREE_ALLREDUCE_BW_FRACTION)
+        tree_bw = busbw * (TREE_ALLREDUCE_BW_FRACTION if op == "all_reduce" else 1.0)
+        candidates.append((tree_lat + size_bytes * factor / tree_bw, tree_lat, "tree"))
     if op == "all_reduce" and nodes == 2 and g > 1 and fabric.intra.nvls:
         # NVLSTree on two nodes: NVLink SHARP reduces inside each node, and each node's NICs
         # carry the buffer once each way, where a ring carries 2(n-1)/n of it; the in-switch
