@@ -21,7 +21,10 @@ busbw_achievable is what each link can carry:
   400G NICs through a Gen5 x16 link (~48 GB/s, about one 400G NIC).
 
 Latency: ring algorithms take steps proportional to n (2(n-1) for all_reduce); a tree
-all_reduce takes 2 log2(nodes) network steps; the cheaper one is used, as NCCL's tuner does.
+all_reduce takes 2 log2(nodes) network steps at 0.92 of the ring's bandwidth (NCCL's tuner
+discounts an all-reduce tree so); the cheaper one is used, as NCCL's tuner does. On exactly two
+nodes with NVLink SHARP, NVLSTree reduces inside each node's switch and sends the buffer across
+once each way, beyond the ring's network bound (nccl-tests#196, nccl#1221).
 What grows with scale across nodes (NCCL src/graph/tuning.cc, ncclTopoTuneModel):
 
 * a ring's network steps each pay the NIC's alpha plus the switches on the path, which grow with
