@@ -89,6 +89,12 @@ def collective(
                 f"{host.bw_bytes_per_s / 1e9:g} GB/s x {host.efficiency:.3g} = "
                 f"{fabric.gpu_net_bw() / 1e9:.3g} GB/s of network per GPU"
             )
+    if est.algorithm == "nvls_tree":
+        notes.append(
+            "two nodes: NVLSTree, NVLink SHARP reducing inside each node's switch and each node's "
+            "NICs carrying the buffer once each way (a ring carries 2(n-1)/n of it), so the busbw "
+            "exceeds the network's; --algo ring gives the network's own bound (nccl-tests#196)"
+        )
     notes.append(
         "busbw = algbw x 2(n-1)/n for all_reduce, x (n-1)/n for all_gather / reduce_scatter / "
         "all_to_all, x 1 otherwise (nccl-tests PERFORMANCE.md)"
