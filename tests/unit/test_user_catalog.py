@@ -124,6 +124,11 @@ def test_default_file_is_read_and_replaces_a_builtin(
         ("gpus", '[[gpu]]\nname = "x"\ntitle = "X"\nbase = "no-such-card"\n', "no entry of"),
         ("gpus", '[[gpu]]\nname = "x"\ntitle = "X"\nbase = 3\n', "base must be"),
         (
+            "engines",
+            '[[engine]]\nname = "x"\nbase = "ollama"\nmeasured_caveat = 5\n',
+            "must be text",
+        ),
+        (
             "gpus",
             '[[gpu]]\nname = "x"\ntitle = "X"\nbase = "y"\n'
             '[[gpu]]\nname = "y"\ntitle = "Y"\nbase = "x"\n',

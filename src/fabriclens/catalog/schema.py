@@ -450,6 +450,7 @@ class Engine(_Entry):
             "weight_bits_source",
         ):
             _check(len(getattr(self, name)) >= 3, name, "must say where the value comes from")
+        _check(isinstance(self.measured_caveat, str), "measured_caveat", "must be text")
 
     def max_parallel_on(self, gpu: Gpu) -> int:
         """Requests one replica runs at once by default on this GPU (0: no bound)."""
