@@ -122,3 +122,24 @@ def test_a_file_of_endless_runs_keeps_max_rows_and_counts_the_rest() -> None:
     run = parse_nccl_tests(one * runs)
     assert len(run.rows) == MAX_ROWS and run.dropped_rows > 0
     assert "rows-not-read" in [f[0] for f in flags(run)]
+
+
+def test_two_nvls_nodes_are_judged_against_the_ring_bound() -> None:
+    """2 x 8 H100 over 8 x NDR: NCCL's default there is NVLSTree, beyond the network bound, but a
+    run forced to the ring (as NCCL's staff advise for measuring the network, nccl-tests#290)
+    reaches the ring's ~340 GB/s and is healthy; the verdict says what NVLSTree would reach. A
+    NVLSTree run (~480 GB/s) reads above 100% with the two-node explanation."""
+    kw = {
+        "ranks": 16,
+        "gpu": "h100-sxm",
+        "gpus_per_node": 8,
+        "network": "ndr-ib",
+        "nics_per_node": 8,
+    }
+    ring = SAMPLE.read_text().replace("95.74", "340.10").replace("95.94", "341.00")
+    verdict = judge(parse_nccl_tests(ring), **kw)  # type: ignore[arg-type]
+    assert verdict.level == "ok", verdict
+    assert any("NVLSTree" in a for a in verdict.assumptions)
+    tree = SAMPLE.read_text().replace("95.74", "480.10").replace("95.94", "481.00")
+    verdict = judge(parse_nccl_tests(tree), **kw)  # type: ignore[arg-type]
+    assert verdict.level == "ok" and "NCCL's tree" in verdict.verdict
