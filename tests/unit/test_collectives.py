@@ -195,8 +195,7 @@ def test_two_nvls_nodes_all_reduce_beyond_the_network_bound() -> None:
     two, _ = resolve_fabric(find_gpu("h100-sxm"), 16, network_name="ndr-ib", nics_per_node=8)
     est = estimate_collective("all_reduce", 8 * 2**30, 16, two)
     ring = estimate_collective("all_reduce", 8 * 2**30, 16, two, algorithm="ring")
-    nvls_algbw = two.intra.bw_bytes_per_s * two.intra.nvls_algbw_fraction
-    expected = min(two.node_net_bw(), nvls_algbw) * 2 * 15 / 16
+    expected = min(two.node_net_bw(), two.nvls_algbw()) * 2 * 15 / 16
     assert est.algorithm == "nvls_tree"
     assert est.busbw_bytes_per_s == pytest.approx(expected, rel=0.01)
     assert est.busbw_bytes_per_s > 1.3 * ring.busbw_bytes_per_s

@@ -117,11 +117,7 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
         ring1 = lat1 + (size * factor / intra_bw if intra_bw > 0 else np.inf)
     best1 = ring1
     if op == "all_reduce" and fabric.intra.nvls:
-        nvls_t = (
-            BASE_LATENCY_S
-            + 2 * intra_lat
-            + size / (fabric.intra.bw_bytes_per_s * fabric.intra.nvls_algbw_fraction)
-        )
+        nvls_t = BASE_LATENCY_S + 2 * intra_lat + size / fabric.nvls_algbw()
         nvls_t = np.where(r > 2, nvls_t, np.inf)
         best1 = np.where(
             ring1 <= np.minimum(ring1, nvls_t) * 1.05, ring1, np.minimum(ring1, nvls_t)
@@ -171,11 +167,10 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
             )
             lowest = np.minimum(ringn, tree)
             if op == "all_reduce" and fabric.intra.nvls:
-                nvls_algbw = fabric.intra.bw_bytes_per_s * fabric.intra.nvls_algbw_fraction
                 nvls_tree = (
                     NVLS_TREE_INTRA_S
                     + 2 * (max(net.latency_s, NVLS_TREE_NET_STEP_S) + hop_s)
-                    + size / np.minimum(node_bw, nvls_algbw)
+                    + size / np.minimum(node_bw, fabric.nvls_algbw())
                 )
                 nvls_tree = np.where((nodes == 2) & (g > 1), nvls_tree, np.inf)
                 lowest = np.minimum(lowest, nvls_tree)

@@ -145,6 +145,11 @@ class Fabric:
         """Achievable bus bandwidth of the intra-node link, bytes/s per GPU."""
         return self.intra.bw_bytes_per_s * self.intra.efficiency
 
+    def nvls_algbw(self) -> float:
+        """Algorithm bandwidth of an NVLink SHARP all-reduce inside one node, bytes/s (the
+        in-switch reduction's rate; 0 where the link has no NVLS)."""
+        return self.intra.bw_bytes_per_s * self.intra.nvls_algbw_fraction
+
     def node_net_bw(self) -> float:
         """Achievable network bandwidth out of one node (all its NICs), bytes/s."""
         if self.network is None:
@@ -225,7 +230,7 @@ def estimate_collective(
         bw_time = size_bytes * factor / intra_bw if intra_bw > 0 else math.inf
         candidates.append((lat + bw_time, lat, "ring" if op != "send_recv" else "direct"))
         if op == "all_reduce" and fabric.intra.nvls and ranks > 2:
-            nvls_algbw = fabric.intra.bw_bytes_per_s * fabric.intra.nvls_algbw_fraction
+            nvls_algbw = fabric.nvls_algbw()
             nvls_lat = BASE_LATENCY_S + 2 * intra_lat
             candidates.append((nvls_lat + size_bytes / nvls_algbw, nvls_lat, "nvls"))
         time_s, lat, algorithm = _pick(candidates, algorithm)
@@ -299,8 +304,7 @@ def estimate_collective(
         # NVLSTree on two nodes: NVLink SHARP reduces inside each node, and each node's NICs
         # carry the buffer once each way, where a ring carries 2(n-1)/n of it; the in-switch
         # reduction caps it (nccl#1221: 430 GB/s busbw with NVLS on 2 x 8 H100, 330 off)
-        nvls_algbw = fabric.intra.bw_bytes_per_s * fabric.intra.nvls_algbw_fraction
-        tree_algbw = min(node_bw, nvls_algbw)
+        tree_algbw = min(node_bw, fabric.nvls_algbw())
         # NCCL's tuner: NVLS_TREE latency = intraLat + 2 log2(nodes) interLat
         nvls_lat = NVLS_TREE_INTRA_S + 2 * (max(net.latency_s, NVLS_TREE_NET_STEP_S) + hop_s)
         candidates.append((nvls_lat + size_bytes / tree_algbw, nvls_lat, "nvls_tree"))
