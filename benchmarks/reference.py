@@ -387,7 +387,8 @@ def _more_models() -> dict[str, ModelSpec]:
 
 
 def more_inference_cases() -> Iterator[Case]:
-    """inference_more.csv: decode speed (batch 1) and static-batch throughput."""
+    """inference_more.csv: decode speed (batch 1), static-batch throughput, a serving benchmark's
+    time per output token and a batch's decode throughput."""
     specs = _more_models()
     for row in _rows("inference_more.csv"):
         if row["exclude"]:
@@ -412,8 +413,14 @@ def more_inference_cases() -> Iterator[Case]:
         )  # fmt: skip
         if row["measured"] == "output_throughput_static_batch":
             predicted, unit = batch * out / est.e2e_s / gpus, "tokens/s/GPU"
-        else:  # generated tokens over the whole request, prefill included
+        elif row["measured"] == "tpot_ms":  # a serving benchmark's mean time per output token
+            predicted, unit = est.decode_step_s * 1e3, "ms/token"
+        elif row["measured"] == "decode_batch_tokens_per_s":  # batch / decode step time
+            predicted, unit = est.batch_tokens_per_s, "tokens/s"
+        elif row["measured"] == "decode_tokens_per_s":  # over the whole request, prefill included
             predicted, unit = out / est.e2e_s, "tokens/s"
+        else:
+            raise ValueError(f"{row['id']}: unknown measured kind {row['measured']!r}")
         yield Case(
             f"{row['model']} {row['gpu']} x{gpus} {row['engine']} {row['precision']} "
             f"b{batch} in={row['input_tokens']}",

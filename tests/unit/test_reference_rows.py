@@ -5,6 +5,7 @@ reason that reference/README.md lists."""
 from __future__ import annotations
 
 import csv
+from itertools import pairwise
 
 import pytest
 
@@ -93,3 +94,43 @@ def test_scaling_pairs_stay_in_one_split_and_order_by_scale() -> None:
         assert p.small.split == p.large.split
         assert p.small.scale <= p.large.scale
         assert p.error_pp == pytest.approx(100 * (p.predicted_change - p.measured_change))
+
+
+def test_an_inference_row_of_an_unknown_measured_kind_is_an_error_not_a_guess(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A kind the harness does not know (a typo, a new metric) must not fall through to the
+    decode-speed comparison: a TPOT in ms read as tokens/s would be off by orders of magnitude."""
+    import reference
+
+    real = reference._rows
+
+    def rows(name: str) -> list[dict[str, str]]:
+        out = real(name)
+        if name == "inference_more.csv":
+            out = [dict(out[0], measured="tpot_seconds")]
+        return out
+
+    monkeypatch.setattr(reference, "_rows", rows)
+    with pytest.raises(ValueError, match="unknown measured kind 'tpot_seconds'"):
+        list(reference.more_inference_cases())
+
+
+def test_time_per_token_rows_compare_the_decode_step_and_batch_rows_the_batch_rate() -> None:
+    """tpot_ms rows (a serving benchmark's mean time per output token) are compared with the
+    model's decode step in ms, decode_batch_tokens_per_s rows with its batch rate, never with the
+    per-request speed that includes prefill."""
+    rows = {r["id"]: r for r in _rows("inference_more.csv")}
+    cases = {c.row_id: c for c in all_inference_cases()}
+
+    def of_kind(kind: str) -> list:
+        found = [(int(rows[i]["batch"]), c) for i, c in cases.items()
+                 if i in rows and rows[i]["measured"] == kind]  # fmt: skip
+        return [c for _, c in sorted(found, key=lambda bc: bc[0])]
+
+    tpot, batch = of_kind("tpot_ms"), of_kind("decode_batch_tokens_per_s")
+    assert len(tpot) >= 2 and len(batch) >= 2
+    assert {c.unit for c in tpot} == {"ms/token"} and {c.unit for c in batch} == {"tokens/s"}
+    # a bigger batch: a longer step, and more tokens per second for the batch as a whole
+    assert all(a.predicted < b.predicted for a, b in pairwise(tpot))
+    assert all(a.predicted < b.predicted for a, b in pairwise(batch))
