@@ -14,6 +14,7 @@ import hashlib
 import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from fabriclens.catalog import (
 from fabriclens.catalog.schema import GRAD_REDUCE_DTYPES, Gpu, ModelSpec
 from fabriclens.model.arch import count_params
 from fabriclens.model.collectives import Fabric, estimate_collective
-from fabriclens.model.inference import estimate_inference
+from fabriclens.model.inference import estimate_inference, serving_tpot_s
 from fabriclens.model.layout import TrainConfig
 from fabriclens.model.step import estimate_training_step
 
@@ -404,17 +405,21 @@ def more_inference_cases() -> Iterator[Case]:
         fabric = Fabric(find_link(gpu.intra_link), None, 8, 1)
         engine = find_engine(row["engine_id"])
         batch, out = int(row["batch"]), int(row["output_tokens"])
-        est = estimate_inference(
-            spec, count_params(spec), gpu, fabric, engine, tp=tp, pp=pp, batch=batch,
+
+        run = partial(
+            estimate_inference, spec, count_params(spec), gpu, fabric, engine, tp=tp, pp=pp,
             prompt_tokens=int(row["input_tokens"]), output_tokens=out,
-            precision=row["precision"], kv_precision=row["kv_precision"], weight_bytes_per_param=(
-                engine.bytes_per_weight(row["precision"])
-                if row["precision"] in ("int4", "int8") else None),
+            precision=row["precision"], kv_precision=row["kv_precision"],
+            weight_bytes_per_param=(engine.bytes_per_weight(row["precision"])
+                                    if row["precision"] in ("int4", "int8") else None),
         )  # fmt: skip
+        est = run(batch=batch)
         if row["measured"] == "output_throughput_static_batch":
             predicted, unit = batch * out / est.e2e_s / gpus, "tokens/s/GPU"
-        elif row["measured"] == "tpot_ms":  # a serving benchmark's mean time per output token
-            predicted, unit = est.decode_step_s * 1e3, "ms/token"
+        elif row["measured"] == "tpot_ms":  # a serving benchmark's mean time per output token:
+            # the decode step and the prompts of the requests that arrive meanwhile
+            tpot = serving_tpot_s(est, run(batch=1), batch, out, engine.prefill_mixed)
+            predicted, unit = tpot * 1e3, "ms/token"
         elif row["measured"] == "decode_batch_tokens_per_s":  # batch / decode step time
             predicted, unit = est.batch_tokens_per_s, "tokens/s"
         elif row["measured"] == "decode_tokens_per_s":  # over the whole request, prefill included

@@ -22,10 +22,38 @@ def test_replicas_cover_the_users_within_the_target() -> None:
     )
     assert plan.slo_met
     assert plan.batch <= plan.max_batch_kv
-    assert plan.estimate.decode_step_s <= plan.tpot_slo_s
+    assert plan.estimate.decode_step_s < plan.tpot_s <= plan.tpot_slo_s
     assert plan.replicas == math.ceil(100 / plan.batch)
     assert plan.gpus == plan.replicas * plan.tp * plan.pp
-    assert plan.provided_tokens_per_s >= 100 * plan.estimate.decode_tokens_per_s * 0.999
+    assert plan.provided_tokens_per_s >= 100 * plan.tokens_per_s_per_user * 0.999
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_the_prefills_of_arriving_requests_slow_every_output_token(engine: str) -> None:
+    """Continuous batching runs each newcomer's prompt on the GPUs the running requests decode
+    on. 8,000 tokens of an 8B model are ~1.3e14 FLOP, over 0.1 s on an H100; with 200-token
+    answers each output token carries (batch - 1) / 200 of them. SGLang runs them as passes of
+    their own (all of it); vLLM mixes them into the decode steps, where they can hide in the
+    compute a memory-bound step leaves idle, but no schedule beats the prompts' FLOPs at the
+    GPU's peak. A one-token prompt costs little (in vLLM nearly nothing; an SGLang pass still reads the
+    weights); long prompts need more GPUs for the same users."""
+    spec = find_model("llama-3.1-8b")
+    kw = {"users": 64, "output_tokens": 200, "engine": engine}
+    rag = plan_capacity(spec, "h100-sxm", prompt_tokens=8000, **kw)
+    chat = plan_capacity(spec, "h100-sxm", prompt_tokens=1, **kw)
+    one = plan_capacity(spec, "h100-sxm", users=1, prompt_tokens=8000, output_tokens=200,
+                        engine=engine)  # fmt: skip
+    assert one.tpot_s == one.estimate.decode_step_s  # nobody else arrives
+    if engine == "vllm":  # a one-token prompt hides in the step
+        assert chat.tpot_s == pytest.approx(chat.estimate.decode_step_s, rel=0.05)
+    chat_extra = chat.tpot_s - chat.estimate.decode_step_s
+    assert chat_extra < (rag.tpot_s - rag.estimate.decode_step_s) / 3
+    # the prompts' matmuls at the H100's dense BF16 peak (989 TFLOP/s): no schedule beats it
+    floor = (rag.batch - 1) / 200 * 2 * 8.03e9 * 8000 / 989e12
+    assert rag.tpot_s > floor
+    if engine == "sglang":  # passes of their own: all of each prompt's time is added
+        assert rag.tpot_s - rag.estimate.decode_step_s > (rag.batch - 1) * 0.1 / 200
+    assert rag.gpus > chat.gpus
 
 
 def test_tighter_target_needs_more_gpus() -> None:

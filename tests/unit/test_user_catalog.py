@@ -129,6 +129,11 @@ def test_default_file_is_read_and_replaces_a_builtin(
             "must be text",
         ),
         (
+            "engines",
+            '[[engine]]\nname = "x"\nbase = "vllm"\nprefill_mixed = "yes"\n',
+            "must be true or false",
+        ),
+        (
             "gpus",
             '[[gpu]]\nname = "x"\ntitle = "X"\nbase = "y"\n'
             '[[gpu]]\nname = "y"\ntitle = "Y"\nbase = "x"\n',

@@ -431,6 +431,11 @@ class Engine(_Entry):
     # how far published runs of this engine sit from the model where it is known to miss,
     # stated beside every estimate for it ("": none)
     measured_caveat: str = ""
+    # whether newcomers' prompts ride in the decode steps (chunked prefill mixed with decode)
+    # or run as prefill passes the running requests wait for (model/inference.py:
+    # serving_tpot_s); the default is the mixed scheduler of vLLM V1
+    prefill_mixed: bool = True
+    prefill_mixed_source: str = "default: prompts mixed into the decode steps (vLLM V1's scheduler)"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -451,6 +456,9 @@ class Engine(_Entry):
         ):
             _check(len(getattr(self, name)) >= 3, name, "must say where the value comes from")
         _check(isinstance(self.measured_caveat, str), "measured_caveat", "must be text")
+        _check(isinstance(self.prefill_mixed, bool), "prefill_mixed", "must be true or false")
+        _check(len(self.prefill_mixed_source) >= 3, "prefill_mixed_source",
+               "must say where the value comes from")  # fmt: skip
 
     def max_parallel_on(self, gpu: Gpu) -> int:
         """Requests one replica runs at once by default on this GPU (0: no bound)."""

@@ -274,10 +274,9 @@ def _planner(model: str, gpu: str, gpus: int, prompt_tokens: int, output_tokens:
     def expected(users: int) -> dict[str, Any]:
         plan = plan_capacity(spec, gpu, users=users, output_tokens=output_tokens, prompt_tokens=prompt_tokens,
                              tpot_slo_s=1e9, tp=gpus)  # fmt: skip
-        est = plan.estimate
         return {
             "model": spec.name, "gpu": gpu, "gpus": gpus, "batch": plan.batch,
-            "output_tokens_per_s": est.batch_tokens_per_s, "tpot_s": est.decode_step_s, "ttft_s": plan.ttft_s,
+            "output_tokens_per_s": plan.replica_tokens_per_s, "tpot_s": plan.tpot_s, "ttft_s": plan.ttft_s,
             "note": "" if plan.batch >= users else f"the KV cache holds {plan.batch} of {users} requests at once",
         }  # fmt: skip
 

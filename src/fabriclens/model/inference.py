@@ -90,7 +90,12 @@ class InferenceEstimate:
 
     ttft_s: float
     prefill_s: float
+    prefill_compute_s: (
+        float  # the prompts' matmuls and attention alone: no weight read, no overhead
+    )
+    prefill_comm_s: float  # the prompts' tensor-parallel all-reduces and pipeline sends
     decode_step_s: float
+    decode_slack_s: float  # compute a memory-bound decode step leaves idle while the weights stream
     decode_tokens_per_s: float  # per sequence
     batch_tokens_per_s: float
     e2e_s: float
@@ -102,6 +107,31 @@ class InferenceEstimate:
     memory: MemoryLedger
     assumptions: tuple[str, ...]
     engine_caveat: str = ""  # how far the engine's published runs sit from this (catalog)
+
+
+def serving_tpot_s(
+    step: InferenceEstimate, one: InferenceEstimate, batch: int, output_tokens: int, mixed: bool
+) -> float:
+    """Mean time per output token of one request in steady-state continuous batching.
+
+    ``step`` is the decode step of the batch, ``one`` the estimate of a single request (its
+    prompt's prefill). Each of the batch's other ``batch - 1`` slots turns over once while a
+    request generates its ``output_tokens``, and each newcomer's prompt runs on the same GPUs:
+    k = (batch - 1) / output_tokens prompts per step. With ``mixed`` prefill (vLLM's chunked
+    prefill, TensorRT-LLM's in-flight batching) the prompts' chunks ride in the decode steps: the
+    weights are read once for both, so the prompts cost only the compute the memory-bound step
+    leaves idle, beyond it, plus their all-reduces. Otherwise (SGLang's default, TGI) each prompt
+    is a prefill pass the running requests wait for, weights re-read and engine overhead paid.
+    Negligible for short prompts and long answers; for long prompts (RAG, agents) with short
+    answers it can be the larger part of each token."""
+    if output_tokens <= 1 or batch <= 1:
+        return step.decode_step_s
+    k = (batch - 1) / output_tokens
+    if mixed:
+        extra = max(0.0, k * one.prefill_compute_s - step.decode_slack_s) + k * one.prefill_comm_s
+    else:
+        extra = k * one.prefill_s
+    return step.decode_step_s + extra
 
 
 def experts_touched(experts: int, per_token: int, tokens: int) -> float:
@@ -202,8 +232,8 @@ def estimate_inference(
     attended = attended_tokens(spec, avg_context)  # a sliding window reads W keys at most
     touched = experts_touched(spec.experts, spec.experts_per_token, batch) if spec.is_moe else 0.0
     matmul_per_layer = counts.layer_matmul_active / L
-    prefill_s = 0.0
-    t_mem_sum = t_compute_sum = 0.0
+    prefill_s = prefill_compute_sum = 0.0
+    t_mem_sum = t_compute_sum = slack = 0.0
     weights_read = 0.0
     for i, n in enumerate(stage_layers):
         last, first = i == pp - 1, i == 0
@@ -214,6 +244,7 @@ def estimate_inference(
         head = 2.0 * batch * h * spec.vocab / tp if last else 0.0
         prefill_compute = mm / mm_rate + core / attn_rate + head / mm_rate
         prefill_s += max(prefill_compute, held / tp * wbytes / mem_rate)
+        prefill_compute_sum += prefill_compute
         read = n * per_layer_dense + n * moe_share * touched * expert_params(spec)
         read += (batch * h if first else 0.0) + (head_params if last else 0.0)
         stage_read = read / tp * wbytes
@@ -235,6 +266,7 @@ def estimate_inference(
         t_compute = dec_flops / mm_rate + dec_core / attn_rate
         if t_mem >= t_compute:
             t_mem_sum += t_mem
+            slack += t_mem - t_compute
         else:
             t_compute_sum += t_compute
     prefill_s += prefill_comm + overhead
@@ -290,7 +322,10 @@ def estimate_inference(
     return InferenceEstimate(
         ttft_s=ttft,
         prefill_s=prefill_s,
+        prefill_compute_s=prefill_compute_sum,
+        prefill_comm_s=prefill_comm,
         decode_step_s=step,
+        decode_slack_s=slack,
         decode_tokens_per_s=1.0 / step,
         batch_tokens_per_s=batch / step,
         e2e_s=ttft + max(0, output_tokens - 1) * step,

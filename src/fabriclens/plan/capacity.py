@@ -4,8 +4,9 @@ Per replica (tp x pp GPUs) the KV cache left after the weights caps the batch, w
 of each GPU the engine allocates (vLLM: 90%) and the requests it runs at once (vLLM
 --max-num-seqs, OLLAMA_NUM_PARALLEL); the decode step time (planner: weights + KV read per step,
 compute for big batches, engine overhead, tensor-parallel all-reduces over the given links) sets
-each user's token rate. The largest batch whose step time meets the TPOT target is the replica's
-concurrency; replicas = ceil(users / batch). Without --tp, every tensor-parallel size inside a
+each user's token rate, with the prefills of the requests that join meanwhile spread over it
+(model/inference.py: serving_tpot_s). The largest batch whose time per output token meets the
+TPOT target is the replica's concurrency; replicas = ceil(users / batch). Without --tp, every tensor-parallel size inside a
 node is sized this way (and across nodes when that is needed or uses fewer GPUs), and the one
 that meets the targets on the fewest GPUs wins.
 """
@@ -21,7 +22,7 @@ from fabriclens.catalog.schema import Engine, Gpu, ModelSpec
 from fabriclens.errors import InputError
 from fabriclens.model.arch import ParamCounts, count_params
 from fabriclens.model.collectives import Fabric
-from fabriclens.model.inference import InferenceEstimate, estimate_inference
+from fabriclens.model.inference import InferenceEstimate, estimate_inference, serving_tpot_s
 from fabriclens.model.layout import WEIGHT_BYTES
 from fabriclens.model.memory import inference_memory
 from fabriclens.plan.planner import resolve_fabric
@@ -45,6 +46,7 @@ class ReplicaOption:
     replicas: int
     slo_met: bool
     decode_step_s: float
+    tpot_s: float  # time per output token under load: the step and the newcomers' prefills
     ttft_s: float
 
 
@@ -80,6 +82,7 @@ class CapacityPlan:
     max_batch_kv: int
     batch: int
     estimate: InferenceEstimate
+    tpot_s: float  # time per output token under load (serving_tpot_s)
     ttft_s: float
     replicas: int
     required_tokens_per_s: float
@@ -100,14 +103,24 @@ class CapacityPlan:
         return self.replicas * self.gpus_per_replica
 
     @property
+    def tokens_per_s_per_user(self) -> float:
+        """Output tokens per second each request sees under load."""
+        return 1.0 / self.tpot_s
+
+    @property
+    def replica_tokens_per_s(self) -> float:
+        """Output tokens per second one replica delivers at the chosen batch, prefills included."""
+        return self.batch / self.tpot_s
+
+    @property
     def provided_tokens_per_s(self) -> float:
         """Output tokens per second all replicas deliver at the chosen batch."""
-        return self.replicas * self.estimate.batch_tokens_per_s
+        return self.replicas * self.replica_tokens_per_s
 
     @property
     def request_s(self) -> float:
         """Mean time one request takes at the planned batch: TTFT plus the rest of its tokens."""
-        return self.ttft_s + max(0, self.output_tokens - 1) * self.estimate.decode_step_s
+        return self.ttft_s + max(0, self.output_tokens - 1) * self.tpot_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +148,7 @@ class _Sized:
     max_batch_kv: int
     batch: int
     estimate: InferenceEstimate
+    tpot_s: float
     ttft_s: float
     replicas: int
     slo_met: bool
@@ -145,7 +159,7 @@ class _Sized:
 
     def option(self) -> ReplicaOption:
         return ReplicaOption(self.tp, self.pp, self.gpus, self.replicas, self.slo_met,
-                             self.estimate.decode_step_s, self.ttft_s)  # fmt: skip
+                             self.estimate.decode_step_s, self.tpot_s, self.ttft_s)  # fmt: skip
 
 
 def _fits(d: _Demand, tp: int, pp: int, batch: int) -> bool:
@@ -190,30 +204,32 @@ def _size(d: _Demand, tp: int, pp: int, fabric: Fabric, notes: tuple[str, ...]) 
         # one prompt's prefill, after waiting for the running decode step to finish
         return single.prefill_s + e.decode_step_s
 
-    def meets(e: InferenceEstimate) -> bool:
-        return e.decode_step_s <= d.tpot_slo_s and (d.ttft_slo_s is None or ttft(e) <= d.ttft_slo_s)
+    def tpot(e: InferenceEstimate, batch: int) -> float:
+        return serving_tpot_s(e, single, batch, d.output_tokens, d.engine.prefill_mixed)
+
+    def meets(e: InferenceEstimate, batch: int) -> bool:
+        return tpot(e, batch) <= d.tpot_slo_s and (d.ttft_slo_s is None or ttft(e) <= d.ttft_slo_s)
 
     candidates = sorted(
         {min(2**k, max_batch) for k in range(13)} | {max_batch, min(d.users, max_batch)}
     )
     best_batch, best = 1, single
-    slo_met = meets(best)
+    slo_met = meets(best, 1)
     for batch in candidates:
         est = run(batch)
-        if meets(est) and batch >= best_batch:
+        if meets(est, batch) and batch >= best_batch:
             best_batch, best, slo_met = batch, est, True
     replicas = math.ceil(d.users / min(best_batch, d.users))
     if best_batch > d.users:
         best_batch = d.users
         best = run(d.users)
-    return _Sized(
-        tp, pp, fabric, notes, max_batch_kv, best_batch, best, ttft(best), replicas, slo_met
-    )
+    return _Sized(tp, pp, fabric, notes, max_batch_kv, best_batch, best, tpot(best, best_batch),
+                  ttft(best), replicas, slo_met)  # fmt: skip
 
 
 def _shortfall(d: _Demand, s: _Sized) -> float:
     """How far a replica misses the targets (1 = just meets), for ranking when none meets."""
-    worst = s.estimate.decode_step_s / d.tpot_slo_s
+    worst = s.tpot_s / d.tpot_slo_s
     if d.ttft_slo_s is not None:
         worst = max(worst, s.ttft_s / d.ttft_slo_s)
     return worst
@@ -400,7 +416,7 @@ def _assemble(
 ) -> CapacityPlan:
     best, tp, pp, lim = s.estimate, s.tp, s.pp, d.limits
     users, tpot_slo_s, ttft_slo_s = d.users, d.tpot_slo_s, d.ttft_slo_s
-    egress = users * best.decode_tokens_per_s * SSE_BYTES_PER_TOKEN * 8
+    egress = users / s.tpot_s * SSE_BYTES_PER_TOKEN * 8
     weights_bytes = d.counts.total * lim.bits_per_weight / 8
     load_s = None
     if network:
@@ -449,13 +465,18 @@ def _assemble(
         f"concurrency: {parallel}",
         f"egress: {SSE_BYTES_PER_TOKEN} bytes per streamed token (OpenAI-style SSE chunk, estimate)",
         "TTFT under load: one prefill plus one decode step (continuous batching admits new requests between steps)",
+        f"time per output token under load: the decode step ({format_time(best.decode_step_s, 3)}) plus the prompts of "
+        f"the requests that join while one generates, (batch - 1) of them per {d.output_tokens} output tokens "
+        + ("riding in the decode steps (the compute the memory-bound step leaves idle is free)"
+           if d.engine.prefill_mixed else "as prefill passes the running requests wait for")
+        + f" ({format_time(s.tpot_s - best.decode_step_s, 3)} here; {d.engine.prefill_mixed_source})",
         *s.notes,
         *best.assumptions,
     )  # fmt: skip
     return CapacityPlan(
         users=users, prompt_tokens=d.prompt_tokens, output_tokens=d.output_tokens, tpot_slo_s=tpot_slo_s,
         ttft_slo_s=ttft_slo_s, tp=tp, pp=pp, gpus_per_replica=tp * pp, max_batch_kv=s.max_batch_kv,
-        batch=s.batch, estimate=best, ttft_s=s.ttft_s, replicas=s.replicas,
+        batch=s.batch, estimate=best, tpot_s=s.tpot_s, ttft_s=s.ttft_s, replicas=s.replicas,
         required_tokens_per_s=users / tpot_slo_s, slo_met=s.slo_met, egress_bits_per_s=egress,
         weights_bytes=weights_bytes, weights_load_s=load_s,
         network=s.fabric.network.name if s.fabric.network else "none", advice=tuple(advice),

@@ -143,7 +143,7 @@ def plan_team_capacity(
                            "--output-tokens (default 500: a long answer; assumption)"),
             TeamAssumption("request_s", round(request_s, 4), "seconds per request",
                            f"predicted: TTFT {plan.ttft_s:.3g} s + {max(0, out - 1)} x "
-                           f"{plan.estimate.decode_step_s * 1e3:.3g} ms per token at batch {plan.batch}"),
+                           f"{plan.tpot_s * 1e3:.3g} ms per token at batch {plan.batch} (prefills of newcomers included)"),
             TeamAssumption("concurrency_quantile", q, "quantile of requests in flight",
                            QUANTILE_SOURCE if quantile is None else "set by --concurrency-quantile"),
         ),

@@ -243,8 +243,9 @@ def capacity_doc(plan: CapacityPlan, team: dict[str, Any] | None = None) -> dict
             "max_batch_kv": plan.max_batch_kv,
             "batch": plan.batch,
             "decode_step_s": _r(est.decode_step_s),
-            "tokens_per_s_per_user": _r(est.decode_tokens_per_s),
-            "tokens_per_s": _r(est.batch_tokens_per_s),
+            "tpot_s": _r(plan.tpot_s),
+            "tokens_per_s_per_user": _r(plan.tokens_per_s_per_user),
+            "tokens_per_s": _r(plan.replica_tokens_per_s),
             "ttft_s": _r(plan.ttft_s),
             "comm_per_token_s": _r(sum(c.time_per_token_s for c in est.comm)),
             "kv_cache_bytes_per_token": round(est.kv_cache_bytes_per_token),
@@ -259,6 +260,7 @@ def capacity_doc(plan: CapacityPlan, team: dict[str, Any] | None = None) -> dict
                     "replicas": o.replicas,
                     "slo_met": o.slo_met,
                     "decode_step_s": _r(o.decode_step_s),
+                    "tpot_s": _r(o.tpot_s),
                     "ttft_s": _r(o.ttft_s),
                 }
                 for o in plan.options

@@ -394,6 +394,7 @@ def capacity_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         ("concurrent requests the KV cache holds", f"{rep['max_batch_kv']}"),
         ("batch that meets the target", f"{rep['batch']}"),
         ("decode step", format_time(rep["decode_step_s"])),
+        ("time per output token under load", format_time(rep["tpot_s"])),
         ("tokens/s per user", f"{rep['tokens_per_s_per_user']:.1f}"),
         ("tokens/s per replica", f"{rep['tokens_per_s']:,.0f}"),
         ("time to first token under load", format_time(rep["ttft_s"])),

@@ -64,9 +64,10 @@ def capacity_figures(doc: dict[str, Any]) -> list[Figure]:
     if not opts:
         return []
     x = [f"tp{o['tp']}" for o in opts]
-    return [_fig("capacity", [go.Bar(x=x, y=[o["decode_step_s"] for o in opts], name="decode step (s)"),
+    tpot = [o.get("tpot_s", o["decode_step_s"]) for o in opts]  # older documents: the step
+    return [_fig("capacity", [go.Bar(x=x, y=tpot, name="time per output token under load (s)"),
                               go.Bar(x=x, y=[o["ttft_s"] for o in opts], name="time to first token (s)")],
-                 "Replica size: decode step and TTFT (s)", barmode="group")]  # fmt: skip
+                 "Replica size: time per output token and TTFT (s)", barmode="group")]  # fmt: skip
 
 
 def transfer_figures(doc: dict[str, Any]) -> list[Figure]:
