@@ -168,8 +168,9 @@ def catalog(
                 "elementwise", "grad reduce", "MoE dispatch", "aliases", "source"]  # fmt: skip
     else:
         rows = [
-            (e.name, e.title, f"{e.step_overhead_s * 1e3:g} ms", f"{e.layer_overhead_s * 1e6:g} us")
+            (e.name, e.title, f"{e.step_overhead_s * 1e3:g} ms", f"{e.layer_overhead_s * 1e6:g} us",
+             "mixed into decode steps" if e.prefill_mixed else "passes of their own")
             for e in entries
-        ]
-        cols = ["name", "engine", "per step", "per layer"]
+        ]  # fmt: skip
+        cols = ["name", "engine", "per step", "per layer", "newcomers' prompts"]
     print_rich([catalog_table(f"fabriclens catalog {kind}", cols, rows)])
