@@ -226,6 +226,24 @@ def test_planner_comparison(server: Server, capsys: pytest.CaptureFixture[str]) 
                  "--plan-gpu", "h100-sxm", "--plan-model", "llama-3.1-8b")  # fmt: skip
     exp = doc["results"][0]["expected"]
     assert exp["gpu"] == "h100-sxm" and exp["output_tokens_per_s"] > 0 and exp["tpot_s"] > 0
+    assert exp["engine"] == "vllm"  # an OpenAI-compatible server: vLLM unless --plan-engine
+
+
+def test_planner_comparison_for_ollama_takes_ollama_s_defaults(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Against the Ollama API the expectation is Ollama's: its 4-bit default weights decode
+    faster than vLLM's BF16, and OLLAMA_NUM_PARALLEL=1 runs one of four requests at a time."""
+    url = server("--ttft", "0.01", "--itl", "0.001")
+    args = ("--concurrency", "4", "--requests", "4", "--output-tokens", "4",
+            "--plan-gpu", "rtx-4090", "--plan-model", "llama-3.1-8b")  # fmt: skip
+    ollama = _serve(capsys, url + "/api/chat", *args)["results"][0]["expected"]
+    vllm = _serve(capsys, url + "/api/chat", *args, "--plan-engine", "vllm")["results"][0][
+        "expected"
+    ]
+    assert ollama["engine"] == "ollama" and vllm["engine"] == "vllm"
+    assert ollama["batch"] == 1 and "runs 1 of 4 requests at once" in ollama["note"]
+    assert ollama["tpot_s"] < vllm["tpot_s"] / 2  # 4.89-bit weights against 16-bit, batch 1 vs 4
 
 
 def test_text_output(server: Server, capsys: pytest.CaptureFixture[str]) -> None:
@@ -267,6 +285,18 @@ def test_text_output(server: Server, capsys: pytest.CaptureFixture[str]) -> None
         (["http://127.0.0.1:9/", "--model", "m", "--slo", "speed=1"], "--slo"),
         (["http://127.0.0.1:9/", "--model", "m", "--prompts", "/nonexistent"], "cannot read"),
         (["http://127.0.0.1:9/", "--model", "m", "--plan-gpu", "h100-sxm"], "model"),
+        (
+            [
+                "http://127.0.0.1:9/",
+                "--model",
+                "llama-3.1-8b",
+                "--plan-gpu",
+                "h100-sxm",
+                "--plan-engine",
+                "nginx",
+            ],
+            "engine",
+        ),
         (["http://127.0.0.1:9/", "--model", "m", "--header", "x"], "Name: value"),
     ],
 )

@@ -31,6 +31,7 @@ def serve(
     plan_gpu: Annotated[str | None, typer.Option(help="Planner comparison: GPU SKU serving the model")] = None,
     plan_gpus: Annotated[int, typer.Option(help="Planner comparison: GPUs (tensor parallel)")] = 1,
     plan_model: Annotated[str | None, typer.Option(help="Planner comparison: catalog model [default: --model]")] = None,
+    plan_engine: Annotated[str | None, typer.Option(help="Planner comparison: engine serving it (vllm, sglang, tgi, trtllm, ollama) [default: ollama for the Ollama API, else vllm]")] = None,
     seed: Annotated[int, typer.Option(help="Seed for prompts and arrival times")] = 0,
     plot: Annotated[Path | None, typer.Option(help="Write latency vs throughput to this PNG")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
@@ -76,8 +77,9 @@ def serve(
     headers = parse_headers(header)
     prompt_list = _prompts(prompts, prompt_tokens, output_tokens, seed)
     count_tokens = _tokenizer(tokenizer)
+    engine = plan_engine or ("ollama" if chosen_api == "ollama" else "vllm")
     expected_for = (
-        _planner(plan_model or model, plan_gpu, plan_gpus, prompt_tokens, output_tokens)
+        _planner(plan_model or model, plan_gpu, plan_gpus, prompt_tokens, output_tokens, engine)
         if plan_gpu
         else None
     )
@@ -264,8 +266,11 @@ def _tokenizer(path: Path | None) -> Any:
     return lambda text: len(tok.encode(text, add_special_tokens=False).ids)
 
 
-def _planner(model: str, gpu: str, gpus: int, prompt_tokens: int, output_tokens: int) -> Any:
-    """What the capacity planner expects at a given concurrency on ``gpus`` x ``gpu``."""
+def _planner(
+    model: str, gpu: str, gpus: int, prompt_tokens: int, output_tokens: int, engine: str
+) -> Any:
+    """What the capacity planner expects at a given concurrency on ``gpus`` x ``gpu`` served by
+    ``engine`` (its weights format, its cap on requests at once, how it schedules prompts)."""
     from fabriclens.catalog import find_model
     from fabriclens.plan.capacity import plan_capacity
 
@@ -273,11 +278,14 @@ def _planner(model: str, gpu: str, gpus: int, prompt_tokens: int, output_tokens:
 
     def expected(users: int) -> dict[str, Any]:
         plan = plan_capacity(spec, gpu, users=users, output_tokens=output_tokens, prompt_tokens=prompt_tokens,
-                             tpot_slo_s=1e9, tp=gpus)  # fmt: skip
+                             tpot_slo_s=1e9, tp=gpus, engine=engine)  # fmt: skip
         return {
-            "model": spec.name, "gpu": gpu, "gpus": gpus, "batch": plan.batch,
+            "model": spec.name, "gpu": gpu, "gpus": gpus, "engine": plan.limits.engine, "batch": plan.batch,
             "output_tokens_per_s": plan.replica_tokens_per_s, "tpot_s": plan.tpot_s, "ttft_s": plan.ttft_s,
-            "note": "" if plan.batch >= users else f"the KV cache holds {plan.batch} of {users} requests at once",
+            "note": "" if plan.batch >= users else (
+                f"{plan.limits.engine} runs {plan.batch} of {users} requests at once; the rest wait"
+                if plan.limits.max_parallel and plan.batch == plan.limits.max_parallel
+                else f"the KV cache holds {plan.batch} of {users} requests at once"),
         }  # fmt: skip
 
     expected(1)  # a bad model or GPU fails now, before any load is sent
