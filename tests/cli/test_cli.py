@@ -54,6 +54,28 @@ def test_plan_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -
     )
 
 
+def test_tokens_beyond_the_model_s_context_window_are_a_warning(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Llama-3.1's context window is 131,072 positions (its config.json): a longer prompt or
+    training sequence is still estimated (long-context variants exist) but said so, in the text
+    and in JSON `warnings`; within the window nothing is said."""
+    inside = _json(capsys, "plan", "llama-3.1-8b", "-w", "inference", "--gpus", "1",
+                   "--prompt-tokens", "100000")  # fmt: skip
+    assert inside["warnings"] == []
+    beyond = _json(capsys, "plan", "llama-3.1-8b", "-w", "inference", "--gpus", "1",
+                   "--prompt-tokens", "200000")  # fmt: skip
+    (w,) = beyond["warnings"]
+    assert "200,256 tokens" in w and "context window of 131,072" in w
+    train = _json(capsys, "plan", "llama-3.1-8b", "--gpus", "8", "--seq-len", "262144")
+    assert any("262,144" in w for w in train["warnings"])
+    assert run(["plan", "llama-3.1-8b", "--gpus", "8", "--seq-len", "262144"]) == 0
+    assert "warning: the sequence length of 262,144 tokens" in capsys.readouterr().out
+    cap = _json(capsys, "capacity", "llama-3.1-8b", "--gpu", "h100-sxm", "--prompt-tokens",
+                "200000", "--output-tokens", "100", "--users", "1")  # fmt: skip
+    assert "context window of 131,072" in cap["advice"][0]
+
+
 def test_plan_with_several_networks_is_a_list(capsys: pytest.CaptureFixture[str]) -> None:
     docs = _json(
         capsys,

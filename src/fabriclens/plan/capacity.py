@@ -25,7 +25,7 @@ from fabriclens.model.collectives import Fabric
 from fabriclens.model.inference import InferenceEstimate, estimate_inference, serving_tpot_s
 from fabriclens.model.layout import WEIGHT_BYTES
 from fabriclens.model.memory import inference_memory
-from fabriclens.plan.planner import resolve_fabric
+from fabriclens.plan.planner import context_window_note, resolve_fabric
 from fabriclens.plan.transfer import plan_transfer
 from fabriclens.units import format_decimal_bytes, format_rate, format_time
 
@@ -442,6 +442,9 @@ def _assemble(
     elif not s.slo_met and ttft_slo_s is not None:
         advice.insert(0, f"time to first token is {format_time(s.ttft_s, 2)} even for one request, above the {format_time(ttft_slo_s)} "
                       "target: prefill is too slow here (faster GPUs, or keep tensor parallelism inside a node)")  # fmt: skip
+    beyond = context_window_note(d.spec, d.prompt_tokens + d.output_tokens, "prompt + output")
+    if beyond:
+        advice.insert(0, beyond)
     if load_s is not None:
         advice.append(
             f"loading {format_decimal_bytes(weights_bytes)} of weights onto a new replica over {network} takes {format_time(load_s)}"

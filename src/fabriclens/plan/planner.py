@@ -70,6 +70,18 @@ class Plan:
         return math.ceil(self.request.gpus / self.gpus_per_node)
 
     @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the user must not miss: tokens beyond the model's context window."""
+        if self.workload == "inference":
+            tokens = self.request.prompt_tokens + self.request.output_tokens
+            note = context_window_note(self.model, tokens, "prompt + output")
+        elif self.config is not None:
+            note = context_window_note(self.model, self.config.seq_len, "the sequence length")
+        else:
+            note = ""
+        return (note,) if note else ()
+
+    @property
     def network_name(self) -> str:
         """The network id, or "none" for a single node."""
         return self.network.name if self.network else "none"
@@ -146,6 +158,16 @@ def like_for_like(req: PlanRequest, networks: tuple[str | None, ...]) -> PlanReq
         f"networks, not of NIC counts (set --nics-per-node){also}"
     )
     return replace(req, comparison_nics=nics, extra_notes=(*req.extra_notes, note))
+
+
+def context_window_note(spec: ModelSpec, tokens: int, what: str) -> str:
+    """A warning when ``tokens`` exceed the model's context window ("" when they fit): the
+    memory and time are still computed, but the model was not trained on such positions."""
+    if tokens <= spec.max_positions:
+        return ""
+    return (f"{what} of {tokens:,} tokens is beyond {spec.name}'s context window of "
+            f"{spec.max_positions:,}: the model needs a longer-context variant or RoPE scaling "
+            "for it (the estimate assumes one)")  # fmt: skip
 
 
 def resolve_fabric(

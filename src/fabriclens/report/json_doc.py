@@ -115,6 +115,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             for c in est.comm
         ]
         doc["assumptions"] = list(plan.defaults) + list(est.assumptions)
+        doc["warnings"] = list(plan.warnings)
     elif plan.inference is not None:
         inf = plan.inference
         mem = inf.memory
@@ -160,6 +161,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             for c in inf.comm
         ]
         doc["assumptions"] = list(plan.defaults) + list(inf.assumptions)
+        doc["warnings"] = list(plan.warnings)
     return doc
 
 

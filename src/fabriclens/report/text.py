@@ -229,6 +229,7 @@ def plan_renderables(doc: dict[str, Any], explain: bool) -> list[RenderableType]
         if doc["comm"]:
             out.append(comm_table(doc))
         out += step_lines(doc)
+    out += [Text(f"warning: {w}", style="bold yellow") for w in doc.get("warnings", [])]
     if explain:
         out.append(assumptions_block(doc["assumptions"]))
     else:
