@@ -225,3 +225,42 @@ def test_an_all_reduce_tree_runs_at_nccls_discount() -> None:
     assert tree.busbw_bytes_per_s < TREE_ALLREDUCE_BW_FRACTION * fabric.node_net_bw()
     auto = estimate_collective("all_reduce", 2**30, 256, fabric)
     assert auto.busbw_bytes_per_s < 0.92 * fabric.node_net_bw()
+
+
+def test_small_nvls_all_reduce_pays_nccl_s_own_nvls_latency() -> None:
+    """NCCL's tuner prices NVLink SHARP at 25 us (hwLat[NVLINK][NVLS], src/graph/tuning.cc
+    2.19-2.21), so a 1 MiB all-reduce on 8 x H100 reaches a fraction of the switch's rate.
+    Published (Azure/AI-benchmarking-guide, reference cm001/cm006): 43.7 GB/s busbw on ND H100
+    v5 and 53.0 on ND H200 v5 at 1 MiB. Tolerance: within 50% of their mean (the model had
+    143 GB/s, 3x, with a 9 us launch-and-hop latency); large messages keep the switch's 480."""
+    fabric = Fabric(find_link("nvlink4-nvswitch"), None, 8)
+    small = estimate_collective("all_reduce", 2**20, 8, fabric)
+    assert small.algorithm == "nvls" and small.latency_s == pytest.approx(25e-6)
+    published = (43.7e9 + 52.96e9) / 2
+    assert abs(small.busbw_bytes_per_s / published - 1) <= 0.5
+    large = estimate_collective("all_reduce", 8 * 2**30, 8, fabric)
+    assert large.busbw_bytes_per_s == pytest.approx(480e9, rel=0.01)
+
+
+def test_inference_engines_reduce_small_tensors_with_their_own_kernel() -> None:
+    """vLLM's CustomAllreduce (vllm/distributed/device_communicators/custom_all_reduce.py):
+    groups of 2, 4, 6 or 8 GPUs inside a node with peer-to-peer links, tensors up to 8 MiB;
+    one-shot, a launch and two link latencies. Larger tensors and groups across nodes go
+    through NCCL, as do PCIe groups of more than two GPUs."""
+    from fabriclens.model.collectives import (
+        BASE_LATENCY_S,
+        CUSTOM_ALL_REDUCE_MAX_BYTES,
+        estimate_engine_all_reduce,
+    )
+
+    nvlink = Fabric(find_link("nvlink4-nvswitch"), find_network("ndr-ib"), 8, 8)
+    token = estimate_engine_all_reduce(16 * 1024, 8, nvlink, 8)  # one token of a 8192-wide model
+    assert token.algorithm == "custom"
+    assert token.latency_s == pytest.approx(BASE_LATENCY_S + 2 * nvlink.intra.latency_s)
+    assert token.time_s < estimate_collective("all_reduce", 16 * 1024, 8, nvlink).time_s
+    big = estimate_engine_all_reduce(CUSTOM_ALL_REDUCE_MAX_BYTES * 2, 8, nvlink, 8)
+    assert big.algorithm != "custom"
+    across = estimate_engine_all_reduce(16 * 1024, 16, nvlink, 8)
+    assert across.algorithm != "custom" and across.nodes == 2
+    pcie = Fabric(find_link("pcie4-x16"), None, 4)
+    assert estimate_engine_all_reduce(16 * 1024, 4, pcie, 4).algorithm != "custom"

@@ -436,6 +436,10 @@ class Engine(_Entry):
     # serving_tpot_s); the default is the mixed scheduler of vLLM V1
     prefill_mixed: bool = True
     prefill_mixed_source: str = "default: prompts mixed into the decode steps (vLLM V1's scheduler)"
+    # whether tensor-parallel all-reduces inside a node run the engine's own one-shot kernel
+    # (model/collectives.py: estimate_engine_all_reduce) or NCCL
+    custom_all_reduce: bool = False
+    custom_all_reduce_source: str = "default: NCCL"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -457,6 +461,10 @@ class Engine(_Entry):
             _check(len(getattr(self, name)) >= 3, name, "must say where the value comes from")
         _check(isinstance(self.measured_caveat, str), "measured_caveat", "must be text")
         _check(isinstance(self.prefill_mixed, bool), "prefill_mixed", "must be true or false")
+        _check(isinstance(self.custom_all_reduce, bool), "custom_all_reduce",
+               "must be true or false")  # fmt: skip
+        _check(len(self.custom_all_reduce_source) >= 3, "custom_all_reduce_source",
+               "must say where the value comes from")  # fmt: skip
         _check(len(self.prefill_mixed_source) >= 3, "prefill_mixed_source",
                "must say where the value comes from")  # fmt: skip
 

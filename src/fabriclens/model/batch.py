@@ -28,6 +28,7 @@ from fabriclens.model.arch import (
 from fabriclens.model.collectives import (
     BASE_LATENCY_S,
     LL128_BW_FRACTION,
+    NVLS_INTRA_S,
     NVLS_TREE_INTRA_S,
     NVLS_TREE_NET_STEP_S,
     SIMPLE_BASE_LATENCY_S,
@@ -117,7 +118,7 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
         ring1 = lat1 + (size * factor / intra_bw if intra_bw > 0 else np.inf)
     best1 = ring1
     if op == "all_reduce" and fabric.intra.nvls:
-        nvls_t = BASE_LATENCY_S + 2 * intra_lat + size / fabric.nvls_algbw()
+        nvls_t = NVLS_INTRA_S + size / fabric.nvls_algbw()
         nvls_t = np.where(r > 2, nvls_t, np.inf)
         best1 = np.where(
             ring1 <= np.minimum(ring1, nvls_t) * 1.05, ring1, np.minimum(ring1, nvls_t)

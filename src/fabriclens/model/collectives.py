@@ -81,6 +81,18 @@ TREE_ALLREDUCE_BW_FRACTION = 0.92
 # bottleneck" (nccl-tests#196).
 NVLS_TREE_INTRA_S = 25e-6
 NVLS_TREE_NET_STEP_S = 14e-6
+# NVLink SHARP inside one node: the same tuner prices NVLS (Simple) at hwLat[NVLINK][NVLS] 25 us
+# and no base latency (tuning.cc, 2.19-2.21; 23 us in 2.18): the all-reduce of 1-16 MiB on
+# 8 x H100 runs well below the switch's bandwidth (Azure ND H100 v5: 44 GB/s busbw at 1 MiB).
+NVLS_INTRA_S = 25e-6
+# Inference engines reduce tensor-parallel activations inside a node with their own kernel, not
+# NCCL: vLLM's CustomAllreduce (world sizes 2, 4, 6, 8; tensors up to 8 MiB; peer-to-peer access,
+# and NVLink when more than two GPUs: vllm/distributed/device_communicators/custom_all_reduce.py)
+# and the same kind in SGLang and TensorRT-LLM. Each GPU signals its peers, waits for them and
+# reads their buffers: one-shot, a launch and two link latencies with (ranks - 1) x size read
+# per GPU; two-shot for larger tensors, a reduce-scatter then an all-gather.
+CUSTOM_ALL_REDUCE_MAX_BYTES = 8192 * 1024
+CUSTOM_ALL_REDUCE_RANKS = (2, 4, 6, 8)
 # Switch traversal latency per hop, cable included. Estimate: cut-through InfiniBand switches
 # forward in ~0.1-0.2 us and Ethernet ASICs in ~0.5-1 us, plus ~0.5 us per 100 m of fibre.
 SWITCH_HOP_LATENCY_S = 0.5e-6
@@ -178,7 +190,7 @@ class CollectiveEstimate:
     latency_s: float
     bottleneck: str  # "intra-node link", "network", "host link", "latency" or "none"
     link: str  # "nvlink", "pcie", "network", "none"
-    algorithm: str  # "ring", "tree", "nvls", "direct", "none"
+    algorithm: str  # "ring", "tree", "nvls", "nvls_tree", "direct", "custom", "none"
     protocol_bw_fraction: float = 1.0  # of the bus bandwidth the chosen protocol reaches (LL128)
 
 
@@ -231,8 +243,7 @@ def estimate_collective(
         candidates.append((lat + bw_time, lat, "ring" if op != "send_recv" else "direct"))
         if op == "all_reduce" and fabric.intra.nvls and ranks > 2:
             nvls_algbw = fabric.nvls_algbw()
-            nvls_lat = BASE_LATENCY_S + 2 * intra_lat
-            candidates.append((nvls_lat + size_bytes / nvls_algbw, nvls_lat, "nvls"))
+            candidates.append((NVLS_INTRA_S + size_bytes / nvls_algbw, NVLS_INTRA_S, "nvls"))
         time_s, lat, algorithm = _pick(candidates, algorithm)
         bottleneck = "latency" if lat > time_s / 2 else "intra-node link"
         algbw = size_bytes / time_s
@@ -326,3 +337,34 @@ def estimate_collective(
         algorithm,
         proto_fraction if algorithm == "ring" else 1.0,
     )
+
+
+def estimate_engine_all_reduce(
+    size_bytes: float, ranks: int, fabric: Fabric, ranks_per_node: int | None = None
+) -> CollectiveEstimate:
+    """A tensor-parallel all-reduce as an inference engine runs it: its custom one-shot or
+    two-shot kernel inside a node where that kernel applies (CUSTOM_ALL_REDUCE_*), else NCCL."""
+    per_node = ranks if ranks_per_node is None else ranks_per_node
+    intra = fabric.intra
+    usable = (
+        ranks in CUSTOM_ALL_REDUCE_RANKS
+        and per_node >= ranks  # the whole group inside one node
+        and ranks <= fabric.gpus_per_node
+        and intra.p2p
+        and (intra.kind == "nvlink" or ranks == 2)
+        and 0 < size_bytes <= CUSTOM_ALL_REDUCE_MAX_BYTES
+        and fabric.intra_busbw() > 0
+    )
+    if not usable:
+        return estimate_collective("all_reduce", size_bytes, ranks, fabric, ranks_per_node)
+    bw, lat = fabric.intra_busbw(), intra.latency_s
+    one_lat, two_lat = BASE_LATENCY_S + 2 * lat, BASE_LATENCY_S + 4 * lat
+    time_s, lat_s = min(
+        (one_lat + size_bytes * (ranks - 1) / bw, one_lat),
+        (two_lat + size_bytes * 2 * (ranks - 1) / ranks / bw, two_lat),
+    )
+    algbw = size_bytes / time_s
+    bottleneck = "latency" if lat_s > time_s / 2 else "intra-node link"
+    return CollectiveEstimate("all_reduce", size_bytes, ranks, 1, time_s, algbw,
+                              algbw * bus_factor("all_reduce", ranks), lat_s, bottleneck,
+                              intra.kind, "custom")  # fmt: skip

@@ -26,7 +26,12 @@ from fabriclens.model.arch import (
     v_dim,
     v_width,
 )
-from fabriclens.model.collectives import Fabric, estimate_collective
+from fabriclens.model.collectives import (
+    CollectiveEstimate,
+    Fabric,
+    estimate_collective,
+    estimate_engine_all_reduce,
+)
 from fabriclens.model.layout import WEIGHT_BYTES, ranks_per_node
 from fabriclens.model.memory import MemoryLedger, inference_memory, stage_layer_counts
 from fabriclens.model.step import peak_flops
@@ -109,6 +114,12 @@ class InferenceEstimate:
     engine_caveat: str = ""  # how far the engine's published runs sit from this (catalog)
 
 
+def _nccl_all_reduce(
+    size_bytes: float, ranks: int, fabric: Fabric, ranks_per_node: int
+) -> CollectiveEstimate:
+    return estimate_collective("all_reduce", size_bytes, ranks, fabric, ranks_per_node)
+
+
 def serving_tpot_s(
     step: InferenceEstimate, one: InferenceEstimate, batch: int, output_tokens: int, mixed: bool
 ) -> float:
@@ -186,13 +197,10 @@ def estimate_inference(
     prefill_comm = 0.0
     step_comm = 0.0
     if tp > 1:
-        ar_prefill = estimate_collective(
-            "all_reduce", tokens * h * 2.0, tp, fabric, ranks_per_node=tp_per_node
-        )
+        all_reduce = estimate_engine_all_reduce if engine.custom_all_reduce else _nccl_all_reduce
+        ar_prefill = all_reduce(tokens * h * 2.0, tp, fabric, tp_per_node)
         prefill_comm += 2 * L * ar_prefill.time_s
-        ar_decode = estimate_collective(
-            "all_reduce", batch * h * 2.0, tp, fabric, ranks_per_node=tp_per_node
-        )
+        ar_decode = all_reduce(batch * h * 2.0, tp, fabric, tp_per_node)
         step_comm += 2 * L * ar_decode.time_s
         comm.append(
             TokenComm("tp", "all_reduce", batch * h * 2.0, 2 * L, ar_decode.link,
@@ -301,7 +309,13 @@ def estimate_inference(
             f"attention at {gpu.attention_efficiency:.0%} of the BF16 peak ({gpu.attention_efficiency_source})",
             f"engine {engine.name}: {engine.step_overhead_s * 1e3:.2g} ms per step + "
             f"{engine.layer_overhead_s * 1e6:.0f} us per layer ({engine.source})",
-            "tensor parallel: 2 all-reduces of batch x hidden per layer per token, not overlapped",
+            "tensor parallel: 2 all-reduces of batch x hidden per layer per token, not overlapped; "
+            + (
+                "inside a node up to 8 MiB the engine's own one-shot/two-shot kernel, else NCCL"
+                if engine.custom_all_reduce
+                else "through NCCL"
+            )
+            + f" ({engine.custom_all_reduce_source})",
         )
         + (
             ("MoE: uniform routing; distinct experts read per layer E(1-(1-k/E)^B)",)
