@@ -28,6 +28,8 @@ from fabriclens.model.arch import (
 from fabriclens.model.collectives import (
     BASE_LATENCY_S,
     LL128_BW_FRACTION,
+    NCCL_RING_OPS,
+    NCCL_RING_PROTOCOLS,
     NVLS_INTRA_S,
     NVLS_TREE_INTRA_S,
     NVLS_TREE_NET_STEP_S,
@@ -113,9 +115,17 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
     intra_lat = fabric.intra.latency_s
     # one node
     steps = 2 * (r - 1) if op == "all_reduce" else (np.ones_like(r) if op == "send_recv" else r - 1)
-    lat1 = BASE_LATENCY_S + steps * intra_lat
     with np.errstate(divide="ignore", invalid="ignore"):
-        ring1 = lat1 + (size * factor / intra_bw if intra_bw > 0 else np.inf)
+        if op in NCCL_RING_OPS and intra_bw > 0:  # NCCL's ring protocols, the fastest one
+            kind = fabric.intra.kind
+            ring1 = np.min(
+                [base + steps * (nvl if kind == "nvlink" else pci) + size * factor / (intra_bw * share)
+                 for _, base, nvl, pci, share in NCCL_RING_PROTOCOLS],
+                axis=0,
+            )  # fmt: skip
+        else:
+            lat1 = BASE_LATENCY_S + steps * intra_lat
+            ring1 = lat1 + (size * factor / intra_bw if intra_bw > 0 else np.inf)
     best1 = ring1
     if op == "all_reduce" and fabric.intra.nvls:
         nvls_t = NVLS_INTRA_S + size / fabric.nvls_algbw()

@@ -81,6 +81,16 @@ TREE_ALLREDUCE_BW_FRACTION = 0.92
 # bottleneck" (nccl-tests#196).
 NVLS_TREE_INTRA_S = 25e-6
 NVLS_TREE_NET_STEP_S = 14e-6
+# A ring inside one node as NCCL's tuner prices it (src/graph/tuning.cc, 2.19-2.21): base latency
+# baseLat[RING][proto] plus a hardware latency hwLat[NVLINK or PCI][RING][proto] per step; LL
+# (8-byte stores each carrying a 4-byte flag) moves half the bus bandwidth ("busBw * .5"),
+# LL128 120/128 of it, Simple all of it. The fastest protocol for the size wins, as NCCL's does.
+NCCL_RING_PROTOCOLS = (  # (name, base latency, per-step latency on NVLink, on PCIe, bw share)
+    ("LL", 6.6e-6, 0.6e-6, 1.0e-6, 0.5),
+    ("LL128", 14.0e-6, 1.9e-6, 2.5e-6, LL128_BW_FRACTION),
+    ("Simple", 8.4e-6, 3.4e-6, 5.7e-6, 1.0),
+)
+NCCL_RING_OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
 # NVLink SHARP inside one node: the same tuner prices NVLS (Simple) at hwLat[NVLINK][NVLS] 25 us
 # and no base latency (tuning.cc, 2.19-2.21; 23 us in 2.18): the all-reduce of 1-16 MiB on
 # 8 x H100 runs well below the switch's bandwidth (Azure ND H100 v5: 44 GB/s busbw at 1 MiB).
@@ -238,8 +248,17 @@ def estimate_collective(
     if nodes == 1:
         candidates: list[tuple[float, float, str]] = []  # (time, latency, algorithm)
         steps = {"all_reduce": 2 * (ranks - 1), "send_recv": 1}.get(op, ranks - 1)
-        lat = BASE_LATENCY_S + steps * intra_lat
-        bw_time = size_bytes * factor / intra_bw if intra_bw > 0 else math.inf
+        proto_fraction = 1.0
+        if op in NCCL_RING_OPS and intra_bw > 0:
+            ring = [(base + steps * (nvl if link_kind == "nvlink" else pci), share)
+                    for _, base, nvl, pci, share in NCCL_RING_PROTOCOLS]  # fmt: skip
+            lat, proto_fraction = min(
+                ring, key=lambda r: r[0] + size_bytes * factor / (intra_bw * r[1])
+            )
+            bw_time = size_bytes * factor / (intra_bw * proto_fraction)
+        else:  # point-to-point (all_to_all, send_recv): a launch and a hop per step
+            lat = BASE_LATENCY_S + steps * intra_lat
+            bw_time = size_bytes * factor / intra_bw if intra_bw > 0 else math.inf
         candidates.append((lat + bw_time, lat, "ring" if op != "send_recv" else "direct"))
         if op == "all_reduce" and fabric.intra.nvls and ranks > 2:
             nvls_algbw = fabric.nvls_algbw()
@@ -259,6 +278,7 @@ def estimate_collective(
             bottleneck,
             link_kind,
             algorithm,
+            proto_fraction if algorithm == "ring" else 1.0,
         )
 
     if fabric.network is None:
