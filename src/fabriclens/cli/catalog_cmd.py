@@ -170,7 +170,7 @@ def catalog(
         rows = [
             (e.name, e.title, f"{e.step_overhead_s * 1e3:g} ms", f"{e.layer_overhead_s * 1e6:g} us",
              "mixed into decode steps" if e.prefill_mixed else "passes of their own",
-             "own kernel" if e.custom_all_reduce else "NCCL")
+             "own kernel" if e.custom_all_reduce else "NCCL, if any")
             for e in entries
         ]  # fmt: skip
         cols = ["name", "engine", "per step", "per layer", "newcomers' prompts", "TP all-reduce"]
