@@ -5,7 +5,8 @@ roofline), or by compute for large batches; the engine adds fixed per-step and p
 (catalog: engines.toml). Tensor parallelism adds two all-reduces of batch x hidden values per
 layer per token, which are latency-bound and therefore sensitive to the link they cross.
 A mixture of experts reads only the experts the batch's tokens select: with uniform routing,
-E x (1 - (1 - k/E)^B) distinct experts per layer for B tokens.
+E x (1 - (1 - k/E)^B) distinct experts per layer for B tokens. Under load each output token also
+carries the prompts of the requests that join meanwhile (serving_tpot_s).
 """
 
 from __future__ import annotations
@@ -95,12 +96,10 @@ class InferenceEstimate:
 
     ttft_s: float
     prefill_s: float
-    prefill_compute_s: (
-        float  # the prompts' matmuls and attention alone: no weight read, no overhead
-    )
+    prefill_compute_s: float  # the prompts' matmuls and attention: no weight read, no overhead
     prefill_comm_s: float  # the prompts' tensor-parallel all-reduces and pipeline sends
     decode_step_s: float
-    decode_slack_s: float  # compute a memory-bound decode step leaves idle while the weights stream
+    decode_slack_s: float  # compute a memory-bound step leaves idle while the weights stream
     decode_tokens_per_s: float  # per sequence
     batch_tokens_per_s: float
     e2e_s: float

@@ -4,11 +4,11 @@ Per replica (tp x pp GPUs) the KV cache left after the weights caps the batch, w
 of each GPU the engine allocates (vLLM: 90%) and the requests it runs at once (vLLM
 --max-num-seqs, OLLAMA_NUM_PARALLEL); the decode step time (planner: weights + KV read per step,
 compute for big batches, engine overhead, tensor-parallel all-reduces over the given links) sets
-each user's token rate, with the prefills of the requests that join meanwhile spread over it
+each user's token rate, with the prompts of the requests that join meanwhile spread over it
 (model/inference.py: serving_tpot_s). The largest batch whose time per output token meets the
-TPOT target is the replica's concurrency; replicas = ceil(users / batch). Without --tp, every tensor-parallel size inside a
-node is sized this way (and across nodes when that is needed or uses fewer GPUs), and the one
-that meets the targets on the fewest GPUs wins.
+TPOT target is the replica's concurrency; replicas = ceil(users / batch). Without --tp, every
+tensor-parallel size inside a node is sized this way (and across nodes when that is needed or
+uses fewer GPUs), and the one that meets the targets on the fewest GPUs wins.
 """
 
 from __future__ import annotations
