@@ -229,3 +229,23 @@ def test_the_llama_cpp_caveat_states_the_published_runs() -> None:
         find_model("llama-3.1-8b"), "a100-sxm-80gb", users=1, output_tokens=256, engine="ollama"
     )
     assert est.estimate.engine_caveat == caveat
+
+
+def test_the_sglang_moe_caveat_states_the_published_runs() -> None:
+    """SGLang's caveat: for MoE models SGLang 0.5 decodes "up to 1.5x slower" than the model
+    (DeepSeek-R1, Qwen3-235B-A22B) and gpt-oss-120b "1.4x faster": the extremes of measured /
+    predicted time per token over the SGLang 0.5 MoE rows of reference/inference_more.csv. The
+    grouping is by engine version and model, never by error."""
+    from reference import _rows, more_inference_cases
+
+    rows = {r["id"]: r for r in _rows("inference_more.csv")}
+    modern = [c for c in more_inference_cases()
+              if rows[c.row_id]["engine_id"] == "sglang" and "0.5" in rows[c.row_id]["engine"]
+              and rows[c.row_id]["measured"] == "tpot_ms"
+              and find_model(rows[c.row_id]["arch"].removeprefix("catalog:")).is_moe]  # fmt: skip
+    assert len(modern) >= 10
+    slower = max(c.measured / c.predicted for c in modern)  # time per token: > 1 is slower
+    faster = max(c.predicted / c.measured for c in modern)
+    assert round(slower, 1) == 1.5 and round(faster, 1) == 1.4
+    caveat = find_engine("sglang").measured_caveat
+    assert "up to 1.5x slower" in caveat and "1.4x faster" in caveat
