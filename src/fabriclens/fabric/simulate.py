@@ -28,7 +28,6 @@ from fabriclens.fabric.placement import place_servers
 from fabriclens.fabric.routing import link_space, route
 from fabriclens.fabric.topology import FabricDesign
 from fabriclens.model.collectives import (
-    TREE_ALLREDUCE_BW_FRACTION,
     Fabric,
     Op,
     bus_factor,
@@ -173,10 +172,9 @@ def simulate_collective(
     if pattern == "hierarchical":
         intra_s = 2 * size_bytes * (g - 1) / g / fabric.intra_busbw() if g > 1 else 0.0
         net_s += intra_s
-    # the protocol the model chose (LL128 reaches 120/128 of the bandwidth) slows both parts, as
-    # does NCCL's discount of an all-reduce tree (the model's TREE_ALLREDUCE_BW_FRACTION)
-    tree = TREE_ALLREDUCE_BW_FRACTION if est.algorithm == "tree" and op == "all_reduce" else 1.0
-    time_s = est.latency_s + max(intra_s, net_s) / (est.protocol_bw_fraction * tree)
+    # the share of the bandwidth the model's protocol and algorithm reach (LL128's 120/128, an
+    # all-reduce tree's discount) slows both parts
+    time_s = est.latency_s + max(intra_s, net_s) / est.protocol_bw_fraction
     physical = util[: space.off["agg_lu"]] if scenario.routing != "adaptive" else util
     order = np.argsort(-physical, kind="stable")[:top]
     busiest = tuple((space.label(int(i)), float(physical[i])) for i in order if physical[i] > 0)

@@ -201,7 +201,8 @@ class CollectiveEstimate:
     bottleneck: str  # "intra-node link", "network", "host link", "latency" or "none"
     link: str  # "nvlink", "pcie", "network", "none"
     algorithm: str  # "ring", "tree", "nvls", "nvls_tree", "direct", "custom", "none"
-    protocol_bw_fraction: float = 1.0  # of the bus bandwidth the chosen protocol reaches (LL128)
+    # of the bus bandwidth the chosen protocol and algorithm reach (LL, LL128, an all-reduce tree)
+    protocol_bw_fraction: float = 1.0
 
 
 def _none(op: Op, size: float, ranks: int) -> CollectiveEstimate:
@@ -323,13 +324,15 @@ def estimate_collective(
         else:
             proto_fraction = LL128_BW_FRACTION
     candidates = [(ring_time, ring_lat, "ring")]
+    tree_fraction = 1.0
     if op in ("all_reduce", "broadcast"):
         depth = math.ceil(math.log2(nodes)) + 1
         mult = 2 if op == "all_reduce" else 1
         tree_lat = BASE_LATENCY_S + mult * (depth * net.latency_s + (g - 1) * intra_lat)
         # NCCL's tree moves the whole buffer up and down once: the ring's bus-equivalent volume,
         # at NCCL's own discount for an all-reduce tree (TREE_ALLREDUCE_BW_FRACTION)
-        tree_bw = busbw * (TREE_ALLREDUCE_BW_FRACTION if op == "all_reduce" else 1.0)
+        tree_fraction = TREE_ALLREDUCE_BW_FRACTION if op == "all_reduce" else 1.0
+        tree_bw = busbw * tree_fraction
         candidates.append((tree_lat + size_bytes * factor / tree_bw, tree_lat, "tree"))
     if op == "all_reduce" and nodes == 2 and g > 1 and fabric.intra.nvls:
         # NVLSTree on two nodes: NVLink SHARP reduces inside each node, and each node's NICs
@@ -355,7 +358,7 @@ def estimate_collective(
         bottleneck,
         "network",
         algorithm,
-        proto_fraction if algorithm == "ring" else 1.0,
+        {"ring": proto_fraction, "tree": tree_fraction}.get(algorithm, 1.0),
     )
 
 
