@@ -14,9 +14,11 @@ the built-in ones.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import os
+import re
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +45,9 @@ DATA = Path(__file__).resolve().parent / "data"
 
 def _normalise(name: str) -> str:
     return name.strip().lower().replace("_", "-").replace(" ", "-")
+
+
+_WORD_NUMBER = re.compile(r"(?<=[a-z])-(?=\d)")
 
 
 USER_CATALOG_ENV = "FABRICLENS_CATALOG"
@@ -259,15 +264,39 @@ def reset_caches() -> None:
         f.cache_clear()
 
 
-def _find(entries: Sequence[E], name: str, what: str, command: str) -> E:
-    wanted = _normalise(name)
+def _loose(key: str) -> str:
+    """The spelling without a hyphen between a word and its number: llama-3.1-8b and
+    llama3.1-8b (Ollama's spelling), gemma-2-9b and gemma2-9b are one key."""
+    return _WORD_NUMBER.sub("", key)
+
+
+def _name_index(entries: Sequence[E]) -> dict[str, E]:
     index: dict[str, E] = {}
     for entry in entries:
         for key in (entry.name, *entry.aliases, entry.title):
             if key:
                 index.setdefault(_normalise(key), entry)
-    if wanted in index:
-        return index[wanted]
+    for key, entry in list(index.items()):
+        index.setdefault(_loose(key), entry)
+    return index
+
+
+def _lookup(entries: Sequence[E], names: Sequence[str]) -> E | None:
+    index = _name_index(entries)
+    for name in names:
+        wanted = _normalise(name)
+        found = index.get(wanted) or index.get(_loose(wanted))
+        if found is not None:
+            return found
+    return None
+
+
+def _find(entries: Sequence[E], name: str, what: str, command: str, hint_for: str = "") -> E:
+    found = _lookup(entries, [name])
+    if found is not None:
+        return found
+    index = _name_index(entries)
+    wanted = _normalise(hint_for or name)
     close = difflib.get_close_matches(wanted, list(index), n=4, cutoff=0.5)
     names = list(dict.fromkeys(index[c].name for c in close))
     hint = f"did you mean {', '.join(names)}?" if names else ""
@@ -312,7 +341,29 @@ def find_model(name_or_path: str) -> ModelSpec:
         return load_hf_config(path)
     if _is(path, "dir") and _is(path / "config.json", "file"):
         return load_hf_config(path / "config.json")
-    return _find(models(), name_or_path, "model", "models")
+    return _find_model_name(name_or_path)
+
+
+def _find_model_name(text: str) -> ModelSpec:
+    """A catalog name, else an Ollama tag or Hugging Face id read as one (catalog/model_names.py):
+    the catalog entry with the weights format the name states and a line saying how it was read."""
+    from fabriclens.catalog.model_names import read_model_name
+
+    entries = models()
+    found = _lookup(entries, [text])
+    if found is not None:
+        return found
+    name = read_model_name(text)
+    spec = _lookup(entries, name.candidates)
+    if spec is None:
+        best = name.candidates[0] if name.candidates else text
+        return _find(entries, text, "model", "models", hint_for=best)  # raises, with a hint
+    return dataclasses.replace(
+        spec,
+        release_precision=name.precision or spec.release_precision,
+        named_precision=name.precision,
+        reading=f"{text!r}: {name.reading(spec.name)}",
+    )
 
 
 def _is(path: Path, kind: str) -> bool:

@@ -359,6 +359,10 @@ class ModelSpec(_Entry):
     # the format its weights are released in, when not 16-bit (gpt-oss: MXFP4 experts -> int4):
     # what serving it takes by default ("": the engine's default)
     release_precision: str = ""
+    # set when a user's name was read as this entry (an Ollama tag, a Hugging Face id): how it
+    # was read, and the weights format the name gives ("" for none); not catalog data
+    reading: str = ""
+    named_precision: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -372,6 +376,7 @@ class ModelSpec(_Entry):
         _one_of(self, "positions", ("rotary", "learned", "alibi"))
         _one_of(self, "norm", ("rms", "layer"))
         _one_of(self, "release_precision", ("", "bf16", "fp16", "fp8", "int8", "int4"))
+        _one_of(self, "named_precision", ("", "bf16", "fp16", "fp8", "int8", "int4"))
         _check(
             self.heads % self.kv_heads == 0,
             "kv_heads",

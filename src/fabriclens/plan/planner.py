@@ -403,6 +403,8 @@ def _setup(
         comparison_nics=req.comparison_nics,
     )
     notes.insert(0, f"model: {req.model.name} ({req.model.source})")
+    if req.model.reading:
+        notes.insert(1, f"model name {req.model.reading}")
     if req.fabric_design is not None:  # `plan --fabric`: simulated network collectives
         from fabriclens.fabric.simulate import simulated_network
         from fabriclens.fabric.topology import FabricDesign
@@ -667,9 +669,12 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     # the same weights `capacity` serves: the model's release format, else the engine's default
     precision = req.precision or spec.release_precision or engine.default_precision
     if req.precision is None and spec.release_precision:
-        notes.append(
-            f"weights: {precision}, the format {spec.name} is released in (--precision to change it)"
+        origin = (
+            "as the model name gives them"
+            if spec.named_precision
+            else f"the format {spec.name} is released in"
         )
+        notes.append(f"weights: {precision}, {origin} (--precision to change it)")
     elif req.precision is None and precision != "bf16":
         notes.append(f"weights: {precision}, {engine.title}'s default (--precision to change it)")
     if precision not in ("bf16", "fp16", "fp8", "int8", "int4"):

@@ -35,6 +35,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "params": plan.counts.total,
             "active_params": plan.counts.active,
             "source": plan.model.source,
+            "reading": plan.model.reading,
         },
         "workload": plan.workload,
         "gpu": plan.gpu.name,

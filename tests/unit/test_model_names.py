@@ -1,0 +1,118 @@
+"""Models named the way people's tools name them: Ollama tags and Hugging Face ids.
+
+`bench serve --model llama3.1:8b` (the Ollama example its own help gives) and vLLM's served
+model name (`meta-llama/Llama-3.1-8B-Instruct`) must reach the planner's catalog entry; the
+weights format a tag or repository names (Q8_0, AWQ, FP8) is the one planned."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabriclens.catalog import find_model
+from fabriclens.catalog.model_names import read_model_name
+from fabriclens.errors import InputError
+
+# what people type -> (catalog entry, weights the name states)
+NAMES = {
+    # an Ollama tag without a quantization pulls Ollama's default build, Q4_K_M
+    "llama3.1:8b": ("llama-3.1-8b", "int4"),
+    "llama3.1": ("llama-3.1-8b", "int4"),  # Ollama's latest tag of llama3.1 is 8b
+    "llama3.1:latest": ("llama-3.1-8b", "int4"),
+    "llama3.1:8b-instruct-q4_K_M": ("llama-3.1-8b", "int4"),
+    "llama3.1:8b-instruct-fp16": ("llama-3.1-8b", "fp16"),
+    "qwen2.5:7b-instruct-q8_0": ("qwen2.5-7b", "int8"),
+    "qwen3:30b-a3b": ("qwen3-30b-a3b", "int4"),
+    "qwen3:30b-a3b-instruct-2507-q4_K_M": ("qwen3-30b-a3b", "int4"),
+    "mixtral:8x22b": ("mixtral-8x22b", "int4"),
+    "gpt-oss:120b": ("gpt-oss-120b", "int4"),
+    "meta-llama/Llama-3.1-8B-Instruct": ("llama-3.1-8b", ""),
+    "meta-llama/Meta-Llama-3.1-70B-Instruct": ("llama-3.1-70b", ""),
+    "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8-dynamic": ("llama-3.1-70b", "fp8"),
+    "Qwen/Qwen2.5-72B-Instruct-AWQ": ("qwen2.5-72b", "int4"),
+    "Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8": ("qwen2.5-7b", "int8"),
+    "Qwen/Qwen3-30B-A3B-Instruct-2507": ("qwen3-30b-a3b", ""),
+    "hf.co/bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M": ("llama-3.2-1b", "int4"),
+    "openai/gpt-oss-20b": ("gpt-oss-20b", ""),
+    "Llama-3.1-8B": ("llama-3.1-8b", ""),  # a catalog title, as before
+    # the models newcomers pull
+    "gemma2:9b": ("gemma-2-9b", "int4"),
+    "gemma3": ("gemma-3-4b", "int4"),  # Ollama's latest gemma3 is the 4B
+    "gemma3:27b-it-q8_0": ("gemma-3-27b", "int8"),
+    "google/gemma-2-27b-it": ("gemma-2-27b", ""),
+    "phi3:mini": ("phi-3-mini", "int4"),
+    "phi3:14b": ("phi-3-medium", "int4"),
+    "phi4": ("phi-4", ""),  # also the catalog's phi-4 written without its hyphen
+    "phi4:latest": ("phi-4", "int4"),
+    "microsoft/phi-4": ("phi-4", ""),
+    "mistral-nemo:12b": ("mistral-nemo-12b", "int4"),
+    "mistralai/Mistral-Nemo-Instruct-2407": ("mistral-nemo-12b", ""),
+    "mistralai/Mistral-Small-24B-Instruct-2501": ("mistral-small-24b", ""),
+    "qwen2.5:0.5b": ("qwen2.5-0.5b", "int4"),
+    "Qwen/Qwen3-4B": ("qwen3-4b", ""),
+    "qwen3:14b-fp16": ("qwen3-14b", "fp16"),
+    "deepseek-r1:7b": ("deepseek-r1-distill-qwen-7b", "int4"),
+    "deepseek-r1:70b": ("deepseek-r1-distill-llama-70b", "int4"),
+    "deepseek-r1:8b-llama-distill-q4_K_M": ("deepseek-r1-distill-llama-8b", "int4"),
+    "deepseek-r1:671b": ("deepseek-v3", "int4"),
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B": ("deepseek-r1-distill-qwen-32b", ""),
+}
+
+
+@pytest.mark.parametrize("text", sorted(NAMES))
+def test_names_reach_the_catalog_entry(text: str) -> None:
+    entry, precision = NAMES[text]
+    spec = find_model(text)
+    assert spec.name == entry
+    assert spec.named_precision == precision
+    if precision:  # the stated format is what is served unless --precision says otherwise
+        assert spec.release_precision == precision
+        assert text in spec.reading and precision in spec.reading
+
+
+def test_a_tags_size_is_never_dropped() -> None:
+    """llama3.1:13b is no Llama 3.1 the catalog has; it must not become the 8B, nor the family
+    name alone: deepseek-r1:8b is a distilled 8B (today Ollama's R1-0528 Qwen3-8B distill, which
+    the catalog does not hold), not the 671B DeepSeek-R1."""
+    assert read_model_name("deepseek-r1:8b").candidates == ("deepseek-r1-8b",)
+    with pytest.raises(InputError, match=r"unknown model 'llama3\.1:13b'"):
+        find_model("llama3.1:13b")
+    with pytest.raises(InputError, match="did you mean deepseek-r1-distill"):
+        find_model("deepseek-r1:8b")
+
+
+def test_a_family_without_a_known_latest_size_is_not_guessed() -> None:
+    """qwen3 with no size: no source states which size Ollama's latest is; ask, do not pick."""
+    with pytest.raises(InputError, match="unknown model 'qwen3'"):
+        find_model("qwen3")
+
+
+def test_other_quantizations_are_named_not_guessed() -> None:
+    """Q5/Q6 GGUF types have no precision of the planner's: say so, plan the engine's."""
+    spec = find_model("llama3.1:70b-instruct-q5_K_M")
+    assert spec.name == "llama-3.1-70b" and spec.named_precision == ""
+    assert "Q5_K_M weights not modelled" in spec.reading
+
+
+def test_plain_catalog_names_are_unchanged() -> None:
+    spec = find_model("llama-3.1-8b")
+    assert spec.reading == "" and spec.named_precision == ""
+    # the model's own release format still applies (gpt-oss ships MXFP4 experts)
+    assert find_model("openai/gpt-oss-20b").release_precision == "int4"
+
+
+def test_the_named_format_is_planned_and_said() -> None:
+    from fabriclens.plan.planner import Plan, make_plans
+    from fabriclens.plan.request import PlanRequest
+
+    def plan(name: str) -> Plan:
+        req = PlanRequest(model=find_model(name), gpu="rtx-4090", gpus=1, workload="inference")
+        return make_plans(req)[0]
+
+    q8, bf16 = plan("qwen2.5:7b-instruct-q8_0"), plan("qwen2.5-7b")
+    # 8.5 bits vs 16 per weight for the weights (the engine's Q8_0 figure; vLLM's int8 is 8.0)
+    assert q8.inference is not None and bf16.inference is not None
+    weights = [p.inference.memory.per_gpu_bytes["weights"] for p in (q8, bf16)]
+    assert 0.45 < weights[0] / weights[1] < 0.56
+    text = " ".join(q8.inference.assumptions + q8.defaults)
+    assert "'qwen2.5:7b-instruct-q8_0': Ollama tag read as the catalog's qwen2.5-7b" in text
+    assert "as the model name gives them" in text
