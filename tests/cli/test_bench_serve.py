@@ -246,6 +246,25 @@ def test_planner_comparison_for_ollama_takes_ollama_s_defaults(
     assert ollama["tpot_s"] < vllm["tpot_s"] / 2  # 4.89-bit weights against 16-bit, batch 1 vs 4
 
 
+def test_the_served_model_name_reaches_the_planner(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--model llama3.1:8b` (the Ollama tag the server is asked for, as this command's help
+    shows) is the planner's model too, with the weights the tag names: Q8_0 reads twice the bytes
+    per token of the default Q4_K_M."""
+    url = server("--ttft", "0.01", "--itl", "0.001") + "/api/chat"
+
+    def expected(model: str) -> dict:  # type: ignore[type-arg]
+        argv = ["bench", "serve", url, "--model", model, "--concurrency", "1", "--requests", "1",
+                "--output-tokens", "4", "--plan-gpu", "rtx-4090", "--json"]  # fmt: skip
+        assert run(argv) == 0, capsys.readouterr().err
+        return json.loads(capsys.readouterr().out)["results"][0]["expected"]  # type: ignore[no-any-return]
+
+    q4, q8 = expected("llama3.1:8b"), expected("llama3.1:8b-instruct-q8_0")
+    assert q4["model"] == q8["model"] == "llama-3.1-8b" and q4["engine"] == "ollama"
+    assert 1.4 < q8["tpot_s"] / q4["tpot_s"] < 1.8  # 8.5 vs 4.89 bits per weight, + fixed costs
+
+
 def test_text_output(server: Server, capsys: pytest.CaptureFixture[str]) -> None:
     url = server("--ttft", "0.02", "--itl", "0.002")
     assert (

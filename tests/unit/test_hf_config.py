@@ -26,6 +26,8 @@ EXPECTED = {
     "qwen3-8b.json": 8.2e9,  # model card: 8.2B parameters
     "qwen3-30b-a3b.json": 30.5e9,  # model card: 30.5B total, 3.3B activated
     "gpt-oss-120b.json": 116.83e9,  # model card: 116.83B total
+    "gemma-2-9b.json": 9.241705984e9,  # keras-hub gemma2_9b_en preset
+    "gemma-3-4b.json": 3.880099328e9,  # keras-hub gemma3_4b_text preset (the language model)
 }
 
 
@@ -40,6 +42,38 @@ def test_config_json_matches_catalog_entry() -> None:
     from_catalog = find_model("llama-3.1-8b")
     assert count_params(from_file) == count_params(from_catalog)
     assert kv_bytes_per_token(from_file) == kv_bytes_per_token(from_catalog)
+
+
+def test_gemma_and_phi_configs_match_the_catalog() -> None:
+    """Gemma 2 alternates local (4096-token window) and global layers; Gemma 3's released
+    text_config leaves out what equals transformers' Gemma3TextConfig defaults (8 heads, 4 KV
+    heads, head_dim 256, every 6th layer global); a gemma3 checkpoint is planned by its language
+    model. Each equals its catalog entry (sources in models.toml)."""
+    for fixture, entry in (("gemma-2-9b.json", "gemma-2-9b"), ("gemma-3-4b.json", "gemma-3-4b"),
+                           ("phi-4.json", "phi-4")):  # fmt: skip
+        from_file = find_model(str(FIXTURES / "hf" / fixture))
+        from_catalog = find_model(entry)
+        assert count_params(from_file) == count_params(from_catalog), fixture
+        assert kv_bytes_per_token(from_file) == kv_bytes_per_token(from_catalog), fixture
+        for field in ("sliding_window", "sliding_window_layers", "head_dim", "max_positions"):
+            assert getattr(from_file, field) == getattr(from_catalog, field), (fixture, field)
+    g2 = find_model(str(FIXTURES / "hf" / "gemma-2-9b.json"))
+    assert (g2.sliding_window, g2.sliding_window_layers, g2.tied_embeddings) == (4096, 21, True)
+    g3 = find_model(str(FIXTURES / "hf" / "gemma-3-4b.json"))
+    assert (g3.heads, g3.kv_heads, g3.head_dim, g3.sliding_window_layers) == (8, 4, 256, 29)
+
+
+def test_a_gemma3_config_without_its_text_part_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "config.json"
+    bad.write_text('{"model_type": "gemma3", "vision_config": {}}')
+    with pytest.raises(InputError, match="no text_config"):
+        find_model(str(bad))
+    for pattern in (0, -3):  # one global layer in every "pattern": 0 would divide by zero
+        bad.write_text(json.dumps({"model_type": "gemma3_text", "hidden_size": 2560,
+                                   "intermediate_size": 10240, "num_hidden_layers": 34,
+                                   "sliding_window_pattern": pattern}))  # fmt: skip
+        with pytest.raises(InputError, match="sliding_window_pattern"):
+            find_model(str(bad))
 
 
 def test_features_are_read() -> None:

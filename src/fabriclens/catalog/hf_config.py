@@ -1,7 +1,7 @@
 """Map a Hugging Face ``config.json`` (already parsed) to a :class:`ModelSpec`.
 
 Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, deepseek_v3,
-gpt2, gpt_neox, mpt.
+gemma2, gemma3 (its ``text_config``: the language model), gemma3_text, phi3, gpt2, gpt_neox, mpt.
 """
 
 from __future__ import annotations
@@ -13,7 +13,18 @@ from fabriclens.catalog.schema import ModelSpec
 from fabriclens.errors import InputError
 
 SUPPORTED = ("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gpt_oss", "deepseek_v3",
-             "gpt2", "gpt_neox", "mpt")  # fmt: skip
+             "gemma2", "gemma3", "gemma3_text", "phi3", "gpt2", "gpt_neox", "mpt")  # fmt: skip
+
+# The keys a Gemma config.json may leave out, at the defaults of transformers' Gemma2Config and
+# Gemma3TextConfig (configuration_gemma2.py, configuration_gemma3.py): the released Gemma 3
+# text_configs list only what differs from them.
+GEMMA_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma2": {"vocab_size": 256000, "head_dim": 256, "max_position_embeddings": 8192,
+               "tie_word_embeddings": True, "sliding_window": 4096},
+    "gemma3_text": {"vocab_size": 262208, "head_dim": 256, "max_position_embeddings": 131072,
+                    "tie_word_embeddings": True, "sliding_window": 4096, "num_attention_heads": 8,
+                    "num_key_value_heads": 4, "sliding_window_pattern": 6},
+}  # fmt: skip
 
 
 # quantization_config.quant_method -> the precision serving the checkpoint takes by default
@@ -78,6 +89,16 @@ def _qwen3_moe_dense_prefix(cfg: Mapping[str, Any], layers: int) -> int:
     return len(dense)
 
 
+def _windowed_layers(cfg: Mapping[str, Any]) -> int:
+    """Layers whose ``layer_types`` entry is ``sliding_attention`` (0 without the list)."""
+    layer_types = cfg.get("layer_types") or []
+    if not isinstance(layer_types, list):
+        raise InputError(
+            f"config.json field layer_types = {layer_types!r} is not a list", "fix the file"
+        )
+    return sum(1 for t in layer_types if t == "sliding_attention")
+
+
 def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> ModelSpec:
     """Build a model spec from a parsed config.json; raises InputError on what it can't use."""
     model_type = str(cfg.get("model_type", "")).lower()
@@ -86,6 +107,13 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
             f"config.json model_type {model_type or '(missing)'!r} is not supported",
             f"supported: {', '.join(SUPPORTED)}; or describe it with --layers/--hidden/--heads flags",
         )
+    if model_type == "gemma3":  # the multimodal checkpoint: plan its language model
+        text = cfg.get("text_config")
+        if not isinstance(text, Mapping):
+            raise InputError("config.json of model_type gemma3 has no text_config", "fix the file")
+        return spec_from_hf_config({**text, "model_type": "gemma3_text"}, name, source)
+    if model_type in GEMMA_DEFAULTS:
+        cfg = {**GEMMA_DEFAULTS[model_type], **{k: v for k, v in cfg.items() if v is not None}}
     fields: dict[str, Any] = {"name": name, "title": name, "family": model_type, "source": source}
     if model_type == "gpt2":
         hidden = _int(cfg, "n_embd")
@@ -138,7 +166,7 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
             qkv_bias=True,
             mlp_bias=True,
         )
-    else:  # llama-like: llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, deepseek_v3
+    else:  # llama-like: llama, mistral, qwen2, qwen3(_moe), mixtral, gpt_oss, deepseek_v3, gemma, phi3
         heads = _int(cfg, "num_attention_heads")
         fields.update(
             layers=_int(cfg, "num_hidden_layers"),
@@ -155,6 +183,21 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
             if cfg.get("use_sliding_window", model_type == "mistral")
             else 0,
         )
+        if model_type in GEMMA_DEFAULTS:
+            # local (windowed) and global layers: layer_types where given, else Gemma 2's
+            # alternation (local first) or Gemma 3's pattern (every 6th layer global)
+            layers = fields["layers"]
+            pattern = 2 if model_type == "gemma2" else _int(cfg, "sliding_window_pattern")
+            if pattern < 1:
+                raise InputError(
+                    f"config.json field sliding_window_pattern = {pattern} is below 1",
+                    "fix the file (Gemma 3: 6, one global layer in six)",
+                )
+            windowed = _windowed_layers(cfg) if "layer_types" in cfg else layers - layers // pattern
+            fields.update(
+                sliding_window=_int(cfg, "sliding_window") if windowed else 0,
+                sliding_window_layers=windowed if windowed < layers else 0,
+            )
         if model_type == "mixtral":
             fields.update(
                 experts=_int(cfg, "num_local_experts"),
@@ -164,12 +207,7 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
         if model_type == "gpt_oss":
             # every projection has a bias; windowed and full-attention layers alternate
             # (layer_types); the experts are the MLP (intermediate_size each)
-            layer_types = cfg.get("layer_types") or []
-            if not isinstance(layer_types, list):
-                raise InputError(
-                    f"config.json field layer_types = {layer_types!r} is not a list", "fix the file"
-                )
-            windowed = sum(1 for t in layer_types if t == "sliding_attention")
+            windowed = _windowed_layers(cfg)
             fields.update(
                 experts=_int(cfg, "num_local_experts"),
                 experts_per_token=_int(cfg, "num_experts_per_tok", "experts_per_token"),
