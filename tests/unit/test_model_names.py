@@ -116,3 +116,20 @@ def test_the_named_format_is_planned_and_said() -> None:
     text = " ".join(q8.inference.assumptions + q8.defaults)
     assert "'qwen2.5:7b-instruct-q8_0': Ollama tag read as the catalog's qwen2.5-7b" in text
     assert "as the model name gives them" in text
+    from fabriclens.report.json_doc import plan_doc
+
+    layouts = [plan_doc(p)["layout"] for p in (q8, bf16)]
+    assert [(lay["precision"], lay["kv_precision"]) for lay in layouts] == [
+        ("int8", "bf16"),
+        ("bf16", "bf16"),
+    ]
+
+
+def test_an_unknown_hugging_face_id_points_at_its_config() -> None:
+    """A Hub model the catalog lacks is still plannable from its config.json: say where it is."""
+    with pytest.raises(InputError) as err:
+        find_model("HuggingFaceTB/SmolLM2-1.7B-Instruct")
+    assert (
+        "https://huggingface.co/HuggingFaceTB/SmolLM2-1.7B-Instruct/resolve/main/config.json"
+        in (err.value.fix)
+    )

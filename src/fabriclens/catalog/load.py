@@ -291,7 +291,9 @@ def _lookup(entries: Sequence[E], names: Sequence[str]) -> E | None:
     return None
 
 
-def _find(entries: Sequence[E], name: str, what: str, command: str, hint_for: str = "") -> E:
+def _find(
+    entries: Sequence[E], name: str, what: str, command: str, hint_for: str = "", more: str = ""
+) -> E:
     found = _lookup(entries, [name])
     if found is not None:
         return found
@@ -300,7 +302,7 @@ def _find(entries: Sequence[E], name: str, what: str, command: str, hint_for: st
     close = difflib.get_close_matches(wanted, list(index), n=4, cutoff=0.5)
     names = list(dict.fromkeys(index[c].name for c in close))
     hint = f"did you mean {', '.join(names)}?" if names else ""
-    fix = f"{hint} `fabriclens catalog {command}` lists them all".strip()
+    fix = f"{hint} `fabriclens catalog {command}` lists them all{more}".strip()
     raise InputError(f"unknown {what} {name!r}", fix)
 
 
@@ -357,7 +359,13 @@ def _find_model_name(text: str) -> ModelSpec:
     spec = _lookup(entries, name.candidates)
     if spec is None:
         best = name.candidates[0] if name.candidates else text
-        return _find(entries, text, "model", "models", hint_for=best)  # raises, with a hint
+        repo = text.strip().strip("/")
+        more = (
+            f"; or give the model's config.json: https://huggingface.co/{repo}/resolve/main/config.json"
+            if name.kind == "Hugging Face id" and repo.count("/") == 1
+            else ""
+        )
+        return _find(entries, text, "model", "models", hint_for=best, more=more)  # raises
     return dataclasses.replace(
         spec,
         release_precision=name.precision or spec.release_precision,

@@ -111,6 +111,8 @@ class InferenceEstimate:
     memory: MemoryLedger
     assumptions: tuple[str, ...]
     engine_caveat: str = ""  # how far the engine's published runs sit from this (catalog)
+    precision: str = ""  # the weights' format served (bf16, fp8, int8, int4)
+    kv_precision: str = ""  # the KV cache's
 
 
 def _nccl_all_reduce(
@@ -350,4 +352,6 @@ def estimate_inference(
         memory=memory,
         assumptions=assumptions + memory.notes,
         engine_caveat=engine.measured_caveat,
+        precision=precision,
+        kv_precision=kv_precision,
     )

@@ -127,6 +127,8 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "prompt_tokens": plan.request.prompt_tokens,
             "output_tokens": plan.request.output_tokens,
             "engine": plan.request.engine,
+            "precision": inf.precision,
+            "kv_precision": inf.kv_precision,
         }
         doc["memory"] = _memory_doc(mem, plan.min_gpus)
         comm_s = sum(c.time_per_token_s for c in inf.comm)

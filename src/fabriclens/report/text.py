@@ -117,6 +117,7 @@ def plan_summary(doc: dict[str, Any], with_network: bool = True) -> list[Rendera
         layout = (
             f"layout: tp {lay['tp']} · pp {lay['pp']} · batch {lay['batch']} · prompt "
             f"{lay['prompt_tokens']} · output {lay['output_tokens']} tokens · engine {lay['engine']}"
+            f" · weights {lay['precision']} · KV cache {lay['kv_precision']}"
         )
     else:
         layout = (
