@@ -117,8 +117,10 @@ def test_lines_read_by_their_shape_read_as_in_full(
     picks: list[tuple[bool, int, int]],
 ) -> None:
     """A line whose digits alone differ from an earlier plain line's is counted without being
-    read: the result is what reading every line in full gives (digits changed at random in
-    real and synthetic lines, `P2P` beside `P3P` included)."""
+    read, and a line whose prefix alone differs from an earlier one's (a timestamp on every
+    line) is not read again: the result is what reading every line in full gives (digits changed
+    at random in real and synthetic lines, `P2P` beside `P3P` included, timestamp and rank
+    prefixes added at random)."""
     import random
 
     from fabriclens.parse import nccl_log
@@ -127,14 +129,20 @@ def test_lines_read_by_their_shape_read_as_in_full(
     for synthetic, index, seed in picks:
         rng = random.Random(seed)
         base = _SYNTHETIC[index % len(_SYNTHETIC)] if synthetic else CORPUS[index % len(CORPUS)]
-        lines.append("".join(str(rng.randrange(10)) if c.isdigit() and rng.random() < 0.5 else c
-                             for c in base))  # fmt: skip
-    nccl_log._PLAIN_SHAPES.clear()
-    nccl_log._RAW_LINES.clear()
+        line = "".join(str(rng.randrange(10)) if c.isdigit() and rng.random() < 0.5 else c
+                       for c in base)  # fmt: skip
+        prefix = rng.choice(["", f"[2024-03-13 00:00:{rng.randrange(60):02d}.{seed % 10**6:06d}] ",
+                             f"[rank{rng.randrange(8)}]: "])  # fmt: skip
+        lines.append(prefix + line)
+    memories = ("_PLAIN_SHAPES", "_RAW_LINES", "_STRIPPED_LINES")
+    for name in memories:
+        getattr(nccl_log, name).clear()
     by_shape = _whole(lines)
-    saved = nccl_log._PLAIN_SHAPES, nccl_log._RAW_LINES
-    nccl_log._PLAIN_SHAPES, nccl_log._RAW_LINES = _NoMemory(), _NoMemory()
+    saved = [getattr(nccl_log, name) for name in memories]
+    for name in memories:
+        setattr(nccl_log, name, _NoMemory())
     try:
         assert _whole(lines) == by_shape
     finally:
-        nccl_log._PLAIN_SHAPES, nccl_log._RAW_LINES = saved
+        for name, memory in zip(memories, saved, strict=True):
+            setattr(nccl_log, name, memory)

@@ -549,6 +549,9 @@ _SAME_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _PLAIN_SHAPES: dict[bytes, tuple[int, int]] = {}  # shape of a plain line -> its host's span
 # What each recent raw line was: its Line, or the host of a plain line ("" for none)
 _RAW_LINES: dict[str, Line | str] = {}
+# The same for lines without their prefixes (and no rank prefix): a log whose every line carries
+# its own timestamp repeats these
+_STRIPPED_LINES: dict[str, Line | str] = {}
 MEMO_ENTRIES = 4096  # lines and shapes remembered, each (then forgotten all at once)
 
 
@@ -575,15 +578,29 @@ _BLANK = Line("", None)  # what an empty line is: nothing to add
 
 
 def _known(raw: str) -> Line | str:
-    """What a raw line is: the host of a plain line ("" for none), else its Line."""
+    """What a raw line is: the host of a plain line ("" for none), else its Line. What a line
+    is depends on its text without prefixes and its rank prefix alone, so lines that differ only
+    in a prefix (a timestamp per line) are read once."""
     line = _stripped(raw)
     if not line:
         return _BLANK
+    rank_prefix = RANK_PREFIX_RE.match(raw)
+    memo = rank_prefix is None and len(line) <= MEMO_MAX_CHARS
+    if memo and (seen := _STRIPPED_LINES.get(line)) is not None:
+        return seen
+    known = _read_stripped(line, int(rank_prefix.group(1)) if rank_prefix else None)
+    if memo:
+        if len(_STRIPPED_LINES) >= MEMO_ENTRIES:
+            _STRIPPED_LINES.clear()
+        _STRIPPED_LINES[line] = known
+    return known
+
+
+def _read_stripped(line: str, rank: int | None) -> Line | str:
+    """``_known`` of a line without its prefixes: a plain shape seen before, else read."""
     shape = None if "2P" in line or "2p" in line else line.encode("utf-8", "surrogatepass").translate(_SAME_DIGITS)  # fmt: skip
     span = _PLAIN_SHAPES.get(shape) if shape is not None else None
     if span is None:
-        rank_prefix = RANK_PREFIX_RE.match(raw)
-        rank = int(rank_prefix.group(1)) if rank_prefix else None
         r = (_read if len(line) <= MEMO_MAX_CHARS else _read.__wrapped__)(line, rank)
         if not r.plain:
             return r
