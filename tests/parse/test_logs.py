@@ -209,7 +209,7 @@ def test_records_keep_at_most_max_kept_chars_of_a_line() -> None:
 
 # gates nested inside another gate (they run only where an outer gate's word is), and "gdr",
 # a key of the reader's own fields, not a word of the line: not needed in the screen
-_NESTED_GATES = {"shm", "p2p", "IPC", "peer access is not supported", "No device found",
+_NESTED_GATES = {"nvls", "shm", "p2p", "IPC", "peer access is not supported", "No device found",
                  "NET/Socket", "GPU Direct RDMA Enabled", "GPU Direct RDMA Disabled", "80FE",
                  "gdr"}  # fmt: skip
 

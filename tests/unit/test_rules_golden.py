@@ -243,6 +243,17 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "socket-link-local-iface": {"socket_link_local_ifaces": 1},
     "usb-nic": {"usb_nic": 1},
     "log-shows-error": {"error_lines": 1},
+    "nvls-fabric-manager": {"nvls_failed": 1},
+    "nccl-version-mismatch": {"nccl_versions": 2},
+    "net-transport-mismatch": {"socket_type_mismatch": 1},
+    "bootstrap-message-truncated": {"message_truncated": 1},
+    "collective-size-mismatch": {"collective_mismatch": 1},
+    "shm-too-small": {"shm_failed": 1},
+    "topology-xml-invalid": {"topo_xml_invalid": 1},
+    "socket-create-failed": {"socket_create_failed": 1},
+    "ofi-register-memory": {"ofi_register_failed": 1},
+    "cuda-init-error": {"cuda_init_error": 1},
+    "cuda-op-not-supported": {"cuda_not_supported": 1},
 }
 
 

@@ -34,6 +34,7 @@ def logs(
         "files": [str(p) for p in files],
         "nccl": {
             "version": nccl.version,
+            "versions": sorted(nccl.versions),  # every release the log shows
             "transport": nccl.transport,
             "ib_devices": nccl.ib_devices,
             "oob": nccl.oob,

@@ -28,7 +28,9 @@ FACTS = {
     "qp_unreachable", "roce_link_local_gid", "socket_virtual_ifaces", "socket_link_local_ifaces",
     "connect_link_local", "connect_failed", "peer_gone", "bad_address_family", "socket_ifname_set",
     "p2p_unsupported", "shm_p2p_unsupported", "topology_sysfs", "max_shared_mem", "ofi_errors",
-    "remote_error", "usb_nic",
+    "remote_error", "usb_nic", "nccl_versions", "nvls_failed", "socket_type_mismatch",
+    "message_truncated", "collective_mismatch", "shm_failed", "topo_xml_invalid",
+    "socket_create_failed", "ofi_register_failed", "cuda_init_error", "cuda_not_supported",
 }  # fmt: skip
 
 
@@ -173,6 +175,17 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ofi_errors": len(nccl.of("ofi_error")),
         "remote_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclRemoteError"),
         "usb_nic": len(nccl.of("usb_nic")) + len(nccl.of("speed_unknown")),
+        "nccl_versions": len(nccl.versions),
+        "nvls_failed": len(nccl.of("nvls_bind")) + sum(1 for e in nccl.of("cuda_error") if e.detail["where"] == "nvls"),
+        "socket_type_mismatch": len(nccl.of("socket_type_mismatch")),
+        "message_truncated": len(nccl.of("message_truncated")),
+        "collective_mismatch": len(nccl.of("collective_mismatch")),
+        "shm_failed": len(nccl.of("shm_failed")),
+        "topo_xml_invalid": len(nccl.of("topo_xml")),
+        "socket_create_failed": len(nccl.of("socket_create_failed")),
+        "ofi_register_failed": len(nccl.of("ofi_register_failed")),
+        "cuda_init_error": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "initialization error"),
+        "cuda_not_supported": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "operation not supported" and e.detail["where"] != "nvls"),
     }  # fmt: skip
 
 
@@ -200,8 +213,14 @@ def describe(event: Event) -> str:
         parts += [f"local GID index {d['gid_index']}"] if d["gid_index"] is not None else []
     elif event.kind == "cuda_error":
         parts.append(
-            f"CUDA error {d['code']} '{d['text']}'"
+            "CUDA error" + (f" {d['code']}" if d["code"] is not None else "") + f" '{d['text']}'"
             + (f" in the {str(d['where']).upper()} transport" if d["where"] else "")
+        )  # fmt: skip
+    elif event.kind == "nvls_bind":
+        parts.append(f"NVLS multicast bind failed: CUDA error {d['code']} '{d['error']}'")
+    elif event.kind == "socket_type_mismatch":
+        parts.append(
+            f"a peer connected as {d['peer_type']} where this rank expected {d['expected_type']}"
         )
     elif event.kind == "gid_selected":
         parts.append(
@@ -244,6 +263,17 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ofi_error": (("ofi_error",), None),
     "nccl_error": (("nccl_error", "test_failure"), None),
     "usb_nic": (("usb_nic", "speed_unknown", "socket_dev"), None),
+    "nvls": (("nvls_bind", "cuda_error"), lambda e: e.kind == "nvls_bind" or e.detail["where"] == "nvls"),
+    "socket_type_mismatch": (("socket_type_mismatch",), None),
+    "net_plugin": (("net_plugin",), None),
+    "message_truncated": (("message_truncated",), None),
+    "collective_mismatch": (("collective_mismatch",), None),
+    "shm_failed": (("shm_failed",), None),
+    "topo_xml": (("topo_xml",), None),
+    "socket_create_failed": (("socket_create_failed",), None),
+    "ofi_register_failed": (("ofi_register_failed",), None),
+    "cuda_init_error": (("cuda_error",), lambda e: e.detail["text"] == "initialization error"),
+    "cuda_not_supported": (("cuda_error",), lambda e: e.detail["text"] == "operation not supported"),
 }  # fmt: skip
 
 
@@ -257,6 +287,8 @@ def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
         return [nccl.evidence.get(name, "")] if name in nccl.evidence else []
     if name == "errors":
         return list(dict.fromkeys(nccl.errors))[:5]
+    if name == "versions":
+        return [f"NCCL {number}  <- {line}" for number, line in sorted(nccl.versions.items())][:5]
     if name == "gid_table" and nccl.gid_table:
         rows = [f"GID[{i}] {g} RoCE v{v}" + (" (link-local: not routed)" if is_link_local(g) else "")
                 for i, (g, v) in sorted(nccl.gid_table.items())]  # fmt: skip

@@ -64,8 +64,30 @@ QP_GID_RE = re.compile(r"local GID index (\d+)")
 QP_STATE_RE = re.compile(r"curr state (\w+), next state (\w+)")
 ERRNO = {"connection timed out": 110, "no such device": 19, "network is unreachable": 101,
          "no route to host": 113, "connection refused": 111, "invalid argument": 22}  # fmt: skip
+# `Cuda failure 217 'peer access ...'` (driver calls, CUCHECK) or `Cuda failure 'invalid argument'`
+# (runtime calls, CUDACHECK: the name alone, src/include/checks.h)
 CUDA_RE = re.compile(
-    r"(?:failed to open CUDA IPC handle\s*:\s*|Cuda failure\s+'?)(?P<code>\d+)'?\s*'?(?P<text>[^']*)"
+    r"(?:failed to open CUDA IPC handle\s*:\s*|Cuda failure\s+'?)(?:(?P<code>\d+)'?\s*)?'?(?P<text>[^']*)"
+)
+NVLS_BIND_RE = re.compile(
+    r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory of size (\d+) : CUDA error (\d+) '([^']*)'"
+)
+# socket.cc: `wrong type 4 != 3` (<= 2.2x), `wrong socket type (peer 4 != expected 3 ...` (later)
+SOCKET_TYPE_RE = re.compile(
+    r"socketFinalizeAccept\b.*?wrong (?:socket )?type \(?(?:peer )?(\d+) != (?:expected )?(\d+)"
+)
+SOCKET_TYPES = {1: "bootstrap", 2: "proxy", 3: "NET/Socket", 4: "NET/IB", 5: "RAS"}  # socket.h
+TRUNCATED_RE = re.compile(r"Message truncated : received ([\d,]+) bytes instead of ([\d,]+)")
+COLL_MISMATCH_RE = re.compile(r"collective mismatch error, local size (\d+) remote size (\d+)")
+SHM_RE = re.compile(
+    r"Call to (?:posix_)?fallocate failed\s*:?\s*(?P<why>[^\n]*)|failed to extend (?P<path>\S+) to (?P<size>\d+) bytes"
+    r"|Error while creating shared memory segment (?P<segment>\S+) \(size (?P<bytes>\d+)\)"
+)
+NET_PLUGIN_RE = re.compile(r"NET/Plugin\s*:\s*Loaded (?:net )?plugin (.+?)(?:\s*\(v\d+\))?\s*$")
+TOPO_XML_RE = re.compile(r"Attribute (\w+) of node (\w+) not found")
+SOCKET_CREATE_RE = re.compile(r"Socket creation failed\s*:\s*(.+?)\s*$")
+OFI_REGISTER_RE = re.compile(
+    r"NET/OFI Unable to register memory \(type = (\d+)\) for device (\d+)\.?\s*RC:\s*(-?\d+),?\s*Error:\s*(.+?)\s*$"
 )
 FAMILY_RE = re.compile(r"family (\d+) is neither AF_INET")
 TOPO_RE = re.compile(r"Could not find real path of (\S+)")
@@ -155,6 +177,8 @@ class NcclLog:
     libibverbs_failed: bool = False
     env: dict[str, str] = field(default_factory=dict)
     version: str | None = None
+    # every NCCL version the log shows (x.y.z, build suffix dropped) -> the first line saying it
+    versions: dict[str, str] = field(default_factory=dict)
     gdr: bool | None = None
     via: Counter[str] = field(default_factory=Counter)
     net_devs: Counter[str] = field(default_factory=Counter)  # e.g. NET/Socket/1 -> channels
@@ -229,6 +253,9 @@ class NcclLog:
                     mapping[key] = value
         # facts the first line that says them decides
         self.version = self.version if self.version is not None else later.version
+        for number, line in later.versions.items():
+            if self.room(self.versions, number):
+                self.versions.setdefault(number, line)
         for key, line in later.evidence.items():
             if self.room(self.evidence, key):
                 self.evidence.setdefault(key, line)
@@ -257,6 +284,12 @@ def batched(items: Iterable[str], size: int) -> Iterator[list[str]]:
     it = iter(items)
     while batch := list(islice(it, size)):
         yield batch
+
+
+def release(version: str) -> str:
+    """An NCCL version's release, x.y.z: `2.18.3+cuda12.2` and PyTorch's `2.18.3` are one."""
+    m = re.match(r"\d+\.\d+\.\d+", version)
+    return m.group(0) if m else version
 
 
 def is_link_local(address: str) -> bool:
@@ -313,15 +346,38 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
             gid_index=_int(gid.group(1)) if gid else None,
             next_state=state.group(2) if state else None)  # fmt: skip
     if ("CUDA IPC" in msg or "Cuda failure" in msg) and (cu := CUDA_RE.search(msg)) is not None:
-        code = int(cu.group("code"))
+        code = _int(cu.group("code"))
         text = cu.group("text").strip()
+        where_text = line.lower()
         where = (
-            "shm"
-            if "shm" in line.lower()
-            else ("p2p" if "p2p" in line.lower() or "IPC" in msg else None)
-        )
+            "nvls" if "nvls" in where_text
+            else "shm" if "shm" in where_text
+            else ("p2p" if "p2p" in where_text or "IPC" in msg else None)
+        )  # fmt: skip
         add("cuda_error", code=code, text=text, where=where,
             p2p_unsupported=int(code in (217, 64) or "peer access is not supported" in text))  # fmt: skip
+    if "NVLS" in msg and (nv := NVLS_BIND_RE.search(msg)) is not None:
+        add("nvls_bind", size=int(nv.group(1)), code=int(nv.group(2)), error=nv.group(3))
+    if "socketFinalizeAccept" in msg and (st := SOCKET_TYPE_RE.search(msg)) is not None:
+        got, expected = int(st.group(1)), int(st.group(2))
+        add("socket_type_mismatch", peer_type=SOCKET_TYPES.get(got, str(got)),
+            expected_type=SOCKET_TYPES.get(expected, str(expected)))  # fmt: skip
+    if "Message truncated" in msg and (tm := TRUNCATED_RE.search(msg)) is not None:
+        add("message_truncated", received=tm.group(1), expected=tm.group(2))
+    if "mismatch" in msg and (cm := COLL_MISMATCH_RE.search(msg)) is not None:
+        add("collective_mismatch", local_size=int(cm.group(1)), remote_size=int(cm.group(2)))
+    if ("fallocate" in msg or "shared memory" in msg) and (sh := SHM_RE.search(msg)) is not None:
+        add("shm_failed", why=sh.group("why"), segment=sh.group("segment") or sh.group("path"),
+            size=_int(sh.group("bytes") or sh.group("size")))  # fmt: skip
+    if "NET/Plugin" in msg and (pl := NET_PLUGIN_RE.search(msg)) is not None:
+        add("net_plugin", name=pl.group(1))
+    if "Attribute" in msg and (tx := TOPO_XML_RE.search(msg)) is not None:
+        add("topo_xml", attribute=tx.group(1), node=tx.group(2))
+    if "Socket creation failed" in msg and (sc := SOCKET_CREATE_RE.search(msg)) is not None:
+        add("socket_create_failed", reason=sc.group(1))
+    if "NET/OFI" in msg and (orr := OFI_REGISTER_RE.search(msg)) is not None:
+        add("ofi_register_failed", hmem_type=int(orr.group(1)), device=int(orr.group(2)),
+            rc=int(orr.group(3)), error=orr.group(4))  # fmt: skip
     if "family" in msg and (f := FAMILY_RE.search(msg)) is not None:
         add("bad_address_family", family=int(f.group(1)))
     if "real path" in msg and (t := TOPO_RE.search(msg)) is not None:
@@ -512,7 +568,8 @@ SCREEN_WORDS = (
     "version", " -> ", "WARN", "Using", "NET/", "NCCL_", "GPU Direct", "GDRDMA", "via",
     "libibverbs", "completion", "ibv_modify_qp", "CUDA IPC", "Cuda failure", "family",
     "real path", "maxSharedMem", "Proxy Call", "Failed to execute", "GID", "Could not get speed",
-    "PCI device", "Test NCCL failure",
+    "PCI device", "Test NCCL failure", "NVLS", "socketFinalizeAccept", "Message truncated",
+    "mismatch", "fallocate", "shared memory", "Attribute", "Socket creation failed",
 )  # fmt: skip
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
 BATCH_LINES = 256
@@ -620,8 +677,12 @@ def _stripped(raw: str) -> str:
 def _add_read(out: NcclLog, r: Line) -> None:
     """Add a line that says more than its layout (see ``_read``) to ``out``."""
     line = r.line
-    if r.version is not None and out.version is None:
-        out.version = r.version
+    if r.version is not None:
+        if out.version is None:
+            out.version = r.version
+        number = release(r.version)
+        if out.room(out.versions, number):
+            out.versions.setdefault(number, line)
     if not r.layout:
         if r.libibverbs_failed:
             out.libibverbs_failed = True

@@ -563,7 +563,10 @@ def logs_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     nccl = doc["nccl"]
     head = Text()
     head.append("NCCL ", style="bold")
-    head.append(nccl["version"] or "version not found in the log")
+    if len(nccl.get("versions", [])) > 1:
+        head.append(" and ".join(nccl["versions"]) + " (more than one)", style="yellow")
+    else:
+        head.append(nccl["version"] or "version not found in the log")
     head.append(f" · transport {nccl['transport'] or 'not seen'}")
     if nccl["ib_devices"]:
         head.append(f" · HCAs {', '.join(nccl['ib_devices'])}")
