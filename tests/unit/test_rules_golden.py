@@ -254,6 +254,11 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "ofi-register-memory": {"ofi_register_failed": 1},
     "cuda-init-error": {"cuda_init_error": 1},
     "cuda-op-not-supported": {"cuda_not_supported": 1},
+    "shm-attach-failed": {"shm_attach_failed": 1},
+    "ib-dmabuf-unsupported": {"ib_dmabuf_unsupported": 1},
+    "ib-memlock-limit": {"ib_reg_no_memory": 1},
+    "duplicate-gpu": {"duplicate_gpu": 1},
+    "connect-loopback": {"connect_loopback": 1},
 }
 
 

@@ -31,6 +31,8 @@ FACTS = {
     "remote_error", "usb_nic", "nccl_versions", "nvls_failed", "socket_type_mismatch",
     "message_truncated", "collective_mismatch", "shm_failed", "topo_xml_invalid",
     "socket_create_failed", "ofi_register_failed", "cuda_init_error", "cuda_not_supported",
+    "shm_attach_failed", "ib_dmabuf_unsupported", "ib_reg_no_memory", "duplicate_gpu",
+    "connect_loopback",
 }  # fmt: skip
 
 
@@ -121,6 +123,14 @@ def _link_local_ifaces(nccl: NcclLog) -> list[str]:
     return [n for n, a in nccl.ifaces.items() if is_link_local(a)]
 
 
+def _loopback_connects(nccl: NcclLog) -> list[Event]:
+    kinds = ("connect_abort", "connect_timeout", "connect_refused", "unreachable")
+    return [
+        e for e in nccl.events
+        if e.kind in kinds and str(e.detail["peer"] or "").startswith(("127.", "::1", "localhost"))
+    ]  # fmt: skip
+
+
 def _link_local_connects(nccl: NcclLog) -> list[Event]:
     kinds = ("connect_abort", "connect_timeout", "connect_refused", "unreachable")
     return [
@@ -180,7 +190,12 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "socket_type_mismatch": len(nccl.of("socket_type_mismatch")),
         "message_truncated": len(nccl.of("message_truncated")),
         "collective_mismatch": len(nccl.of("collective_mismatch")),
-        "shm_failed": len(nccl.of("shm_failed")),
+        "shm_failed": sum(1 for e in nccl.of("shm_failed") if e.detail["action"] == "create"),
+        "shm_attach_failed": sum(1 for e in nccl.of("shm_failed") if e.detail["action"] == "attach"),
+        "ib_dmabuf_unsupported": sum(1 for e in nccl.of("ibv_reg_failed") if "dmabuf" in str(e.detail["call"]) and "not supported" in str(e.detail["error"]).lower()),
+        "ib_reg_no_memory": sum(1 for e in nccl.of("ibv_reg_failed") if "cannot allocate memory" in str(e.detail["error"]).lower()),
+        "duplicate_gpu": len(nccl.of("duplicate_gpu")),
+        "connect_loopback": len(_loopback_connects(nccl)),
         "topo_xml_invalid": len(nccl.of("topo_xml")),
         "socket_create_failed": len(nccl.of("socket_create_failed")),
         "ofi_register_failed": len(nccl.of("ofi_register_failed")),
@@ -268,7 +283,12 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "net_plugin": (("net_plugin",), None),
     "message_truncated": (("message_truncated",), None),
     "collective_mismatch": (("collective_mismatch",), None),
-    "shm_failed": (("shm_failed",), None),
+    "shm_failed": (("shm_failed",), lambda e: e.detail["action"] == "create"),
+    "shm_attach_failed": (("shm_failed",), lambda e: e.detail["action"] == "attach"),
+    "ibv_reg_failed": (("ibv_reg_failed",), None),
+    "duplicate_gpu": (("duplicate_gpu",), None),
+    "connect_loopback": (("connect_abort", "connect_timeout", "connect_refused", "unreachable"),
+                         lambda e: str(e.detail["peer"] or "").startswith(("127.", "::1", "localhost"))),
     "topo_xml": (("topo_xml",), None),
     "socket_create_failed": (("socket_create_failed",), None),
     "ofi_register_failed": (("ofi_register_failed",), None),

@@ -81,7 +81,12 @@ TRUNCATED_RE = re.compile(r"Message truncated : received ([\d,]+) bytes instead 
 COLL_MISMATCH_RE = re.compile(r"collective mismatch error, local size (\d+) remote size (\d+)")
 SHM_RE = re.compile(
     r"Call to (?:posix_)?fallocate failed\s*:?\s*(?P<why>[^\n]*)|failed to extend (?P<path>\S+) to (?P<size>\d+) bytes"
-    r"|Error while creating shared memory segment (?P<segment>\S+) \(size (?P<bytes>\d+)\)"
+    r"|Error while (?P<action>creating|attaching to) shared memory segment (?P<segment>\S+) \(size (?P<bytes>\d+)\)"
+    r"(?:,\s*error:\s*(?P<error>[^(\n]*[^(\s]))?"
+)
+IBV_REG_RE = re.compile(r"Call to (ibv_reg_\w+) failed with error (.+?)\s*$")
+DUPLICATE_GPU_RE = re.compile(
+    r"Duplicate GPU detected : rank (\d+) and rank (\d+) both on CUDA device (\w+)"
 )
 NET_PLUGIN_RE = re.compile(r"NET/Plugin\s*:\s*Loaded (?:net )?plugin (.+?)(?:\s*\(v\d+\))?\s*$")
 TOPO_XML_RE = re.compile(r"Attribute (\w+) of node (\w+) not found")
@@ -367,8 +372,14 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
     if "mismatch" in msg and (cm := COLL_MISMATCH_RE.search(msg)) is not None:
         add("collective_mismatch", local_size=int(cm.group(1)), remote_size=int(cm.group(2)))
     if ("fallocate" in msg or "shared memory" in msg) and (sh := SHM_RE.search(msg)) is not None:
-        add("shm_failed", why=sh.group("why"), segment=sh.group("segment") or sh.group("path"),
+        add("shm_failed", why=sh.group("why") or sh.group("error"),
+            action="attach" if sh.group("action") == "attaching to" else "create",
+            segment=sh.group("segment") or sh.group("path"),
             size=_int(sh.group("bytes") or sh.group("size")))  # fmt: skip
+    if "ibv_reg_" in msg and (rg := IBV_REG_RE.search(msg)) is not None:
+        add("ibv_reg_failed", call=rg.group(1), error=rg.group(2))
+    if "Duplicate GPU" in msg and (dg := DUPLICATE_GPU_RE.search(msg)) is not None:
+        add("duplicate_gpu", rank_a=int(dg.group(1)), rank_b=int(dg.group(2)), device=dg.group(3))
     if "NET/Plugin" in msg and (pl := NET_PLUGIN_RE.search(msg)) is not None:
         add("net_plugin", name=pl.group(1))
     if "Attribute" in msg and (tx := TOPO_XML_RE.search(msg)) is not None:
@@ -569,7 +580,8 @@ SCREEN_WORDS = (
     "libibverbs", "completion", "ibv_modify_qp", "CUDA IPC", "Cuda failure", "family",
     "real path", "maxSharedMem", "Proxy Call", "Failed to execute", "GID", "Could not get speed",
     "PCI device", "Test NCCL failure", "NVLS", "socketFinalizeAccept", "Message truncated",
-    "mismatch", "fallocate", "shared memory", "Attribute", "Socket creation failed",
+    "mismatch", "fallocate", "shared memory", "Attribute", "Socket creation failed", "ibv_reg_",
+    "Duplicate GPU",
 )  # fmt: skip
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
 BATCH_LINES = 256
