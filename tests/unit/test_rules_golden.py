@@ -259,6 +259,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "ib-memlock-limit": {"ib_reg_no_memory": 1},
     "duplicate-gpu": {"duplicate_gpu": 1},
     "connect-loopback": {"connect_loopback": 1},
+    "ib-mixed-devices": {"transport": "IB", "ib_device_kinds": 2},
 }
 
 

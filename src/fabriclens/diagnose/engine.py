@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ FACTS = {
     "message_truncated", "collective_mismatch", "shm_failed", "topo_xml_invalid",
     "socket_create_failed", "ofi_register_failed", "cuda_init_error", "cuda_not_supported",
     "shm_attach_failed", "ib_dmabuf_unsupported", "ib_reg_no_memory", "duplicate_gpu",
-    "connect_loopback",
+    "connect_loopback", "ib_device_kinds",
 }  # fmt: skip
 
 
@@ -123,6 +124,17 @@ def _link_local_ifaces(nccl: NcclLog) -> list[str]:
     return [n for n, a in nccl.ifaces.items() if is_link_local(a)]
 
 
+def _device_kinds(devices: list[str]) -> set[str]:
+    """The drivers behind NCCL's RDMA devices, by name: mlx5_0:1/RoCE -> mlx, i40iw0:1 -> i,
+    bnxt_re0 -> bnxt (a driver names its devices with its own prefix)."""
+    kinds = set()
+    for dev in devices:
+        m = re.match(r"[A-Za-z]+", dev)
+        if m:
+            kinds.add(m.group(0).lower())
+    return kinds
+
+
 def _loopback_connects(nccl: NcclLog) -> list[Event]:
     kinds = ("connect_abort", "connect_timeout", "connect_refused", "unreachable")
     return [
@@ -151,6 +163,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
     return {
         "transport": nccl.transport or "",
         "ib_devices": len(nccl.ib_devices),
+        "ib_device_kinds": len(_device_kinds(nccl.ib_devices)),
         "ib_no_device": nccl.ib_no_device,
         "libibverbs_failed": nccl.libibverbs_failed,
         "gdr": "unknown" if nccl.gdr is None else ("on" if nccl.gdr else "off"),
