@@ -16,6 +16,7 @@ from fabriclens.diagnose.host import (
     endpoint_facts,
     gpu_facts,
     host_rules,
+    limits_facts,
     nic_facts,
     peer_facts,
     rdma_facts,
@@ -104,6 +105,7 @@ def healthy() -> dict[str, dict[str, Any]]:
             "nics_other_node": 1,
             "other": "x",
         },
+        "limits": limits_facts(None, 1 << 34, 8, 8),  # memlock unlimited, 16 GiB of /dev/shm
     }
 
 
@@ -113,7 +115,7 @@ def run_host(scope: str, change: dict[str, Any]) -> list[Finding]:
     return diagnose_host(
         [subjects["nic"]], [subjects["rdma"]], [subjects["gpu"]], [subjects["topology"]],
         [subjects["service"]], [subjects["peer"]], [subjects["affinity"]], [subjects["endpoint"]],
-        extra={k: [subjects[k]] for k in ("xid", "kernel_nic", "pcie", "acs", "numa")},
+        extra={k: [subjects[k]] for k in ("xid", "kernel_nic", "pcie", "acs", "numa", "limits")},
     )  # fmt: skip
 
 
@@ -191,6 +193,8 @@ HOST_CASES: dict[str, tuple[str, dict[str, Any]]] = {
         "endpoint",
         {"server_ms": 2400.0, "server_share": 0.96, "ttft_ms": 2500.0},
     ),
+    "memlock-limited": ("limits", limits_facts(64 << 20, 1 << 34, 8, 8)),
+    "shm-small": ("limits", limits_facts(None, 64 << 20, 8, 8)),
 }
 
 

@@ -155,7 +155,15 @@ def doctor(
 
         endpoints = [endpoint_facts(redact_url(url), *check_endpoint(url, body))]
     findings = diagnose_host(
-        s.nics, s.ports, s.gpus, s.topology, s.services, s.peers, s.affinity, endpoints
+        s.nics,
+        s.ports,
+        s.gpus,
+        s.topology,
+        s.services,
+        s.peers,
+        s.affinity,
+        endpoints,
+        extra={"limits": s.limits},
     )
     findings += log_findings + s.not_checked
     doc: dict[str, Any] = {
@@ -165,6 +173,7 @@ def doctor(
         "gpus": s.gpus,
         "gpu_nic_affinity": s.affinity,
         "services": s.services,
+        "limits": s.limits,
         "peers": s.peers,
         "endpoints": endpoints,
         "findings": findings_doc(findings),

@@ -36,6 +36,7 @@ FACTS = {
     "endpoint": {"url", "reachable", "error", "requests", "ttft_ms", "network_ms", "network_share", "network_pct",
                  "server_ms", "server_share", "server_pct", "rtt_ms", "tls_version"},
     "topology": {"gpus", "pairs", "nvlink_pairs"},
+    "limits": {"memlock", "memlock_unlimited", "shm_mib", "rdma_ports", "gpus"},
     "service": {"service", "port", "addresses", "loopback_only", "fix_hint"},
     "peer": {"peer", "ping_ok", "reachable", "sent", "received", "loss_pct", "rtt_ms", "rtt_avg_ms", "jitter_ms",
              "tcp_port", "tcp_connect_ms", "device", "jitter_share", "iface_mtu", "path_mtu", "path_mtu_below", "goodput_bits_per_s",
@@ -315,6 +316,21 @@ def topology_facts(topo: Topology) -> dict[str, Any]:
     return {"gpus": len(topo.gpus), "pairs": topo.pairs, "nvlink_pairs": topo.nvlink_pairs}
 
 
+def limits_facts(
+    memlock_bytes: int | None, shm_bytes: int | None, rdma_ports: int, gpus: int
+) -> dict[str, Any]:
+    """This process's locked-memory limit (None: unlimited) and the size of /dev/shm (None:
+    none), beside what needs them: RDMA ports (NCCL registers its buffers with the NIC) and
+    GPUs (NCCL's SHM transport between local ranks)."""
+    return {
+        "memlock": "unlimited" if memlock_bytes is None else f"{memlock_bytes // 1024} kB",
+        "memlock_unlimited": memlock_bytes is None,
+        "shm_mib": -1 if shm_bytes is None else shm_bytes // (1 << 20),
+        "rdma_ports": rdma_ports,
+        "gpus": gpus,
+    }
+
+
 def fabric_mtus(ports: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """RoCE ports with the fabric's MTU (the most common active MTU among them) and whether
     each one's differs from it."""
@@ -340,10 +356,10 @@ def diagnose_host(
     extra: Mapping[str, list[dict[str, Any]]] | None = None,
 ) -> list[Finding]:
     """Findings for every subject, one per rule that fires; ``extra`` holds the subjects only
-    captured output gives (scopes xid, kernel_nic, pcie, acs, numa)."""
+    captured output gives (scopes xid, kernel_nic, pcie, acs, numa) and this process's limits."""
     subjects = {"nic": nics, "rdma": fabric_mtus(ports), "gpu": gpus or [], "topology": topology or [],
                 "service": services or [], "peer": peers or [], "affinity": affinity or [],
-                "endpoint": endpoints or [], **{k: [] for k in ("xid", "kernel_nic", "pcie", "acs", "numa")},
+                "endpoint": endpoints or [], **{k: [] for k in ("xid", "kernel_nic", "pcie", "acs", "numa", "limits")},
                 **(extra or {})}  # fmt: skip
     found = []
     for rule in host_rules():

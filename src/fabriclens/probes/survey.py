@@ -16,6 +16,7 @@ from fabriclens.diagnose.engine import Finding
 from fabriclens.diagnose.host import (
     affinity_facts,
     gpu_facts,
+    limits_facts,
     nic_facts,
     peer_facts,
     rdma_facts,
@@ -55,6 +56,7 @@ class Survey:
     affinity: list[dict[str, Any]] = field(default_factory=list)
     services: list[dict[str, Any]] = field(default_factory=list)
     peers: list[dict[str, Any]] = field(default_factory=list)
+    limits: list[dict[str, Any]] = field(default_factory=list)  # this process's, live hosts only
     not_checked: list[Finding] = field(default_factory=list)
     gpu_source: str = "none"
 
@@ -159,9 +161,28 @@ def survey_host(
             out.topology = [topology_facts(topo)]
             out.affinity = affinity_facts(topo)
     out.services = service_facts(read_listeners(sys_root))
+    if live:
+        memlock, shm = read_limits()
+        out.limits = [limits_facts(memlock, shm, len(ports), len(out.gpus))]
     if peers and peers.hosts:
         _peer_rows(peers, nics, out, progress)
     return out
+
+
+def read_limits() -> tuple[int | None, int | None]:
+    """This process's soft locked-memory limit in bytes (None: unlimited) and the size of
+    /dev/shm in bytes (None when it cannot be read)."""
+    import os
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+    memlock = None if soft == resource.RLIM_INFINITY else soft
+    try:
+        st = os.statvfs("/dev/shm")
+        shm: int | None = st.f_blocks * st.f_frsize
+    except OSError:
+        shm = None
+    return memlock, shm
 
 
 def peer_steps(opts: PeerOptions) -> int:
