@@ -264,6 +264,10 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "duplicate-gpu": {"duplicate_gpu": 1},
     "connect-loopback": {"connect_loopback": 1},
     "ib-mixed-devices": {"transport": "IB", "ib_device_kinds": 2},
+    "graph-file-mismatch": {"graph_import_failed": 1},
+    "graph-file-set": {"graph_file_set": True},
+    "graph-capture-unsupported": {"graph_capture_unsupported": 1},
+    "usb-nic-topology": {"topo_xml_invalid": 1, "usb_nic": 1},
 }
 
 

@@ -33,7 +33,8 @@ FACTS = {
     "message_truncated", "collective_mismatch", "shm_failed", "topo_xml_invalid",
     "socket_create_failed", "ofi_register_failed", "cuda_init_error", "cuda_not_supported",
     "shm_attach_failed", "ib_dmabuf_unsupported", "ib_reg_no_memory", "duplicate_gpu",
-    "connect_loopback", "ib_device_kinds",
+    "connect_loopback", "ib_device_kinds", "graph_file_set", "graph_import_failed",
+    "graph_capture_unsupported",
 }  # fmt: skip
 
 
@@ -175,7 +176,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ib_disabled_by_env": env.get("NCCL_IB_DISABLE", "0") not in ("0", ""),
         "p2p_disabled_by_env": env.get("NCCL_P2P_DISABLE", "0") not in ("0", ""),
         "socket_forced_by_env": "NCCL_NET" in env and env["NCCL_NET"].lower() == "socket",
-        "logs_read": nccl.lines + len(torch.timeouts) + len(torch.last_completed) + len(nccl.events),
+        "logs_read": nccl.lines + len(torch.timeouts) + len(torch.last_completed) + len(nccl.events) + len(nccl.ifaces),
         "single_node": len(nccl.hosts) == 1,
         "error_lines": len(nccl.errors) + len(torch.timeouts),
         "ib_local_protection": sum(1 for s, _ in nccl.completion_errors if s == 4),
@@ -208,6 +209,9 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ib_dmabuf_unsupported": sum(1 for e in nccl.of("ibv_reg_failed") if "dmabuf" in str(e.detail["call"]) and "not supported" in str(e.detail["error"]).lower()),
         "ib_reg_no_memory": sum(1 for e in nccl.of("ibv_reg_failed") if "cannot allocate memory" in str(e.detail["error"]).lower()),
         "duplicate_gpu": len(nccl.of("duplicate_gpu")),
+        "graph_file_set": "NCCL_GRAPH_FILE" in env,
+        "graph_import_failed": len(nccl.of("graph_import_failed")),
+        "graph_capture_unsupported": len(nccl.of("graph_capture_unsupported")),
         "connect_loopback": len(_loopback_connects(nccl)),
         "topo_xml_invalid": len(nccl.of("topo_xml")),
         "socket_create_failed": len(nccl.of("socket_create_failed")),
@@ -300,6 +304,8 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "shm_attach_failed": (("shm_failed",), lambda e: e.detail["action"] == "attach"),
     "ibv_reg_failed": (("ibv_reg_failed",), None),
     "duplicate_gpu": (("duplicate_gpu",), None),
+    "graph_import_failed": (("graph_import_failed",), None),
+    "graph_capture_unsupported": (("graph_capture_unsupported",), None),
     "connect_loopback": (("connect_abort", "connect_timeout", "connect_refused", "unreachable"),
                          lambda e: str(e.detail["peer"] or "").startswith(("127.", "::1", "localhost"))),
     "topo_xml": (("topo_xml",), None),

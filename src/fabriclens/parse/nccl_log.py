@@ -88,6 +88,9 @@ IBV_REG_RE = re.compile(r"Call to (ibv_reg_\w+) failed with error (.+?)\s*$")
 DUPLICATE_GPU_RE = re.compile(
     r"Duplicate GPU detected : rank (\d+) and rank (\d+) both on CUDA device (\w+)"
 )
+GRAPH_IMPORT_RE = re.compile(r"XML Import Channel\s*:\s*dev (\d+) not found")
+# a `NET/Socket : Using` interface list wrapped onto lines of its own (as posts quote it)
+IFACE_LIST_RE = re.compile(r"(?:\[\d+\][A-Za-z][\w.@-]*:\S+?<\d+>\s*)+")
 NET_PLUGIN_RE = re.compile(r"NET/Plugin\s*:\s*Loaded (?:net )?plugin (.+?)(?:\s*\(v\d+\))?\s*$")
 TOPO_XML_RE = re.compile(r"Attribute (\w+) of node (\w+) not found")
 SOCKET_CREATE_RE = re.compile(r"Socket creation failed\s*:\s*(.+?)\s*$")
@@ -177,6 +180,9 @@ class NcclLog:
     ib_devices: list[str] = field(default_factory=list)  # e.g. mlx5_0:1/IB, mlx5_1:1/RoCE
     oob: str | None = None
     socket_ifaces: list[str] = field(default_factory=list)
+    # whether this log (part) started the list afresh: a `Using` line or a wrapped list's [0]
+    # entry replaces it, the wrapped list's later entries add to it (see ``extend``)
+    socket_ifaces_fresh: bool = False
     ifaces: dict[str, str] = field(default_factory=dict)  # interface -> address (Bootstrap/Socket)
     ib_no_device: bool = False
     libibverbs_failed: bool = False
@@ -245,8 +251,12 @@ class NcclLog:
             self.transport = later.transport
         if later.ib_devices:
             self.ib_devices, self.oob = later.ib_devices, later.oob
-        if later.socket_ifaces:
+        if later.socket_ifaces_fresh:
             self.socket_ifaces = later.socket_ifaces
+            self.socket_ifaces_fresh = True
+        else:
+            room = max(0, MAX_KEYS - len(self.socket_ifaces))
+            self.socket_ifaces.extend(later.socket_ifaces[:room])
         for key in ("transport", "ib_devices", "ib_no_device"):
             if key in later.evidence:
                 self.evidence[key] = later.evidence[key]
@@ -380,6 +390,10 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
         add("ibv_reg_failed", call=rg.group(1), error=rg.group(2))
     if "Duplicate GPU" in msg and (dg := DUPLICATE_GPU_RE.search(msg)) is not None:
         add("duplicate_gpu", rank_a=int(dg.group(1)), rank_b=int(dg.group(2)), device=dg.group(3))
+    if "XML Import" in msg and (gi := GRAPH_IMPORT_RE.search(msg)) is not None:
+        add("graph_import_failed", device=int(gi.group(1)))
+    if "cannot be captured in a graph" in msg:
+        add("graph_capture_unsupported")
     if "NET/Plugin" in msg and (pl := NET_PLUGIN_RE.search(msg)) is not None:
         add("net_plugin", name=pl.group(1))
     if "Attribute" in msg and (tx := TOPO_XML_RE.search(msg)) is not None:
@@ -499,6 +513,10 @@ def _read(line: str, rank: int | None) -> Line:
     if "version" in line and (v := VERSION_RE.search(line)) is not None:
         version = v.group(1)
     split = _split(line)
+    if split is None and "<0>" in line and IFACE_LIST_RE.fullmatch(line.strip()):
+        # the entries of a wrapped `NET/Socket : Using` list: the sockets' interfaces
+        return Line(_cut(line), rank, version, ifaces=tuple(IFACE_RE.findall(line)),
+                    ifaces_kind="socket_ifaces")  # fmt: skip
     if split is None:
         lower = line.lower()
         error = any(word in lower for word in CRASH_WORDS) or (
@@ -581,7 +599,7 @@ SCREEN_WORDS = (
     "real path", "maxSharedMem", "Proxy Call", "Failed to execute", "GID", "Could not get speed",
     "PCI device", "Test NCCL failure", "NVLS", "socketFinalizeAccept", "Message truncated",
     "mismatch", "fallocate", "shared memory", "Attribute", "Socket creation failed", "ibv_reg_",
-    "Duplicate GPU",
+    "Duplicate GPU", "XML Import", "cannot be captured in a graph", "<0>",
 )  # fmt: skip
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
 BATCH_LINES = 256
@@ -696,6 +714,17 @@ def _add_read(out: NcclLog, r: Line) -> None:
         if out.room(out.versions, number):
             out.versions.setdefault(number, line)
     if not r.layout:
+        if r.ifaces_kind == "socket_ifaces":  # a wrapped interface list: one entry per line
+            if line.lstrip().startswith("[0]"):  # its first entry starts the list afresh
+                out.socket_ifaces = []
+                out.socket_ifaces_fresh = True
+            for name, addr in r.ifaces:
+                if out.room(out.ifaces, name):
+                    out.ifaces.setdefault(name, addr)
+                if len(out.socket_ifaces) < MAX_KEYS:
+                    out.socket_ifaces.append(f"{name}:{addr}<0>")
+            out.evidence.setdefault("socket_ifaces", line)
+            return
         if r.libibverbs_failed:
             out.libibverbs_failed = True
             out.evidence.setdefault("libibverbs_failed", line)
@@ -737,6 +766,7 @@ def _add_read(out: NcclLog, r: Line) -> None:
             out.ifaces.setdefault(name, addr)
     if r.ifaces_kind == "socket_ifaces":
         out.socket_ifaces = [f"{n}:{a}<0>" for n, a in r.ifaces]
+        out.socket_ifaces_fresh = True
         out.evidence.setdefault("socket_ifaces", line)
     elif r.ifaces_kind == "bootstrap":
         out.evidence.setdefault("bootstrap", line)
