@@ -18,6 +18,7 @@ from fabriclens.diagnose.host import (
     host_rules,
     limits_facts,
     nic_facts,
+    nvswitch_facts,
     peer_facts,
     rdma_facts,
     service_facts,
@@ -106,6 +107,7 @@ def healthy() -> dict[str, dict[str, Any]]:
             "other": "x",
         },
         "limits": limits_facts(None, 1 << 34, 8, 8),  # memlock unlimited, 16 GiB of /dev/shm
+        "nvswitch": nvswitch_facts(4, "active"),
     }
 
 
@@ -115,7 +117,7 @@ def run_host(scope: str, change: dict[str, Any]) -> list[Finding]:
     return diagnose_host(
         [subjects["nic"]], [subjects["rdma"]], [subjects["gpu"]], [subjects["topology"]],
         [subjects["service"]], [subjects["peer"]], [subjects["affinity"]], [subjects["endpoint"]],
-        extra={k: [subjects[k]] for k in ("xid", "kernel_nic", "pcie", "acs", "numa", "limits")},
+        extra={k: [subjects[k]] for k in ("xid", "kernel_nic", "pcie", "acs", "numa", "limits", "nvswitch")},
     )  # fmt: skip
 
 
@@ -195,6 +197,7 @@ HOST_CASES: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "memlock-limited": ("limits", limits_facts(64 << 20, 1 << 34, 8, 8)),
     "shm-small": ("limits", limits_facts(None, 64 << 20, 8, 8)),
+    "fabric-manager-not-running": ("nvswitch", nvswitch_facts(4, "failed")),
 }
 
 
@@ -277,7 +280,10 @@ def test_each_log_rule(rule: str) -> None:
     assert [r.id for r in rules() if holds(r.when, base)] == []
     fired = {r.id for r in rules() if holds(r.when, base | LOG_CASES[rule])}
     assert rule in fired
-    assert fired <= {rule, "nccl-ib-in-use"}  # gdr-off also reports that IB is in use
+    # gdr-off also reports that IB is in use; usb-nic-topology also names the USB NIC itself
+    assert fired <= {rule, "nccl-ib-in-use"} | (
+        {"usb-nic"} if rule == "usb-nic-topology" else set()
+    )
 
 
 def test_cases_cover_every_rule_and_walks_name_real_rules() -> None:

@@ -163,7 +163,7 @@ def doctor(
         s.peers,
         s.affinity,
         endpoints,
-        extra={"limits": s.limits},
+        extra={"limits": s.limits, "nvswitch": s.nvswitch},
     )
     findings += log_findings + s.not_checked
     doc: dict[str, Any] = {
@@ -174,6 +174,7 @@ def doctor(
         "gpu_nic_affinity": s.affinity,
         "services": s.services,
         "limits": s.limits,
+        "nvswitch": s.nvswitch,
         "peers": s.peers,
         "endpoints": endpoints,
         "findings": findings_doc(findings),

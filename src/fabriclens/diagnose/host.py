@@ -37,6 +37,7 @@ FACTS = {
                  "server_ms", "server_share", "server_pct", "rtt_ms", "tls_version"},
     "topology": {"gpus", "pairs", "nvlink_pairs"},
     "limits": {"memlock", "memlock_unlimited", "shm_mib", "rdma_ports", "gpus"},
+    "nvswitch": {"nvswitches", "fm_state", "fm_active"},
     "service": {"service", "port", "addresses", "loopback_only", "fix_hint"},
     "peer": {"peer", "ping_ok", "reachable", "sent", "received", "loss_pct", "rtt_ms", "rtt_avg_ms", "jitter_ms",
              "tcp_port", "tcp_connect_ms", "device", "jitter_share", "iface_mtu", "path_mtu", "path_mtu_below", "goodput_bits_per_s",
@@ -331,6 +332,11 @@ def limits_facts(
     }
 
 
+def nvswitch_facts(nvswitches: int, fm_state: str) -> dict[str, Any]:
+    """NVSwitch devices on this node and the state systemd gives the Fabric Manager service."""
+    return {"nvswitches": nvswitches, "fm_state": fm_state, "fm_active": fm_state == "active"}
+
+
 def fabric_mtus(ports: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """RoCE ports with the fabric's MTU (the most common active MTU among them) and whether
     each one's differs from it."""
@@ -359,7 +365,7 @@ def diagnose_host(
     captured output gives (scopes xid, kernel_nic, pcie, acs, numa) and this process's limits."""
     subjects = {"nic": nics, "rdma": fabric_mtus(ports), "gpu": gpus or [], "topology": topology or [],
                 "service": services or [], "peer": peers or [], "affinity": affinity or [],
-                "endpoint": endpoints or [], **{k: [] for k in ("xid", "kernel_nic", "pcie", "acs", "numa", "limits")},
+                "endpoint": endpoints or [], **{k: [] for k in ("xid", "kernel_nic", "pcie", "acs", "numa", "limits", "nvswitch")},
                 **(extra or {})}  # fmt: skip
     found = []
     for rule in host_rules():

@@ -18,6 +18,7 @@ from fabriclens.diagnose.host import (
     gpu_facts,
     limits_facts,
     nic_facts,
+    nvswitch_facts,
     peer_facts,
     rdma_facts,
     service_facts,
@@ -57,6 +58,7 @@ class Survey:
     services: list[dict[str, Any]] = field(default_factory=list)
     peers: list[dict[str, Any]] = field(default_factory=list)
     limits: list[dict[str, Any]] = field(default_factory=list)  # this process's, live hosts only
+    nvswitch: list[dict[str, Any]] = field(default_factory=list)  # live hosts with NVSwitches
     not_checked: list[Finding] = field(default_factory=list)
     gpu_source: str = "none"
 
@@ -164,9 +166,27 @@ def survey_host(
     if live:
         memlock, shm = read_limits()
         out.limits = [limits_facts(memlock, shm, len(ports), len(out.gpus))]
+        _fabric_manager(Path("/dev"), out)
     if peers and peers.hosts:
         _peer_rows(peers, nics, out, progress)
     return out
+
+
+def _fabric_manager(dev: Path, out: Survey) -> None:
+    """On a node with NVSwitches (/dev/nvidia-nvswitch*), the state of the Fabric Manager
+    service, which NVLink between the GPUs and NVLS need."""
+    switches = [p for p in dev.glob("nvidia-nvswitch*") if p.name != "nvidia-nvswitchctl"]
+    if not switches:
+        return
+    res = run_command(["systemctl", "is-active", "nvidia-fabricmanager"], timeout_s=5)
+    state = res.stdout.strip().splitlines()[0] if res.stdout.strip() else ""
+    if res.returncode in (-1, -2) or not state:
+        out.not_checked.append(not_checked(
+            "not-checked-fabric-manager", f"{len(switches)} NVSwitch device(s): Fabric Manager not checked",
+            res.stderr.strip() or "systemctl gave no state (a container?)",
+            "systemctl status nvidia-fabricmanager", "nvidia-smi -q | grep -i -A2 fabric"))  # fmt: skip
+        return
+    out.nvswitch = [nvswitch_facts(len(switches), state)]
 
 
 def read_limits() -> tuple[int | None, int | None]:
