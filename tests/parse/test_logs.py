@@ -283,3 +283,23 @@ def test_cli_logs_says_how_much_it_read(tmp_path: Path, capsys: pytest.CaptureFi
     nccl = json.loads(capsys.readouterr().out)["nccl"]
     assert (nccl["lines"], nccl["other_lines"], nccl["records_not_kept"]) == (1200, 1, 0)
     assert nccl["hosts"] == ["gpu-node00", "gpu-node01"]
+
+
+@pytest.mark.parametrize(
+    ("line", "rule"),
+    [
+        # NCCL user guide, troubleshooting, "Shared memory": the two messages it quotes
+        ("node01:1:2 [0] misc/shmutils.cc:71 NCCL WARN Error: failed to extend "
+         "/dev/shm/nccl-03v824 to 4194660 bytes", "shm-too-small"),
+        ("node01:1:2 [0] misc/shmutils.cc:95 NCCL WARN unlink shared memory "
+         "/dev/shm/nccl-d5rTd0 failed, error: No such file or directory", "shm-attach-failed"),
+        # CUDA runtime errors (CUDACHECK prints the name alone), the NVLS ones by their file
+        ("node01:1:2 [0] enqueue.cc:58 NCCL WARN Cuda failure 'no kernel image is available for "
+         "execution on the device'", "nccl-arch-missing"),
+        ("node01:1:2 [0] transport/nvls.cc:165 NCCL WARN Cuda failure 'invalid argument'",
+         "nvls-fabric-manager"),
+    ],
+)  # fmt: skip
+def test_the_documented_messages_name_their_cause(line: str, rule: str) -> None:
+    fired = {f.rule for f in diagnose(parse_nccl_log(line), TorchLog())}
+    assert rule in fired

@@ -271,6 +271,8 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "graph-file-set": {"graph_file_set": True},
     "graph-capture-unsupported": {"graph_capture_unsupported": 1},
     "usb-nic-topology": {"topo_xml_invalid": 1, "usb_nic": 1},
+    "nccl-arch-missing": {"cuda_arch_missing": 1},
+    "ring-mismatch": {"ring_mismatch": 1},
 }
 
 

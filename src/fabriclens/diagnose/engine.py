@@ -21,6 +21,11 @@ from fabriclens.parse.nccl_log import (
 from fabriclens.parse.torch_log import TorchLog
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+# CUDA's words for a kernel the library has no code for on this GPU (built for other archs)
+ARCH_MISSING = (
+    "named symbol not found",
+    "no kernel image is available for execution on the device",
+)
 FACTS = {
     "transport", "ib_devices", "ib_no_device", "libibverbs_failed", "gdr", "nccl_warnings",
     "completion_errors", "retry_exceeded", "watchdog_timeouts", "stragglers",
@@ -34,7 +39,7 @@ FACTS = {
     "socket_create_failed", "ofi_register_failed", "cuda_init_error", "cuda_not_supported",
     "shm_attach_failed", "ib_dmabuf_unsupported", "ib_reg_no_memory", "duplicate_gpu",
     "connect_loopback", "ib_device_kinds", "graph_file_set", "graph_import_failed",
-    "graph_capture_unsupported",
+    "graph_capture_unsupported", "cuda_arch_missing", "ring_mismatch",
 }  # fmt: skip
 
 
@@ -205,7 +210,9 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "message_truncated": len(nccl.of("message_truncated")),
         "collective_mismatch": len(nccl.of("collective_mismatch")),
         "shm_failed": sum(1 for e in nccl.of("shm_failed") if e.detail["action"] == "create"),
-        "shm_attach_failed": sum(1 for e in nccl.of("shm_failed") if e.detail["action"] == "attach"),
+        "shm_attach_failed": sum(1 for e in nccl.of("shm_failed") if e.detail["action"] in ("attach", "unlink")),
+        "cuda_arch_missing": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] in ARCH_MISSING),
+        "ring_mismatch": len(nccl.of("ring_mismatch")),
         "ib_dmabuf_unsupported": sum(1 for e in nccl.of("ibv_reg_failed") if "dmabuf" in str(e.detail["call"]) and "not supported" in str(e.detail["error"]).lower()),
         "ib_reg_no_memory": sum(1 for e in nccl.of("ibv_reg_failed") if "cannot allocate memory" in str(e.detail["error"]).lower()),
         "duplicate_gpu": len(nccl.of("duplicate_gpu")),
@@ -301,7 +308,9 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "message_truncated": (("message_truncated",), None),
     "collective_mismatch": (("collective_mismatch",), None),
     "shm_failed": (("shm_failed",), lambda e: e.detail["action"] == "create"),
-    "shm_attach_failed": (("shm_failed",), lambda e: e.detail["action"] == "attach"),
+    "shm_attach_failed": (("shm_failed",), lambda e: e.detail["action"] in ("attach", "unlink")),
+    "cuda_arch_missing": (("cuda_error",), lambda e: e.detail["text"] in ARCH_MISSING),
+    "ring_mismatch": (("ring_mismatch",), None),
     "ibv_reg_failed": (("ibv_reg_failed",), None),
     "duplicate_gpu": (("duplicate_gpu",), None),
     "graph_import_failed": (("graph_import_failed",), None),

@@ -83,11 +83,13 @@ SHM_RE = re.compile(
     r"Call to (?:posix_)?fallocate failed\s*:?\s*(?P<why>[^\n]*)|failed to extend (?P<path>\S+) to (?P<size>\d+) bytes"
     r"|Error while (?P<action>creating|attaching to) shared memory segment (?P<segment>\S+) \(size (?P<bytes>\d+)\)"
     r"(?:,\s*error:\s*(?P<error>[^(\n]*[^(\s]))?"
+    r"|unlink shared memory (?P<unlinked>\S+) failed, error: (?P<unlink_error>[^(\n]*[^(\s])"
 )
 IBV_REG_RE = re.compile(r"Call to (ibv_reg_\w+) failed with error (.+?)\s*$")
 DUPLICATE_GPU_RE = re.compile(
     r"Duplicate GPU detected : rank (\d+) and rank (\d+) both on CUDA device (\w+)"
 )
+RING_LOOP_RE = re.compile(r"ring (\d+) does not loop back to start \((\d+) != (\d+)\)")
 GRAPH_IMPORT_RE = re.compile(r"XML Import Channel\s*:\s*dev (\d+) not found")
 # a `NET/Socket : Using` interface list wrapped onto lines of its own (as posts quote it)
 IFACE_LIST_RE = re.compile(r"(?:\[\d+\][A-Za-z][\w.@-]*:\S+?<\d+>\s*)+")
@@ -381,10 +383,13 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
         add("message_truncated", received=tm.group(1), expected=tm.group(2))
     if "mismatch" in msg and (cm := COLL_MISMATCH_RE.search(msg)) is not None:
         add("collective_mismatch", local_size=int(cm.group(1)), remote_size=int(cm.group(2)))
-    if ("fallocate" in msg or "shared memory" in msg) and (sh := SHM_RE.search(msg)) is not None:
-        add("shm_failed", why=sh.group("why") or sh.group("error"),
-            action="attach" if sh.group("action") == "attaching to" else "create",
-            segment=sh.group("segment") or sh.group("path"),
+    if ("fallocate" in msg or "shared memory" in msg or "failed to extend" in msg) and (
+        sh := SHM_RE.search(msg)
+    ) is not None:
+        action = ("unlink" if sh.group("unlinked") else
+                  "attach" if sh.group("action") == "attaching to" else "create")  # fmt: skip
+        add("shm_failed", why=sh.group("why") or sh.group("error") or sh.group("unlink_error"),
+            action=action, segment=sh.group("segment") or sh.group("path") or sh.group("unlinked"),
             size=_int(sh.group("bytes") or sh.group("size")))  # fmt: skip
     if "ibv_reg_" in msg and (rg := IBV_REG_RE.search(msg)) is not None:
         add("ibv_reg_failed", call=rg.group(1), error=rg.group(2))
@@ -392,6 +397,8 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
         add("duplicate_gpu", rank_a=int(dg.group(1)), rank_b=int(dg.group(2)), device=dg.group(3))
     if "XML Import" in msg and (gi := GRAPH_IMPORT_RE.search(msg)) is not None:
         add("graph_import_failed", device=int(gi.group(1)))
+    if "loop back" in msg and (rl := RING_LOOP_RE.search(msg)) is not None:
+        add("ring_mismatch", ring=int(rl.group(1)))
     if "cannot be captured in a graph" in msg:
         add("graph_capture_unsupported")
     if "NET/Plugin" in msg and (pl := NET_PLUGIN_RE.search(msg)) is not None:
@@ -599,7 +606,8 @@ SCREEN_WORDS = (
     "real path", "maxSharedMem", "Proxy Call", "Failed to execute", "GID", "Could not get speed",
     "PCI device", "Test NCCL failure", "NVLS", "socketFinalizeAccept", "Message truncated",
     "mismatch", "fallocate", "shared memory", "Attribute", "Socket creation failed", "ibv_reg_",
-    "Duplicate GPU", "XML Import", "cannot be captured in a graph", "<0>",
+    "Duplicate GPU", "XML Import", "cannot be captured in a graph", "<0>", "loop back",
+    "failed to extend",
 )  # fmt: skip
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
 BATCH_LINES = 256
