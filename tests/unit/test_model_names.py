@@ -160,3 +160,13 @@ def test_catalog_entries_agree_with_the_reference_model_table() -> None:
                     int(row["experts"]))  # fmt: skip
             assert got == want, row["model"]
     assert shared >= 11
+
+
+def test_a_training_plan_keeps_its_own_precision() -> None:
+    """An Ollama tag's Q4_K_M describes the served weights; training from it plans BF16."""
+    from fabriclens.plan.planner import make_plans
+    from fabriclens.plan.request import PlanRequest
+
+    plan = make_plans(PlanRequest(model=find_model("llama3.1:8b"), gpu="h100-sxm", gpus=8))[0]
+    assert plan.config is not None and plan.config.precision == "bf16"
+    assert any("a training plan keeps its own --precision" in d for d in plan.defaults)

@@ -404,7 +404,12 @@ def _setup(
     )
     notes.insert(0, f"model: {req.model.name} ({req.model.source})")
     if req.model.reading:
-        notes.insert(1, f"model name {req.model.reading}")
+        serving_only = (
+            "; that format is the served one: a training plan keeps its own --precision"
+            if req.model.named_precision and req.workload != "inference"
+            else ""
+        )
+        notes.insert(1, f"model name {req.model.reading}{serving_only}")
     if req.fabric_design is not None:  # `plan --fabric`: simulated network collectives
         from fabriclens.fabric.simulate import simulated_network
         from fabriclens.fabric.topology import FabricDesign
