@@ -96,6 +96,8 @@ class CapacityPlan:
     limits: EngineLimits
     tp_reason: str
     options: tuple[ReplicaOption, ...]
+    model: str = ""  # the catalog entry served
+    gpu: str = ""  # the GPU SKU
 
     @property
     def gpus(self) -> int:
@@ -457,6 +459,8 @@ def _assemble(
     parallel = (f"{lim.max_parallel} requests at once per replica ({lim.max_parallel_source})"
                 if lim.max_parallel else f"no cap on requests per replica besides the KV cache ({lim.max_parallel_source})")  # fmt: skip
     assumptions = (
+        f"model: {d.spec.name} ({d.spec.source})",
+        *((f"model name {d.spec.reading}",) if d.spec.reading else ()),
         f"{users} users each streaming one response of {d.output_tokens} tokens after a {d.prompt_tokens}-token prompt",
         f"target: {format_time(tpot_slo_s)} per output token"
         + (f", TTFT {format_time(ttft_slo_s)}" if ttft_slo_s else ""),
@@ -484,4 +488,5 @@ def _assemble(
         weights_bytes=weights_bytes, weights_load_s=load_s,
         network=s.fabric.network.name if s.fabric.network else "none", advice=tuple(advice),
         assumptions=assumptions, limits=lim, tp_reason=reason, options=tuple(x.option() for x in sized),
+        model=d.spec.name, gpu=d.gpu.name,
     )  # fmt: skip

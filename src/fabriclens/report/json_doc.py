@@ -234,6 +234,8 @@ def capacity_doc(plan: CapacityPlan, team: dict[str, Any] | None = None) -> dict
     """The JSON object for `fabriclens capacity`; ``team`` is the team block (--team), if any."""
     est = plan.estimate
     return {
+        "model": plan.model,
+        "gpu": plan.gpu,
         "team": team,
         "users": plan.users,
         "prompt_tokens": plan.prompt_tokens,

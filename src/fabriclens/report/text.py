@@ -362,8 +362,10 @@ def capacity_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     """`fabriclens capacity` output."""
     rep = doc["replica"]
     head = Text()
+    served = f" of {doc['model']}" if doc.get("model") else ""
+    gpu = f" x {doc['gpu']}" if doc.get("gpu") else " GPU(s)"
     head.append(
-        f"{doc['gpus']} GPU(s): {doc['replicas']} replica(s) of tp {rep['tp']} x pp {rep['pp']}",
+        f"{doc['gpus']}{gpu}: {doc['replicas']} replica(s){served}, tp {rep['tp']} x pp {rep['pp']},",
         style="bold",
     )
     team = doc.get("team")
