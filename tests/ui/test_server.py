@@ -78,6 +78,15 @@ def test_pages_read_no_path(client: Any, query: dict[str, str]) -> None:
     assert "passwd" not in r.text or "not a catalog name" in r.text or "no field" in r.text
 
 
+def test_a_page_takes_an_ollama_tag_but_no_hugging_face_path(client: Any) -> None:
+    """An Ollama tag names no file; an owner/name id could, so a page asks for an upload."""
+    r = client.get("/api/capacity", params={"model": "qwen2.5:7b-instruct-q8_0", "users": "2",
+                                            "gpu": "rtx-4090"})  # fmt: skip
+    assert r.status_code == 200 and r.json()["model"] == "qwen2.5-7b"
+    r = client.get("/api/plan", params={"model": "meta-llama/Llama-3.1-8B"})
+    assert r.status_code == 400 and "not a catalog name" in r.text
+
+
 def test_an_uploaded_config_json_plans_like_the_file(client: Any) -> None:
     from pathlib import Path
 

@@ -34,7 +34,9 @@ PAGES: dict[str, tuple[str, tuple[str, ...]]] = {
 # options a page never passes: output formats and anything that writes or reads a file
 NEVER = {"json", "json_out", "explain", "markdown", "plot", "help", "fabric", "catalog"}
 # a model named in a form: a catalog name or an uploaded config.json ("upload:<token>")
-MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
+# a catalog name or an Ollama tag (llama3.1:8b); no "/": a page names no path, so Hugging Face ids
+# (owner/name) are refused here and a config.json is uploaded instead
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+:-]{0,99}$")
 UPLOAD = re.compile(r"^upload:([0-9a-f]{32})$")
 MODEL_PARAMS = {"model", "plan_model"}
 
