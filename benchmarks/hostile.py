@@ -127,8 +127,20 @@ FILE_SLOTS: dict[str, list[str]] = {
 
 HOSTILE_FILES = [
     "empty", "binary", "invalid-utf8", "dev-zero", "fifo", "directory", "nested-json",
-    "nan-huge-json", "wrong-shape-json",
+    "nan-huge-json", "wrong-shape-json", "backtracking-log",
 ]  # fmt: skip
+# NCCL messages the log reader matches, each followed by what makes a careless pattern backtrack
+# (a run of spaces before the end, an interface list that never closes): every line must still
+# read in linear time
+BACKTRACKING_PREFIXES = (
+    "Call to ibv_reg_mr failed with error ", "NET/Plugin: Loaded net plugin ",
+    "Socket creation failed : ", "NET/OFI Unable to register memory (type = 2) for device 4. RC: -22, Error: ",
+    "Error while creating shared memory segment x (size 1), error: ",
+    "unlink shared memory x failed, error: ", "socketFinalizeAccept ", "Cuda failure ",
+    "Message truncated : received ", "collective mismatch error, local size ",
+    "node01:1:2 [0] NCCL WARN Attribute ", "XML Import Channel : dev ", "ring 0 does not loop back ",
+    "Duplicate GPU detected : rank ", "Failed to bind NVLink SHARP (NVLS) Multicast memory of size ",
+)  # fmt: skip
 
 
 def make_files(tmp: Path) -> dict[str, Path]:
@@ -143,6 +155,13 @@ def make_files(tmp: Path) -> dict[str, Path]:
     os.mkfifo(files["fifo"])
     files["directory"].mkdir()
     files["nested-json"].write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    files["backtracking-log"].write_text(
+        "".join(
+            f"{p}{pad}\n" for p in BACKTRACKING_PREFIXES for pad in (" " * 8000 + "x", "\t " * 4000)
+        )
+        + "[0]a:b<0>" * 900
+        + "X\n"
+    )
     huge = "1" + "0" * 5000
     files["nan-huge-json"].write_text(
         '{"phases_s": {"connect": {"p50": NaN}}, "hidden_size": Infinity, "num_hidden_layers": '

@@ -82,22 +82,27 @@ COLL_MISMATCH_RE = re.compile(r"collective mismatch error, local size (\d+) remo
 SHM_RE = re.compile(
     r"Call to (?:posix_)?fallocate failed\s*:?\s*(?P<why>[^\n]*)|failed to extend (?P<path>\S+) to (?P<size>\d+) bytes"
     r"|Error while (?P<action>creating|attaching to) shared memory segment (?P<segment>\S+) \(size (?P<bytes>\d+)\)"
-    r"(?:,\s*error:\s*(?P<error>[^(\n]*[^(\s]))?"
-    r"|unlink shared memory (?P<unlinked>\S+) failed, error: (?P<unlink_error>[^(\n]*[^(\s])"
+    r"(?:,\s*error:\s*(?P<error>[^(\n]*))?"
+    r"|unlink shared memory (?P<unlinked>\S+) failed, error: (?P<unlink_error>[^(\n]*)"
 )
-IBV_REG_RE = re.compile(r"Call to (ibv_reg_\w+) failed with error (.+?)\s*$")
+# (a capture from its first non-space to its last, `(\S(?:.*\S)?)`, not `(.+?)\s*$`: a lazy
+# capture before trailing spaces is quadratic on a hostile line of spaces)
+IBV_REG_RE = re.compile(r"Call to (ibv_reg_\w+) failed with error (\S(?:.*\S)?)")
 DUPLICATE_GPU_RE = re.compile(
     r"Duplicate GPU detected : rank (\d+) and rank (\d+) both on CUDA device (\w+)"
 )
 RING_LOOP_RE = re.compile(r"ring (\d+) does not loop back to start \((\d+) != (\d+)\)")
 GRAPH_IMPORT_RE = re.compile(r"XML Import Channel\s*:\s*dev (\d+) not found")
 # a `NET/Socket : Using` interface list wrapped onto lines of its own (as posts quote it)
-IFACE_LIST_RE = re.compile(r"(?:\[\d+\][A-Za-z][\w.@-]*:\S+?<\d+>\s*)+")
-NET_PLUGIN_RE = re.compile(r"NET/Plugin\s*:\s*Loaded (?:net )?plugin (.+?)(?:\s*\(v\d+\))?\s*$")
+# (an entry's address holds no "<": each entry ends at its own <port>, so a line of many entries
+# is matched in one pass, never by trying where one entry might end)
+IFACE_LIST_RE = re.compile(r"(?:\[\d+\][A-Za-z][\w.@-]*:[^\s<]+<\d+>\s*)+")
+NET_PLUGIN_RE = re.compile(r"NET/Plugin\s*:\s*Loaded (?:net )?plugin (\S(?:.*\S)?)")
+PLUGIN_VERSION_RE = re.compile(r"\(v\d+\)$")
 TOPO_XML_RE = re.compile(r"Attribute (\w+) of node (\w+) not found")
-SOCKET_CREATE_RE = re.compile(r"Socket creation failed\s*:\s*(.+?)\s*$")
+SOCKET_CREATE_RE = re.compile(r"Socket creation failed\s*:\s*(\S(?:.*\S)?)")
 OFI_REGISTER_RE = re.compile(
-    r"NET/OFI Unable to register memory \(type = (\d+)\) for device (\d+)\.?\s*RC:\s*(-?\d+),?\s*Error:\s*(.+?)\s*$"
+    r"NET/OFI Unable to register memory \(type = (\d+)\) for device (\d+)\.?\s*RC:\s*(-?\d+),?\s*Error:\s*(\S(?:.*\S)?)"
 )
 FAMILY_RE = re.compile(r"family (\d+) is neither AF_INET")
 TOPO_RE = re.compile(r"Could not find real path of (\S+)")
@@ -388,7 +393,8 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
     ) is not None:
         action = ("unlink" if sh.group("unlinked") else
                   "attach" if sh.group("action") == "attaching to" else "create")  # fmt: skip
-        add("shm_failed", why=sh.group("why") or sh.group("error") or sh.group("unlink_error"),
+        why = (sh.group("why") or sh.group("error") or sh.group("unlink_error") or "").strip()
+        add("shm_failed", why=why or None,
             action=action, segment=sh.group("segment") or sh.group("path") or sh.group("unlinked"),
             size=_int(sh.group("bytes") or sh.group("size")))  # fmt: skip
     if "ibv_reg_" in msg and (rg := IBV_REG_RE.search(msg)) is not None:
@@ -402,7 +408,7 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
     if "cannot be captured in a graph" in msg:
         add("graph_capture_unsupported")
     if "NET/Plugin" in msg and (pl := NET_PLUGIN_RE.search(msg)) is not None:
-        add("net_plugin", name=pl.group(1))
+        add("net_plugin", name=PLUGIN_VERSION_RE.sub("", pl.group(1)).rstrip())
     if "Attribute" in msg and (tx := TOPO_XML_RE.search(msg)) is not None:
         add("topo_xml", attribute=tx.group(1), node=tx.group(2))
     if "Socket creation failed" in msg and (sc := SOCKET_CREATE_RE.search(msg)) is not None:
