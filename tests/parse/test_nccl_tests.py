@@ -143,3 +143,39 @@ def test_two_nvls_nodes_are_judged_against_the_ring_bound() -> None:
     tree = SAMPLE.read_text().replace("95.74", "480.10").replace("95.94", "481.00")
     verdict = judge(parse_nccl_tests(tree), **kw)  # type: ignore[arg-type]
     assert verdict.level == "ok" and "NCCL's tree" in verdict.verdict
+
+
+def test_rank_tags_inside_rows_and_diff_markers_are_read() -> None:
+    """A launcher's `[0]` tag before every chunk of output, so also inside a row (nccl#1453), and
+    a diff's `+` before each row (a table pasted from a README change)."""
+    from fabriclens.parse.nccl_tests import parse_nccl_tests
+
+    tagged = parse_nccl_tests(
+        "[0]     33554432       8388608     float     sum      -1[0]    2180.1   15.39   29.50      0"
+        "[0]    2285.2   14.68   28.14      0\n"
+    )
+    assert [(r.size_bytes, r.busbw_GBps, r.inplace_busbw_GBps) for r in tagged.rows] == [
+        (33554432, 29.5, 28.14)
+    ]
+    diff = parse_nccl_tests(
+        "+  2147483648     536870912     float     sum      -1    45662   47.03   88.18    N/A"
+        "   45522   47.17   88.45    N/A\n"
+    )
+    assert [(r.size_bytes, r.busbw_GBps) for r in diff.rows] == [(2147483648, 88.18)]
+
+
+def test_a_busbw_collapse_is_flagged_and_a_single_slow_row_is_not() -> None:
+    from fabriclens.parse.nccl_tests import parse_nccl_tests
+    from fabriclens.plan.expect import busbw_collapse
+
+    def run(busbws: list[float]):  # type: ignore[no-untyped-def]
+        rows = "".join(
+            f"{(1 << 20) << i:>12} {((1 << 20) << i) // 4:>12} float sum -1 100.0 1.0 {b:.2f} 0"
+            f" 100.0 1.0 {b:.2f} 0\n"
+            for i, b in enumerate(busbws)
+        )
+        return parse_nccl_tests(rows)
+
+    assert busbw_collapse(run([10, 20, 30, 5, 5, 5])) == ((4 << 20, 30.0), (8 << 20, 5.0))
+    assert busbw_collapse(run([10, 20, 30, 31, 5, 31])) is None  # one slow row: an outlier
+    assert busbw_collapse(run([10, 20, 30, 29, 30, 31])) is None  # a healthy plateau

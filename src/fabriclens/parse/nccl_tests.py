@@ -1,7 +1,8 @@
 """nccl-tests output (all_reduce_perf, all_gather_perf, ...) -> typed rows.
 
 Handles what real logs contain: launcher prefixes (`[1,0]<stdout>:` from mpirun
---tag-output, `0: ` from srun -l, `rank0:`), the current 13-column layout (size count type redop
+--tag-output, `0: ` from srun -l, `rank0:`, a `[0]` tag before each chunk of output, even inside a
+row), a diff's `+` before each row (a table pasted from a README change), the current 13-column layout (size count type redop
 root, then time algbw busbw #wrong twice), older layouts without `redop`/`root`, `N/A` in
 #wrong, and the `#  Rank N Group G Pid P on HOST device D [BUS] NAME` lines that tell how many
 ranks ran on which hosts and GPUs. Lines it does not recognise are counted, never fatal.
@@ -122,9 +123,21 @@ class NcclTestsRun:
         return list(dict.fromkeys(name for _, _, name in self.ranks.values()))
 
 
+# a diff's added line (`+   4194304 ...`, a table pasted from a README change)
+DIFF_RE = re.compile(r"^\+(?=\s)")
+# a rank tag (`[0]`) that a launcher puts before each chunk of output, so that it may also
+# stand inside a row where the output was written in pieces (`... -1[0]    1626.5 ...`)
+TAG_RE = re.compile(r"^\s*(\[\d+\])(?!<)\s?")
+
+
 def _strip_prefix(line: str) -> str:
     if line.lstrip().startswith("#"):
         return line.lstrip()
+    line = DIFF_RE.sub("", line, count=1)
+    if (tag := TAG_RE.match(line)) is not None:
+        line = line[tag.end() :].replace(tag.group(1), " ")
+        if line.lstrip().startswith("#"):
+            return line.lstrip()
     return PREFIX_RE.sub("", line, count=1).lstrip()
 
 

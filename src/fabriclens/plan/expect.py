@@ -181,7 +181,32 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
         )
     if run.elided:
         out.append(("elided", "info", "rows were replaced by '...' in the paste"))
+    collapse = busbw_collapse(run)
+    if collapse is not None:
+        (peak_size, peak), (from_size, low) = collapse
+        out.append(("busbw-collapse", "warning",
+                    f"busbw falls from {peak:.3g} GB/s at {peak_size:,} bytes to {low:.3g} GB/s from {from_size:,} bytes on: "
+                    "the path NCCL takes for large messages (the algorithm or protocol it switches to at that size, or a "
+                    "link those sizes reach) runs slower than the one before; compare NCCL_ALGO=Ring and NCCL_PROTO=Simple, "
+                    "and see what changed with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING"))  # fmt: skip
     return out
+
+
+def busbw_collapse(run: NcclTestsRun) -> tuple[tuple[int, float], tuple[int, float]] | None:
+    """A sweep whose busbw, from some size on to its largest, stays below half of the best it
+    reached at a smaller size of 1 MiB or more: ((peak size, busbw), (first low size, busbw))."""
+    rows = sorted((r for r in run.rows if r.size_bytes >= 1 << 20), key=lambda r: r.size_bytes)
+    if len(rows) < 3:
+        return None
+    best = max(range(len(rows)), key=lambda i: rows[i].best_busbw_GBps)
+    peak = rows[best].best_busbw_GBps
+    tail = rows[best + 1 :]
+    start = next(
+        (i for i in range(len(tail)) if all(r.best_busbw_GBps < peak / 2 for r in tail[i:])), None
+    )
+    if start is None or len(tail) - start < 2:  # one slow row is an outlier, not a collapse
+        return None
+    return (rows[best].size_bytes, peak), (tail[start].size_bytes, tail[start].best_busbw_GBps)
 
 
 def infer_op(run: NcclTestsRun, ranks: int) -> str | None:
