@@ -80,7 +80,7 @@ SOCKET_TYPES = {1: "bootstrap", 2: "proxy", 3: "NET/Socket", 4: "NET/IB", 5: "RA
 TRUNCATED_RE = re.compile(r"Message truncated : received ([\d,]+) bytes instead of ([\d,]+)")
 COLL_MISMATCH_RE = re.compile(r"collective mismatch error, local size (\d+) remote size (\d+)")
 SHM_RE = re.compile(
-    r"Call to (?:posix_)?fallocate failed\s*:?\s*(?P<why>[^\n]*)|failed to extend (?P<path>\S+) to (?P<size>\d+) bytes"
+    r"Call to (?:posix_)?fallocate failed\s*:?\s*(?P<why>[^\n]*)|failed to extend (?P<path>\S+) to (?P<size>\d+) bytes(?:,\s*error:\s*(?P<ext_error>[^(\n]*))?"
     r"|Error while (?P<action>creating|attaching to) shared memory segment (?P<segment>\S+) \(size (?P<bytes>\d+)\)"
     r"(?:,\s*error:\s*(?P<error>[^(\n]*))?"
     r"|unlink shared memory (?P<unlinked>\S+) failed, error: (?P<unlink_error>[^(\n]*)"
@@ -393,7 +393,8 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
     ) is not None:
         action = ("unlink" if sh.group("unlinked") else
                   "attach" if sh.group("action") == "attaching to" else "create")  # fmt: skip
-        why = (sh.group("why") or sh.group("error") or sh.group("unlink_error") or "").strip()
+        why = (sh.group("why") or sh.group("error") or sh.group("unlink_error")
+               or sh.group("ext_error") or "").strip()  # fmt: skip
         add("shm_failed", why=why or None,
             action=action, segment=sh.group("segment") or sh.group("path") or sh.group("unlinked"),
             size=_int(sh.group("bytes") or sh.group("size")))  # fmt: skip
