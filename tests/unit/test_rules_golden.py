@@ -273,6 +273,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "usb-nic-topology": {"topo_xml_invalid": 1, "usb_nic": 1},
     "nccl-arch-missing": {"cuda_arch_missing": 1},
     "ring-mismatch": {"ring_mismatch": 1},
+    "setup-done-no-failure": {"setup_complete": 1},
 }
 
 

@@ -39,7 +39,7 @@ FACTS = {
     "socket_create_failed", "ofi_register_failed", "cuda_init_error", "cuda_not_supported",
     "shm_attach_failed", "ib_dmabuf_unsupported", "ib_reg_no_memory", "duplicate_gpu",
     "connect_loopback", "ib_device_kinds", "graph_file_set", "graph_import_failed",
-    "graph_capture_unsupported", "cuda_arch_missing", "ring_mismatch",
+    "graph_capture_unsupported", "cuda_arch_missing", "ring_mismatch", "setup_complete",
 }  # fmt: skip
 
 
@@ -213,6 +213,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "shm_attach_failed": sum(1 for e in nccl.of("shm_failed") if e.detail["action"] in ("attach", "unlink")),
         "cuda_arch_missing": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] in ARCH_MISSING),
         "ring_mismatch": len(nccl.of("ring_mismatch")),
+        "setup_complete": min(1, len(nccl.of("setup_complete"))),
         "ib_dmabuf_unsupported": sum(1 for e in nccl.of("ibv_reg_failed") if "dmabuf" in str(e.detail["call"]) and "not supported" in str(e.detail["error"]).lower()),
         "ib_reg_no_memory": sum(1 for e in nccl.of("ibv_reg_failed") if "cannot allocate memory" in str(e.detail["error"]).lower()),
         "duplicate_gpu": len(nccl.of("duplicate_gpu")),

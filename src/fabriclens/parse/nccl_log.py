@@ -404,6 +404,8 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
         add("duplicate_gpu", rank_a=int(dg.group(1)), rank_b=int(dg.group(2)), device=dg.group(3))
     if "XML Import" in msg and (gi := GRAPH_IMPORT_RE.search(msg)) is not None:
         add("graph_import_failed", device=int(gi.group(1)))
+    if "Init COMPLETE" in msg or "Connected all trees" in msg:
+        add("setup_complete")
     if "loop back" in msg and (rl := RING_LOOP_RE.search(msg)) is not None:
         add("ring_mismatch", ring=int(rl.group(1)))
     if "cannot be captured in a graph" in msg:
@@ -614,7 +616,7 @@ SCREEN_WORDS = (
     "PCI device", "Test NCCL failure", "NVLS", "socketFinalizeAccept", "Message truncated",
     "mismatch", "fallocate", "shared memory", "Attribute", "Socket creation failed", "ibv_reg_",
     "Duplicate GPU", "XML Import", "cannot be captured in a graph", "<0>", "loop back",
-    "failed to extend",
+    "failed to extend", "Init COMPLETE", "Connected all trees",
 )  # fmt: skip
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
 BATCH_LINES = 256
