@@ -85,6 +85,7 @@ def test_a_page_takes_an_ollama_tag_but_no_hugging_face_path(client: Any) -> Non
     assert r.status_code == 200 and r.json()["model"] == "qwen2.5-7b"
     r = client.get("/api/plan", params={"model": "meta-llama/Llama-3.1-8B"})
     assert r.status_code == 400 and "not a catalog name" in r.text
+    assert "huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json" in r.text
 
 
 def test_an_uploaded_config_json_plans_like_the_file(client: Any) -> None:

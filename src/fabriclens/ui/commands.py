@@ -154,9 +154,12 @@ def _model_value(value: str, uploads: Mapping[str, Path]) -> str:
             )
         return str(path)
     if not MODEL_NAME.match(value) or value.endswith(".json"):
+        hub = value.count("/") == 1 and all(value.split("/"))
         raise FormError(
             f"model {value[:60]!r} is not a catalog name: pick one, or upload a config.json"
-        )
+            + (f" (this Hugging Face model's is at https://huggingface.co/{value[:120]}/resolve/main/config.json)"
+               if hub else "")
+        )  # fmt: skip
     return value
 
 
