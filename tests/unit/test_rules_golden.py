@@ -274,6 +274,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "nccl-arch-missing": {"cuda_arch_missing": 1},
     "ring-mismatch": {"ring_mismatch": 1},
     "setup-done-no-failure": {"setup_complete": 1},
+    "setup-stalled-no-failure": {"bootstrap_seen": True},
 }
 
 

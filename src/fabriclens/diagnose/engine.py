@@ -40,6 +40,7 @@ FACTS = {
     "shm_attach_failed", "ib_dmabuf_unsupported", "ib_reg_no_memory", "duplicate_gpu",
     "connect_loopback", "ib_device_kinds", "graph_file_set", "graph_import_failed",
     "graph_capture_unsupported", "cuda_arch_missing", "ring_mismatch", "setup_complete",
+    "bootstrap_seen",
 }  # fmt: skip
 
 
@@ -214,6 +215,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "cuda_arch_missing": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] in ARCH_MISSING),
         "ring_mismatch": len(nccl.of("ring_mismatch")),
         "setup_complete": min(1, len(nccl.of("setup_complete"))),
+        "bootstrap_seen": "bootstrap" in nccl.evidence,
         "ib_dmabuf_unsupported": sum(1 for e in nccl.of("ibv_reg_failed") if "dmabuf" in str(e.detail["call"]) and "not supported" in str(e.detail["error"]).lower()),
         "ib_reg_no_memory": sum(1 for e in nccl.of("ibv_reg_failed") if "cannot allocate memory" in str(e.detail["error"]).lower()),
         "duplicate_gpu": len(nccl.of("duplicate_gpu")),
