@@ -30,6 +30,9 @@ demo: $(STAMP)
 	$(BIN)/fabriclens plan llama-3.1-70b --workload full-finetune --gpu h100-sxm --gpus 32 \
 		--network 10gbe,25gbe,100gbe,100g-roce,200g-roce,ndr-ib --nics-per-node 1
 	@echo
+	@echo "One box: does one RTX 4090 serve a team of 10 the Ollama model llama3.1:8b?"
+	$(BIN)/fabriclens capacity llama3.1:8b --team 10 --gpu rtx-4090 --engine ollama
+	@echo
 	@echo "Next, the same plan in the browser (charts, reports, a live watch):"
 	@echo "  $(BIN)/fabriclens ui --open    # then http://127.0.0.1:8471/plan?model=llama-3.1-70b&workload=full-finetune&gpus=32&network=10gbe,25gbe,100gbe,100g-roce,200g-roce,ndr-ib&nics-per-node=1"
 

@@ -240,6 +240,11 @@ def format_decimal_bytes(size_bytes: float, digits: int = 3) -> str:
     return _scaled(size_bytes, steps, digits)
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun``, the noun plural unless ``n`` is one: ``1 replica``, ``4 replicas``."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
 def format_time(time_s: float, digits: int = 3) -> str:
     """Render seconds as days, h, min, s, ms, µs or ns; a long time in minutes, hours or days.
 

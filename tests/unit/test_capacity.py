@@ -168,6 +168,17 @@ def test_ollama_num_parallel_bounds_each_replicas_concurrency() -> None:
     assert four.batch == 4 and four.replicas == 2
 
 
+def test_one_replica_advises_neither_a_load_balancer_nor_a_higher_limit() -> None:
+    """A team one replica serves needs no load balancer, and raising OLLAMA_NUM_PARALLEL
+    cannot save a replica there."""
+    spec = find_model("llama-3.1-8b")
+    plan = plan_capacity(spec, "rtx-4090", users=1, output_tokens=200, engine="ollama")
+    assert plan.replicas == 1
+    assert not any("load balancer that routes" in a for a in plan.advice)
+    assert not any("OLLAMA_NUM_PARALLEL" in a for a in plan.advice)
+    assert any("one replica serves them all" in a for a in plan.advice)
+
+
 def test_vllm_max_num_seqs_default_depends_on_the_gpu() -> None:
     """vLLM --max-num-seqs: 256, or 1024 on GPUs of 70 GiB or more other than A100
     (vllm/engine/arg_utils.py get_batch_defaults)."""

@@ -27,7 +27,7 @@ from fabriclens.model.layout import WEIGHT_BYTES
 from fabriclens.model.memory import inference_memory
 from fabriclens.plan.planner import context_window_note, resolve_fabric
 from fabriclens.plan.transfer import plan_transfer
-from fabriclens.units import format_decimal_bytes, format_rate, format_time
+from fabriclens.units import counted, format_decimal_bytes, format_rate, format_time
 
 SSE_BYTES_PER_TOKEN = 150  # an OpenAI-style `data: {...}` chunk per token (estimate)
 MAX_BATCH = 4096
@@ -424,14 +424,17 @@ def _assemble(
     if network:
         load_s = plan_transfer(weights_bytes, network, hosts=1).time_one_s
     advice = [
-        f"{s.replicas} replica(s) behind an HTTP load balancer that routes by least outstanding requests; "
-        "keep a user's conversation on one replica when prefix caching matters",
+        f"{counted(s.replicas, 'replica')} behind an HTTP load balancer that routes by least outstanding requests; "
+        "keep a user's conversation on one replica when prefix caching matters"
+        if s.replicas > 1
+        else "one replica serves them all: point every client at it, no load balancer needed",
         f"egress for streamed tokens is about {format_rate(egress, 2)}: the serving network is not the limit"
         if egress < 1e9
         else f"egress for streamed tokens is {format_rate(egress, 2)}: size the front-end links for it",
     ]
-    if lim.max_parallel and s.batch == lim.max_parallel and s.max_batch_kv > lim.max_parallel:
-        advice.insert(0, f"{lim.engine} runs {lim.max_parallel} request(s) at once per replica "
+    if (s.replicas > 1 and lim.max_parallel and s.batch == lim.max_parallel
+            and s.max_batch_kv > lim.max_parallel):  # fmt: skip
+        advice.insert(0, f"{lim.engine} runs {counted(lim.max_parallel, 'request')} at once per replica "
                       f"while the KV cache holds {s.max_batch_kv}: raise that limit "
                       f"({'OLLAMA_NUM_PARALLEL' if lim.engine == 'ollama' else 'the engine option'}, "
                       "then --max-parallel here) for fewer replicas")  # fmt: skip

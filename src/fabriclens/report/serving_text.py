@@ -9,14 +9,14 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from fabriclens.units import format_time
+from fabriclens.units import counted, format_time
 
 
 def http_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     """`fabriclens http` output: a waterfall of the median request, then where the time goes."""
     from fabriclens.report.phases import PHASE_LABELS, PHASES
 
-    table = Table(title=f"{doc['method']} {doc['url']} · {doc['requests']} request(s) · status {sorted(set(map(str, doc['status'])))}",
+    table = Table(title=f"{doc['method']} {doc['url']} · {counted(doc['requests'], 'request')} · status {sorted(set(map(str, doc['status'])))}",
                   box=box.SIMPLE_HEAD, title_justify="left")  # fmt: skip
     for col in ("phase", "p50", "p90", "p99", "waterfall (p50)"):
         table.add_column(col, justify="right" if col in ("p50", "p90", "p99") else "left")

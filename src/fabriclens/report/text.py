@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fabriclens.units import (
+    counted,
     format_bytes,
     format_decimal_bytes,
     format_number,
@@ -365,15 +366,19 @@ def capacity_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     served = f" of {doc['model']}" if doc.get("model") else ""
     gpu = f" x {doc['gpu']}" if doc.get("gpu") else " GPU(s)"
     head.append(
-        f"{doc['gpus']}{gpu}: {doc['replicas']} replica(s){served}, tp {rep['tp']} x pp {rep['pp']},",
+        f"{doc['gpus']}{gpu}: {counted(doc['replicas'], 'replica')}{served}, tp {rep['tp']} x pp {rep['pp']},",
         style="bold",
     )
     team = doc.get("team")
     if team:
-        head.append(f" for a team of {team['people']} ({doc['users']} concurrent streams)")
+        head.append(
+            f" for a team of {team['people']} ({counted(doc['users'], 'concurrent stream')})"
+        )
         head.append(f" at ≤ {format_time(doc['tpot_slo_s'])} per token")
     else:
-        head.append(f" for {doc['users']} users at ≤ {format_time(doc['tpot_slo_s'])} per token")
+        head.append(
+            f" for {counted(doc['users'], 'user')} at ≤ {format_time(doc['tpot_slo_s'])} per token"
+        )
     if not doc["slo_met"]:
         head.append(" — TARGET NOT MET", style="bold red")
     eng = doc["engine"]
@@ -381,14 +386,14 @@ def capacity_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     if team:
         head.append(f"\nteam: {team['people']} people, {team['arrivals_per_s'] * 3600:.3g} requests per hour "
                     f"at the busiest hour, {team['request_s']:.3g} s each: {team['mean_concurrency']:.3g} in flight "
-                    f"on average, {team['streams']} streams to serve")  # fmt: skip
+                    f"on average, {counted(team['streams'], 'stream')} to serve")  # fmt: skip
         for a in team["assumptions"]:
             head.append(f"\n  {a['name']} = {a['value']:g} ({a['unit']}): {a['source']}")
     head.append(f"\nreplica size: {doc['tp_choice']['reason']}")
     head.append(f"\nengine {eng['name']}: {eng['gpu_memory_utilization']['value']:.0%} of each GPU "
                 f"({format_decimal_bytes(eng['usable_bytes_per_gpu'])} usable), {eng['precision']} weights at "
                 f"{eng['bits_per_weight']['value']:.3g} bits, "
-                + (f"{parallel} request(s) at once per replica" if parallel else "no cap on requests per replica"))  # fmt: skip
+                + (f"{counted(parallel, 'request')} at once per replica" if parallel else "no cap on requests per replica"))  # fmt: skip
     if eng.get("caveat"):
         head.append(f"\npublished runs: {eng['caveat']}")
     table = Table(title="One replica", box=box.SIMPLE, title_justify="left", show_header=False)
