@@ -303,3 +303,27 @@ def test_cli_logs_says_how_much_it_read(tmp_path: Path, capsys: pytest.CaptureFi
 def test_the_documented_messages_name_their_cause(line: str, rule: str) -> None:
     fired = {f.rule for f in diagnose(parse_nccl_log(line), TorchLog())}
     assert rule in fired
+
+
+PREFIXES = ("[2024-03-13 22:26:02] ", "10.0.0.1: ", "node01: ", "[rank3]: ", "rank3: ", "> ",
+            "(pid=12) ", "[1,0]<stdout>: ", " 0: ", "\x1b[0m", "[0m ", "[80746] ", "12: ",
+            "2024-03-13T22:26:02.123Z ", "[trainer0|0]: ", "  ")  # fmt: skip
+
+
+@given(
+    st.lists(st.sampled_from(PREFIXES), max_size=12),
+    st.sampled_from(("node01:984:1357 [4] NCCL INFO x", "", " x", "NCCL WARN y", "12")),
+)
+def test_stacked_prefixes_go_in_one_match_as_one_by_one(prefixes: list[str], rest: str) -> None:
+    """strip_prefixes takes up to eight stacked prefixes in one match: what taking them one at
+    a time (at most eight) leaves."""
+    from fabriclens.parse._prefix import PREFIX_RE, strip_prefixes
+
+    line = "".join(prefixes) + rest
+    expected = line
+    for _ in range(8):
+        m = PREFIX_RE.match(expected)
+        if m is None:
+            break
+        expected = expected[m.end() :]
+    assert strip_prefixes(line) == expected

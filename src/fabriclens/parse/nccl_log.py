@@ -35,6 +35,9 @@ OLD_LEVEL_RE = re.compile(r"(INFO|WARN|TRACE|ERROR)\b\s?")
 OLD_HEAD_RE = re.compile(
     r"(?P<host>[^\s:]{0,255})\s?:(?P<pid>\w+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+" + _LOC + r"\Z"
 )
+# Its end, searched first: it starts with a `[`, found fast, while the whole head is tried at
+# every position before the level word (hundreds of microseconds on a long pasted line)
+OLD_HEAD_END_RE = re.compile(r"\[\d+\]\s+" + _LOC + r"\Z")
 VERSION_RE = re.compile(r"NCCL version:?\s*(\d+\.\d+\.\d+[\w.+-]*)")
 IB_USING_RE = re.compile(
     r"NET/IB\s*:\s*Using\s+(?P<devs>(?:\[\d+\]\S+\s*)+)(?:\[RO\])?\s*(?:;\s*OOB\s+(?P<oob>\S+))?"
@@ -515,6 +518,8 @@ def _split(line: str) -> tuple[re.Match[str], int, str] | None:
             return head, at, level
     if "]" in line and ("INFO" in line or "WARN" in line or "TRACE" in line or "ERROR" in line):
         for lv in OLD_LEVEL_RE.finditer(line):
+            if OLD_HEAD_END_RE.search(line, 0, lv.start()) is None:
+                continue
             head = OLD_HEAD_RE.search(line, 0, lv.start())
             if head is not None:
                 return head, lv.end(), lv.group(1)
@@ -688,7 +693,8 @@ def _known(raw: str) -> Line | str:
     line = _stripped(raw)
     if not line:
         return _BLANK
-    rank_prefix = RANK_PREFIX_RE.match(raw)
+    # the pattern needs `rank` within the first eight characters
+    rank_prefix = RANK_PREFIX_RE.match(raw) if "rank" in raw[:9].lower() else None
     memo = rank_prefix is None and len(line) <= MEMO_MAX_CHARS
     if memo and (seen := _STRIPPED_LINES.get(line)) is not None:
         return seen
@@ -757,7 +763,7 @@ def _add_read(out: NcclLog, r: Line) -> None:
             _add_stage(out.events[-1], host, r.trace_stage)
         elif len(out.orphan_traces) < MAX_RECORDS:
             out.orphan_traces.append((host, r.trace_stage))
-    if host:
+    if host and host not in out.seen_hosts:
         out.add_host(host)
     if r.warning:
         out.keep(out.warnings, r.msg)
