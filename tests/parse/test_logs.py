@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from fabriclens.diagnose.engine import diagnose, facts, rules, stragglers
-from fabriclens.parse.nccl_log import NcclLog, parse_nccl_log
+from fabriclens.parse.nccl_log import SCREEN_LOWER, SCREEN_WORDS, NcclLog, parse_nccl_log
 from fabriclens.parse.torch_log import TorchLog, parse_torch_log
 
 SAMPLES = FIXTURES / "samples"
@@ -264,6 +264,48 @@ def test_batches_without_screen_words_read_as_line_by_line() -> None:
     batched = parse_nccl_log(lines)
     assert batched == one_by_one
     assert batched.lines == 600 + parse_nccl_log(real).lines and len(batched.hosts) >= 2
+
+
+COLL_LINE = ("gpu-node{r:02d}:{pid}:{tid} [{d}] NCCL INFO AllReduce: opCount {op:x} sendbuff "
+             "0x7f{a:06x}000 count {c} datatype 7 op 0 root 0 comm 0x55d{b:05x}0 [nranks=16]")  # fmt: skip
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 99), st.integers(0, 2**20), st.integers(0, 2**24)),
+        min_size=1, max_size=40,
+    ),
+    st.lists(st.tuples(st.integers(0, 39), st.integers(0, 200), st.sampled_from(
+        [*SCREEN_WORDS, *(w.upper() for w in SCREEN_LOWER), "Error", "0xdeadbeef", "é", "\u212a"]
+    )), max_size=3),
+)  # fmt: skip
+def test_the_folded_screen_says_what_the_word_by_word_screen_says(
+    ranks: list[tuple[int, int, int]], inserts: list[tuple[int, int, str]]
+) -> None:
+    """The batch screen folds case and number characters and searches the distinct line
+    shapes: it must pass exactly the batches that hold a screen word (case-sensitive) or a
+    lower-case one in any case, inserted anywhere in a COLL trace."""
+    from fabriclens.parse.nccl_log import _screened
+
+    lines = [COLL_LINE.format(r=r % 4, pid=1000 + r, tid=2000 + r, d=r % 8, op=n, a=a, c=1 << (n % 20),
+                              b=a % 99999) for r, n, a in ranks]  # fmt: skip
+    for at, pos, word in inserts:
+        i = at % len(lines)
+        lines[i] = lines[i][:pos] + word + lines[i][pos:]
+    text = "\n".join(lines)
+    exact = any(w in text for w in SCREEN_WORDS) or any(w in text.lower() for w in SCREEN_LOWER)
+    assert _screened(text) == exact
+
+
+def test_the_folded_screen_passes_every_screen_word() -> None:
+    """Each screen word (a lower-case one in upper case too), put into a COLL line, passes the
+    folded screen; the COLL line alone does not."""
+    from fabriclens.parse.nccl_log import _screened
+
+    line = COLL_LINE.format(r=1, pid=1001, tid=2001, d=1, op=7, a=99, c=4096, b=12345)
+    assert not _screened(line)
+    for word in (*SCREEN_WORDS, *SCREEN_LOWER, *(w.upper() for w in SCREEN_LOWER)):
+        assert _screened(f"{line}\n{line[:30]}{word}{line[30:]}"), word
 
 
 def test_cli_logs_says_how_much_it_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

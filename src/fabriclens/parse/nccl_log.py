@@ -625,18 +625,34 @@ SCREEN_WORDS = (
 )  # fmt: skip
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
 BATCH_LINES = 256
+# A batch whose distinct line shapes hold none of the screen words holds none of them: the
+# shapes fold case and the characters of numbers (digits and a-f, as in hex addresses) to one,
+# so that a COLL trace's 256 lines come to a few shapes, searched in a few microseconds
+_FOLD = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123456789", "000000ghijklmnopqrstuvwxyz" + "0" * 16
+)
+_SCREEN_FOLDED = tuple({w.translate(_FOLD) for w in SCREEN_WORDS + SCREEN_LOWER})
+
+
+def _screened(text: str) -> bool:
+    """Whether ``text`` (a batch's lines) holds a screen word."""
+    if "WARN" in text or "NCCL_" in text:  # the commonest, where there are any
+        return True
+    if text.isascii():  # ASCII folds character by character (so does its lower case)
+        shapes = "\n".join(set(text.translate(_FOLD).split("\n")))
+        if not any(w in shapes for w in _SCREEN_FOLDED):
+            return False
+    if any(w in text for w in SCREEN_WORDS):
+        return True
+    lower = text.lower()  # once for the batch, not once per word
+    return any(w in lower for w in SCREEN_LOWER)
 
 
 def add_nccl_lines(out: NcclLog, lines: Sequence[str]) -> None:
     """Add a batch of lines to ``out``. When none of them holds a screen word (a COLL trace:
     `AllReduce: opCount ... count ... datatype ...`), each line is only matched against the
     layout, counted and its host noted; otherwise each is added as ``add_nccl_line`` does."""
-    text = "\n".join(lines)
-    screened = any(w in text for w in SCREEN_WORDS)
-    if not screened:
-        lower = text.lower()  # once for the batch, not once per word
-        screened = any(w in lower for w in SCREEN_LOWER)
-    if screened:
+    if _screened("\n".join(lines)):
         for raw in lines:
             add_nccl_line(out, raw)
         return
