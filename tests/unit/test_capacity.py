@@ -220,7 +220,7 @@ def test_a_model_released_in_4_bits_is_served_in_4_bits_by_default() -> None:
 
 
 def test_the_llama_cpp_caveat_states_the_published_runs() -> None:
-    """Ollama's caveat says llama.cpp decodes "within 13%" of the model on GeForce, L40S and A40
+    """Ollama's caveat says llama.cpp decodes "within 13%" of the model on GeForce, RTX workstation, L40S and A40
     cards and "up to 1.6x slower" on A100, H100 PCIe and V100: those are the largest |error| and
     predicted / measured speed over the llama.cpp rows of reference/inference_more.csv (engine
     ollama), so the caveat follows the data. The grouping is by card, never by error."""
