@@ -21,7 +21,7 @@ GPUS = {
     "rtx-4090": (165.2, 25.8, 1008), "rtx-5090": (209.5, 34.2, 1792),
     "gtx-1080-ti": (11.3, 11.8, 484), "gtx-1080": (8.9, 8.6, 320),
     "rtx-3070": (40.6, 8.6, 448), "rtx-3080-ti": (68.2, 12.9, 912), "rtx-4070-ti": (80.2, 12.9, 504),
-    "rtx-3060": (25.5, 12.9, 360), "rtx-4060-ti": (44.1, 17.2, 288), "rtx-4070": (58.3, 12.9, 504),
+    "rtx-3060": (25.5, 12.9, 360), "rtx-4060-ti-16gb": (44.1, 17.2, 288), "rtx-4070": (58.3, 12.9, 504),
     "rtx-5080": (112.6, 17.1, 960), "rtx-a6000": (154.8, 51.5, 768), "rtx-6000-ada": (364.2, 51.5, 960),
 }  # fmt: skip
 # name -> (kind, NICs per node, per-node Gbit/s)
@@ -81,3 +81,24 @@ def test_catalog_lists_the_switches(capsys: pytest.CaptureFixture[str]) -> None:
     names = {r["name"] for r in rows}
     assert {"tomahawk4", "tomahawk5", "sn5600", "qm9700", "q3400"} <= names
     assert all(len(r["source"]) > 10 for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("printed", "name"),
+    [("NVIDIA GeForce RTX 3070", "rtx-3070"), ("NVIDIA GeForce RTX 5080", "rtx-5080"),
+     ("NVIDIA H100 80GB HBM3", "h100-sxm"), ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"),
+     ("NVIDIA A10G", "a10g"), ("NVIDIA H200", "h200"), ("4060 Ti 16GB", "rtx-4060-ti-16gb")],
+)  # fmt: skip
+def test_the_name_nvidia_smi_prints_finds_the_gpu(printed: str, name: str) -> None:
+    """A user copies the GPU's name from nvidia-smi: the catalog title without its closing note
+    in parentheses is that name."""
+    assert find_gpu(printed).name == name
+
+
+def test_an_ambiguous_nvidia_smi_name_is_refused() -> None:
+    """The RTX 4060 Ti comes with 8 or 16 GB under one nvidia-smi name: only the 16 GB card is
+    catalogued, so the bare name is refused with it as the suggestion, never taken for it."""
+    from fabriclens.errors import InputError
+
+    with pytest.raises(InputError, match="rtx-4060-ti-16gb"):
+        find_gpu("NVIDIA GeForce RTX 4060 Ti")

@@ -270,12 +270,18 @@ def _loose(key: str) -> str:
     return _WORD_NUMBER.sub("", key)
 
 
+_TITLE_NOTE = re.compile(r"\s*\([^()]*\)\s*$")
+
+
 def _name_index(entries: Sequence[E]) -> dict[str, E]:
     index: dict[str, E] = {}
     for entry in entries:
         for key in (entry.name, *entry.aliases, entry.title):
             if key:
                 index.setdefault(_normalise(key), entry)
+    for entry in entries:  # a title without its closing note: the name nvidia-smi prints
+        if entry.title and (bare := _TITLE_NOTE.sub("", entry.title)) != entry.title:
+            index.setdefault(_normalise(bare), entry)
     for key, entry in list(index.items()):
         index.setdefault(_loose(key), entry)
     return index
@@ -299,8 +305,10 @@ def _find(
         return found
     index = _name_index(entries)
     wanted = _normalise(hint_for or name)
+    # a name the user's spelling begins (a card's size left out), then the close spellings
+    longer = [k for k in index if len(wanted) >= 3 and k.startswith((wanted, _loose(wanted)))]
     close = difflib.get_close_matches(wanted, list(index), n=4, cutoff=0.5)
-    names = list(dict.fromkeys(index[c].name for c in close))
+    names = list(dict.fromkeys(index[c].name for c in [*longer, *close]))[:4]
     hint = f"did you mean {', '.join(names)}?" if names else ""
     fix = f"{hint} `fabriclens catalog {command}` lists them all{more}".strip()
     raise InputError(f"unknown {what} {name!r}", fix)
