@@ -275,6 +275,13 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "ring-mismatch": {"ring_mismatch": 1},
     "setup-done-no-failure": {"setup_complete": 1},
     "setup-stalled-no-failure": {"bootstrap_seen": True},
+    "ib-access-violation-mtu": {"ib_access_violation": 1},
+    "cuda-out-of-memory": {"cuda_oom": 1},
+    "socket-foreign-connection": {"socket_wrong_magic": 1},
+    "gdr-disabled-by-distance": {"gdr_distance_disabled": 1},
+    "roce-connect-failed-gid": {"roce_connect_failed": 1},
+    "watchdog-short-timeout": {"watchdog_short_timeout": 1},
+    "watchdog-rank0-behind": {"watchdog_rank0_silent": True},
 }
 
 

@@ -40,7 +40,9 @@ FACTS = {
     "shm_attach_failed", "ib_dmabuf_unsupported", "ib_reg_no_memory", "duplicate_gpu",
     "connect_loopback", "ib_device_kinds", "graph_file_set", "graph_import_failed",
     "graph_capture_unsupported", "cuda_arch_missing", "ring_mismatch", "setup_complete",
-    "bootstrap_seen",
+    "bootstrap_seen", "cuda_oom", "ib_access_violation", "socket_wrong_magic",
+    "gdr_distance_disabled", "roce_connect_failed", "watchdog_short_timeout",
+    "watchdog_rank0_silent",
 }  # fmt: skip
 
 
@@ -228,7 +230,28 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ofi_register_failed": len(nccl.of("ofi_register_failed")),
         "cuda_init_error": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "initialization error"),
         "cuda_not_supported": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "operation not supported" and e.detail["where"] != "nvls"),
+        "cuda_oom": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "out of memory"),
+        "ib_access_violation": sum(1 for e in nccl.of("ib_async_event") if "access violation" in str(e.detail["event"]).lower()),
+        "socket_wrong_magic": len(nccl.of("socket_wrong_magic")),
+        "gdr_distance_disabled": len(nccl.of("gdr_distance")),
+        "roce_connect_failed": sum(1 for e in nccl.of("proxy_failed") if e.detail["op"] == "Connect") if any(d.endswith("/RoCE") for d in nccl.ib_devices) else 0,
+        "watchdog_short_timeout": sum(1 for t in torch.timeouts if t.timeout_s is not None and t.timeout_s < SHORT_TIMEOUT_S),
+        "watchdog_rank0_silent": _rank0_silent(torch),
     }  # fmt: skip
+
+
+# PyTorch's ProcessGroupNCCL default (kProcessGroupNCCLDefaultTimeout, ProcessGroupNCCL.hpp) is
+# 10 minutes; a limit under 5 minutes was set on purpose and is short for any rank that works alone
+SHORT_TIMEOUT_S = 300.0
+
+
+def _rank0_silent(torch: TorchLog) -> bool:
+    """Two or more ranks report the watchdog timeout and rank 0 is not among them: rank 0 is
+    the one the others waited for (its own watchdog would have fired too had it been waiting)."""
+    ranks = {t.rank for t in torch.timeouts}
+    return (
+        len(ranks) >= 2 and None not in ranks and 0 not in ranks and 0 not in torch.last_completed
+    )
 
 
 def describe(event: Event) -> str:
@@ -263,6 +286,15 @@ def describe(event: Event) -> str:
     elif event.kind == "socket_type_mismatch":
         parts.append(
             f"a peer connected as {d['peer_type']} where this rank expected {d['expected_type']}"
+        )
+    elif event.kind == "socket_wrong_magic":
+        text = f" (its first 8 bytes read '{d['ascii']}')" if d["ascii"] else ""
+        parts.append(
+            f"a connection that is not this communicator's: magic {d['got']}{text}, expected {d['expected']}"
+        )
+    elif event.kind == "gdr_distance":
+        parts.append(
+            f"GPU Direct RDMA off for GPU {d['gpu']} / HCA {d['hca']}: PCIe distance {d['distance']}, NCCL_NET_GDR_LEVEL {d['level']}"
         )
     elif event.kind == "gid_selected":
         parts.append(
@@ -325,6 +357,11 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ofi_register_failed": (("ofi_register_failed",), None),
     "cuda_init_error": (("cuda_error",), lambda e: e.detail["text"] == "initialization error"),
     "cuda_not_supported": (("cuda_error",), lambda e: e.detail["text"] == "operation not supported"),
+    "cuda_oom": (("cuda_error",), lambda e: e.detail["text"] in ("out of memory", "invalid resource handle")),
+    "ib_async_event": (("ib_async_event",), None),
+    "socket_wrong_magic": (("socket_wrong_magic",), None),
+    "gdr_distance": (("gdr_distance",), None),
+    "roce_connect_failed": (("proxy_failed",), lambda e: e.detail["op"] == "Connect"),
 }  # fmt: skip
 
 

@@ -25,15 +25,19 @@ _LOC = r"(?:(?P<loc>[\w./-]{1,255}\.(?:cc|cu|c|cpp|h|hpp):\d+)\s+)?"
 # the level word is found first, then the head in front of it (see ``_split``)
 LEVEL_RE = re.compile(r"NCCL\s+(INFO|WARN|TRACE|ERROR)\b\s?")
 HEAD_RE = re.compile(
-    r"(?:(?P<host>[^\s:]{0,255})\s?:(?P<pid>\w+):(?P<tid>\d+)\s+)?(?:\[(?P<dev>\d+)\]\s+)?"
+    r"(?:(?P<host>[^\s:\[\]<>]{0,255})\s?:(?P<pid>\w+):(?P<tid>\d+)\s+)?(?:\[(?P<dev>\d+)\]\s+)?"
     + _LOC
     + r"\Z"
 )
-HEAD_FAST_RE = re.compile(r"(?P<host>[^\s:]{1,255}):(?P<pid>\w+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
+HEAD_FAST_RE = re.compile(
+    r"(?P<host>[^\s:\[\]<>]{1,255}):(?P<pid>\w+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
+)
 # NCCL 2.2 and older: no `NCCL` word, so the host:pid:tid [dev] layout must be there
 OLD_LEVEL_RE = re.compile(r"(INFO|WARN|TRACE|ERROR)\b\s?")
 OLD_HEAD_RE = re.compile(
-    r"(?P<host>[^\s:]{0,255})\s?:(?P<pid>\w+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+" + _LOC + r"\Z"
+    r"(?P<host>[^\s:\[\]<>]{0,255})\s?:(?P<pid>\w+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+"
+    + _LOC
+    + r"\Z"
 )
 # Its end, searched first: it starts with a `[`, found fast, while the whole head is tried at
 # every position before the level word (hundreds of microseconds on a long pasted line)
@@ -80,6 +84,18 @@ SOCKET_TYPE_RE = re.compile(
     r"socketFinalizeAccept\b.*?wrong (?:socket )?type \(?(?:peer )?(\d+) != (?:expected )?(\d+)"
 )
 SOCKET_TYPES = {1: "bootstrap", 2: "proxy", 3: "NET/Socket", 4: "NET/IB", 5: "RAS"}  # socket.h
+# socket.cc: `socketFinalizeAccept: wrong magic %lx != %lx`: the first 8 bytes a connecting peer
+# sent (as a little-endian number) against this socket's magic
+WRONG_MAGIC_RE = re.compile(
+    r"socketFinalizeAccept: wrong magic ([0-9a-fA-F]{1,16}) != ([0-9a-fA-F]{1,16})"
+)
+# net_ib.cc: `NET/IB : %s:%d Got async event : %s` (the verbs async event of a device port)
+ASYNC_EVENT_RE = re.compile(r"NET/IB\s*:\s*(\S{1,64}) Got async event\s*:\s*(\S[^\n]{0,199})")
+# paths.cc / net.cc: `GPU Direct RDMA Disabled for GPU %d[%d] / HCA %d (distance %d >= %d)`, later
+# `... for GPU %lx / HCA %d (distance %d > %d)`
+GDR_DISTANCE_RE = re.compile(
+    r"GPU Direct RDMA Disabled for GPU (\w{1,32})(?:\[\d{1,5}\])? / HCA (\w{1,32}) \(distance (\d{1,3}) >=? (\d{1,3})\)"
+)
 TRUNCATED_RE = re.compile(r"Message truncated : received ([\d,]+) bytes instead of ([\d,]+)")
 COLL_MISMATCH_RE = re.compile(r"collective mismatch error, local size (\d+) remote size (\d+)")
 SHM_RE = re.compile(
@@ -387,6 +403,18 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
         got, expected = int(st.group(1)), int(st.group(2))
         add("socket_type_mismatch", peer_type=SOCKET_TYPES.get(got, str(got)),
             expected_type=SOCKET_TYPES.get(expected, str(expected)))  # fmt: skip
+    if "socketFinalizeAccept" in msg and (wm := WRONG_MAGIC_RE.search(msg)) is not None:
+        add(
+            "socket_wrong_magic",
+            got=wm.group(1),
+            expected=wm.group(2),
+            ascii=_magic_text(wm.group(1)),
+        )
+    if "async event" in msg and (ae := ASYNC_EVENT_RE.search(msg)) is not None:
+        add("ib_async_event", device=ae.group(1), event=ae.group(2).strip())
+    if "GPU Direct RDMA Disabled" in msg and (gd := GDR_DISTANCE_RE.search(msg)) is not None:
+        add("gdr_distance", gpu=gd.group(1), hca=gd.group(2), distance=int(gd.group(3)),
+            level=int(gd.group(4)))  # fmt: skip
     if "Message truncated" in msg and (tm := TRUNCATED_RE.search(msg)) is not None:
         add("message_truncated", received=tm.group(1), expected=tm.group(2))
     if "mismatch" in msg and (cm := COLL_MISMATCH_RE.search(msg)) is not None:
@@ -463,6 +491,13 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
     if not events and completion is None and gid_entry is None:
         return NOTHING
     return Found(tuple(events), completion, gid_entry)
+
+
+def _magic_text(magic: str) -> str | None:
+    """The 8 bytes behind a wrong magic as text when they are printable ASCII (`GET /met`: an
+    HTTP client), else None."""
+    raw = int(magic, 16).to_bytes(8, "little")
+    return raw.decode("ascii") if all(32 <= b < 127 for b in raw) else None
 
 
 class Line(NamedTuple):
@@ -621,7 +656,7 @@ SCREEN_WORDS = (
     "PCI device", "Test NCCL failure", "NVLS", "socketFinalizeAccept", "Message truncated",
     "mismatch", "fallocate", "shared memory", "Attribute", "Socket creation failed", "ibv_reg_",
     "Duplicate GPU", "XML Import", "cannot be captured in a graph", "<0>", "loop back",
-    "failed to extend", "Init COMPLETE", "Connected all trees",
+    "failed to extend", "Init COMPLETE", "Connected all trees", "async event",
 )  # fmt: skip
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
 BATCH_LINES = 256
