@@ -102,3 +102,38 @@ def test_an_ambiguous_nvidia_smi_name_is_refused() -> None:
 
     with pytest.raises(InputError, match="rtx-4060-ti-16gb"):
         find_gpu("NVIDIA GeForce RTX 4060 Ti")
+
+
+# Apple silicon: name -> (memory bandwidth GB/s, GPU TFLOP/s): Apple's announcements, and for
+# the rates philipturner/metal-benchmarks where Apple gave none (sources in each entry)
+APPLE = {"m1": (68.25, 2.6), "m1-max": (400, 10.4), "m2-ultra": (800, 27.2),
+         "m3-max": (400, 14.2), "m4-max": (546, 18.4), "m4-pro": (273, 9.2)}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(APPLE))
+def test_apple_gpu_figures(name: str) -> None:
+    bw, tflops = APPLE[name]
+    g = find_gpu(name)
+    assert g.hbm_bw_bytes_per_s / 1e9 == pytest.approx(bw, rel=0.01)
+    assert g.bf16_flops_per_s / 1e12 == pytest.approx(tflops, rel=0.01)
+    assert g.unified_memory and g.max_gpus_per_node == 1
+
+
+def test_a_mac_s_memory_size_and_the_share_its_gpu_may_use() -> None:
+    """A size suffix picks the memory a Mac was bought with; Metal lets the GPU use two thirds
+    of it up to 32 GB and three quarters above (16 GB: 10922.67 MB, llama-cpp-python#687;
+    64 GB: 49152 MiB, llama.cpp#1870). The bare name is the smallest size."""
+    assert find_gpu("m2-max-64gb").memory_bytes == 48 * 2**30
+    assert find_gpu("Apple M2 16GB").memory_bytes == pytest.approx(16 * 2**30 * 2 / 3, abs=1)
+    assert find_gpu("m2-max").memory_bytes == find_gpu("m2-max-32gb").memory_bytes
+    assert find_gpu("m3-max-30c-96gb").name == "m3-max-30c-96gb"
+
+
+def test_a_size_a_mac_is_not_sold_with_is_refused_with_the_sizes() -> None:
+    from fabriclens.errors import InputError
+
+    with pytest.raises(InputError, match="48, 64, 128 GB, not 36 GB") as err:
+        find_gpu("m3-max-36gb")
+    assert "m3-max-30c-36gb" in err.value.fix
+    with pytest.raises(InputError, match="unknown GPU"):
+        find_gpu("h100-40gb")  # a size suffix only for parts sold in several sizes

@@ -33,6 +33,7 @@ from fabriclens.catalog.schema import (
     Network,
     Switch,
     _Entry,
+    with_memory,
 )
 from fabriclens.errors import InputError
 from fabriclens.inputs import read_bytes
@@ -314,8 +315,34 @@ def _find(
     raise InputError(f"unknown {what} {name!r}", fix)
 
 
+_MEMORY_SIZE = re.compile(r"(?P<base>.+?)[-_ ]?(?P<gb>\d{1,4}) ?gb", re.I)
+
+
 def find_gpu(name: str) -> Gpu:
-    """Look a GPU up by name or alias (case-insensitive)."""
+    """Look a GPU up by name or alias (case-insensitive); a part sold with several memory sizes
+    takes one as a suffix (m2-max-64gb, "M3 Max 64GB")."""
+    found = _lookup(gpus(), [name])
+    if found is not None:
+        return found
+    sized = _MEMORY_SIZE.fullmatch(name.strip())
+    base = _lookup(gpus(), [sized.group("base")]) if sized else None
+    if sized and base is not None and base.memory_options_gb:
+        size = int(sized.group("gb"))
+        if size not in base.memory_options_gb:
+            sizes = ", ".join(str(s) for s in base.memory_options_gb)
+            # a variant of the same part sold with that size (m3-max-30c: 36 GB)
+            kin = [
+                g.name
+                for g in gpus()
+                if g.name.startswith(base.name) and size in g.memory_options_gb
+            ]
+            fix = (
+                f"give {kin[0]}-{size}gb"
+                if kin
+                else f"give one of them: {base.name}-{base.memory_options_gb[-1]}gb"
+            )
+            raise InputError(f"{base.name} comes with {sizes} GB, not {size} GB", fix)  # fmt: skip
+        return with_memory(base, size)
     return _find(gpus(), name, "GPU", "gpus")
 
 

@@ -11,7 +11,7 @@ the field's name; the loaders turn that into a clear message.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 
@@ -124,9 +124,18 @@ class Gpu(_Entry):
     # the measured GEMM-by-shape table of its architecture (catalog/gemm_shapes.py); "": every
     # GEMM shape at matmul_efficiency
     gemm_shapes: str = ""
+    # memory sizes the part is sold with (GB): a name may end in -<size>gb to pick one
+    # (m2-max-64gb); memory_bytes is then that size's (the entry's own: its smallest)
+    memory_options_gb: tuple[int, ...] = ()
+    # unified memory shared with the CPU: the GPU may use only part of it (unified_gpu_share)
+    unified_memory: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        object.__setattr__(self, "memory_options_gb", tuple(self.memory_options_gb))
+        for size in self.memory_options_gb:
+            _check(isinstance(size, int) and not isinstance(size, bool) and size > 0,
+                   "memory_options_gb", f"sizes must be whole numbers of GB, not {size!r}")  # fmt: skip
         if self.generation:
             _one_of(self, "generation", GENERATIONS)
         if self.gemm_shapes:
@@ -186,6 +195,27 @@ class Gpu(_Entry):
         return self.matmul_efficiency
 
 
+def unified_gpu_share(memory_gb: float) -> float:
+    """The share of a Mac's unified memory its GPU may use by default (Metal's
+    recommendedMaxWorkingSetSize; raised with `sysctl iogpu.wired_limit_mb`): two thirds up to
+    32 GB, three quarters above, as Metal reports it (16 GB: 10922.67 MB, llama-cpp-python#687;
+    32 GB: 21845.34 MB, ollama#434; 64 GB: 49152 MiB, llama.cpp#1870)."""
+    return 2 / 3 if memory_gb <= 32 else 3 / 4
+
+
+def with_memory(gpu: Gpu, size_gb: int) -> Gpu:
+    """``gpu`` sold with ``size_gb`` of memory (one of its memory_options_gb): named
+    <name>-<size>gb; a unified-memory part keeps the share its GPU may use."""
+    share = unified_gpu_share(size_gb) if gpu.unified_memory else 1.0
+    return replace(
+        gpu,
+        name=f"{gpu.name}-{size_gb}gb",
+        aliases=(),
+        title=f"{gpu.title or gpu.name} with {size_gb} GB",
+        memory_bytes=int(size_gb * 2**30 * share),
+    )
+
+
 # attention kernels a training framework runs (Framework.attention, Gpu.attention_rates)
 ATTENTION_KERNELS = ("flash", "fused")
 # how a training framework runs a layer's elementwise work (Framework.elementwise,
@@ -199,7 +229,9 @@ GRAD_REDUCE_DTYPES = {"bf16": 2.0, "fp32": 4.0}
 # the architectures catalog/data/gemm_shapes.csv holds a GEMM-by-shape table for
 GEMM_SHAPE_TABLES = ("sm_90", "sm_100", "gfx942")
 # GPU architecture generations in order of release (AMD's CDNA 3 beside its Hopper peers)
-GENERATIONS = ("pascal", "volta", "turing", "ampere", "ada", "hopper", "cdna3", "blackwell")
+# (and Apple silicon's Metal GPUs last: no training framework's share is calibrated on them)
+GENERATIONS = ("pascal", "volta", "turing", "ampere", "ada", "hopper", "cdna3", "blackwell",
+               "apple")  # fmt: skip
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -56,8 +56,11 @@ def capacity(
     ] = None,
     nics_per_node: Annotated[int | None, typer.Option(help="NICs per node")] = None,
     engine: Annotated[
-        str, typer.Option(help="vllm | sglang | tgi | trtllm | ollama | hf")
-    ] = "vllm",
+        str | None,
+        typer.Option(
+            help="vllm | sglang | tgi | trtllm | ollama | hf [default: vllm; ollama on Apple GPUs]"
+        ),
+    ] = None,
     precision: Annotated[
         str | None, typer.Option(help="Weights: bf16 | fp8 | int8 | int4 [default: the engine's]")
     ] = None,

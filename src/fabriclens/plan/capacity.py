@@ -295,7 +295,7 @@ def plan_capacity(
     gpus_per_node: int | None = None,
     network: str | None = None,
     nics_per_node: int | None = None,
-    engine: str = "vllm",
+    engine: str | None = None,
     precision: str | None = None,
     kv_precision: str | None = None,
     gpu_memory_utilization: float | None = None,
@@ -306,7 +306,9 @@ def plan_capacity(
     ``tp``/``pp`` pin the replica; without ``tp`` the tensor-parallel size that meets the targets
     on the fewest GPUs is chosen. ``precision`` defaults to the model's released format (gpt-oss:
     4-bit experts), else the engine's (Ollama: Q4_K_M);
-    ``gpu_memory_utilization`` and ``max_parallel`` override the engine's defaults."""
+    ``gpu_memory_utilization`` and ``max_parallel`` override the engine's defaults. ``engine``
+    defaults to vLLM, and to Ollama on Apple GPUs (unified memory), where vLLM, SGLang and
+    TensorRT-LLM do not run."""
     for name, value in (
         ("users", users),
         ("output-tokens", output_tokens),
@@ -322,7 +324,7 @@ def plan_capacity(
     if gpus_per_node is not None and gpus_per_node < 1:
         raise InputError("--gpus-per-node must be at least 1", "give a positive --gpus-per-node")
     gpu = find_gpu(gpu_name)
-    eng = find_engine(engine)
+    eng = find_engine(engine or ("ollama" if gpu.unified_memory else "vllm"))
     limits = _engine_limits(gpu, eng, precision, gpu_memory_utilization, max_parallel, spec)
     kv_prec = kv_precision or ("fp8" if limits.precision == "fp8" else "bf16")
     d = _Demand(spec, count_params(spec), gpu, eng, users, prompt_tokens, output_tokens,
@@ -351,17 +353,22 @@ def plan_capacity(
         sized = [chosen]
         reason = f"tp {tp}: set by --tp"
     else:
+        # one box each (a Mac): tensor parallelism across boxes only over a network the user names
+        across = network is not None or not gpu.unified_memory
         chosen, sized, reason = _search_tp(
-            d, pp, gpus_per_node or gpu.max_gpus_per_node, fabric_for
+            d, pp, gpus_per_node or gpu.max_gpus_per_node, fabric_for, across
         )
+        if not across:
+            reason += "; not across machines (name one with --network to search tp over it)"
     return _assemble(d, chosen, sized, reason, network)
 
 
 def _search_tp(
-    d: _Demand, pp: int | None, node_gpus: int, fabric_for: FabricFor
+    d: _Demand, pp: int | None, node_gpus: int, fabric_for: FabricFor, across: bool = True
 ) -> tuple[_Sized, list[_Sized], str]:
-    """Size every tensor-parallel size (powers of two) inside a node, then across nodes while
-    that is needed to meet the targets or would use fewer GPUs; pick the fewest GPUs that meet."""
+    """Size every tensor-parallel size (powers of two) inside a node, then (``across``) across
+    nodes while that is needed to meet the targets or would use fewer GPUs; pick the fewest GPUs
+    that meet."""
     sized: list[_Sized] = []
 
     def consider(t: int) -> _Sized | None:
@@ -384,7 +391,7 @@ def _search_tp(
         if d.spec.heads % t == 0:
             consider(t)
         t *= 2
-    while t <= min(MAX_TP, d.spec.heads):  # across nodes: only when it could win
+    while across and t <= min(MAX_TP, d.spec.heads):  # across nodes: only when it could win
         if d.spec.heads % t == 0:
             stages = pp if pp is not None else (_min_pp(d, t) or 1)
             if t * stages < best_met():
@@ -398,7 +405,7 @@ def _search_tp(
         )
     met = [s for s in sized if s.slo_met]
     tried = ", ".join(
-        f"tp {s.tp}" + (f" x pp {s.pp}" if s.pp > 1 else "") + f": {s.gpus} GPUs"
+        f"tp {s.tp}" + (f" x pp {s.pp}" if s.pp > 1 else "") + f": {counted(s.gpus, 'GPU')}"
         + ("" if s.slo_met else " (target not met)")
         for s in sized
     )  # fmt: skip

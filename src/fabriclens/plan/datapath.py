@@ -14,6 +14,7 @@ from fabriclens.catalog import find_gpu, find_link, find_network
 from fabriclens.errors import InputError
 from fabriclens.plan.transfer import link_goodput
 from fabriclens.units import (
+    counted,
     format_bw,
     format_decimal_bytes,
     format_number,
@@ -98,7 +99,7 @@ def plan_datapath(
     ]  # fmt: skip
     if storage_bytes_per_s:
         stages.insert(0, Stage("storage system (all nodes)", storage_bytes_per_s, per_node * nodes,
-                               f"{format_bw(storage_bytes_per_s)} in total, shared by {nodes} node(s)"))  # fmt: skip
+                               f"{format_bw(storage_bytes_per_s)} in total, shared by {counted(nodes, 'node')}"))  # fmt: skip
     ckpt_s = None
     if checkpoint_bytes > 0:
         write = nodes * node_net

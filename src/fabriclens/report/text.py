@@ -111,7 +111,9 @@ def plan_summary(doc: dict[str, Any], with_network: bool = True) -> list[Rendera
     if doc["model"]["active_params"] != doc["model"]["params"]:
         head.append(f", {doc['model']['active_params'] / 1e9:.1f}B active")
     head.append(f") · {doc['workload']} · {doc['gpus']} x {doc['gpu']}")
-    head.append(f" · {doc['nodes']} node(s) x {doc['gpus_per_node']} GPUs over {doc['intra_link']}")
+    head.append(
+        f" · {counted(doc['nodes'], 'node')} x {counted(doc['gpus_per_node'], 'GPU')} over {doc['intra_link']}"
+    )
     if with_network and doc["network"] != "none":
         head.append(f" · network {doc['network']} x {doc['nics_per_node']} per node")
     if doc["workload"] == "inference":
@@ -314,7 +316,9 @@ def collective_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         f"{doc['op']} of {format_decimal_bytes(doc['size_bytes'])} on {doc['ranks']} ranks",
         style="bold",
     )
-    text.append(f" ({doc['nodes']} node(s) x {doc['gpus_per_node']} GPUs, {doc['intra_link']}")
+    text.append(
+        f" ({counted(doc['nodes'], 'node')} x {counted(doc['gpus_per_node'], 'GPU')}, {doc['intra_link']}"
+    )
     if doc["network"] != "none":
         text.append(f", {doc['network']} x {doc['nics_per_node']} per node")
     text.append(")\n")
@@ -426,7 +430,7 @@ def advise_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     out: list[RenderableType] = []
     facts = doc["facts"]
     head = Text()
-    head.append(f"{facts['scenario']}, {facts['nodes']} node(s)", style="bold")
+    head.append(f"{facts['scenario']}, {counted(facts['nodes'], 'node')}", style="bold")
     head.append(f" · {'cloud' if facts['cloud'] else 'own data centre'} · network engineer: "
                 f"{'yes' if facts['network_engineer'] else 'no'}" + (f" · {facts['workload']}" if facts["workload"] else ""))  # fmt: skip
     out.append(head)
@@ -460,7 +464,7 @@ def advise_renderables(doc: dict[str, Any]) -> list[RenderableType]:
 def datapath_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     """`fabriclens datapath` output."""
     table = Table(
-        title=f"Data path of {doc['nodes']} node(s) x {doc['gpus_per_node']} GPUs",
+        title=f"Data path of {counted(doc['nodes'], 'node')} x {counted(doc['gpus_per_node'], 'GPU')}",
         box=box.SIMPLE_HEAD,
         title_justify="left",
     )
@@ -531,7 +535,7 @@ def bench_import_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     """`fabriclens bench import` output: the sweep like nccl-tests, then the judgement and flags."""
     title = f"{doc['op'] or 'op ?'} on {doc['ranks'] or '?'} ranks"
     if doc["judged"]:
-        title += f" ({doc['nodes']} node(s) x {doc['gpus_per_node']} {doc['gpu']})"
+        title += f" ({counted(doc['nodes'], 'node')} x {doc['gpus_per_node']} {doc['gpu']})"
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
     for col in ("size", "time", "algbw GB/s", "busbw GB/s", "in-place busbw", "#wrong"):
         table.add_column(col, justify="right")
