@@ -125,6 +125,15 @@ def test_plan_inference_keys(capsys: pytest.CaptureFixture[str]) -> None:
     assert inf["batch_tokens_per_s"] == pytest.approx(8 * inf["decode_tokens_per_s"], rel=1e-4)
 
 
+def test_plan_inference_on_a_mac_runs_ollama(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM does not run on Apple GPUs: without --engine a Mac's plan runs Ollama."""
+    doc = _json(capsys, "plan", "llama3.1:8b", "-w", "inference", "--gpu", "m2-max-64gb",
+                "--gpus", "1")  # fmt: skip
+    assert isinstance(doc, dict)
+    assert doc["layout"]["engine"] == "ollama"
+    assert doc["gpu"] == "m2-max-64gb"
+
+
 @pytest.mark.parametrize("workload", ["pretrain", "full-finetune", "lora", "qlora"])
 def test_every_training_workload_runs(capsys: pytest.CaptureFixture[str], workload: str) -> None:
     doc = _json(capsys, "plan", "qwen2.5-7b", "-w", workload, "--gpus", "8")

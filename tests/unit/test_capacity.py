@@ -283,3 +283,15 @@ def test_one_box_parts_search_tensor_parallelism_across_machines_only_over_a_nam
     over = plan_capacity(spec, "m2-max-64gb", users=1, output_tokens=200, engine="ollama",
                          network="10gbe")  # fmt: skip
     assert any(o.tp > 1 for o in over.options)
+
+
+def test_a_mac_is_sized_with_ollama_unless_an_engine_is_named() -> None:
+    """vLLM, SGLang and TensorRT-LLM do not run on Apple GPUs: without --engine a Mac is sized
+    with Ollama (llama.cpp's Metal backend); a named engine is kept."""
+    spec = find_model("llama-3.1-8b")
+    assert plan_capacity(spec, "m2-max-64gb", users=1, output_tokens=100).limits.engine == "ollama"
+    assert plan_capacity(spec, "h100-sxm", users=1, output_tokens=100).limits.engine == "vllm"
+    assert (
+        plan_capacity(spec, "m2-max-64gb", users=1, output_tokens=100, engine="hf").limits.engine
+        == "hf"
+    )

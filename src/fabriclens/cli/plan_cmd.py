@@ -90,8 +90,11 @@ def plan(
     prompt_tokens: Annotated[int, typer.Option(help="Inference: prompt length")] = 1024,
     output_tokens: Annotated[int, typer.Option(help="Inference: generated tokens")] = 256,
     engine: Annotated[
-        str, typer.Option(help="Inference engine: vllm | trtllm | ollama | hf")
-    ] = "vllm",
+        str | None,
+        typer.Option(
+            help="Inference engine: vllm | trtllm | ollama | hf [default: vllm; ollama on Apple GPUs]"
+        ),
+    ] = None,
     kv_precision: Annotated[
         str | None, typer.Option(help="Inference: KV cache precision [default: bf16]")
     ] = None,
@@ -153,6 +156,10 @@ def plan(
         gpus_per_node = gpus_per_node or design.gpus_per_server
     if compare_networks:
         nets = list(dict.fromkeys([*COMPARE_SET, *nets]))
+    if engine is None:  # vLLM, SGLang and TensorRT-LLM do not run on Apple GPUs
+        from fabriclens.catalog import find_gpu
+
+        engine = "ollama" if find_gpu(gpu).unified_memory else "vllm"
     req = PlanRequest(
         model=spec,
         gpu=gpu,
