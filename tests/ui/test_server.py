@@ -88,6 +88,17 @@ def test_a_page_takes_an_ollama_tag_but_no_hugging_face_path(client: Any) -> Non
     assert "huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json" in r.text
 
 
+def test_a_mac_s_sized_name_is_offered_and_planned(client: Any) -> None:
+    """The GPU list offers each memory size of a part sold in several (a Mac), and the page
+    sizes it as the command does (Ollama, one machine)."""
+    page = client.get("/capacity")
+    assert page.status_code == 200 and 'value="m2-max-64gb"' in page.text
+    r = client.get("/api/capacity", params={"model": "llama3.1:8b", "users": "1",
+                                            "gpu": "m2-max-64gb"})  # fmt: skip
+    assert r.status_code == 200, r.text
+    assert r.json()["gpu"] == "m2-max-64gb" and r.json()["engine"]["name"] == "ollama"
+
+
 def test_an_uploaded_config_json_plans_like_the_file(client: Any) -> None:
     from pathlib import Path
 

@@ -76,7 +76,12 @@ def _catalog_lists() -> dict[str, list[str]]:
 
     return {
         "model": [m.name for m in load.models()],
-        "gpu": [g.name for g in load.gpus()],
+        # a part sold in several memory sizes (a Mac) offers each: m2-max-64gb
+        "gpu": [
+            n
+            for g in load.gpus()
+            for n in (g.name, *(f"{g.name}-{s}gb" for s in g.memory_options_gb))
+        ],
         "network": [n.name for n in load.networks()],
         "intra-link": [lk.name for lk in load.links()],
         "engine": [e.name for e in load.engines()],
