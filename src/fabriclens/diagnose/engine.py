@@ -25,6 +25,8 @@ SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 ARCH_MISSING = (
     "named symbol not found",
     "no kernel image is available for execution on the device",
+    "invalid device function",  # CUDA: no kernel for this architecture (nccl#444)
+    "invalid kernel file",  # HIP/RCCL: no code object for this GPU (rccl#876)
 )
 FACTS = {
     "transport", "ib_devices", "ib_no_device", "libibverbs_failed", "gdr", "nccl_warnings",
@@ -42,7 +44,7 @@ FACTS = {
     "graph_capture_unsupported", "cuda_arch_missing", "ring_mismatch", "setup_complete",
     "bootstrap_seen", "cuda_oom", "ib_access_violation", "socket_wrong_magic",
     "gdr_distance_disabled", "roce_connect_failed", "watchdog_short_timeout",
-    "watchdog_rank0_silent",
+    "watchdog_rank0_silent", "ib_gdr_no_module", "nvml_gpu_hidden",
 }  # fmt: skip
 
 
@@ -237,6 +239,8 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "roce_connect_failed": sum(1 for e in nccl.of("proxy_failed") if e.detail["op"] == "Connect") if any(d.endswith("/RoCE") for d in nccl.ib_devices) else 0,
         "watchdog_short_timeout": sum(1 for t in torch.timeouts if t.timeout_s is not None and t.timeout_s < SHORT_TIMEOUT_S),
         "watchdog_rank0_silent": _rank0_silent(torch),
+        "ib_gdr_no_module": len(nccl.of("ib_gdr_no_module")),
+        "nvml_gpu_hidden": len(nccl.of("nvml_gpu_hidden")),
     }  # fmt: skip
 
 
@@ -362,6 +366,8 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "socket_wrong_magic": (("socket_wrong_magic",), None),
     "gdr_distance": (("gdr_distance",), None),
     "roce_connect_failed": (("proxy_failed",), lambda e: e.detail["op"] == "Connect"),
+    "ib_gdr_no_module": (("ib_gdr_no_module",), None),
+    "nvml_gpu_hidden": (("nvml_gpu_hidden",), None),
 }  # fmt: skip
 
 

@@ -42,7 +42,7 @@ OLD_HEAD_RE = re.compile(
 # Its end, searched first: it starts with a `[`, found fast, while the whole head is tried at
 # every position before the level word (hundreds of microseconds on a long pasted line)
 OLD_HEAD_END_RE = re.compile(r"\[\d+\]\s+" + _LOC + r"\Z")
-VERSION_RE = re.compile(r"NCCL version:?\s*(\d+\.\d+\.\d+[\w.+-]*)")
+VERSION_RE = re.compile(r"[NR]CCL version:?\s*(\d+\.\d+\.\d+[\w.+-]*)")  # RCCL prints its own
 IB_USING_RE = re.compile(
     r"NET/IB\s*:\s*Using\s+(?P<devs>(?:\[\d+\]\S+\s*)+)(?:\[RO\])?\s*(?:;\s*OOB\s+(?P<oob>\S+))?"
 )
@@ -89,6 +89,14 @@ SOCKET_TYPES = {1: "bootstrap", 2: "proxy", 3: "NET/Socket", 4: "NET/IB", 5: "RA
 WRONG_MAGIC_RE = re.compile(
     r"socketFinalizeAccept: wrong magic ([0-9a-fA-F]{1,16}) != ([0-9a-fA-F]{1,16})"
 )
+# net_ib.cc: `NET/IB : GPU Direct RDMA Disabled for HCA %d '%s'` (later `... (no module)`): no
+# peer-memory module registered GPU memory with the NIC
+IB_GDR_OFF_RE = re.compile(
+    r"NET/IB\s*:\s*GPU Direct RDMA Disabled for HCA (\d{1,4}) '([^']{1,64})'"
+)
+# nvmlwrap.cc: `nvmlDeviceGetHandleByPciBusId() failed: Not Found`: a GPU of the node NCCL
+# cannot see (this process sees only its own)
+NVML_NOT_FOUND_RE = re.compile(r"nvmlDeviceGetHandleByPciBusId\(\) failed: Not Found")
 # net_ib.cc: `NET/IB : %s:%d Got async event : %s` (the verbs async event of a device port)
 ASYNC_EVENT_RE = re.compile(r"NET/IB\s*:\s*(\S{1,64}) Got async event\s*:\s*(\S[^\n]{0,199})")
 # paths.cc / net.cc: `GPU Direct RDMA Disabled for GPU %d[%d] / HCA %d (distance %d >= %d)`, later
@@ -412,6 +420,10 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
         )
     if "async event" in msg and (ae := ASYNC_EVENT_RE.search(msg)) is not None:
         add("ib_async_event", device=ae.group(1), event=ae.group(2).strip())
+    if "GPU Direct RDMA Disabled" in msg and (go := IB_GDR_OFF_RE.search(msg)) is not None:
+        add("ib_gdr_no_module", hca=go.group(2))
+    if "nvmlDevice" in msg and NVML_NOT_FOUND_RE.search(msg) is not None:
+        add("nvml_gpu_hidden")
     if "GPU Direct RDMA Disabled" in msg and (gd := GDR_DISTANCE_RE.search(msg)) is not None:
         add("gdr_distance", gpu=gd.group(1), hca=gd.group(2), distance=int(gd.group(3)),
             level=int(gd.group(4)))  # fmt: skip
@@ -656,7 +668,7 @@ SCREEN_WORDS = (
     "PCI device", "Test NCCL failure", "NVLS", "socketFinalizeAccept", "Message truncated",
     "mismatch", "fallocate", "shared memory", "Attribute", "Socket creation failed", "ibv_reg_",
     "Duplicate GPU", "XML Import", "cannot be captured in a graph", "<0>", "loop back",
-    "failed to extend", "Init COMPLETE", "Connected all trees", "async event",
+    "failed to extend", "Init COMPLETE", "Connected all trees", "async event", "nvmlDevice",
 )  # fmt: skip
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
 BATCH_LINES = 256
