@@ -28,24 +28,8 @@ ARCH_MISSING = (
     "invalid device function",  # CUDA: no kernel for this architecture (nccl#444)
     "invalid kernel file",  # HIP/RCCL: no code object for this GPU (rccl#876)
 )
-FACTS = {
-    "transport", "ib_devices", "ib_no_device", "libibverbs_failed", "gdr", "nccl_warnings",
-    "completion_errors", "retry_exceeded", "watchdog_timeouts", "stragglers",
-    "ib_disabled_by_env", "p2p_disabled_by_env", "socket_forced_by_env", "logs_read",
-    "single_node", "error_lines", "ib_local_protection", "ib_wr_flush", "qp_timeout", "qp_no_device",
-    "qp_unreachable", "roce_link_local_gid", "socket_virtual_ifaces", "socket_link_local_ifaces",
-    "connect_link_local", "connect_failed", "peer_gone", "bad_address_family", "socket_ifname_set",
-    "p2p_unsupported", "shm_p2p_unsupported", "topology_sysfs", "max_shared_mem", "ofi_errors",
-    "remote_error", "usb_nic", "nccl_versions", "nvls_failed", "socket_type_mismatch",
-    "message_truncated", "collective_mismatch", "shm_failed", "topo_xml_invalid",
-    "socket_create_failed", "ofi_register_failed", "cuda_init_error", "cuda_not_supported",
-    "shm_attach_failed", "ib_dmabuf_unsupported", "ib_reg_no_memory", "duplicate_gpu",
-    "connect_loopback", "ib_device_kinds", "graph_file_set", "graph_import_failed",
-    "graph_capture_unsupported", "cuda_arch_missing", "ring_mismatch", "setup_complete",
-    "bootstrap_seen", "cuda_oom", "ib_access_violation", "socket_wrong_magic",
-    "gdr_distance_disabled", "roce_connect_failed", "watchdog_short_timeout",
-    "watchdog_rank0_silent", "ib_gdr_no_module", "nvml_gpu_hidden",
-}  # fmt: skip
+# the events of a connection that failed (parse/nccl_log.py: SOCKET_ERRORS)
+CONNECT_FAILURES = ("connect_abort", "connect_timeout", "connect_refused", "unreachable")
 
 
 @dataclass(frozen=True)
@@ -103,7 +87,7 @@ def load_rules(filename: str, known: Mapping[str, set[str]]) -> tuple[Rule, ...]
 @functools.cache
 def rules() -> tuple[Rule, ...]:
     """The built-in log rules, checked against the facts the engine provides."""
-    return load_rules("rules.toml", {"": FACTS})
+    return load_rules("rules.toml", {"": set(facts(NcclLog(), TorchLog()))})  # every fact it has
 
 
 def _progress(torch: TorchLog) -> dict[int, int]:
@@ -146,16 +130,8 @@ def _device_kinds(devices: list[str]) -> set[str]:
     return kinds
 
 
-def _loopback_connects(nccl: NcclLog) -> list[Event]:
-    kinds = ("connect_abort", "connect_timeout", "connect_refused", "unreachable")
-    return [
-        e for e in nccl.events
-        if e.kind in kinds and str(e.detail["peer"] or "").startswith(("127.", "::1", "localhost"))
-    ]  # fmt: skip
-
-
 def _link_local_connects(nccl: NcclLog) -> list[Event]:
-    kinds = ("connect_abort", "connect_timeout", "connect_refused", "unreachable")
+    kinds = CONNECT_FAILURES
     return [
         e for e in nccl.events if e.kind in kinds and is_link_local(str(e.detail["peer"] or ""))
     ]
@@ -198,7 +174,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "socket_virtual_ifaces": len(_virtual_ifaces(nccl)),
         "socket_link_local_ifaces": len(_link_local_ifaces(nccl)),
         "connect_link_local": len(_link_local_connects(nccl)),
-        "connect_failed": sum(len(nccl.of(k)) for k in ("connect_abort", "connect_timeout", "connect_refused", "unreachable")),
+        "connect_failed": _count("connect_failed", nccl),
         "peer_gone": len(nccl.of("peer_reset")) + len(nccl.of("peer_closed")),
         "bad_address_family": len(nccl.of("bad_address_family")),
         "socket_ifname_set": "NCCL_SOCKET_IFNAME" in env,
@@ -214,9 +190,9 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "socket_type_mismatch": len(nccl.of("socket_type_mismatch")),
         "message_truncated": len(nccl.of("message_truncated")),
         "collective_mismatch": len(nccl.of("collective_mismatch")),
-        "shm_failed": sum(1 for e in nccl.of("shm_failed") if e.detail["action"] == "create"),
-        "shm_attach_failed": sum(1 for e in nccl.of("shm_failed") if e.detail["action"] in ("attach", "unlink")),
-        "cuda_arch_missing": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] in ARCH_MISSING),
+        "shm_failed": _count("shm_failed", nccl),
+        "shm_attach_failed": _count("shm_attach_failed", nccl),
+        "cuda_arch_missing": _count("cuda_arch_missing", nccl),
         "ring_mismatch": len(nccl.of("ring_mismatch")),
         "setup_complete": min(1, len(nccl.of("setup_complete"))),
         "bootstrap_seen": "bootstrap" in nccl.evidence,
@@ -226,11 +202,11 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "graph_file_set": "NCCL_GRAPH_FILE" in env,
         "graph_import_failed": len(nccl.of("graph_import_failed")),
         "graph_capture_unsupported": len(nccl.of("graph_capture_unsupported")),
-        "connect_loopback": len(_loopback_connects(nccl)),
+        "connect_loopback": _count("connect_loopback", nccl),
         "topo_xml_invalid": len(nccl.of("topo_xml")),
         "socket_create_failed": len(nccl.of("socket_create_failed")),
         "ofi_register_failed": len(nccl.of("ofi_register_failed")),
-        "cuda_init_error": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "initialization error"),
+        "cuda_init_error": _count("cuda_init_error", nccl),
         "cuda_not_supported": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "operation not supported" and e.detail["where"] != "nvls"),
         "cuda_oom": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "out of memory"),
         "ib_access_violation": sum(1 for e in nccl.of("ib_async_event") if "access violation" in str(e.detail["event"]).lower()),
@@ -316,14 +292,9 @@ def describe(event: Event) -> str:
     return f"{'; '.join(parts)}{' (' + where + ')' if where else ''}  <- {event.line}"
 
 
-def _events(kinds: tuple[str, ...], nccl: NcclLog, keep: Any = None) -> list[str]:
-    out: list[str] = []
-    for e in nccl.events:
-        if e.kind in kinds and (keep is None or keep(e)):
-            text = describe(e)
-            if text not in out:
-                out.append(text)
-    return out[:5]
+def _described(events: list[Event]) -> list[str]:
+    """The first five distinct descriptions of ``events``."""
+    return list(dict.fromkeys(describe(e) for e in events))[:5]
 
 
 EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
@@ -332,7 +303,7 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_wr_flush": (("ib_completion",), lambda e: e.detail["status"] == 5),
     "qp_error": (("qp_error",), None),
     "gid_selected": (("gid_selected",), None),
-    "connect_failed": (("connect_abort", "connect_timeout", "connect_refused", "unreachable"), None),
+    "connect_failed": (CONNECT_FAILURES, None),
     "peer_gone": (("peer_reset", "peer_closed", "proxy_failed"), None),
     "bad_address_family": (("bad_address_family",), None),
     "cuda_error": (("cuda_error",), None),
@@ -354,7 +325,7 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "duplicate_gpu": (("duplicate_gpu",), None),
     "graph_import_failed": (("graph_import_failed",), None),
     "graph_capture_unsupported": (("graph_capture_unsupported",), None),
-    "connect_loopback": (("connect_abort", "connect_timeout", "connect_refused", "unreachable"),
+    "connect_loopback": (CONNECT_FAILURES,
                          lambda e: str(e.detail["peer"] or "").startswith(("127.", "::1", "localhost"))),
     "topo_xml": (("topo_xml",), None),
     "socket_create_failed": (("socket_create_failed",), None),
@@ -371,10 +342,20 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
 }  # fmt: skip
 
 
+def _matching(name: str, nccl: NcclLog) -> list[Event]:
+    """The events EVENT_EVIDENCE[name] names (its kinds, kept by its predicate)."""
+    kinds, keep = EVENT_EVIDENCE[name]
+    return [e for e in nccl.events if e.kind in kinds and (keep is None or keep(e))]
+
+
+def _count(name: str, nccl: NcclLog) -> int:
+    """How many events EVENT_EVIDENCE[name] names: a fact and its evidence share one test."""
+    return len(_matching(name, nccl))
+
+
 def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
     if name in EVENT_EVIDENCE:
-        kinds, keep = EVENT_EVIDENCE[name]
-        return _events(kinds, nccl, keep)
+        return _described(_matching(name, nccl))
     if name in nccl.evidence:
         return [nccl.evidence[name]]
     if name.startswith("env:"):
