@@ -137,3 +137,12 @@ def test_a_size_a_mac_is_not_sold_with_is_refused_with_the_sizes() -> None:
     assert "m3-max-30c-36gb" in err.value.fix
     with pytest.raises(InputError, match="unknown GPU"):
         find_gpu("h100-40gb")  # a size suffix only for parts sold in several sizes
+
+
+def test_a_part_sold_in_sizes_holds_its_smallest_size_s_memory() -> None:
+    """The entry itself is its smallest size: a memory_bytes that disagrees is refused."""
+    from dataclasses import replace
+
+    m2 = find_gpu("m2-max")
+    with pytest.raises(ValueError, match="memory_bytes"):
+        replace(m2, memory_bytes=m2.memory_bytes + 2**30)

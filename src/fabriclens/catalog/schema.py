@@ -136,6 +136,10 @@ class Gpu(_Entry):
         for size in self.memory_options_gb:
             _check(isinstance(size, int) and not isinstance(size, bool) and size > 0,
                    "memory_options_gb", f"sizes must be whole numbers of GB, not {size!r}")  # fmt: skip
+        if self.memory_options_gb:  # the entry itself is its smallest size
+            smallest = sized_memory_bytes(self, self.memory_options_gb[0])
+            _check(self.memory_bytes == smallest, "memory_bytes",
+                   f"must be its smallest size's, {smallest} (memory_options_gb)")  # fmt: skip
         if self.generation:
             _one_of(self, "generation", GENERATIONS)
         if self.gemm_shapes:
@@ -203,16 +207,23 @@ def unified_gpu_share(memory_gb: float) -> float:
     return 2 / 3 if memory_gb <= 32 else 3 / 4
 
 
+def sized_memory_bytes(gpu: Gpu, size_gb: int) -> int:
+    """The memory ``gpu`` has for work when sold with ``size_gb``: all of it, or on unified
+    memory the share its GPU may use."""
+    share = unified_gpu_share(size_gb) if gpu.unified_memory else 1.0
+    return int(size_gb * 2**30 * share)
+
+
 def with_memory(gpu: Gpu, size_gb: int) -> Gpu:
     """``gpu`` sold with ``size_gb`` of memory (one of its memory_options_gb): named
-    <name>-<size>gb; a unified-memory part keeps the share its GPU may use."""
-    share = unified_gpu_share(size_gb) if gpu.unified_memory else 1.0
+    <name>-<size>gb, a part of that one size."""
     return replace(
         gpu,
         name=f"{gpu.name}-{size_gb}gb",
         aliases=(),
+        memory_options_gb=(),
         title=f"{gpu.title or gpu.name} with {size_gb} GB",
-        memory_bytes=int(size_gb * 2**30 * share),
+        memory_bytes=sized_memory_bytes(gpu, size_gb),
     )
 
 

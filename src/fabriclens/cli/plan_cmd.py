@@ -129,7 +129,7 @@ def plan(
     Exit status 1 when it does not fit in memory."""
     from fabriclens.cli._model_arg import resolve_model
     from fabriclens.errors import ExitStatus
-    from fabriclens.plan.planner import make_plans
+    from fabriclens.plan.planner import default_engine, make_plans
     from fabriclens.plan.request import PlanRequest
 
     spec = resolve_model(
@@ -156,10 +156,10 @@ def plan(
         gpus_per_node = gpus_per_node or design.gpus_per_server
     if compare_networks:
         nets = list(dict.fromkeys([*COMPARE_SET, *nets]))
-    if engine is None:  # vLLM, SGLang and TensorRT-LLM do not run on Apple GPUs
+    if engine is None:
         from fabriclens.catalog import find_gpu
 
-        engine = "ollama" if find_gpu(gpu).unified_memory else "vllm"
+        engine = default_engine(find_gpu(gpu))
     req = PlanRequest(
         model=spec,
         gpu=gpu,

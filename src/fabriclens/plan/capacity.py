@@ -25,7 +25,7 @@ from fabriclens.model.collectives import Fabric
 from fabriclens.model.inference import InferenceEstimate, estimate_inference, serving_tpot_s
 from fabriclens.model.layout import WEIGHT_BYTES
 from fabriclens.model.memory import inference_memory
-from fabriclens.plan.planner import context_window_note, resolve_fabric
+from fabriclens.plan.planner import context_window_note, default_engine, resolve_fabric
 from fabriclens.plan.transfer import plan_transfer
 from fabriclens.units import counted, format_decimal_bytes, format_rate, format_time
 
@@ -324,7 +324,7 @@ def plan_capacity(
     if gpus_per_node is not None and gpus_per_node < 1:
         raise InputError("--gpus-per-node must be at least 1", "give a positive --gpus-per-node")
     gpu = find_gpu(gpu_name)
-    eng = find_engine(engine or ("ollama" if gpu.unified_memory else "vllm"))
+    eng = find_engine(engine or default_engine(gpu))
     limits = _engine_limits(gpu, eng, precision, gpu_memory_utilization, max_parallel, spec)
     kv_prec = kv_precision or ("fp8" if limits.precision == "fp8" else "bf16")
     d = _Demand(spec, count_params(spec), gpu, eng, users, prompt_tokens, output_tokens,

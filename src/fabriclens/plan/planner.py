@@ -668,6 +668,12 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
     )
 
 
+def default_engine(gpu: Gpu) -> str:
+    """The serving engine a plan assumes when none is named: vLLM, and Ollama on Apple GPUs
+    (unified memory), where vLLM, SGLang and TensorRT-LLM do not run."""
+    return "ollama" if gpu.unified_memory else "vllm"
+
+
 def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     spec, counts, gpu, fabric, notes = _setup(req, network_name)
     engine = find_engine(req.engine)
