@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import pytest
 
-from fabriclens.lab import leftovers
+from fabriclens.lab import down_all, leftovers
 
 
 def _missing() -> str:
@@ -23,6 +23,22 @@ def _missing() -> str:
     if not os.path.exists("/dev/net/tun"):
         return "needs /dev/net/tun"
     return ""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_lab_from_an_interrupted_run() -> None:
+    """A run killed mid-test (a machine restarted, a timeout) leaves its lab behind; the next run
+    removes it with ``lab down --all`` (only labs whose state file this tool wrote) and says so,
+    then starts clean or fails naming what is still there. Each test's own clean-up is still
+    checked, after the test, by the fixture below."""
+    if _missing() or not leftovers():
+        return
+    removal = down_all()
+    print(f"removed labs left by an earlier, interrupted run: {removal.removed}")
+    assert leftovers() == [], (
+        f"left by an earlier run and not removable by 'lab down --all': {leftovers()} "
+        f"({removal.left_alone})"
+    )
 
 
 @pytest.fixture(autouse=True)
