@@ -70,6 +70,68 @@ def test_straggler_across_ranks() -> None:
     assert "straggler-rank" in found and "rank 2" in found["straggler-rank"].evidence[0]
 
 
+def _watchdog(rank: int, group_rank: int, op: str, seq: int) -> str:
+    return (f"[rank{rank}]:[E218 04:54:22.864467604 ProcessGroupNCCL.cpp:616] [Rank {group_rank}] Watchdog caught "
+            f"collective operation timeout: WorkNCCL(SeqNum={seq}, OpType={op}, NumelIn=32, NumelOut=32, "
+            "Timeout(ms)=600000) ran for 600045 milliseconds before timing out.")  # fmt: skip
+
+
+def _progress(rank: int, guid: int, group_rank: int, done: int) -> str:
+    return (f"[rank{rank}]:[E218 04:54:22.864535778 ProcessGroupNCCL.cpp:1795] [PG ID 11 PG GUID {guid} Rank "
+            f"{group_rank}] Exception (either an error or timeout) detected by watchdog at work: {done + 1}, "
+            f"last enqueued NCCL work: {done + 1}, last completed NCCL work: {done}.")  # fmt: skip
+
+
+def test_the_rank_inside_a_process_group_is_read_beside_the_global_rank() -> None:
+    """PyTorch 2.2+ prints "[rankN]:" (global) before "[Rank n]" / "[PG ... Rank n]" (in the
+    group): NVIDIA/nccl#1610's rank 15 is rank 0 of its group, so rank 0 was waiting too."""
+    torch = parse_torch_log("\n".join([_watchdog(13, 1, "ALLTOALL_BASE", 216), _progress(13, 119, 1, 215),
+                                        _watchdog(15, 1, "ALLREDUCE", 57), _progress(15, 112, 0, 56)]))  # fmt: skip
+    assert [t.rank for t in torch.timeouts] == [13, 15]
+    assert torch.groups == {13: "119", 15: "112"} and torch.group_ranks == {13: 1, 15: 0}
+    assert facts(NcclLog(), torch)["watchdog_rank0_silent"] is False
+    # work counts of different groups are not compared: no straggler
+    assert stragglers(torch) == []
+    # the same two ranks in one group, neither its rank 0: rank 0 is silent, rank 15 is behind
+    same = parse_torch_log("\n".join([_watchdog(13, 1, "ALLREDUCE", 57), _progress(13, 7, 1, 57),
+                                       _watchdog(15, 3, "ALLREDUCE", 57), _progress(15, 7, 3, 56)]))  # fmt: skip
+    assert facts(NcclLog(), same)["watchdog_rank0_silent"] is True
+    assert stragglers(same) == [15]
+
+
+def test_a_wrapped_watchdog_line_still_names_the_collective() -> None:
+    """meta-pytorch/torchtune#1165 as pasted: the line breaks inside "Timeout(ms)"."""
+    text = ("[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=15037, OpType=_ALLGATHER_BASE, NumelIn=131072512, NumelOut=524290048, Timeo\n"
+            "ut(ms)=600000) ran for 600055 milliseconds before timing out.")  # fmt: skip
+    (t,) = parse_torch_log(text).timeouts
+    assert (t.rank, t.op, t.seq, t.numel) == (3, "_ALLGATHER_BASE", 15037, 131072512)
+
+
+def test_the_watchdog_stack_alone_is_read_as_a_timeout() -> None:
+    """jpata/particleflow#390: only the C++ frames of the watchdog's exception were pasted."""
+    frame = ("frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+             "std::ratio<1l, 1000l> > >) + 0x1d2 (0x1554e9e0f8f2 in /x/torch/lib/libtorch_cuda.so)")  # fmt: skip
+    torch = parse_torch_log(frame)
+    assert facts(NcclLog(), torch)["watchdog_stack_only"] == 1
+    found = {f.rule: f for f in diagnose(NcclLog(), torch)}
+    assert list(found) == ["watchdog-timeout-stack-only"]
+    assert "checkTimeout" in found["watchdog-timeout-stack-only"].evidence[0]
+    # beside the watchdog's own line the frames add nothing: the timeout is read from the line
+    both = parse_torch_log(_watchdog(1, 1, "ALLREDUCE", 5) + "\n" + frame)
+    assert facts(NcclLog(), both)["watchdog_stack_only"] == 0
+
+
+def test_a_harmless_warning_is_not_a_failure() -> None:
+    """NVIDIA/nccl-tests#115: NCCL_CUDA_PATH without libcuda.so is a WARN NCCL goes on past."""
+    nccl = parse_nccl_log("host:1:1 [0] misc/cudawrap.cc:90 NCCL WARN Failed to find CUDA library in "
+                          "/usr/local/cuda-11.7 (NCCL_CUDA_PATH=/usr/local/cuda-11.7)\n"
+                          "host:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>")  # fmt: skip
+    f = facts(nccl, TorchLog())
+    assert nccl.warnings and f["nccl_warnings"] == 0 and f["error_lines"] == 0
+    assert "setup-stalled-no-failure" in {x.rule for x in diagnose(nccl, TorchLog())}
+
+
 def test_completion_errors_env_overrides_and_gdr() -> None:
     text = "\n".join([
         "node1:100:200 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1",

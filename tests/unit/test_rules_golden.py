@@ -282,6 +282,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "roce-connect-failed-gid": {"roce_connect_failed": 1},
     "watchdog-short-timeout": {"watchdog_short_timeout": 1},
     "watchdog-rank0-behind": {"watchdog_rank0_silent": True},
+    "watchdog-timeout-stack-only": {"watchdog_stack_only": 1},
     "gdr-no-peer-memory-module": {"ib_gdr_no_module": 1},
     "nvml-gpu-hidden": {"nvml_gpu_hidden": 1},
 }

@@ -30,6 +30,10 @@ ARCH_MISSING = (
 )
 # the events of a connection that failed (parse/nccl_log.py: SOCKET_ERRORS)
 CONNECT_FAILURES = ("connect_abort", "connect_timeout", "connect_refused", "unreachable")
+# NCCL WARNs that do not stop it: NCCL_CUDA_PATH naming a folder without libcuda.so (cudawrap.cc;
+# NCCL goes on through the CUDA runtime's driver entry points, and the thread's hang had another
+# cause: NVIDIA/nccl-tests#115). They stay in the warnings list, but do not count as a failure.
+HARMLESS_WARN_RE = re.compile(r"Failed to find CUDA library in ")
 
 
 @dataclass(frozen=True)
@@ -103,12 +107,20 @@ def _progress(torch: TorchLog) -> dict[int, int]:
 
 def stragglers(torch: TorchLog) -> list[int]:
     """Ranks whose last completed work (or timed-out SeqNum) is behind the others (needs at
-    least two ranks)."""
+    least two ranks). Work is counted per process group, so ranks whose progress lines name
+    different groups are compared only inside their own."""
     done = _progress(torch)
-    if len(done) < 2 or min(done.values()) == max(done.values()):
-        return []
-    low = min(done.values())
-    return sorted(r for r, v in done.items() if v == low)
+    groups: dict[str, dict[int, int]] = {}
+    for rank, work in done.items():
+        groups.setdefault(torch.groups.get(rank, ""), {})[rank] = work
+    if len(groups) > 1:
+        groups.pop("", None)  # ranks of no named group cannot be placed beside the named ones
+    behind: list[int] = []
+    for members in groups.values():
+        if len(members) >= 2 and min(members.values()) != max(members.values()):
+            low = min(members.values())
+            behind += [r for r, v in members.items() if v == low]
+    return sorted(behind)
 
 
 def _virtual_ifaces(nccl: NcclLog) -> list[str]:
@@ -154,17 +166,18 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ib_no_device": nccl.ib_no_device,
         "libibverbs_failed": nccl.libibverbs_failed,
         "gdr": "unknown" if nccl.gdr is None else ("on" if nccl.gdr else "off"),
-        "nccl_warnings": len(nccl.warnings),
+        "nccl_warnings": sum(1 for w in nccl.warnings if not HARMLESS_WARN_RE.search(w)),
         "completion_errors": len(nccl.completion_errors),
         "retry_exceeded": sum(1 for s, _ in nccl.completion_errors if s == 12),
         "watchdog_timeouts": len(torch.timeouts),
+        "watchdog_stack_only": len(torch.timeout_frames) if not torch.timeouts else 0,
         "stragglers": len(stragglers(torch)),
         "ib_disabled_by_env": env.get("NCCL_IB_DISABLE", "0") not in ("0", ""),
         "p2p_disabled_by_env": env.get("NCCL_P2P_DISABLE", "0") not in ("0", ""),
         "socket_forced_by_env": "NCCL_NET" in env and env["NCCL_NET"].lower() == "socket",
-        "logs_read": nccl.lines + len(torch.timeouts) + len(torch.last_completed) + len(nccl.events) + len(nccl.ifaces),
+        "logs_read": nccl.lines + len(torch.timeouts) + len(torch.last_completed) + len(torch.timeout_frames) + len(nccl.events) + len(nccl.ifaces),
         "single_node": len(nccl.hosts) == 1,
-        "error_lines": len(nccl.errors) + len(torch.timeouts),
+        "error_lines": sum(1 for e in nccl.errors if not HARMLESS_WARN_RE.search(e)) + len(torch.timeouts),
         "ib_local_protection": sum(1 for s, _ in nccl.completion_errors if s == 4),
         "ib_wr_flush": sum(1 for s, _ in nccl.completion_errors if s == 5),
         "qp_timeout": sum(1 for e in nccl.of("qp_error") if e.detail["errno"] == 110),
@@ -227,10 +240,17 @@ SHORT_TIMEOUT_S = 300.0
 
 def _rank0_silent(torch: TorchLog) -> bool:
     """Two or more ranks report the watchdog timeout and rank 0 is not among them: rank 0 is
-    the one the others waited for (its own watchdog would have fired too had it been waiting)."""
+    the one the others waited for (its own watchdog would have fired too had it been waiting).
+    A reporter that is rank 0 of its own process group ("[rank15]: ... [Rank 0]") was waiting
+    too, so the premise fails."""
     ranks = {t.rank for t in torch.timeouts}
     return (
-        len(ranks) >= 2 and None not in ranks and 0 not in ranks and 0 not in torch.last_completed
+        len(ranks) >= 2
+        and None not in ranks
+        and 0 not in ranks
+        and 0 not in torch.last_completed
+        and all(t.group_rank != 0 for t in torch.timeouts)
+        and 0 not in torch.group_ranks.values()
     )
 
 
@@ -402,6 +422,8 @@ def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
         return [describe(e) for e in _link_local_connects(nccl)][:5]
     if name == "warnings":
         return nccl.warnings[:5]
+    if name == "timeout_frames":
+        return torch.timeout_frames[:2]
     if name == "completion_errors":
         return [
             f"{line}  [{WC_STATUS.get(s, f'status {s}')}]" for s, line in nccl.completion_errors[:5]

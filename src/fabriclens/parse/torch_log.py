@@ -15,7 +15,17 @@ from dataclasses import dataclass, field
 from fabriclens.parse._prefix import strip_prefixes
 
 RANK_RE = re.compile(r"\[Rank (\d+)\]|\[rank(\d+)\]")
-WORK_RE = re.compile(r"WorkNCCL\((?P<body>(?:[^()]|\([^)]*\))*)\)")
+# the rank inside its process group, and the group: "[Rank 1]" after a "[rank13]:" prefix (PyTorch
+# 2.2+ prints the global rank first), "[PG 3 Rank 5]", "[PG ID 11 PG GUID 119 Rank 1]"
+GROUP_RANK_RE = re.compile(
+    r"\[(?:PG (?:ID )?(?P<pg>\d+)(?: PG GUID (?P<guid>\d+))?(?:\([^)\]]{0,80}\))? )?Rank (?P<rank>\d+)\]"
+)
+GLOBAL_PREFIX_RE = re.compile(r"\[rank(\d+)\]:")
+# the watchdog's own stack frame: present where a log keeps only the C++ trace of a timeout
+TIMEOUT_FRAME = "ProcessGroupNCCL::WorkNCCL::checkTimeout"
+# the closing parenthesis is optional: a pasted log wraps long lines ("Timeo" / "ut(ms)=600000)"),
+# and the fields before the break still name the collective
+WORK_RE = re.compile(r"WorkNCCL\((?P<body>(?:[^()]|\([^)]*\))*)\)?")
 FIELD_RE = re.compile(r"(\w+(?:\(ms\))?)=([^,]+)")
 RAN_RE = re.compile(r"ran for (\d+) milliseconds")
 MAX_TIMEOUTS = 10_000
@@ -36,6 +46,7 @@ class Timeout:
     timeout_s: float | None
     ran_s: float | None
     line: str
+    group_rank: int | None = None  # the rank inside its process group, where the line tells both
 
 
 @dataclass
@@ -45,6 +56,9 @@ class TorchLog:
     timeouts: list[Timeout] = field(default_factory=list)
     last_completed: dict[int, int] = field(default_factory=dict)  # rank -> last completed work
     last_enqueued: dict[int, int] = field(default_factory=dict)
+    groups: dict[int, str] = field(default_factory=dict)  # rank -> its progress line's group
+    group_ranks: dict[int, int] = field(default_factory=dict)  # rank -> its rank in that group
+    timeout_frames: list[str] = field(default_factory=list)  # the watchdog's stack frames seen
 
     def extend(self, later: TorchLog) -> None:
         """Add what the next part of the same log says (read on its own)."""
@@ -53,6 +67,11 @@ class TorchLog:
             if rank in self.last_completed or len(self.last_completed) < MAX_RANKS:
                 self.last_completed[rank] = work
                 self.last_enqueued[rank] = later.last_enqueued[rank]
+                if rank in later.groups:
+                    self.groups[rank] = later.groups[rank]
+                if rank in later.group_ranks:
+                    self.group_ranks[rank] = later.group_ranks[rank]
+        self.timeout_frames.extend(later.timeout_frames[: max(0, 10 - len(self.timeout_frames))])
 
 
 def _rank(line: str) -> int | None:
@@ -60,6 +79,30 @@ def _rank(line: str) -> int | None:
     if not m:
         return None
     return int(m.group(1) or m.group(2))
+
+
+def _rank_of(raw: str, line: str) -> int | None:
+    """The process's global rank: PyTorch's "[rankN]:" prefix where the raw line has one (the
+    "[Rank n]" after it is the rank inside the process group), else the rank the text names."""
+    m = GLOBAL_PREFIX_RE.search(raw)
+    if m is not None:
+        return int(m.group(1))
+    rank = _rank(line)
+    return rank if rank is not None else _rank(raw)
+
+
+def _group_rank(line: str) -> tuple[str | None, int | None]:
+    """The process group (its GUID, else its id) and the rank inside it, where the line says so:
+    a "[PG ...]" marker, or a "[Rank n]" after a "[rankN]:" prefix (a bare "[Rank n]" of older
+    PyTorch is the global rank, read by _rank)."""
+    m = GROUP_RANK_RE.search(line)
+    if m is None:
+        return None, None
+    if m.group("pg") is not None:
+        return m.group("guid") or f"pg{m.group('pg')}", int(m.group("rank"))
+    if GLOBAL_PREFIX_RE.search(line[: m.start()]):
+        return None, int(m.group("rank"))
+    return None, None
 
 
 def _num(fields: dict[str, str], key: str) -> int | None:
@@ -79,13 +122,17 @@ def parse_torch_log(lines: str | Iterable[str], log: TorchLog | None = None) -> 
 def add_torch_lines(out: TorchLog, lines: Sequence[str]) -> None:
     """Add a batch of lines (skipped at once when none holds the words read here)."""
     text = "\n".join(lines)
-    if "Watchdog caught" in text or "last enqueued" in text:
+    if "Watchdog caught" in text or "last enqueued" in text or TIMEOUT_FRAME in text:
         for raw in lines:
             add_torch_line(out, raw)
 
 
 def add_torch_line(out: TorchLog, raw: str) -> None:
     """Add one line of PyTorch output to ``out``."""
+    if TIMEOUT_FRAME in raw:
+        if len(out.timeout_frames) < 10:
+            out.timeout_frames.append(raw.strip()[:300])
+        return
     if "Watchdog caught" not in raw and "last enqueued" not in raw:
         return  # the only lines read here (stripping prefixes cannot make either appear)
     line = strip_prefixes(raw.rstrip()).strip()
@@ -100,17 +147,23 @@ def add_torch_line(out: TorchLog, raw: str) -> None:
         if len(out.timeouts) < MAX_TIMEOUTS:  # bounded memory on a huge log
             out.timeouts.append(
                 Timeout(
-                    rank=_rank(line) if _rank(line) is not None else _rank(raw),
+                    rank=_rank_of(raw, line),
                     op=fields.get("OpType"),
                     seq=_num(fields, "SeqNum"),
                     numel=_num(fields, "NumelIn"),
                     timeout_s=timeout_ms / 1000 if timeout_ms is not None else None,
                     ran_s=int(ran.group(1)) / 1000 if ran else None,
                     line=line,
+                    group_rank=_group_rank(raw)[1],
                 )
             )
     if (p := PROGRESS_RE.search(line)) is not None:
-        rank = _rank(line) if _rank(line) is not None else _rank(raw)
+        rank = _rank_of(raw, line)
         if rank is not None and (rank in out.last_completed or len(out.last_completed) < MAX_RANKS):
             out.last_enqueued[rank] = int(p.group(1))
             out.last_completed[rank] = int(p.group(2))
+            group, group_rank = _group_rank(raw)
+            if group is not None:
+                out.groups[rank] = group
+            if group_rank is not None:
+                out.group_ranks[rank] = group_rank
