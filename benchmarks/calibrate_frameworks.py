@@ -16,6 +16,12 @@ NVIDIA's tuned recipes (NeMo, Megatron-Bridge, Megatron-LM's published runs) are
 the kernel-level step is their step, and their calibration rows are printed to check that claim
 (the test holds them within REFERENCE_TOLERANCE of 1). A framework without MIN_ROWS calibration
 rows on any generation is not calibrated at all: it keeps the kernel-level step (1.0).
+
+Mixture-of-experts rows set no share: the kernel-level step prices a MoE layer's GEMMs, token
+permutations and all-to-all, not the chain of small kernels around them (routing, sorting,
+dispatch bookkeeping), so NVIDIA's own MoE recipes run slower than it while its dense ones run at
+it. One constant cannot serve both; the MoE rows' medians are printed apart, for the README's
+statement of that gap, and judge nothing.
 """
 
 from __future__ import annotations
@@ -54,11 +60,12 @@ def speed_ratio(case: Case) -> float:
     return case.measured / case.predicted
 
 
-def calibrate(cases: list[Case]) -> list[Calibration]:
-    """Group the calibration rows by framework and generation; the median speed ratio of each."""
+def calibrate(cases: list[Case], moe: bool = False) -> list[Calibration]:
+    """Group the calibration rows of dense models (or, with ``moe``, of MoE models) by framework
+    and generation; the median speed ratio of each."""
     groups: dict[tuple[str, str], list[Case]] = {}
     for case in cases:
-        if case.split == "calibration" and case.framework:
+        if case.split == "calibration" and case.framework and case.moe == moe:
             # a framework that takes its share from its base is calibrated with it
             owner = share_owner(case.framework)
             groups.setdefault((owner, case.generation), []).append(case)
@@ -107,6 +114,10 @@ def main() -> int:
             use = f"reference: MORE than {REFERENCE_TOLERANCE:.0%} from 1"
         print(f"{cal.framework:<10} {cal.generation:<10} {cal.rows:>4} {cal.sources:>7} "
               f"{cal.share:>7.3f} {catalog:>7.2f}  {use}")  # fmt: skip
+    print("\nMixture-of-experts calibration rows (set nothing: measured / kernel-level speed)")
+    for cal in calibrate(all_training_cases(kernel_level=True), moe=True):
+        print(f"{cal.framework:<10} {cal.generation:<10} {cal.rows:>4} {cal.sources:>7} "
+              f"{cal.share:>7.3f}")  # fmt: skip
     return 1 if off else 0
 
 

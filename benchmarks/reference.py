@@ -57,6 +57,7 @@ class Case:
     scale: tuple[float, ...] = ()  # orders a group's rows: GPUs, then sequence length
     framework: str = ""  # training rows: the framework that ran it (catalog frameworks.toml)
     generation: str = ""  # training rows: the GPU's architecture generation
+    moe: bool = False  # training rows: a mixture-of-experts model
 
     @property
     def error(self) -> float:
@@ -309,6 +310,7 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         # the row's recipe where it names its MoE dispatcher and overlap, else the framework's
         moe_dispatch=row.get("moe_dispatch") or find_framework(row["framework"]).moe_dispatch,
         ep_overlap=row.get("ep_overlap") == "yes",
+        overlap_dp=row.get("dp_overlap") != "no",  # a recipe that reduces gradients after the backward
         grad_bytes=GRAD_REDUCE_DTYPES[find_framework(row["framework"]).grad_reduce],
     )  # fmt: skip
     net = find_network(row["network"]) if row["network"] and gpus > gpn else None
@@ -334,7 +336,7 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         f"{row['model']} {gpus}x{row['gpu']} {layout} {cfg.precision}",
         float(row["value"]), predicted, row["unit"], row["source"], row["planner_note"],
         row["id"], row["split"], row["scaling_group"], (float(gpus), float(cfg.seq_len)),
-        row["framework"], gpu.generation,
+        row["framework"], gpu.generation, spec.is_moe,
     )  # fmt: skip
 
 

@@ -29,10 +29,14 @@ def test_parameter_count_matches_models_csv(row: dict[str, str]) -> None:
 def test_every_catalog_model_matches_its_published_count() -> None:
     for spec in models():
         # a count published to n significant digits ("8.2B") is matched to half its last digit,
-        # at least 0.1%; MPT-7B's "6.7B" is rounded from 6.65B
+        # at least 0.1%; two published counts are looser than their digits: MPT-7B's "6.7B" is
+        # rounded from 6.65B, and xAI's "314B" for Grok-1 sits under what run.py's configuration
+        # holds (64 layers x 8 experts x 3 x 6144 x 32768 = 309.2B in the experts alone, 315.7B in
+        # all; its 318 GB 8-bit checkpoint agrees with ~316B)
         digits = len(f"{spec.params_published:.15g}".replace(".", "").rstrip("0").lstrip("0"))
         half_digit = 0.5 * 10 ** (math.floor(math.log10(spec.params_published)) - digits + 1)
-        tol = 0.01 if spec.name == "mpt-7b" else max(1e-3, half_digit / spec.params_published)
+        loose = {"mpt-7b": 0.01, "grok-1": 0.01}
+        tol = loose.get(spec.name, max(1e-3, half_digit / spec.params_published))
         assert count_params(spec).total == pytest.approx(spec.params_published, rel=tol), spec.name
 
 
