@@ -179,3 +179,55 @@ def test_a_busbw_collapse_is_flagged_and_a_single_slow_row_is_not() -> None:
     assert busbw_collapse(run([10, 20, 30, 5, 5, 5])) == ((4 << 20, 30.0), (8 << 20, 5.0))
     assert busbw_collapse(run([10, 20, 30, 31, 5, 31])) is None  # one slow row: an outlier
     assert busbw_collapse(run([10, 20, 30, 29, 30, 31])) is None  # a healthy plateau
+
+
+ROWS = """#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+  1073741824     268435456     float     sum      -1   5000.0  214.75  426.49      0   5000.0  214.75  426.49      0
+  2147483648     536870912     float     sum      -1  10000.0  214.75  426.49      0  10000.0  214.75  426.49      0
+"""
+
+
+def test_a_partial_rank_list_counts_the_ranks_its_numbers_imply() -> None:
+    """coreweave/nccl-tests' GB200 paste keeps only `#  Rank 143 ...`: 144 ranks ran, and the one
+    host listed is not the run's hosts, so GPUs per node are not read from it."""
+    run = parse_nccl_tests(
+        "#  Rank 143 Group  0 Pid  14840 on slurm-gb200-207-171 device  3 [0x01] NVIDIA H100 80GB HBM3\n"
+        + ROWS
+    )
+    assert run.world_size == 144 and not run.header_complete
+    verdict = judge(run)
+    assert verdict.ranks == 144 and verdict.gpus_per_node == 8  # the GPU's usual node, not 144
+    assert any("lists 1 of its 144 ranks" in a for a in verdict.assumptions)
+    full = parse_nccl_tests(
+        "".join(
+            f"#  Rank {r} Group  0 Pid  1 on host{r // 8} device  {r % 8} [0x01] NVIDIA H100 80GB HBM3\n"
+            for r in range(16)
+        )
+        + ROWS
+    )
+    assert full.world_size == 16 and full.header_complete and full.hosts == ["host0", "host1"]
+
+
+def test_rccl_version_and_the_pasted_network_are_read() -> None:
+    """rccl-tests print `RCCL version : 2.22.3-HEAD:...`; a paste with NCCL's INFO lines names its
+    network plugin, and EFA (aws-ofi-nccl) is not judged against the default InfiniBand."""
+    assert (
+        parse_nccl_tests("RCCL version : 2.22.3-HEAD:7d8d67c\n" + ROWS).version
+        == "RCCL 2.22.3-HEAD:7d8d67c"
+    )
+    efa = parse_nccl_tests(
+        "#  Rank  0 Group  0 Pid     21 on w0 device  0 [0x35] Tesla T4\n"
+        "#  Rank  1 Group  0 Pid     21 on w1 device  0 [0xf5] Tesla T4\n"
+        "w0:21:21 [0] NCCL INFO Using network AWS Libfabric\n" + ROWS
+    )
+    assert efa.transport == "AWS Libfabric"
+    with pytest.raises(InputError, match="AWS EFA"):
+        judge(efa)
+    assert (
+        judge(efa, network="aws-efa-p4d", nics_per_node=1).network == "aws-efa-p4d"
+    )  # given: judged
+    sock = parse_nccl_tests(
+        ROWS.replace("#       size", "h:1:1 [0] NCCL INFO Using network Socket\n#       size")
+    )
+    verdict = judge(sock, ranks=16, gpu="h100-sxm", gpus_per_node=8)
+    assert any("NET/Socket" in a for a in verdict.assumptions)

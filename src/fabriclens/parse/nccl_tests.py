@@ -24,7 +24,10 @@ RANK_RE = re.compile(
 COMMAND_RE = re.compile(r"\b(\w+?)_perf(?:_mpi)?\b")
 VERSION_RE = re.compile(
     r"nccl-tests version (\S+).*?nccl-library=(\d+)|NCCL version (\d+\.\d+\.\d+\S*)"
+    r"|RCCL version\s*:?\s*(\d+\.\d+\.\d+\S*)"  # rccl-tests' header block
 )
+# NCCL's INFO line naming its network plugin, where a paste keeps NCCL_DEBUG=INFO output
+NETWORK_RE = re.compile(r"NCCL INFO Using network (\S[^\r\n]{0,40}?)\s*$")
 OP_RE = re.compile(
     r"(all_reduce|all_gather|reduce_scatter|alltoall|all_to_all|broadcast|sendrecv|send_recv|reduce|gather|scatter|hypercube)(?:_perf)?",
     re.I,
@@ -103,14 +106,21 @@ class NcclTestsRun:
     cut_rows: int = 0  # rows that stop after the out-of-place columns
     elided: bool = False  # the poster replaced rows with `...`
     version: str | None = None
+    transport: str | None = None  # `NCCL INFO Using network IB` / Socket / AWS Libfabric, if pasted
     has_error_column: bool = False  # the old `error` (float deviation) layout
     columns_seen: bool = False  # the `# size count type ... busbw` column header
     dropped_rows: int = 0  # result rows past MAX_ROWS (a file of many runs): counted only
 
     @property
     def world_size(self) -> int:
-        """Ranks listed in the header (0 when the header is missing)."""
-        return len(self.ranks)
+        """Ranks in the run: those the header lists, or more where a listed rank's number says so
+        (a paste that keeps only the last `#  Rank 143 ...` line ran 144); 0 without a header."""
+        return max(len(self.ranks), max(self.ranks, default=-1) + 1)
+
+    @property
+    def header_complete(self) -> bool:
+        """Every rank of the run is listed (so its hosts are all the run's hosts)."""
+        return len(self.ranks) == self.world_size
 
     @property
     def hosts(self) -> list[str]:
@@ -205,7 +215,13 @@ def parse_nccl_tests(lines: str | Iterable[str]) -> NcclTestsRun:
         if not line.strip():
             continue
         if (v := VERSION_RE.search(line)) is not None and run.version is None:
-            run.version = v.group(3) or f"nccl-tests {v.group(1)}, NCCL library {v.group(2)}"
+            run.version = (
+                v.group(3)
+                or (f"RCCL {v.group(4)}" if v.group(4) else None)
+                or f"nccl-tests {v.group(1)}, NCCL library {v.group(2)}"
+            )
+        if "Using network" in line and (net := NETWORK_RE.search(line)) is not None:
+            run.transport = run.transport or net.group(1)
         if line.startswith("#"):
             rank = RANK_RE.match(line)
             if rank and len(run.rank_lines) < MAX_RANK_LINES:

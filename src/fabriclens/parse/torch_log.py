@@ -30,6 +30,7 @@ FIELD_RE = re.compile(r"(\w+(?:\(ms\))?)=([^,]+)")
 RAN_RE = re.compile(r"ran for (\d+) milliseconds")
 MAX_TIMEOUTS = 10_000
 MAX_RANKS = 100_000  # ranks whose progress is kept (a hostile log cannot grow it without end)
+MAX_FRAMES = 10  # watchdog stack frames kept as evidence
 PROGRESS_RE = re.compile(
     r"last enqueued NCCL work:\s*(-?\d+),\s*last completed NCCL work:\s*(-?\d+)"
 )
@@ -71,7 +72,9 @@ class TorchLog:
                     self.groups[rank] = later.groups[rank]
                 if rank in later.group_ranks:
                     self.group_ranks[rank] = later.group_ranks[rank]
-        self.timeout_frames.extend(later.timeout_frames[: max(0, 10 - len(self.timeout_frames))])
+        self.timeout_frames.extend(
+            later.timeout_frames[: max(0, MAX_FRAMES - len(self.timeout_frames))]
+        )
 
 
 def _rank(line: str) -> int | None:
@@ -130,7 +133,7 @@ def add_torch_lines(out: TorchLog, lines: Sequence[str]) -> None:
 def add_torch_line(out: TorchLog, raw: str) -> None:
     """Add one line of PyTorch output to ``out``."""
     if TIMEOUT_FRAME in raw:
-        if len(out.timeout_frames) < 10:
+        if len(out.timeout_frames) < MAX_FRAMES:
             out.timeout_frames.append(raw.strip()[:300])
         return
     if "Watchdog caught" not in raw and "last enqueued" not in raw:

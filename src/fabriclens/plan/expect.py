@@ -271,10 +271,27 @@ def judge(
     spec = find_gpu(gpu) if gpu else (gpu_from_name(run.gpu_names[0]) if run.gpu_names else None)
     if spec is None:
         raise InputError("cannot tell which GPU ran", "give --gpu (fabriclens catalog gpus)")
-    hosts = run.hosts
+    hosts = run.hosts if run.header_complete else []
     gpn = gpus_per_node or (max(1, n // len(hosts)) if hosts else None)
     if gpus_per_node is None and hosts:
         notes.append(f"{len(hosts)} host(s) and {n} ranks in the log: {gpn} GPUs per node")
+    elif gpus_per_node is None and run.ranks and not run.header_complete:
+        notes.append(
+            f"the log lists {len(run.ranks)} of its {run.world_size} ranks: GPUs per node not "
+            "read from it (give --gpus-per-node)"
+        )
+    transport = (run.transport or "").lower()
+    if network is None and ("libfabric" in transport or "ofi" in transport):
+        raise InputError(
+            f"the log's NCCL lines say its network is {run.transport} (AWS EFA through "
+            "aws-ofi-nccl), which the default InfiniBand expectation does not describe",
+            "give --network aws-efa-p4d, aws-efa-p5 or aws-efa-p5en (--nics-per-node for other "
+            "instance types)",
+        )
+    if network is None and transport == "socket":
+        notes.append(
+            "the log's NCCL lines say NET/Socket: TCP, judged against the default RDMA network"
+        )
     fabric, more = resolve_fabric(
         spec, n, gpus_per_node=gpn, network_name=network, nics_per_node=nics_per_node
     )
