@@ -16,6 +16,7 @@ from fabriclens.parse.nccl_log import (
     WC_STATUS,
     Event,
     NcclLog,
+    harmless_warning,
     is_link_local,
 )
 from fabriclens.parse.torch_log import TorchLog
@@ -30,10 +31,6 @@ ARCH_MISSING = (
 )
 # the events of a connection that failed (parse/nccl_log.py: SOCKET_ERRORS)
 CONNECT_FAILURES = ("connect_abort", "connect_timeout", "connect_refused", "unreachable")
-# NCCL WARNs that do not stop it: NCCL_CUDA_PATH naming a folder without libcuda.so (cudawrap.cc;
-# NCCL goes on through the CUDA runtime's driver entry points, and the thread's hang had another
-# cause: NVIDIA/nccl-tests#115). They stay in the warnings list, but do not count as a failure.
-HARMLESS_WARN_RE = re.compile(r"Failed to find CUDA library in ")
 
 
 @dataclass(frozen=True)
@@ -166,7 +163,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ib_no_device": nccl.ib_no_device,
         "libibverbs_failed": nccl.libibverbs_failed,
         "gdr": "unknown" if nccl.gdr is None else ("on" if nccl.gdr else "off"),
-        "nccl_warnings": sum(1 for w in nccl.warnings if not HARMLESS_WARN_RE.search(w)),
+        "nccl_warnings": sum(1 for w in nccl.warnings if not harmless_warning(w)),
         "completion_errors": len(nccl.completion_errors),
         "retry_exceeded": sum(1 for s, _ in nccl.completion_errors if s == 12),
         "watchdog_timeouts": len(torch.timeouts),
@@ -177,7 +174,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "socket_forced_by_env": "NCCL_NET" in env and env["NCCL_NET"].lower() == "socket",
         "logs_read": nccl.lines + len(torch.timeouts) + len(torch.last_completed) + len(torch.timeout_frames) + len(nccl.events) + len(nccl.ifaces),
         "single_node": len(nccl.hosts) == 1,
-        "error_lines": sum(1 for e in nccl.errors if not HARMLESS_WARN_RE.search(e)) + len(torch.timeouts),
+        "error_lines": len(nccl.errors) + len(torch.timeouts),
         "ib_local_protection": sum(1 for s, _ in nccl.completion_errors if s == 4),
         "ib_wr_flush": sum(1 for s, _ in nccl.completion_errors if s == 5),
         "qp_timeout": sum(1 for e in nccl.of("qp_error") if e.detail["errno"] == 110),
