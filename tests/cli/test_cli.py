@@ -134,6 +134,46 @@ def test_plan_inference_on_a_mac_runs_ollama(capsys: pytest.CaptureFixture[str])
     assert doc["gpu"] == "m2-max-64gb"
 
 
+def test_inference_without_gpus_takes_the_fewest_that_hold_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--gpus left out: an 8B model under Ollama on one RTX 4090 is served by that one card
+    (it was spread over eight, tensor parallel, because the flag defaulted to 8); a 70B in BF16
+    needs two H100 (141 GB of weights). A given --gpus and a training plan keep their count."""
+    one = _json(capsys, "plan", "llama-3.1-8b", "-w", "inference", "--gpu", "rtx-4090",
+                "--engine", "ollama")  # fmt: skip
+    assert isinstance(one, dict) and one["gpus"] == 1
+    assert any(a.startswith("GPUs: 1, the fewest") for a in one["assumptions"])
+    assert not any("tensor parallel" in a for a in one["assumptions"])  # nothing to reduce
+    two = _json(capsys, "plan", "llama-3.1-70b", "-w", "inference", "--gpu", "h100-sxm")
+    assert isinstance(two, dict) and two["gpus"] == 2 and two["memory"]["fits"]
+    given = _json(capsys, "plan", "llama-3.1-8b", "-w", "inference", "--gpus", "8")
+    assert isinstance(given, dict) and given["gpus"] == 8
+    train = _json(capsys, "plan", "llama-3.1-8b")
+    assert isinstance(train, dict) and train["gpus"] == 8
+
+
+def test_ollama_splits_layers_over_gpus_in_plan_and_capacity(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """llama.cpp's default --split-mode is layer (common/arg.cpp): a 70B Q4_K_M on two RTX 4090
+    runs as two stages, not tensor parallel over PCIe, in plan and in capacity alike; --tp still
+    pins tensor parallelism."""
+    plan = _json(capsys, "plan", "llama-3.1-70b", "-w", "inference", "--gpu", "rtx-4090",
+                 "--engine", "ollama")  # fmt: skip
+    assert isinstance(plan, dict) and plan["gpus"] == 2
+    assert (plan["layout"]["tp"], plan["layout"]["pp"]) == (1, 2)
+    cap = _json(capsys, "capacity", "llama-3.1-70b", "--users", "1", "--gpu", "rtx-4090",
+                "--engine", "ollama")  # fmt: skip
+    assert isinstance(cap, dict)
+    assert (cap["replica"]["tp"], cap["replica"]["pp"]) == (1, 2)
+    step = plan["inference"]["decode_step_s"]
+    assert cap["replica"]["decode_step_s"] == pytest.approx(step, rel=0.01)
+    pinned = _json(capsys, "plan", "llama-3.1-70b", "-w", "inference", "--gpu", "rtx-4090",
+                   "--engine", "ollama", "--gpus", "2", "--tp", "2")  # fmt: skip
+    assert isinstance(pinned, dict) and (pinned["layout"]["tp"], pinned["layout"]["pp"]) == (2, 1)
+
+
 @pytest.mark.parametrize("workload", ["pretrain", "full-finetune", "lora", "qlora"])
 def test_every_training_workload_runs(capsys: pytest.CaptureFixture[str], workload: str) -> None:
     doc = _json(capsys, "plan", "qwen2.5-7b", "-w", workload, "--gpus", "8")

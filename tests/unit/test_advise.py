@@ -150,6 +150,23 @@ def test_a_tier_below_the_guide_s_floor_is_called_so() -> None:
     assert "floor" not in personal.reason
 
 
+@pytest.mark.parametrize(("gpus", "workload"), [(1, "inference"), (8, "pretrain")])
+def test_a_one_node_job_is_not_ranked_by_network(gpus: int, workload: str) -> None:
+    """Inside one node no tier is on the job's path: every tier gives the same time, and the
+    advice says so instead of printing a sensitivity of "1.00x between 10gbe and 10gbe"."""
+    req = PlanRequest(model=find_model("llama-3.1-8b"), gpu="h100-sxm", gpus=gpus,
+                      workload=workload)  # fmt: skip
+    result = advise(Facts("small-cluster", 1, workload=workload), req)
+    assert result.recommended is not None
+    assert len({t.time_s for t in result.tiers}) == 1
+    assert "inside one node" in result.reason and "no network tier is on its path" in result.reason
+    assert {t.verdict for t in result.tiers} == {"recommended", "same: one node"}
+    assert result.sensitivity == ""
+    two_nodes = advise(Facts("small-cluster", 2, workload="pretrain"),
+                       PlanRequest(model=find_model("llama-3.1-8b"), gpu="h100-sxm", gpus=16))  # fmt: skip
+    assert "inside one node" not in two_nodes.reason and two_nodes.sensitivity
+
+
 def test_bad_facts() -> None:
     with pytest.raises(InputError):
         advise(Facts("datacentre", 2))

@@ -276,13 +276,18 @@ def test_one_box_parts_search_tensor_parallelism_across_machines_only_over_a_nam
     None
 ):
     """A Mac is one GPU per machine: without --network the sizing stays on one machine (more
-    replicas, or the target not met), never tensor parallelism over a default fabric."""
+    replicas, or the target not met), never tensor parallelism over a default fabric. Ollama
+    (llama.cpp) never runs tensor parallel unless --tp says so: it splits layers."""
     spec = find_model("llama-3.1-70b")
-    plan = plan_capacity(spec, "m2-max-64gb", users=1, output_tokens=200, engine="ollama")
+    plan = plan_capacity(spec, "m2-max-64gb", users=1, output_tokens=200, engine="hf")
     assert plan.tp == 1 and "not across machines" in plan.tp_reason
-    over = plan_capacity(spec, "m2-max-64gb", users=1, output_tokens=200, engine="ollama",
+    over = plan_capacity(spec, "m2-max-64gb", users=1, output_tokens=200, engine="hf",
                          network="10gbe")  # fmt: skip
     assert any(o.tp > 1 for o in over.options)
+    for network in (None, "10gbe"):
+        ollama = plan_capacity(spec, "m2-max-64gb", users=1, output_tokens=200,
+                               engine="ollama", network=network)  # fmt: skip
+        assert all(o.tp == 1 for o in ollama.options)
 
 
 def test_a_mac_is_sized_with_ollama_unless_an_engine_is_named() -> None:

@@ -488,6 +488,8 @@ class Engine(_Entry):
     # (model/collectives.py: estimate_engine_all_reduce) or NCCL
     custom_all_reduce: bool = False
     custom_all_reduce_source: str = "default: NCCL"
+    # how one replica spreads over several GPUs when the user names no --tp/--pp
+    multi_gpu: str = "tensor"  # "tensor" (tensor parallel) | "layers" (layers split in stages)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -509,6 +511,7 @@ class Engine(_Entry):
             _check(len(getattr(self, name)) >= 3, name, "must say where the value comes from")
         _check(isinstance(self.measured_caveat, str), "measured_caveat", "must be text")
         _check(isinstance(self.prefill_mixed, bool), "prefill_mixed", "must be true or false")
+        _check(self.multi_gpu in ("tensor", "layers"), "multi_gpu", "must be tensor or layers")
         _check(isinstance(self.custom_all_reduce, bool), "custom_all_reduce",
                "must be true or false")  # fmt: skip
         _check(len(self.custom_all_reduce_source) >= 3, "custom_all_reduce_source",

@@ -170,8 +170,10 @@ def catalog(
         rows = [
             (e.name, e.title, f"{e.step_overhead_s * 1e3:g} ms", f"{e.layer_overhead_s * 1e6:g} us",
              "mixed into decode steps" if e.prefill_mixed else "passes of their own",
-             "own kernel" if e.custom_all_reduce else "NCCL, if any")
+             "own kernel" if e.custom_all_reduce else "NCCL, if any",
+             "layers split" if e.multi_gpu == "layers" else "tensor parallel")
             for e in entries
         ]  # fmt: skip
-        cols = ["name", "engine", "per step", "per layer", "newcomers' prompts", "TP all-reduce"]
+        cols = ["name", "engine", "per step", "per layer", "newcomers' prompts", "TP all-reduce",
+                "over GPUs"]  # fmt: skip
     print_rich([catalog_table(f"fabriclens catalog {kind}", cols, rows)])

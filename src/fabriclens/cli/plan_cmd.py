@@ -40,7 +40,12 @@ def plan(
         ),
     ] = "pretrain",
     gpu: Annotated[str, typer.Option(help="GPU SKU (fabriclens catalog gpus)")] = "h100-sxm",
-    gpus: Annotated[int, typer.Option(help="Total GPUs")] = 8,
+    gpus: Annotated[
+        int | None,
+        typer.Option(
+            help="Total GPUs (default: 8 for training; for inference the fewest that hold it)"
+        ),
+    ] = None,
     gpus_per_node: Annotated[
         int | None, typer.Option(help="GPUs per node [default: up to 8]")
     ] = None,
@@ -163,7 +168,8 @@ def plan(
     req = PlanRequest(
         model=spec,
         gpu=gpu,
-        gpus=gpus,
+        gpus=8 if gpus is None else gpus,
+        gpus_given=gpus is not None,
         workload=workload,
         gpus_per_node=gpus_per_node,
         networks=tuple(nets),

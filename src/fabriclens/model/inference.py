@@ -310,13 +310,20 @@ def estimate_inference(
             f"attention at {gpu.attention_efficiency:.0%} of the BF16 peak ({gpu.attention_efficiency_source})",
             f"engine {engine.name}: {engine.step_overhead_s * 1e3:.2g} ms per step + "
             f"{engine.layer_overhead_s * 1e6:.0f} us per layer ({engine.source})",
-            "tensor parallel: 2 all-reduces of batch x hidden per layer per token, not overlapped; "
-            + (
-                "inside a node up to 8 MiB the engine's own one-shot/two-shot kernel, else NCCL"
-                if engine.custom_all_reduce
-                else "through NCCL"
+        )
+        + (
+            (
+                "tensor parallel: 2 all-reduces of batch x hidden per layer per token, not "
+                "overlapped; "
+                + (
+                    "inside a node up to 8 MiB the engine's own one-shot/two-shot kernel, else NCCL"
+                    if engine.custom_all_reduce
+                    else "through NCCL"
+                )
+                + f" ({engine.custom_all_reduce_source})",
             )
-            + f" ({engine.custom_all_reduce_source})",
+            if tp > 1
+            else ()
         )
         + (
             ("MoE: uniform routing; distinct experts read per layer E(1-(1-k/E)^B)",)

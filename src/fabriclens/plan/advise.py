@@ -149,6 +149,7 @@ def advise(
     recommended: TierRow | None = None
     reason = ""
     notes: list[str] = []
+    one_node = False
     if request is not None:
         plans = make_plans(PlanRequest(**{**request.__dict__, "networks": tiers}))
         notes += list(plans[0].defaults)
@@ -185,11 +186,23 @@ def advise(
             ]
             recommended = next(r for r in rows if r.verdict == "recommended")
             what = "step" if request.workload != "inference" else "decode step (per token)"
-            reason = (
-                f"{recommended.network} is the cheapest tier within {100 * slack:.0f}% of the best {what} time "
-                f"({format_time(recommended.time_s)} vs {format_time(best)}); its bottleneck is {recommended.bottleneck} and "
-                f"exposed communication is {100 * recommended.comm_share:.0f}% of the time"
-            )
+            one_node = plans[0].nodes == 1
+            if one_node:  # no tier is on the job's path: say so rather than rank them
+                rows = [r if r is recommended else TierRow(**{**r.__dict__, "verdict": "same: one node"})
+                        for r in rows]  # fmt: skip
+                gpus = plans[0].request.gpus
+                inside = f"{gpus} GPUs over {plans[0].intra.name}" if gpus > 1 else "1 GPU"
+                reason = (
+                    f"the job runs inside one node ({inside}): no network tier is on its path, so every tier gives "
+                    f"the same {what} ({format_time(best)}); {recommended.network} is only the "
+                    "cheapest: choose the tier for the cluster's other jobs, storage and growth"
+                )
+            else:
+                reason = (
+                    f"{recommended.network} is the cheapest tier within {100 * slack:.0f}% of the best {what} time "
+                    f"({format_time(recommended.time_s)} vs {format_time(best)}); its bottleneck is {recommended.bottleneck} and "
+                    f"exposed communication is {100 * recommended.comm_share:.0f}% of the time"
+                )
             reason += _below_guide(fired, recommended.network, slack)
         else:
             reason = "the job does not fit in memory on any tier: add GPUs or shard more (fabriclens plan shows the ledger)"
@@ -200,7 +213,7 @@ def advise(
     )
     sensitivity = ""
     fit_rows = [r for r in rows if r.fits]
-    if len(fit_rows) >= 2:
+    if len(fit_rows) >= 2 and not one_node:
         slow, fast = max(fit_rows, key=lambda r: r.time_s), min(fit_rows, key=lambda r: r.time_s)
         sensitivity = (
             f"network sensitivity of this job: {slow.time_s / fast.time_s:.2f}x between {slow.network} "

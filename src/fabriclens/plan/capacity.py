@@ -355,10 +355,14 @@ def plan_capacity(
     else:
         # one box each (a Mac): tensor parallelism across boxes only over a network the user names
         across = network is not None or not gpu.unified_memory
+        layers = eng.multi_gpu == "layers"  # llama.cpp / Ollama: stages, no tensor parallelism
         chosen, sized, reason = _search_tp(
-            d, pp, gpus_per_node or gpu.max_gpus_per_node, fabric_for, across
-        )
-        if not across:
+            d, pp, 1 if layers else gpus_per_node or gpu.max_gpus_per_node, fabric_for,
+            across and not layers,
+        )  # fmt: skip
+        if layers and chosen.pp > 1:
+            reason += f"; {eng.title} splits the layers over its GPUs (tensor parallel: --tp)"
+        elif not across:
             reason += "; not across machines (name one with --network to search tp over it)"
     return _assemble(d, chosen, sized, reason, network)
 

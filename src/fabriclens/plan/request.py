@@ -14,6 +14,9 @@ class PlanRequest:
     model: ModelSpec
     gpu: str
     gpus: int
+    # False when the user left --gpus out: an inference plan then takes the fewest GPUs that
+    # hold the model (a training plan keeps ``gpus``, one 8-GPU node by default)
+    gpus_given: bool = True
     workload: str = "pretrain"
     gpus_per_node: int | None = None
     networks: tuple[str, ...] = ()
