@@ -367,6 +367,7 @@ def judge(
     )
     notes.append(
         f"expected: {est.algorithm} on {fabric.intra.name}"
+        + (f" ({fabric.intra.title})" if fabric.intra.title else "")
         + (
             f" and {fabric.network.name} x {fabric.nics_per_node}"
             if crosses and fabric.network
