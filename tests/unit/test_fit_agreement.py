@@ -61,6 +61,9 @@ def _fits(plan: Plan) -> bool:
           "gpus_per_node": 2, "seq_len": None}, {"pp": 3})  # fmt: skip
 @example({"model": "qwen2.5-7b", "gpu": "rtx-4090", "gpus": 16, "workload": "lora",
           "gpus_per_node": 2, "seq_len": 65536}, {"cp": 4})  # fmt: skip
+# an MoE plan with cp 2 on one 2-GPU node placed its EP group across nodes and failed
+@example({"model": "deepseek-v3", "gpu": "a10", "gpus": 2, "workload": "pretrain",
+          "gpus_per_node": None, "seq_len": None}, {"cp": 2})  # fmt: skip
 def test_plan_search_and_fewest_gpus_agree(job: dict[str, Any], pins: dict[str, Any]) -> None:
     default = _plan(job)
     if default is None:

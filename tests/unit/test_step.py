@@ -110,6 +110,18 @@ def test_placement_follows_megatron_rank_order() -> None:
     assert g["pp"].per_node == 1
 
 
+def test_expert_parallelism_is_carved_from_the_cp_x_dp_ranks() -> None:
+    """Megatron-Core orders expert ranks tp-ep-dp-pp: an EP group is ep consecutive cp x dp
+    ranks at stride tp. Grok-1's TP4 CP2 EP8 on 8-GPU nodes holds 2 of an EP group's ranks per
+    node (the cp pair), where reading EP from the dp ranks alone put 1 per node; and with dp 1
+    and cp 2 on one 2-GPU node the EP group stays inside the node (it claimed a network)."""
+    grok = place_groups(TrainConfig(gpus=512, gpus_per_node=8, tp=4, pp=8, dp=8, cp=2, ep=8))
+    assert grok["ep"].per_node == 2 and grok["ep"].crosses_nodes
+    assert grok["dp-expert"].size == 2  # cp x dp / ep
+    small = place_groups(TrainConfig(gpus=2, gpus_per_node=2, tp=1, pp=1, dp=1, cp=2, ep=2))
+    assert not small["ep"].crosses_nodes
+
+
 def test_lora_step_is_cheaper_than_full_finetune() -> None:
     cfg = TrainConfig(
         gpus=8,

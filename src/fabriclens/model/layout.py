@@ -122,14 +122,16 @@ def place_groups(cfg: TrainConfig) -> dict[str, Group]:
     per_node = max(1, min(cfg.cp * cfg.dp, gpn // cfg.tp)) if cfg.tp <= gpn else 1
     groups["dp-cp"] = Group("dp" if cfg.cp == 1 else "dp x cp", cfg.cp * cfg.dp, per_node,
                             max(1, min(gpn, cfg.gpus) // per_node))  # fmt: skip
-    dp = groups["dp"]
-    ep_per_node = max(1, min(cfg.ep, dp.per_node))
+    # expert parallelism is carved from the cp x dp ranks (Megatron-Core's expert rank order
+    # tp-ep-dp-pp: ep consecutive at stride tp, so cp x dp must be a multiple of ep)
+    dpcp = groups["dp-cp"]
+    ep_per_node = max(1, min(cfg.ep, dpcp.per_node))
     groups["ep"] = Group("ep", cfg.ep, ep_per_node, max(1, min(gpn, cfg.gpus) // ep_per_node))
-    # expert data parallelism: the data-parallel ranks holding the same experts, every ep-th one;
+    # expert data parallelism: the cp x dp ranks holding the same experts, every ep-th one;
     # each of a node's ranks is in one such group, so they all run at once and share its NICs
-    edp_per_node = max(1, dp.per_node // cfg.ep)
+    edp_per_node = max(1, dpcp.per_node // cfg.ep)
     groups["dp-expert"] = Group(
-        "dp-expert", max(1, cfg.dp // cfg.ep), edp_per_node,
+        "dp-expert", max(1, cfg.dp * cfg.cp // cfg.ep), edp_per_node,
         max(1, min(gpn, cfg.gpus) // edp_per_node),
     )  # fmt: skip
     return groups
