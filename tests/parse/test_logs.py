@@ -431,3 +431,67 @@ def test_stacked_prefixes_go_in_one_match_as_one_by_one(prefixes: list[str], res
             break
         expected = expected[m.end() :]
     assert strip_prefixes(line) == expected
+
+
+def _rules_of(text: str) -> set[str]:
+    return {f.rule for f in diagnose(parse_nccl_log(text), parse_torch_log(text))}
+
+
+def test_failures_outside_nccl_s_own_lines_are_named() -> None:
+    """Real failures a job prints before or beside NCCL (tests/fixtures/real/logs 099-105), each
+    also in a second wording users paste, and the look-alikes that must not fire them."""
+    old_desync = ("RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running "
+                  "inconsistent collective: CollectiveFingerPrint(OpType=ALLGATHER, TensorShape=[4]) "
+                  "but Rank 1 is running inconsistent collective: CollectiveFingerPrint("
+                  "OpType=BARRIER)")  # fmt: skip
+    log = parse_nccl_log(old_desync)
+    (ev,) = log.of("collective_desync")
+    assert (ev.detail["rank_a"], ev.detail["op_a"], ev.detail["op_b"]) == (
+        0,
+        "ALLGATHER",
+        "BARRIER",
+    )
+    assert "collectives-differ-between-ranks" in _rules_of(old_desync)
+    assert "device-ordinal-invalid" in _rules_of(
+        "torch.AcceleratorError: CUDA error: invalid device ordinal"
+    )
+    store = ("torch.distributed.DistNetworkError: The server socket has failed to bind to "
+             "0.0.0.0:29501 (errno: 98 - Address already in use).")  # fmt: skip
+    (port,) = parse_nccl_log(store).of("store_port_in_use")
+    assert port.detail["port"] == 29501
+    # NCCL's own sockets: the same errno is not the rendezvous store's port
+    nccl_bind = (
+        "node1:1:1 [0] misc/socket.cc:1 NCCL WARN socket bind failed: Address already in use"
+    )
+    assert "master-port-in-use" not in _rules_of(nccl_bind)
+    # an OFI error with libfabric's name for it stays the undeliverable rule's
+    named = "[rank3]: NET/OFI Request 0x1 completed with error. RC: 113. Error: 2 (UNDELIVERABLE)."
+    assert {"ofi-undeliverable"} <= _rules_of(named)
+    assert "ofi-completion-error" not in _rules_of(named)
+
+
+def test_the_nccl_2_18_invalid_argument_bug_is_named_for_its_releases_only() -> None:
+    """NVIDIA/nccl#957's fix is in 2.18.6 and 2.19.3: 2.18.1-2.18.5 name it, later releases and
+    NVLS's own 'invalid argument' (a restarted Fabric Manager) do not."""
+    lines = "NCCL version {v}+cuda12.1\nnode1:1:1 [0] init.cc:1 NCCL WARN Cuda failure 'invalid argument'"
+    assert "nccl-2.18-invalid-argument" in _rules_of(lines.format(v="2.18.3"))
+    assert "nccl-2.18-invalid-argument" not in _rules_of(lines.format(v="2.18.6"))
+    assert "nccl-2.18-invalid-argument" not in _rules_of(lines.format(v="2.19.3"))
+    nvls = "NCCL version 2.18.5+cuda12.2\ntransport/nvls.cc:165 NCCL WARN Cuda failure 'invalid argument'"
+    assert "nccl-2.18-invalid-argument" not in _rules_of(nvls)
+
+
+def test_a_failure_unwinding_through_the_bootstrap_is_a_failure() -> None:
+    """`bootstrap.cc:270 -> 2` with no event before it: NCCL's start-up sockets failed (nccl#1000),
+    not a log that 'stops before set-up with no failure'; each host's socket interface is quoted."""
+    text = (
+        "a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ibp75s0:192.168.0.103<0>\n"
+        "b:2:2 [0] NCCL INFO Bootstrap : Using ibp12s0:192.168.4.102<0>\n"
+        "a:1:1 [0] NCCL INFO misc/socket.cc:567 -> 2\n"
+        "a:1:1 [0] NCCL INFO bootstrap.cc:270 -> 2\n"
+    )
+    found = {f.rule: f for f in diagnose(parse_nccl_log(text), TorchLog())}
+    assert "bootstrap-failed" in found and "setup-stalled-no-failure" not in found
+    evidence = " ".join(found["bootstrap-failed"].evidence)
+    assert "ibp75s0:192.168.0.103" in evidence and "ibp12s0:192.168.4.102" in evidence
+    assert "different interfaces" in evidence

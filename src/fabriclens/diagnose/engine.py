@@ -193,6 +193,14 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "topology_sysfs": len(nccl.of("topology_sysfs")),
         "max_shared_mem": len(nccl.of("max_shared_mem")),
         "ofi_errors": len(nccl.of("ofi_error")),
+        "ofi_unreachable": _count("ofi_unreachable", nccl),
+        "ofi_failed": _count("ofi_failed", nccl),
+        "collective_desync": _count("collective_desync", nccl),
+        "nccl_config_invalid": _count("nccl_config_invalid", nccl),
+        "store_port_in_use": _count("store_port_in_use", nccl),
+        "device_ordinal": _count("device_ordinal", nccl),
+        "nccl_218_invalid_argument": _count("nccl_218_invalid_argument", nccl) if _nccl_218_before_fix(nccl) else 0,
+        "bootstrap_failed": sum(1 for _, stage in nccl.orphan_traces if stage == "bootstrap"),
         "remote_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclRemoteError"),
         "usb_nic": len(nccl.of("usb_nic")) + len(nccl.of("speed_unknown")),
         "nccl_versions": len(nccl.versions),
@@ -228,6 +236,13 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ib_gdr_no_module": len(nccl.of("ib_gdr_no_module")),
         "nvml_gpu_hidden": len(nccl.of("nvml_gpu_hidden")),
     }  # fmt: skip
+
+
+def _nccl_218_before_fix(nccl: NcclLog) -> bool:
+    """The log runs NCCL 2.18.1-2.18.5: before 2.18.6 and 2.19.3, which carry the fix for
+    NVIDIA/nccl#957 (commit 4365458, 'Fix cudaMemcpyAsync bug')."""
+    return any(v.startswith("2.18.") and v.split(".")[2].isdigit() and int(v.split(".")[2]) < 6
+               for v in nccl.versions)  # fmt: skip
 
 
 # PyTorch's ProcessGroupNCCL default (kProcessGroupNCCLDefaultTimeout, ProcessGroupNCCL.hpp) is
@@ -293,6 +308,25 @@ def describe(event: Event) -> str:
         parts.append(
             f"GPU Direct RDMA off for GPU {d['gpu']} / HCA {d['hca']}: PCIe distance {d['distance']}, NCCL_NET_GDR_LEVEL {d['level']}"
         )
+    elif event.kind == "collective_desync" and d["op_a"]:
+        seq = f" (collective #{d['sequence']})" if d["sequence"] is not None else ""
+        parts.append(
+            f"rank {d['rank_a']} ran {d['op_a']} where rank {d['rank_b']} ran {d['op_b']}{seq}"
+        )
+    elif event.kind == "ofi_error":
+        name = f" ({d['name']})" if d["name"] else ""
+        parts.append(f"NET/OFI completion error RC {d['rc']}{name}")
+    elif event.kind == "ofi_provider_error":
+        parts.append(
+            f"libfabric {d['provider']} provider: err {d['err']}, prov_err '{d['prov_err']}'"
+        )
+    elif event.kind == "nccl_config_invalid":
+        parts.append("the NCCL loaded rejected PyTorch's communicator configuration")
+    elif event.kind == "store_port_in_use":
+        port = f"port {d['port']}" if d["port"] is not None else "its port"
+        parts.append(f"the rendezvous store's {port} is already in use")
+    elif event.kind == "device_ordinal":
+        parts.append("invalid device ordinal (CUDA error 101)")
     elif event.kind == "gid_selected":
         parts.append(
             f"GID index {d['index']} selected: {d['raw']}"
@@ -327,6 +361,16 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "topology_sysfs": (("topology_sysfs",), None),
     "max_shared_mem": (("max_shared_mem",), None),
     "ofi_error": (("ofi_error",), None),
+    "ofi_unreachable": (("ofi_error",), lambda e: e.detail["rc"] == 113 or e.detail["name"] == "UNDELIVERABLE"),
+    "ofi_failed": (("ofi_error", "ofi_provider_error"),
+                   lambda e: e.kind == "ofi_provider_error" or not (e.detail["rc"] == 113 or e.detail["name"] == "UNDELIVERABLE")),
+    "collective_desync": (("collective_desync",), None),
+    "nccl_config_invalid": (("nccl_config_invalid",), None),
+    "store_port_in_use": (("store_port_in_use",), None),
+    "device_ordinal": (("device_ordinal",), None),
+    # the cudaMemcpyAsync bug of NCCL 2.18.1-2.18.5 (NVIDIA/nccl#957); NVLS's own 'invalid
+    # argument' (a restarted Fabric Manager) is the nvls rule's
+    "nccl_218_invalid_argument": (("cuda_error",), lambda e: e.detail["text"] == "invalid argument" and e.detail["where"] != "nvls"),
     "nccl_error": (("nccl_error", "test_failure"), None),
     "usb_nic": (("usb_nic", "speed_unknown", "socket_dev"), None),
     "nvls": (("nvls_bind", "cuda_error"), lambda e: e.kind == "nvls_bind" or e.detail["where"] == "nvls"),
@@ -410,6 +454,16 @@ def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
                 + (f"; channels run over it ({used[0]} = {n})" if used else "")
             )
         return out
+    if name == "host_oob":
+        shown = [
+            f"{host} starts its sockets on {oob}" for host, oob in sorted(nccl.host_oob.items())
+        ]
+        oob_names = {oob.split(":")[0] for oob in nccl.host_oob.values()}
+        if len(oob_names) > 1:
+            shown.append(
+                f"the hosts use different interfaces for it: {', '.join(sorted(oob_names))}"
+            )
+        return shown[:6]
     if name == "link_local_ifaces":
         return [
             f"socket interface {n} has only the link-local address {nccl.ifaces[n]} (not routed between hosts)"

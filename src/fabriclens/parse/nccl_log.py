@@ -135,8 +135,19 @@ FAMILY_RE = re.compile(r"family (\d+) is neither AF_INET")
 TOPO_RE = re.compile(r"Could not find real path of (\S+)")
 SHMEM_RE = re.compile(r"ncclMaxSharedMem (\d+) exceeds device/fn maxSharedMem (\d+)")
 OFI_RE = re.compile(
-    r"NET/OFI .*?completed with error\.?\s*RC:\s*(\d+)\.?\s*Error:\s*(\d+)\s*\((\w+)\)"
+    r"NET/OFI .*?completed with error\.?\s*RC:\s*(\d+)\.?\s*Error:\s*(?:(\d+)\s*\((\w+)\)|(?P<text>[^.,]+))"
 )
+# libfabric's own provider line: `libfabric:35:1668017255::efa:cq:rxr_cq_write_tx_error():243<warn>
+# rxr_cq_write_tx_error: err: 20, prov_err: Not a directory (20)`
+PROV_ERR_RE = re.compile(r"::(\w+):\w+:.*?\berr:\s*(\d+),\s*prov_err:\s*([^(]*?)\s*\((-?\d+)\)")
+# PyTorch's collective check (TORCH_DISTRIBUTED_DEBUG=DETAIL): two ranks' fingerprints differ
+DESYNC_RE = re.compile(
+    r"Rank (\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\((?:SequenceNumber=(\d+),\s*)?OpType=(\w+)"
+    r".*?but Rank (\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\((?:SequenceNumber=\d+,\s*)?OpType=(\w+)"
+)
+# PyTorch's rendezvous store (TCPStore) cannot listen: `failed to bind to [::]:29500 (errno: 98`
+STORE_BIND_RE = re.compile(r"failed to bind to \S*?:(\d+) \(errno: 98")
+STORE_RE = re.compile(r"server socket|TCPStore|errno: 98")  # the store's, not NCCL's own sockets
 PROXY_RE = re.compile(
     r"Proxy Call to rank (\d+) failed \((\w+)\)|Failed to execute operation (\w+) from rank (\d+)"
 )
@@ -231,6 +242,8 @@ class NcclLog:
     # entry replaces it, the wrapped list's later entries add to it (see ``extend``)
     socket_ifaces_fresh: bool = False
     ifaces: dict[str, str] = field(default_factory=dict)  # interface -> address (Bootstrap/Socket)
+    # host -> the interface its bootstrap sockets use (`Bootstrap : Using` or NET/IB's `OOB`)
+    host_oob: dict[str, str] = field(default_factory=dict)
     ib_no_device: bool = False
     libibverbs_failed: bool = False
     env: dict[str, str] = field(default_factory=dict)
@@ -279,6 +292,7 @@ class NcclLog:
         """Add what the next part of the same log says (read on its own, e.g. by another
         process): the result is what reading both parts in one pass gives, except that, past
         MAX_RECORDS, a trace line's stage may land on a record that is not kept."""
+        had_events = bool(self.events)
         for host, stage in later.orphan_traces:
             if self.events:
                 _add_stage(self.events[-1], host, stage)
@@ -319,11 +333,16 @@ class NcclLog:
             if self.room(self.versions, number):
                 self.versions.setdefault(number, line)
         for key, line in later.evidence.items():
+            if key == "bootstrap_trace" and had_events:
+                continue  # its traces went to this part's last event, as one pass gives
             if self.room(self.evidence, key):
                 self.evidence.setdefault(key, line)
         for name, addr in later.ifaces.items():
             if self.room(self.ifaces, name):
                 self.ifaces.setdefault(name, addr)
+        for host, oob in later.host_oob.items():
+            if self.room(self.host_oob, host):
+                self.host_oob.setdefault(host, oob)
         for host in later.hosts:
             self.add_host(host)
         # flags, counts
@@ -482,7 +501,23 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
     if "maxSharedMem" in msg and (s := SHMEM_RE.search(msg)) is not None:
         add("max_shared_mem", needed=int(s.group(1)), device=int(s.group(2)))
     if "NET/OFI" in msg and (o := OFI_RE.search(msg)) is not None:
-        add("ofi_error", rc=int(o.group(1)), error=int(o.group(2)), name=o.group(3))
+        add("ofi_error", rc=int(o.group(1)), error=_int(o.group(2)),
+            name=o.group(3) or o.group("text").strip())  # fmt: skip
+    if "prov_err" in msg and (pe := PROV_ERR_RE.search(msg)) is not None:
+        add("ofi_provider_error", provider=pe.group(1), err=int(pe.group(2)),
+            prov_err=pe.group(3).strip(), code=int(pe.group(4)))  # fmt: skip
+    if "Detected mismatch between collectives" in msg:
+        ds = DESYNC_RE.search(msg)
+        add("collective_desync", rank_a=_int(ds.group(1)) if ds else None,
+            sequence=_int(ds.group(2)) if ds else None, op_a=ds.group(3) if ds else None,
+            rank_b=_int(ds.group(4)) if ds else None, op_b=ds.group(5) if ds else None)  # fmt: skip
+    if "Invalid config blocking attribute" in msg:
+        add("nccl_config_invalid")
+    if "Address already in use" in msg and STORE_RE.search(msg) is not None:
+        port = STORE_BIND_RE.search(msg)
+        add("store_port_in_use", port=_int(port.group(1)) if port else None)
+    if "invalid device ordinal" in msg:
+        add("device_ordinal")
     if ("Proxy Call" in msg or "Failed to execute" in msg) and (
         p := PROXY_RE.search(msg)
     ) is not None:
@@ -682,6 +717,7 @@ SCREEN_WORDS = (
     "mismatch", "fallocate", "shared memory", "Attribute", "Socket creation failed", "ibv_reg_",
     "Duplicate GPU", "XML Import", "cannot be captured in a graph", "<0>", "loop back",
     "failed to extend", "Init COMPLETE", "Connected all trees", "async event", "nvmlDevice",
+    "prov_err", "Address already in use",
 )  # fmt: skip
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
 BATCH_LINES = 256
@@ -839,6 +875,8 @@ def _add_read(out: NcclLog, r: Line) -> None:
             _add_stage(out.events[-1], host, r.trace_stage)
         elif len(out.orphan_traces) < MAX_RECORDS:
             out.orphan_traces.append((host, r.trace_stage))
+            if r.trace_stage == "bootstrap":
+                out.evidence.setdefault("bootstrap_trace", line)
     if host and host not in out.seen_hosts:
         out.add_host(host)
     if r.warning:
@@ -852,6 +890,8 @@ def _add_read(out: NcclLog, r: Line) -> None:
         out.ib_devices = list(r.ib_devices)
         out.oob = r.oob
         out.evidence["ib_devices"] = line
+        if host and r.oob and out.room(out.host_oob, host):
+            out.host_oob.setdefault(host, r.oob.removesuffix("<0>"))
     elif r.ib_no_device:
         out.ib_no_device = True
         out.evidence["ib_no_device"] = line
@@ -869,6 +909,8 @@ def _add_read(out: NcclLog, r: Line) -> None:
         out.evidence.setdefault("socket_ifaces", line)
     elif r.ifaces_kind == "bootstrap":
         out.evidence.setdefault("bootstrap", line)
+        if host and r.ifaces and out.room(out.host_oob, host):
+            out.host_oob.setdefault(host, ":".join(r.ifaces[0]))
     if r.libibverbs_failed:
         out.libibverbs_failed = True
         out.evidence.setdefault("libibverbs_failed", line)
