@@ -67,8 +67,13 @@ def test_op_inferred_from_the_bus_factor() -> None:
 
     run = parse_nccl_tests((FIXTURES / "nccl-tests-h200-8gpu.txt").read_text())
     assert run.op is None and infer_op(run, 8) == "all_reduce"
+    # all_gather and alltoall print alike rows (`none -1`, the same count and factor): neither is
+    # guessed (tests/fixtures/real/nccl-tests/044, an alltoall, was called all_gather)
     gather = parse_nccl_tests(VARIANTS["all_gather (none, root)"])
-    assert infer_op(gather, 8) == "all_gather"
+    assert infer_op(gather, 8) is None
+    with pytest.raises(InputError, match="all_gather and alltoall print alike rows"):
+        judge(gather, gpu="h100-sxm", ranks=8)
+    assert judge(gather, gpu="h100-sxm", ranks=8, op="alltoall").op == "all_to_all"
 
 
 def test_gpu_names() -> None:
@@ -179,6 +184,42 @@ def test_a_busbw_collapse_is_flagged_and_a_single_slow_row_is_not() -> None:
     assert busbw_collapse(run([10, 20, 30, 5, 5, 5])) == ((4 << 20, 30.0), (8 << 20, 5.0))
     assert busbw_collapse(run([10, 20, 30, 31, 5, 31])) is None  # one slow row: an outlier
     assert busbw_collapse(run([10, 20, 30, 29, 30, 31])) is None  # a healthy plateau
+
+
+def test_a_mid_sweep_dip_that_recovers_is_flagged() -> None:
+    """busbw that falls to a fraction at some middle sizes and climbs back (ROCm/rccl#1490: 0.03
+    GB/s at 2-8 MiB between 1.26 below and 92 above) is a stall of those sizes; one slow row and
+    a fall that never recovers (busbw_collapse's) are not dips."""
+    from fabriclens.plan.expect import busbw_dip, flags
+
+    def run(busbws: list[float]):  # type: ignore[no-untyped-def]
+        rows = "".join(
+            f"{(1 << 16) << i:>12} {((1 << 16) << i) // 4:>12} float none -1 100.0 1.0 {b:.2f} 0"
+            f" 100.0 1.0 {b:.2f} 0\n"
+            for i, b in enumerate(busbws)
+        )
+        return parse_nccl_tests(rows)
+
+    dipped = run([0.6, 1.2, 0.7, 0.03, 0.06, 15.0, 27.0, 92.0])
+    assert busbw_dip(dipped) == ((1 << 19, 1 << 20, 0.03), 1.2, 92.0)
+    assert "busbw-dip" in {f[0] for f in flags(dipped)}
+    assert busbw_dip(run([0.6, 1.2, 0.05, 2.0, 15.0])) is None  # one slow row
+    assert busbw_dip(run([10, 20, 30, 2, 2, 2])) is None  # never recovers: a collapse
+    assert busbw_dip(run([1, 2, 4, 8, 16])) is None
+
+
+def test_one_gpu_twice_needs_the_same_device_not_only_the_same_bus_number() -> None:
+    """nccl-tests prints the PCI bus number alone: p4d's GPUs come in pairs on one bus
+    (devices 0 and 1 both [0x10]), which is two GPUs; the same device and bus twice is one."""
+    from fabriclens.plan.expect import flags
+
+    head = "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\n"
+    pair = (head + "#  Rank  0 Group  0 Pid 1 on n1 device  0 [0x10] A100\n"
+            "#  Rank  1 Group  0 Pid 2 on n1 device  1 [0x10] A100\n" + ROWS)  # fmt: skip
+    same = (head + "#  Rank  0 Group  0 Pid 1 on n1 device  0 [0x10] A100\n"
+            "#  Rank  1 Group  0 Pid 2 on n1 device  0 [0x10] A100\n" + ROWS)  # fmt: skip
+    assert "same-device-twice" not in {f[0] for f in flags(parse_nccl_tests(pair))}
+    assert "same-device-twice" in {f[0] for f in flags(parse_nccl_tests(same))}
 
 
 ROWS = """#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong

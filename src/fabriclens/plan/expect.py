@@ -113,16 +113,18 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
         out.append(("two-runs-pasted", "warning",
                     f"another run follows the first table ({', '.join(dict.fromkeys(run.ops_seen)) or 'a second command'}): "
                     "only the first table is judged"))  # fmt: skip
-    seen: dict[tuple[str, str], int] = {}
-    for rank, host, _dev, bus in run.rank_lines:
+    # nccl-tests prints the PCI bus number alone ([0x10]): two GPUs may share one (p4d's pairs,
+    # other VMs), so only the same bus under the same device index is taken for one GPU twice
+    seen: dict[tuple[str, str, int], int] = {}
+    for rank, host, dev, bus in run.rank_lines:
         if bus.strip("0x:") == "":
             continue  # cloud VMs put every GPU on bus 0
-        if (host, bus) in seen and seen[(host, bus)] != rank:
+        if (host, bus, dev) in seen and seen[(host, bus, dev)] != rank:
             out.append(("same-device-twice", "warning",
-                        f"ranks {seen[(host, bus)]} and {rank} on {host} report the same PCI bus id [{bus}]: one GPU used "
-                        "twice (check CUDA_VISIBLE_DEVICES and the launcher's GPU binding)"))  # fmt: skip
+                        f"ranks {seen[(host, bus, dev)]} and {rank} on {host} report the same device {dev} and PCI bus "
+                        f"[{bus}]: one GPU used twice (check CUDA_VISIBLE_DEVICES and the launcher's GPU binding)"))  # fmt: skip
             break
-        seen[(host, bus)] = rank
+        seen[(host, bus, dev)] = rank
     bad = [r for r in run.rows if r.wrong or r.inplace_wrong]
     if bad:
         r = bad[0]
@@ -181,6 +183,14 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
         )
     if run.elided:
         out.append(("elided", "info", "rows were replaced by '...' in the paste"))
+    dip = busbw_dip(run)
+    if dip is not None:
+        (lo_size, hi_size, low), before, after = dip
+        out.append(("busbw-dip", "warning",
+                    f"busbw drops to {low:.3g} GB/s at {lo_size:,}-{hi_size:,} bytes, between {before:.3g} GB/s below "
+                    f"and {after:.3g} GB/s above: those sizes stall (the protocol or algorithm NCCL picks for them, or a "
+                    "path that retransmits); rerun them with NCCL_PROTO=Simple and with NCCL_ALGO=Ring to isolate it, "
+                    "and see what changes there with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING"))  # fmt: skip
     collapse = busbw_collapse(run)
     if collapse is not None:
         (peak_size, peak), (from_size, low) = collapse
@@ -190,6 +200,30 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
                     "link those sizes reach) runs slower than the one before; compare NCCL_ALGO=Ring and NCCL_PROTO=Simple, "
                     "and see what changed with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING"))  # fmt: skip
     return out
+
+
+def busbw_dip(run: NcclTestsRun) -> tuple[tuple[int, int, float], float, float] | None:
+    """Two or more consecutive sizes whose busbw falls below a quarter of the best smaller size
+    and a larger size that climbs back above that best: ((first, last size, lowest busbw),
+    best before, best after). A fall that never recovers is busbw_collapse's."""
+    rows = sorted((r for r in run.rows if r.size_bytes > 0), key=lambda r: r.size_bytes)
+    best_before = 0.0
+    i = 0
+    while i < len(rows):
+        bw = rows[i].best_busbw_GBps
+        if best_before > 0 and bw < best_before / 4:
+            j = i
+            while j < len(rows) and rows[j].best_busbw_GBps < best_before / 4:
+                j += 1
+            after = max((r.best_busbw_GBps for r in rows[j:]), default=0.0)
+            if j - i >= 2 and after > best_before:
+                low = min(r.best_busbw_GBps for r in rows[i:j])
+                return (rows[i].size_bytes, rows[j - 1].size_bytes, low), best_before, after
+            i = j
+            continue
+        best_before = max(best_before, bw)
+        i += 1
+    return None
 
 
 def busbw_collapse(run: NcclTestsRun) -> tuple[tuple[int, float], tuple[int, float]] | None:
@@ -211,7 +245,8 @@ def busbw_collapse(run: NcclTestsRun) -> tuple[tuple[int, float], tuple[int, flo
 
 def infer_op(run: NcclTestsRun, ranks: int) -> str | None:
     """Tell the collective from busbw/algbw (nccl-tests' factor) and the reduction column:
-    2(n-1)/n is all_reduce; (n-1)/n with a reduction is reduce_scatter, without all_gather."""
+    2(n-1)/n is all_reduce; (n-1)/n with a reduction is reduce_scatter; without one it is
+    all_gather or alltoall, whose rows (size, count, `none`, -1) nccl-tests prints alike."""
     if ranks < 2 or not run.rows:
         return None
     row = max(run.rows, key=lambda r: r.size_bytes)
@@ -220,8 +255,8 @@ def infer_op(run: NcclTestsRun, ranks: int) -> str | None:
     ratio = row.busbw_GBps / row.algbw_GBps
     if abs(ratio - 2 * (ranks - 1) / ranks) < 0.02:
         return "all_reduce"
-    if abs(ratio - (ranks - 1) / ranks) < 0.02:
-        return "reduce_scatter" if row.reduces else "all_gather"
+    if abs(ratio - (ranks - 1) / ranks) < 0.02 and row.reduces:
+        return "reduce_scatter"  # all_gather and alltoall share the factor and print no reduction
     return None
 
 
@@ -257,10 +292,15 @@ def judge(
         )
     name = op or run.op or infer_op(run, n) or (guess[0] if guess else None)
     if name is None:
+        unreduced = n >= 2 and run.rows and not max(run.rows, key=lambda r: r.size_bytes).reduces
         raise InputError(
-            "cannot tell which collective this is", "give --op all_reduce (or the op that ran)"
-        )
+            "cannot tell which collective this is"
+            + (": all_gather and alltoall print alike rows (no reduction)" if unreduced else ""),
+            "give --op all_gather or --op alltoall" if unreduced
+            else "give --op all_reduce (or the op that ran)",
+        )  # fmt: skip
     name = name.replace("-", "_")
+    name = {"alltoall": "all_to_all", "sendrecv": "send_recv"}.get(name, name)  # the tests' names
     if name not in OPS:
         raise InputError(f"collective {name!r} is not modelled", f"use one of {', '.join(OPS)}")
     if n < 2:
