@@ -495,3 +495,24 @@ def test_a_failure_unwinding_through_the_bootstrap_is_a_failure() -> None:
     evidence = " ".join(found["bootstrap-failed"].evidence)
     assert "ibp75s0:192.168.0.103" in evidence and "ibp12s0:192.168.4.102" in evidence
     assert "different interfaces" in evidence
+
+
+def test_a_launcher_s_report_of_a_dead_rank_is_a_failure() -> None:
+    """mpirun and torchrun say when a rank's process ended; with no NCCL failure before it the
+    cause is that rank's own output (nccl#241's rank 8 exited after start-up). A failure NCCL
+    did report keeps its own rule and the exit adds nothing."""
+    lines = {
+        "Process name: [[11192,1],8]\nExit code:    3": (8, None, None),
+        "mpirun noticed that process rank 3 with PID 0 on node n1 exited on signal 9 (Killed).": (3, None, "9 (Killed)"),
+        "[ERROR] failed (exitcode: -9) local_rank: 2 (pid: 77) of binary: /usr/bin/python3": (2, -9, None),
+    }  # fmt: skip
+    for text, (rank, code, signal) in lines.items():
+        (ev,) = parse_nccl_log(text).of("process_exit")
+        assert (ev.detail["process_rank"], ev.detail["code"], ev.detail["signal"]) == (
+            rank,
+            code,
+            signal,
+        )
+        assert "rank-process-exited" in _rules_of(text)
+    with_cause = "node1:1:1 [0] NCCL WARN Cuda failure 'out of memory'\nProcess name: [[1,1],0]"
+    assert "rank-process-exited" not in _rules_of(with_cause)

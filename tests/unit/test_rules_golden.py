@@ -246,6 +246,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "nccl-library-older-than-torch": {"nccl_config_invalid": 1},
     "master-port-in-use": {"store_port_in_use": 1},
     "device-ordinal-invalid": {"device_ordinal": 1},
+    "rank-process-exited": {"process_exit": 1},
     "nccl-2.18-invalid-argument": {"nccl_218_invalid_argument": 1},
     "bad-address-family-ifname": {"bad_address_family": 1, "socket_ifname_set": True},
     "bad-address-family": {"bad_address_family": 1},

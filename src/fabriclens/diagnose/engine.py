@@ -199,6 +199,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "nccl_config_invalid": _count("nccl_config_invalid", nccl),
         "store_port_in_use": _count("store_port_in_use", nccl),
         "device_ordinal": _count("device_ordinal", nccl),
+        "process_exit": _count("process_exit", nccl),
         "nccl_218_invalid_argument": _count("nccl_218_invalid_argument", nccl) if _nccl_218_before_fix(nccl) else 0,
         "bootstrap_failed": sum(1 for _, stage in nccl.orphan_traces if stage == "bootstrap"),
         "remote_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclRemoteError"),
@@ -325,6 +326,11 @@ def describe(event: Event) -> str:
     elif event.kind == "store_port_in_use":
         port = f"port {d['port']}" if d["port"] is not None else "its port"
         parts.append(f"the rendezvous store's {port} is already in use")
+    elif event.kind == "process_exit":
+        how = (f" on signal {d['signal']}" if d["signal"] else
+               f" with status {d['code']}" if d["code"] is not None else "")  # fmt: skip
+        node = f" on {d['node']}" if d["node"] else ""
+        parts.append(f"the launcher reports rank {d['process_rank']}'s process exited{how}{node}")
     elif event.kind == "device_ordinal":
         parts.append("invalid device ordinal (CUDA error 101)")
     elif event.kind == "gid_selected":
@@ -368,6 +374,7 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "nccl_config_invalid": (("nccl_config_invalid",), None),
     "store_port_in_use": (("store_port_in_use",), None),
     "device_ordinal": (("device_ordinal",), None),
+    "process_exit": (("process_exit",), None),
     # the cudaMemcpyAsync bug of NCCL 2.18.1-2.18.5 (NVIDIA/nccl#957); NVLS's own 'invalid
     # argument' (a restarted Fabric Manager) is the nvls rule's
     "nccl_218_invalid_argument": (("cuda_error",), lambda e: e.detail["text"] == "invalid argument" and e.detail["where"] != "nvls"),

@@ -148,6 +148,14 @@ DESYNC_RE = re.compile(
 # PyTorch's rendezvous store (TCPStore) cannot listen: `failed to bind to [::]:29500 (errno: 98`
 STORE_BIND_RE = re.compile(r"failed to bind to \S*?:(\d+) \(errno: 98")
 STORE_RE = re.compile(r"server socket|TCPStore|errno: 98")  # the store's, not NCCL's own sockets
+# a launcher saying a rank's process ended: mpirun (`Process name: [[11192,1],8]`, `process rank
+# 3 with PID 0 on node n1 exited on signal 11 (Segmentation fault)`), torchrun (`failed
+# (exitcode: 1) local_rank: 0 (pid: 170581)`)
+MPI_PROCESS_RE = re.compile(r"Process name:\s*\[\[\d+,\d+\],(\d+)\]")
+MPI_SIGNAL_RE = re.compile(
+    r"process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+)(?: \(([^)]+)\))?"
+)
+TORCHRUN_EXIT_RE = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+)")
 PROXY_RE = re.compile(
     r"Proxy Call to rank (\d+) failed \((\w+)\)|Failed to execute operation (\w+) from rank (\d+)"
 )
@@ -518,6 +526,14 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
         add("store_port_in_use", port=_int(port.group(1)) if port else None)
     if "invalid device ordinal" in msg:
         add("device_ordinal")
+    if "Process name:" in msg and (mp := MPI_PROCESS_RE.search(msg)) is not None:
+        add("process_exit", process_rank=int(mp.group(1)), code=None, signal=None, node=None)
+    if "exited on signal" in msg and (ms := MPI_SIGNAL_RE.search(msg)) is not None:
+        add("process_exit", process_rank=int(ms.group(1)), code=None,
+            signal=f"{ms.group(3)}" + (f" ({ms.group(4)})" if ms.group(4) else ""), node=ms.group(2))  # fmt: skip
+    if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
+        add("process_exit", process_rank=int(te.group(2)), code=int(te.group(1)), signal=None,
+            node=None)  # fmt: skip
     if ("Proxy Call" in msg or "Failed to execute" in msg) and (
         p := PROXY_RE.search(msg)
     ) is not None:
@@ -717,7 +733,7 @@ SCREEN_WORDS = (
     "mismatch", "fallocate", "shared memory", "Attribute", "Socket creation failed", "ibv_reg_",
     "Duplicate GPU", "XML Import", "cannot be captured in a graph", "<0>", "loop back",
     "failed to extend", "Init COMPLETE", "Connected all trees", "async event", "nvmlDevice",
-    "prov_err", "Address already in use",
+    "prov_err", "Address already in use", "Process name:", "exited on signal", "exitcode",
 )  # fmt: skip
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
 BATCH_LINES = 256
