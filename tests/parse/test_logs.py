@@ -516,3 +516,26 @@ def test_a_launcher_s_report_of_a_dead_rank_is_a_failure() -> None:
         assert "rank-process-exited" in _rules_of(text)
     with_cause = "node1:1:1 [0] NCCL WARN Cuda failure 'out of memory'\nProcess name: [[1,1],0]"
     assert "rank-process-exited" not in _rules_of(with_cause)
+
+
+def test_causes_of_the_eleventh_batch_in_other_wordings() -> None:
+    """tests/fixtures/real/logs 107-113 each name their cause; the same causes as NCCL itself
+    or other tools print them, and look-alikes that must not fire."""
+    cases = {
+        "node1:1:1 [0] init.cc:1 NCCL WARN Cuda failure 'system not yet initialized'": "cuda-system-not-initialized",
+        "node1:1:1 [0] NCCL WARN NET/OFI OFI fi_getinfo() call failed: No such device": "ofi-no-provider",
+        "node1:1:1 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : port error": "ib-port-flap",
+        'node1:1:1 [0] init.cc:127 NCCL WARN Missing "iommu=pt" from kernel command line which can lead to system instablity or hang!': "rccl-iommu-not-passthrough",
+        "export NCCL_DEBUG=INFO; NCCL_IB_HCA=mlx5_0 /opt/ompi/bin/mpirun -np 16 ./all_reduce_perf": "mpirun-env-not-exported",
+    }  # fmt: skip
+    for text, rule in cases.items():
+        assert rule in _rules_of(text), (rule, text)
+    passed = "mpirun -x NCCL_DEBUG=INFO -x NCCL_IB_HCA=mlx5_0 -np 16 ./all_reduce_perf"
+    assert "mpirun-env-not-exported" not in _rules_of(passed)
+    assert "mpirun-env-not-exported" not in _rules_of(
+        "NCCL_DEBUG=INFO mpirun -x NCCL_DEBUG -np 2 ./t"
+    )
+    # a watchdog stopped for another reason is not the capture rule's
+    other = ("[rank0]:[E1030 15:32:32.9 ProcessGroupNCCL.cpp:2055] [PG ID 0 PG GUID 0 Rank 0] "
+             "Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered")  # fmt: skip
+    assert "watchdog-graph-capture" not in _rules_of(other)

@@ -74,14 +74,16 @@ def import_(
 def _doc(
     run: Any, v: Any, found: list[tuple[str, str, str]], not_judged: str | None
 ) -> dict[str, Any]:
-    from fabriclens.plan.expect import plateau
+    from fabriclens.plan.expect import infer_op, plateau
 
     levels = [lvl for _, lvl, _ in found] + ([v.level] if v else [])
     level = next((x for x in ("critical", "warning") if x in levels), "ok")
     size, busbw = plateau(run) if run.rows else (None, None)
     largest = max(run.rows, key=lambda r: r.size_bytes) if run.rows else None
     return {
-        "op": v.op if v else run.op,
+        # not judged: the op the paste names, else the one its bus factor tells (all_reduce's
+        # 2(n-1)/n, reduce_scatter's (n-1)/n with a reduction)
+        "op": v.op if v else (run.op or infer_op(run, run.world_size)),
         "ranks": v.ranks if v else (run.world_size or None),
         "nodes": v.nodes if v else (len(run.hosts) or None),
         "gpus_per_node": v.gpus_per_node if v else None,

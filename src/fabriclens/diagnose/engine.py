@@ -200,6 +200,14 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "store_port_in_use": _count("store_port_in_use", nccl),
         "device_ordinal": _count("device_ordinal", nccl),
         "process_exit": _count("process_exit", nccl),
+        "cuda_not_initialized": _count("cuda_not_initialized", nccl),
+        "ofi_no_provider": _count("ofi_no_provider", nccl),
+        "sharp_lock_failed": _count("sharp_lock_failed", nccl),
+        "mpirun_env_prefix": _count("mpirun_env_prefix", nccl),
+        "watchdog_capture": _count("watchdog_capture", nccl),
+        "ib_port_error": _count("ib_port_error", nccl),
+        "nccl_tests_output": _count("nccl_tests_output", nccl),
+        "kernel_arg_missing": _count("kernel_arg_missing", nccl),
         "nccl_218_invalid_argument": _count("nccl_218_invalid_argument", nccl) if _nccl_218_before_fix(nccl) else 0,
         "bootstrap_failed": sum(1 for _, stage in nccl.orphan_traces if stage == "bootstrap"),
         "remote_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclRemoteError"),
@@ -326,6 +334,12 @@ def describe(event: Event) -> str:
     elif event.kind == "store_port_in_use":
         port = f"port {d['port']}" if d["port"] is not None else "its port"
         parts.append(f"the rendezvous store's {port} is already in use")
+    elif event.kind == "collective_desync":
+        parts.append("ranks ran different collectives (the line is cut before it names them)")
+    elif event.kind == "mpirun_env_prefix":
+        parts.append(f"{d['names']} set before mpirun, not passed with -x")
+    elif event.kind == "ib_async_event":
+        parts.append(f"{d['device']}: {d['event']}")
     elif event.kind == "process_exit":
         how = (f" on signal {d['signal']}" if d["signal"] else
                f" with status {d['code']}" if d["code"] is not None else "")  # fmt: skip
@@ -375,6 +389,14 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "store_port_in_use": (("store_port_in_use",), None),
     "device_ordinal": (("device_ordinal",), None),
     "process_exit": (("process_exit",), None),
+    "cuda_not_initialized": (("cuda_not_initialized",), None),
+    "ofi_no_provider": (("ofi_no_provider",), None),
+    "sharp_lock_failed": (("sharp_lock_failed",), None),
+    "mpirun_env_prefix": (("mpirun_env_prefix",), None),
+    "watchdog_capture": (("watchdog_exception",), lambda e: "capturing" in str(e.detail["error"]).lower()),
+    "ib_port_error": (("ib_async_event",), lambda e: str(e.detail["event"]).lower().startswith("port")),
+    "nccl_tests_output": (("nccl_tests_output",), None),
+    "kernel_arg_missing": (("kernel_arg_missing",), None),
     # the cudaMemcpyAsync bug of NCCL 2.18.1-2.18.5 (NVIDIA/nccl#957); NVLS's own 'invalid
     # argument' (a restarted Fabric Manager) is the nvls rule's
     "nccl_218_invalid_argument": (("cuda_error",), lambda e: e.detail["text"] == "invalid argument" and e.detail["where"] != "nvls"),

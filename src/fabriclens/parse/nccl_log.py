@@ -98,7 +98,9 @@ IB_GDR_OFF_RE = re.compile(
 # cannot see (this process sees only its own)
 NVML_NOT_FOUND_RE = re.compile(r"nvmlDeviceGetHandleByPciBusId\(\) failed: Not Found")
 # net_ib.cc: `NET/IB : %s:%d Got async event : %s` (the verbs async event of a device port)
-ASYNC_EVENT_RE = re.compile(r"NET/IB\s*:\s*(\S{1,64}) Got async event\s*:\s*(\S[^\n]{0,199})")
+ASYNC_EVENT_RE = re.compile(
+    r"NET/IB\s*:\s*(\S{1,64}) Got async (?:error )?event\s*:\s*(\S[^\n]{0,199})"
+)
 # paths.cc / net.cc: `GPU Direct RDMA Disabled for GPU %d[%d] / HCA %d (distance %d >= %d)`, later
 # `... for GPU %lx / HCA %d (distance %d > %d)`
 GDR_DISTANCE_RE = re.compile(
@@ -156,6 +158,12 @@ MPI_SIGNAL_RE = re.compile(
     r"process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+)(?: \(([^)]+)\))?"
 )
 TORCHRUN_EXIT_RE = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+)")
+FI_GETINFO_RE = re.compile(r"fi_getinfo\(?\)? call failed(.*)")  # aws-ofi-nccl: no provider
+SHARP_LOCK_RE = re.compile(r"lock failed")  # the SHARP plugin's `Streaming Tree lock failed (-18)`
+# RCCL (init.cc): `Missing "iommu=pt" from kernel command line which can lead to system ...`
+KERNEL_ARG_RE = re.compile(r'Missing "([\w=.-]{1,40})" from kernel command line')
+# `NCCL_DEBUG=INFO NCCL_SHM_DISABLE=1 mpirun -H a,b ...`: variables set for the local shell only
+ENV_PREFIX_RE = re.compile(r"^[^=]*?(?:^|[\s$#>])((?:[A-Z_][A-Z0-9_]*=\S*\s+)+)(?:\S*/)?mpirun\b")
 PROXY_RE = re.compile(
     r"Proxy Call to rank (\d+) failed \((\w+)\)|Failed to execute operation (\w+) from rank (\d+)"
 )
@@ -405,7 +413,45 @@ class Found(NamedTuple):
 NOTHING = Found()
 
 
-def _detect(msg: str, line: str, rank: int | None) -> Found:
+def _detect_outside(msg: str, add: Any) -> None:
+    """What a job prints beside NCCL's own lines (PyTorch, the launcher, libfabric): read only
+    on lines without NCCL's layout, so a large log's NCCL lines do not pay for them."""
+    if "prov_err" in msg and (pe := PROV_ERR_RE.search(msg)) is not None:
+        add("ofi_provider_error", provider=pe.group(1), err=int(pe.group(2)),
+            prov_err=pe.group(3).strip(), code=int(pe.group(4)))  # fmt: skip
+    if "Detected mismatch between collectives" in msg:
+        ds = DESYNC_RE.search(msg)
+        add("collective_desync", rank_a=_int(ds.group(1)) if ds else None,
+            sequence=_int(ds.group(2)) if ds else None, op_a=ds.group(3) if ds else None,
+            rank_b=_int(ds.group(4)) if ds else None, op_b=ds.group(5) if ds else None)  # fmt: skip
+    if "Invalid config blocking attribute" in msg:
+        add("nccl_config_invalid")
+    if "Address already in use" in msg and STORE_RE.search(msg) is not None:
+        port = STORE_BIND_RE.search(msg)
+        add("store_port_in_use", port=_int(port.group(1)) if port else None)
+    if "invalid device ordinal" in msg and "Cuda failure" not in msg:  # else the CUDA error's
+        add("device_ordinal")
+    if "Process name:" in msg and (mp := MPI_PROCESS_RE.search(msg)) is not None:
+        add("process_exit", process_rank=int(mp.group(1)), code=None, signal=None, node=None)
+    if "exited on signal" in msg and (ms := MPI_SIGNAL_RE.search(msg)) is not None:
+        add("process_exit", process_rank=int(ms.group(1)), code=None,
+            signal=f"{ms.group(3)}" + (f" ({ms.group(4)})" if ms.group(4) else ""), node=ms.group(2))  # fmt: skip
+    if "system not yet initialized" in msg and "Cuda failure" not in msg:  # nccl-tests' own
+        add("cuda_not_initialized")
+    if "watchdog thread terminated with exception" in msg:
+        add("watchdog_exception", error=msg.split("with exception:", 1)[-1].strip()[:200])
+    if "mpirun" in msg and (pre := ENV_PREFIX_RE.search(msg)) is not None:
+        names = [a.split("=", 1)[0] for a in pre.group(1).split()]
+        if not any(f"-x {n}" in msg for n in names):
+            add("mpirun_env_prefix", names=" ".join(names))
+    if "# nThread" in msg:
+        add("nccl_tests_output")
+    if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
+        add("process_exit", process_rank=int(te.group(2)), code=int(te.group(1)), signal=None,
+            node=None)  # fmt: skip
+
+
+def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Found:
     """Search one message for the failures NCCL and its callers print. Each pattern runs only
     where a word it cannot match without is in the message (``in`` is ~50x cheaper than a
     regular expression's search, and most lines of a large log hold none of them)."""
@@ -445,6 +491,10 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
         )  # fmt: skip
         add("cuda_error", code=code, text=text, where=where,
             p2p_unsupported=int(code in (217, 64) or "peer access is not supported" in text))  # fmt: skip
+        if text == "invalid device ordinal":
+            add("device_ordinal")
+        elif text == "system not yet initialized":
+            add("cuda_not_initialized")
     if "NVLS" in msg and (nv := NVLS_BIND_RE.search(msg)) is not None:
         add("nvls_bind", size=int(nv.group(1)), code=int(nv.group(2)), error=nv.group(3))
     if "socketFinalizeAccept" in msg and (st := SOCKET_TYPE_RE.search(msg)) is not None:
@@ -458,7 +508,7 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
             expected=wm.group(2),
             ascii=_magic_text(wm.group(1)),
         )
-    if "async event" in msg and (ae := ASYNC_EVENT_RE.search(msg)) is not None:
+    if "Got async" in msg and (ae := ASYNC_EVENT_RE.search(msg)) is not None:
         add("ib_async_event", device=ae.group(1), event=ae.group(2).strip())
     if "GPU Direct RDMA Disabled" in msg and (go := IB_GDR_OFF_RE.search(msg)) is not None:
         add("ib_gdr_no_module", hca=go.group(2))
@@ -508,32 +558,15 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
         add("topology_sysfs", path=t.group(1))
     if "maxSharedMem" in msg and (s := SHMEM_RE.search(msg)) is not None:
         add("max_shared_mem", needed=int(s.group(1)), device=int(s.group(2)))
+    if "fi_getinfo" in msg and (fg := FI_GETINFO_RE.search(msg)) is not None:
+        add("ofi_no_provider", error=fg.group(1).strip(" :.") or None)
+    if "SHARP" in msg and SHARP_LOCK_RE.search(msg) is not None:
+        add("sharp_lock_failed")
+    if "from kernel command line" in msg and (km := KERNEL_ARG_RE.search(msg)) is not None:
+        add("kernel_arg_missing", argument=km.group(1))
     if "NET/OFI" in msg and (o := OFI_RE.search(msg)) is not None:
         add("ofi_error", rc=int(o.group(1)), error=_int(o.group(2)),
             name=o.group(3) or o.group("text").strip())  # fmt: skip
-    if "prov_err" in msg and (pe := PROV_ERR_RE.search(msg)) is not None:
-        add("ofi_provider_error", provider=pe.group(1), err=int(pe.group(2)),
-            prov_err=pe.group(3).strip(), code=int(pe.group(4)))  # fmt: skip
-    if "Detected mismatch between collectives" in msg:
-        ds = DESYNC_RE.search(msg)
-        add("collective_desync", rank_a=_int(ds.group(1)) if ds else None,
-            sequence=_int(ds.group(2)) if ds else None, op_a=ds.group(3) if ds else None,
-            rank_b=_int(ds.group(4)) if ds else None, op_b=ds.group(5) if ds else None)  # fmt: skip
-    if "Invalid config blocking attribute" in msg:
-        add("nccl_config_invalid")
-    if "Address already in use" in msg and STORE_RE.search(msg) is not None:
-        port = STORE_BIND_RE.search(msg)
-        add("store_port_in_use", port=_int(port.group(1)) if port else None)
-    if "invalid device ordinal" in msg:
-        add("device_ordinal")
-    if "Process name:" in msg and (mp := MPI_PROCESS_RE.search(msg)) is not None:
-        add("process_exit", process_rank=int(mp.group(1)), code=None, signal=None, node=None)
-    if "exited on signal" in msg and (ms := MPI_SIGNAL_RE.search(msg)) is not None:
-        add("process_exit", process_rank=int(ms.group(1)), code=None,
-            signal=f"{ms.group(3)}" + (f" ({ms.group(4)})" if ms.group(4) else ""), node=ms.group(2))  # fmt: skip
-    if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
-        add("process_exit", process_rank=int(te.group(2)), code=int(te.group(1)), signal=None,
-            node=None)  # fmt: skip
     if ("Proxy Call" in msg or "Failed to execute" in msg) and (
         p := PROXY_RE.search(msg)
     ) is not None:
@@ -564,6 +597,8 @@ def _detect(msg: str, line: str, rank: int | None) -> Found:
             add("nccl_error", code=name)
     if "Test NCCL failure" in msg and (tf := TEST_FAIL_RE.search(msg)) is not None:
         add("test_failure", text=tf.group(1).strip())
+    if outside:
+        _detect_outside(msg, add)
     if not events and completion is None and gid_entry is None:
         return NOTHING
     return Found(tuple(events), completion, gid_entry)
@@ -655,7 +690,7 @@ def _read(line: str, rank: int | None) -> Line:
             "ncclRemoteError" in line or "ncclSystemError" in line or "ncclInternalError" in line
              or "Last error" in line
         )  # fmt: skip
-        found = _detect(line, line, rank)
+        found = _detect(line, line, rank, outside=True)
         return Line(
             _cut(line), rank, version, error=error, found=found,
             libibverbs_failed="Failed to open libibverbs" in line,
@@ -734,6 +769,8 @@ SCREEN_WORDS = (
     "Duplicate GPU", "XML Import", "cannot be captured in a graph", "<0>", "loop back",
     "failed to extend", "Init COMPLETE", "Connected all trees", "async event", "nvmlDevice",
     "prov_err", "Address already in use", "Process name:", "exited on signal", "exitcode",
+    "Got async", "fi_getinfo", "SHARP", "not yet initialized", "watchdog thread terminated",
+    "mpirun", "# nThread", "from kernel command line",
 )  # fmt: skip
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
 BATCH_LINES = 256

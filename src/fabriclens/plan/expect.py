@@ -141,8 +141,12 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
                     "old layout: the 'error' column is the largest numerical deviation (e.g. 1e-06), not a count of wrong "
                     "elements; small values are normal"))  # fmt: skip
     if not run.rows:
+        one_host = len(set(run.hosts)) == 1 and len(run.ranks) > 1
         out.append(("no-rows", "critical" if (run.headers or run.ranks) else "warning",
-                    "no result rows: the run hung before the first message size, or the output stops before the table"))  # fmt: skip
+                    "no result rows: the run hung before the first message size, or the output stops before the table"
+                    + ("; on one machine a hang there is often GPU peer-to-peer that an IOMMU or PCIe ACS blocks "
+                       "(dmesg | grep -i -e DMAR -e IOMMU; lspci -vvv | grep ACSCtl; NCCL_P2P_DISABLE=1 to confirm; "
+                       "AMD hosts: iommu=pt)" if one_host else "")))  # fmt: skip
         return out
     largest = max(r.size_bytes for r in run.rows)
     if run.world_size == 1:
