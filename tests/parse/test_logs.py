@@ -539,3 +539,23 @@ def test_causes_of_the_eleventh_batch_in_other_wordings() -> None:
     other = ("[rank0]:[E1030 15:32:32.9 ProcessGroupNCCL.cpp:2055] [PG ID 0 PG GUID 0 Rank 0] "
              "Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered")  # fmt: skip
     assert "watchdog-graph-capture" not in _rules_of(other)
+
+
+def test_causes_of_the_twelfth_batch_in_other_wordings() -> None:
+    """tests/fixtures/real/logs 115-121 each name their cause; other wordings of the same causes
+    fire the same rules, and look-alikes do not."""
+    cases = {
+        "pdsh@n1: n7: ssh: Could not resolve hostname gpu-07: Temporary failure in name resolution": "hostname-unresolvable",
+        "[Mon Jun  2 10:00:00 2025] NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.": "gpu-xid-in-log",
+        "Bus error (core dumped)": "process-bus-error",
+        "[W socket.cpp:697] [c10d] The client socket has failed to connect to [gpu-node-1]:29500 (errno: 111 - Connection refused).": "store-unreachable",
+        "node1:1:1 [0] misc/ibvwrap.cc:1 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument": "ibv-modify-qp-invalid",
+    }  # fmt: skip
+    for text, rule in cases.items():
+        assert rule in _rules_of(text), (rule, text)
+    (xid,) = parse_nccl_log(next(iter(k for k in cases if "Xid" in k))).of("gpu_xid")
+    assert xid.detail["code"] == 79
+    found = diagnose(parse_nccl_log(next(k for k in cases if "gpu-node-1" in k)), TorchLog())
+    store = next(f for f in found if f.rule == "store-unreachable")
+    assert "not a host address" not in " ".join(store.evidence)  # a name, not a netmask
+    assert parse_nccl_log("the PCIe bus errors counter is 0").of("bus_error") == []

@@ -265,10 +265,40 @@ def test_rccl_version_and_the_pasted_network_are_read() -> None:
     with pytest.raises(InputError, match="AWS EFA"):
         judge(efa)
     assert (
-        judge(efa, network="aws-efa-p4d", nics_per_node=1).network == "aws-efa-p4d"
+        judge(efa, network="aws-efa-p4d", nics_per_node=1, ranks=2).network == "aws-efa-p4d"
     )  # given: judged
     sock = parse_nccl_tests(
         ROWS.replace("#       size", "h:1:1 [0] NCCL INFO Using network Socket\n#       size")
     )
     verdict = judge(sock, ranks=16, gpu="h100-sxm", gpus_per_node=8)
     assert any("NET/Socket" in a for a in verdict.assumptions)
+
+
+def test_the_rank_count_the_bus_factor_implies() -> None:
+    """A complete-looking rank list that the bus factor contradicts was cut (nccl-tests#322 kept
+    ranks 0-99 of 1,024): not judged, and said so; without a rank list an all_gather's (n-1)/n
+    gives n; NCCL's tuning table (`Broadcast | ...`) does not name the op."""
+    from fabriclens.plan.expect import factor_disagrees, ranks_from_factor
+
+    head = "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\n"
+    ranks = "".join(
+        f"#  Rank {r:3d} Group  0 Pid {r} on n{r // 8} device {r % 8} [0x{r:02x}] H100\n"
+        for r in range(100)
+    )
+    row = "  17179869184  4294967296  float  sum  -1  93460  183.83  367.29  0  93500  183.74  367.12  0\n"
+    cut = parse_nccl_tests(head + ranks + ROWS.splitlines()[0] + "\n" + row)
+    assert factor_disagrees(cut, "all_reduce", 100) is not None
+    with pytest.raises(InputError, match="the list was cut"):
+        judge(cut, gpu="h100-sxm")
+    two = "  1073741824  268435456  float  sum  -1  5000.0  214.75  214.75  0  5000.0  214.75  214.75  0\n"
+    assert factor_disagrees(parse_nccl_tests(two), "all_reduce", 2) is None
+    assert factor_disagrees(parse_nccl_tests(two), "all_reduce", 8) is None  # fewer, not cut
+    gather = parse_nccl_tests(
+        "  1073741824  33554432  float  none  -1  5000.0  214.75  187.91  0  5000.0  214.75  187.91  0\n"
+    )
+    assert ranks_from_factor(gather, "all_gather") == 8
+    assert judge(gather, gpu="h100-sxm", op="all_gather").ranks == 8
+    tuning = (
+        "    Broadcast |        1         2         1   |             0              1\n" + ROWS
+    )
+    assert parse_nccl_tests(tuning).op is None

@@ -74,8 +74,9 @@ def import_(
 def _doc(
     run: Any, v: Any, found: list[tuple[str, str, str]], not_judged: str | None
 ) -> dict[str, Any]:
-    from fabriclens.plan.expect import infer_op, plateau
+    from fabriclens.plan.expect import infer_op, infer_op_and_ranks, plateau
 
+    guess = None if v else infer_op_and_ranks(run)  # all_reduce and its ranks from the factor
     levels = [lvl for _, lvl, _ in found] + ([v.level] if v else [])
     level = next((x for x in ("critical", "warning") if x in levels), "ok")
     size, busbw = plateau(run) if run.rows else (None, None)
@@ -83,8 +84,10 @@ def _doc(
     return {
         # not judged: the op the paste names, else the one its bus factor tells (all_reduce's
         # 2(n-1)/n, reduce_scatter's (n-1)/n with a reduction)
-        "op": v.op if v else (run.op or infer_op(run, run.world_size)),
-        "ranks": v.ranks if v else (run.world_size or None),
+        "op": v.op
+        if v
+        else (run.op or infer_op(run, run.world_size) or (guess[0] if guess else None)),
+        "ranks": v.ranks if v else (run.world_size or (guess[1] if guess else None)),
         "nodes": v.nodes if v else (len(run.hosts) or None),
         "gpus_per_node": v.gpus_per_node if v else None,
         "gpu": v.gpu if v else (run.gpu_names[0] if run.gpu_names else None),

@@ -7,12 +7,9 @@ listed as not checked; text no parser understands is reported as unread, never a
 
 from __future__ import annotations
 
-import functools
 import re
 import statistics
-import tomllib
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 from fabriclens.diagnose.engine import Finding, diagnose
@@ -26,6 +23,7 @@ from fabriclens.diagnose.host import (
     service_facts,
     topology_facts,
 )
+from fabriclens.diagnose.xid import xid_catalogue
 from fabriclens.parse.detect import KINDS, detect_kind
 from fabriclens.parse.dmesg import parse_dmesg
 from fabriclens.parse.ethtool import (
@@ -76,13 +74,6 @@ class Baseline:
         False  # a `fabriclens collect` bundle: report not-checked as the live doctor does
     )
     unavailable: tuple[str, ...] = ()  # tools the manifest records as not installed
-
-
-@functools.cache
-def xid_catalogue() -> dict[int, dict[str, Any]]:
-    """Xid code -> meaning, action, severity, source (diagnose/data/xid.toml)."""
-    text = resources.files("fabriclens.diagnose").joinpath("data", "xid.toml").read_text("utf-8")
-    return {int(x["code"]): x for x in tomllib.loads(text)["xid"]}
 
 
 # what each check needs, for the "not checked" list

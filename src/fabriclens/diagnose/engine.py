@@ -11,6 +11,7 @@ from importlib import resources
 from typing import Any
 
 from fabriclens.conditions import check_known, holds
+from fabriclens.diagnose.xid import xid_catalogue
 from fabriclens.parse.nccl_log import (
     VIRTUAL_IFACE_RE,
     WC_STATUS,
@@ -208,6 +209,12 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ib_port_error": _count("ib_port_error", nccl),
         "nccl_tests_output": _count("nccl_tests_output", nccl),
         "kernel_arg_missing": _count("kernel_arg_missing", nccl),
+        "host_unresolved": _count("host_unresolved", nccl),
+        "gpu_xid": _count("gpu_xid", nccl),
+        "bus_error": _count("bus_error", nccl),
+        "store_no_libuv": _count("store_no_libuv", nccl),
+        "store_connect_failed": _count("store_connect_failed", nccl),
+        "qp_invalid": sum(1 for e in nccl.of("qp_error") if e.detail["errno"] == 22),
         "nccl_218_invalid_argument": _count("nccl_218_invalid_argument", nccl) if _nccl_218_before_fix(nccl) else 0,
         "bootstrap_failed": sum(1 for _, stage in nccl.orphan_traces if stage == "bootstrap"),
         "remote_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclRemoteError"),
@@ -245,6 +252,16 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ib_gdr_no_module": len(nccl.of("ib_gdr_no_module")),
         "nvml_gpu_hidden": len(nccl.of("nvml_gpu_hidden")),
     }  # fmt: skip
+
+
+def _not_a_host(address: str) -> bool:
+    """A netmask, a broadcast or the unspecified address given where a host was meant."""
+    ip = address.removeprefix("::ffff:")
+    parts = ip.split(".")
+    if len(parts) != 4 or not all(p.isdigit() for p in parts):
+        return ip in ("::", "")
+    octets = [int(p) for p in parts]
+    return octets[0] >= 224 or ip == "0.0.0.0"  # 255.x: a netmask; 224+: multicast, reserved
 
 
 def _nccl_218_before_fix(nccl: NcclLog) -> bool:
@@ -334,6 +351,23 @@ def describe(event: Event) -> str:
     elif event.kind == "store_port_in_use":
         port = f"port {d['port']}" if d["port"] is not None else "its port"
         parts.append(f"the rendezvous store's {port} is already in use")
+    elif event.kind == "gpu_xid":
+        known = xid_catalogue().get(int(str(d["code"])))
+        parts.append(
+            f"Xid {d['code']}: "
+            + (
+                str(known["meaning"])
+                if known
+                else f"{d['message']} (not in the built-in catalogue)"
+            )
+        )
+    elif event.kind == "store_connect_failed":
+        parts.append(
+            f"the rendezvous store at {d['address']}:{d['port']} did not answer (errno {d['errno']})"
+            + (f"; {d['address']} is not a host address" if _not_a_host(str(d["address"])) else "")
+        )
+    elif event.kind == "host_unresolved":
+        parts.append(f"the name {d['name']} does not resolve")
     elif event.kind == "collective_desync":
         parts.append("ranks ran different collectives (the line is cut before it names them)")
     elif event.kind == "mpirun_env_prefix":
@@ -397,6 +431,12 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_port_error": (("ib_async_event",), lambda e: str(e.detail["event"]).lower().startswith("port")),
     "nccl_tests_output": (("nccl_tests_output",), None),
     "kernel_arg_missing": (("kernel_arg_missing",), None),
+    "host_unresolved": (("host_unresolved",), None),
+    "gpu_xid": (("gpu_xid",), None),
+    "bus_error": (("bus_error",), None),
+    "library_loaded": (("library_loaded",), None),
+    "store_no_libuv": (("store_no_libuv",), None),
+    "store_connect_failed": (("store_connect_failed",), None),
     # the cudaMemcpyAsync bug of NCCL 2.18.1-2.18.5 (NVIDIA/nccl#957); NVLS's own 'invalid
     # argument' (a restarted Fabric Manager) is the nvls rule's
     "nccl_218_invalid_argument": (("cuda_error",), lambda e: e.detail["text"] == "invalid argument" and e.detail["where"] != "nvls"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([^)]*)\):\s*(\d+)\s*,?\s*(.*)")
+XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([^)]*)\):\s*(\d+)\s*,?\s*(.*)")
 _OFF_BUS = re.compile(r"NVRM: (?:The NVIDIA )?GPU (?:at )?(?:PCI:)?([0-9a-fA-F:.]+)\s.*fallen off the bus|"
                       r"NVRM: GPU at (?:PCI:)?([0-9a-fA-F:.]+) has fallen off the bus")  # fmt: skip
 _NIC = re.compile(
@@ -49,11 +49,11 @@ def parse_dmesg(text: str) -> tuple[list[XidEvent], list[NicEvent]]:
         line = raw.strip()
         if g := re.search(r"NVRM: The NVIDIA GPU ([0-9a-fA-F:.]+)", line):
             last_gpu = g.group(1)
-        if "fallen off the bus" in line and not _OFF_BUS.search(line) and not _XID.search(line):
+        if "fallen off the bus" in line and not _OFF_BUS.search(line) and not XID_RE.search(line):
             if not any(x.code == 79 and x.device == last_gpu for x in xids):
                 xids.append(XidEvent(last_gpu, 79, "GPU has fallen off the bus", line))
             continue
-        if m := _XID.search(line):
+        if m := XID_RE.search(line):
             xids.append(XidEvent(m.group(1).strip(), int(m.group(2)), m.group(3).strip(), line))
         elif m := _OFF_BUS.search(line):
             dev = m.group(1) or m.group(2) or "?"

@@ -20,6 +20,7 @@ from itertools import islice
 from typing import Any, NamedTuple
 
 from fabriclens.parse._prefix import strip_prefixes
+from fabriclens.parse.dmesg import XID_RE as XID_LINE_RE
 
 _LOC = r"(?:(?P<loc>[\w./-]{1,255}\.(?:cc|cu|c|cpp|h|hpp):\d+)\s+)?"
 # the level word is found first, then the head in front of it (see ``_split``)
@@ -160,6 +161,19 @@ MPI_SIGNAL_RE = re.compile(
 TORCHRUN_EXIT_RE = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+)")
 FI_GETINFO_RE = re.compile(r"fi_getinfo\(?\)? call failed(.*)")  # aws-ofi-nccl: no provider
 SHARP_LOCK_RE = re.compile(r"lock failed")  # the SHARP plugin's `Streaming Tree lock failed (-18)`
+# ssh (DeepSpeed's and pdsh's launchers, mpirun): `ssh: Could not resolve hostname node-0: Name or
+# service not known`; c10d: `getaddrinfo failed ... for host X`
+RESOLVE_RE = re.compile(
+    r"[Cc]ould not resolve hostname (\S+?):|getaddrinfo\S* failed.*?host[:\s]+\[?([\w.-]+)"
+)
+# c10d's store client: `The client socket has failed to connect to [::ffff:255.255.0.0]:29500
+# (errno: 110 - Connection timed out)`
+STORE_CONNECT_RE = re.compile(
+    r"client socket has failed to connect to \[?([^\]\s]+?)\]?:(\d+) \(errno: (\d+)(?: - ([^)]*))?"
+)
+BUS_ERROR_RE = re.compile(r"\b[Bb]us error\b(?!s)")  # SIGBUS, not a counter of PCIe bus errors
+# vLLM's pynccl: `Loading nccl from library /root/.config/vllm/nccl/cu12/libnccl.so.2.18.1`
+LIBRARY_RE = re.compile(r"Loading \w+ from library (\S+)")
 # RCCL (init.cc): `Missing "iommu=pt" from kernel command line which can lead to system ...`
 KERNEL_ARG_RE = re.compile(r'Missing "([\w=.-]{1,40})" from kernel command line')
 # `NCCL_DEBUG=INFO NCCL_SHM_DISABLE=1 mpirun -H a,b ...`: variables set for the local shell only
@@ -436,6 +450,29 @@ def _detect_outside(msg: str, add: Any) -> None:
     if "exited on signal" in msg and (ms := MPI_SIGNAL_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(ms.group(1)), code=None,
             signal=f"{ms.group(3)}" + (f" ({ms.group(4)})" if ms.group(4) else ""), node=ms.group(2))  # fmt: skip
+    if ("resolve hostname" in msg or "getaddrinfo" in msg) and (
+        rs := RESOLVE_RE.search(msg)
+    ) is not None:
+        add("host_unresolved", name=rs.group(1) or rs.group(2))
+    if "NVRM: Xid" in msg and (xm := XID_LINE_RE.search(msg)) is not None:
+        add(
+            "gpu_xid",
+            code=int(xm.group(2)),
+            device=xm.group(1).strip(),
+            message=xm.group(3).strip()[:160],
+        )
+    if "us error" in msg and BUS_ERROR_RE.search(msg) is not None:
+        add("bus_error")
+    if "from library" in msg and (ll := LIBRARY_RE.search(msg)) is not None:
+        add("library_loaded", path=ll.group(1))
+    if "use_libuv" in msg and "without libuv" in msg:
+        add("store_no_libuv")
+    if (
+        "client socket has failed to connect" in msg
+        and (sc := STORE_CONNECT_RE.search(msg)) is not None
+    ):
+        add("store_connect_failed", address=sc.group(1), port=int(sc.group(2)),
+            errno=int(sc.group(3)), error=sc.group(4))  # fmt: skip
     if "system not yet initialized" in msg and "Cuda failure" not in msg:  # nccl-tests' own
         add("cuda_not_initialized")
     if "watchdog thread terminated with exception" in msg:
@@ -770,7 +807,8 @@ SCREEN_WORDS = (
     "failed to extend", "Init COMPLETE", "Connected all trees", "async event", "nvmlDevice",
     "prov_err", "Address already in use", "Process name:", "exited on signal", "exitcode",
     "Got async", "fi_getinfo", "SHARP", "not yet initialized", "watchdog thread terminated",
-    "mpirun", "# nThread", "from kernel command line",
+    "mpirun", "# nThread", "from kernel command line", "resolve hostname", "getaddrinfo",
+    "NVRM: Xid", "us error", "use_libuv", "client socket has failed to connect", "from library",
 )  # fmt: skip
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
 BATCH_LINES = 256

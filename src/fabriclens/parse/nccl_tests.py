@@ -258,7 +258,10 @@ def parse_nccl_tests(lines: str | Iterable[str]) -> NcclTestsRun:
             else:
                 run.dropped_rows += 1
         else:
-            m = COMMAND_RE.search(line) or (None if " INFO " in line else PLAIN_OP_RE.search(line))
+            # NCCL's INFO lines and their tuning tables (`Broadcast |  1  2 ...`) name every op
+            m = COMMAND_RE.search(line) or (
+                None if " INFO " in line or "|" in line else PLAIN_OP_RE.search(line)
+            )
             if m is not None:
                 if run.rows:
                     run.runs_after_rows += 1

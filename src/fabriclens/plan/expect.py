@@ -264,6 +264,45 @@ def infer_op(run: NcclTestsRun, ranks: int) -> str | None:
     return None
 
 
+def ranks_from_factor(run: NcclTestsRun, op: str) -> int | None:
+    """The rank count nccl-tests' bus factor implies for ``op`` (all_reduce 2(n-1)/n; all_gather,
+    reduce_scatter, alltoall (n-1)/n), read on the largest row; None where the factor does not
+    tell (other ops, or busbw printed too coarsely to resolve it)."""
+    rows = [r for r in run.rows if r.algbw_GBps >= 1.0]
+    if not rows:
+        return None
+    row = max(rows, key=lambda r: r.size_bytes)
+    ratio = row.busbw_GBps / row.algbw_GBps
+    gap = (2.0 - ratio) / 2.0 if op == "all_reduce" else 1.0 - ratio  # = 1/n
+    if (
+        op not in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
+        or not 0.0 < gap < 0.5
+    ):
+        return None
+    n = round(1.0 / gap)
+    # both columns carry two decimals: the ratio must resolve n from n - 1 and n + 1
+    step = abs((n - 1) / n - n / (n + 1)) * (2.0 if op == "all_reduce" else 1.0)
+    return n if 0.01 / row.algbw_GBps < step / 2 else None
+
+
+def factor_disagrees(run: NcclTestsRun, op: str, n: int) -> float | None:
+    """busbw/algbw of the largest row when it cannot come from ``n`` ranks of ``op`` (beyond
+    what two printed decimals allow): the rank list is incomplete. None when it fits."""
+    rows = [r for r in run.rows if r.algbw_GBps >= 1.0]
+    factor = {"all_reduce": 2.0 * (n - 1) / n}.get(
+        op, (n - 1) / n if op in ("all_gather", "reduce_scatter", "all_to_all") else None
+    )
+    if not rows or factor is None:
+        return None
+    row = max(rows, key=lambda r: r.size_bytes)
+    ratio = row.busbw_GBps / row.algbw_GBps
+    slack = 0.011 * (1.0 + ratio) / row.algbw_GBps + 1e-4  # two printed decimals on each
+    gap = (2.0 - ratio) / 2.0 if op == "all_reduce" else 1.0 - ratio  # 1/n of the factor
+    # only more ranks than listed (a cut list): an edited or mixed paste may show anything
+    more = gap > 0 and 1.0 / gap > 1.5 * n
+    return ratio if abs(ratio - factor) > slack and more else None
+
+
 def plateau(run: NcclTestsRun) -> tuple[int, float]:
     """(size, busbw) of the large-message plateau: median over sizes within 4x of the largest."""
     if not run.rows:
@@ -305,6 +344,10 @@ def judge(
         )  # fmt: skip
     name = name.replace("-", "_")
     name = {"alltoall": "all_to_all", "sendrecv": "send_recv"}.get(name, name)  # the tests' names
+    factor_n = ranks_from_factor(run, name)
+    if n < 2 and factor_n is not None and ranks is None:
+        n = factor_n
+        notes.append(f"no rank list in the log: busbw/algbw = (n-1)/n gives {n} ranks")
     if name not in OPS:
         raise InputError(f"collective {name!r} is not modelled", f"use one of {', '.join(OPS)}")
     if n < 2:
@@ -335,6 +378,13 @@ def judge(
     if network is None and transport == "socket":
         notes.append(
             "the log's NCCL lines say NET/Socket: TCP, judged against the default RDMA network"
+        )
+    if (ranks is None and n >= 2 and run.header_complete
+            and (said := factor_disagrees(run, name, n)) is not None):  # fmt: skip
+        raise InputError(
+            f"the rank list shows {n} ranks, but busbw/algbw = {said:.4f} is not 2(n-1)/n or "
+            f"(n-1)/n for n = {n}: the list was cut",
+            "give --ranks (and --gpus-per-node)",
         )
     fabric, more = resolve_fabric(
         spec, n, gpus_per_node=gpn, network_name=network, nics_per_node=nics_per_node
