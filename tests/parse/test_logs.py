@@ -559,3 +559,18 @@ def test_causes_of_the_twelfth_batch_in_other_wordings() -> None:
     store = next(f for f in found if f.rule == "store-unreachable")
     assert "not a host address" not in " ".join(store.evidence)  # a name, not a netmask
     assert parse_nccl_log("the PCIe bus errors counter is 0").of("bus_error") == []
+
+
+def test_causes_of_the_thirteenth_batch_in_other_wordings() -> None:
+    """tests/fixtures/real/logs 122-128: the same causes in other tools' words, and a failure
+    line of nccl-tests that is not NCCL's own."""
+    cases = {
+        "test: Test CUDA failure common.cu:941 'CUDA driver version is insufficient for CUDA runtime version'": "cuda-driver-too-old",
+        "[TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp (worldConfig.cpp:91)": "trtllm-world-size-mismatch",
+        "[1700000000.1] [n1:99 :0] tl_cuda_team.c:100 TL_CUDA ERROR failed to open ipc handle": "mpi-collective-layer-error",
+        "n1:1:1 [0] NCCL WARN NET/IB : Unable to open device mlx5_3": "ib-device-unopenable",
+    }  # fmt: skip
+    for text, rule in cases.items():
+        assert rule in _rules_of(text), (rule, text)
+    crash = "Test CUDA failure common.cu:516 'an illegal memory access was encountered'"
+    assert "log-shows-error" in _rules_of(crash) and "nothing-to-read" not in _rules_of(crash)

@@ -173,7 +173,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ib_disabled_by_env": env.get("NCCL_IB_DISABLE", "0") not in ("0", ""),
         "p2p_disabled_by_env": env.get("NCCL_P2P_DISABLE", "0") not in ("0", ""),
         "socket_forced_by_env": "NCCL_NET" in env and env["NCCL_NET"].lower() == "socket",
-        "logs_read": nccl.lines + len(torch.timeouts) + len(torch.last_completed) + len(torch.timeout_frames) + len(nccl.events) + len(nccl.ifaces),
+        "logs_read": nccl.lines + len(torch.timeouts) + len(torch.last_completed) + len(torch.timeout_frames) + len(nccl.events) + len(nccl.ifaces) + len(nccl.errors),
         "single_node": len(nccl.hosts) == 1,
         "error_lines": len(nccl.errors) + len(torch.timeouts),
         "ib_local_protection": sum(1 for s, _ in nccl.completion_errors if s == 4),
@@ -215,6 +215,11 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "store_no_libuv": _count("store_no_libuv", nccl),
         "store_connect_failed": _count("store_connect_failed", nccl),
         "qp_invalid": sum(1 for e in nccl.of("qp_error") if e.detail["errno"] == 22),
+        "cuda_driver_old": _count("cuda_driver_old", nccl),
+        "trtllm_world_size": _count("trtllm_world_size", nccl),
+        "ucc_error": _count("ucc_error", nccl),
+        "ib_open_failed": _count("ib_open_failed", nccl),
+        "uneven_ranks_per_host": _count("uneven_ranks_per_host", nccl),
         "nccl_218_invalid_argument": _count("nccl_218_invalid_argument", nccl) if _nccl_218_before_fix(nccl) else 0,
         "bootstrap_failed": sum(1 for _, stage in nccl.orphan_traces if stage == "bootstrap"),
         "remote_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclRemoteError"),
@@ -336,9 +341,13 @@ def describe(event: Event) -> str:
         )
     elif event.kind == "collective_desync" and d["op_a"]:
         seq = f" (collective #{d['sequence']})" if d["sequence"] is not None else ""
-        parts.append(
-            f"rank {d['rank_a']} ran {d['op_a']} where rank {d['rank_b']} ran {d['op_b']}{seq}"
-        )
+        if d["op_a"] == d["op_b"] and d["shape_a"] != d["shape_b"]:
+            parts.append(f"rank {d['rank_a']} ran {d['op_a']} on shape [{d['shape_a']}] where rank "
+                         f"{d['rank_b']} ran it on [{d['shape_b']}]{seq}")  # fmt: skip
+        else:
+            parts.append(
+                f"rank {d['rank_a']} ran {d['op_a']} where rank {d['rank_b']} ran {d['op_b']}{seq}"
+            )
     elif event.kind == "ofi_error":
         name = f" ({d['name']})" if d["name"] else ""
         parts.append(f"NET/OFI completion error RC {d['rc']}{name}")
@@ -435,6 +444,11 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "gpu_xid": (("gpu_xid",), None),
     "bus_error": (("bus_error",), None),
     "library_loaded": (("library_loaded",), None),
+    "cuda_driver_old": (("cuda_driver_old",), None),
+    "trtllm_world_size": (("trtllm_world_size",), None),
+    "ucc_error": (("ucc_error",), None),
+    "ib_open_failed": (("ib_open_failed",), None),
+    "uneven_ranks_per_host": (("uneven_ranks_per_host",), None),
     "store_no_libuv": (("store_no_libuv",), None),
     "store_connect_failed": (("store_connect_failed",), None),
     # the cudaMemcpyAsync bug of NCCL 2.18.1-2.18.5 (NVIDIA/nccl#957); NVLS's own 'invalid

@@ -146,7 +146,9 @@ PROV_ERR_RE = re.compile(r"::(\w+):\w+:.*?\berr:\s*(\d+),\s*prov_err:\s*([^(]*?)
 # PyTorch's collective check (TORCH_DISTRIBUTED_DEBUG=DETAIL): two ranks' fingerprints differ
 DESYNC_RE = re.compile(
     r"Rank (\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\((?:SequenceNumber=(\d+),\s*)?OpType=(\w+)"
+    r"(?:,\s*TensorShape=\[([^\]]{0,80})\])?"
     r".*?but Rank (\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\((?:SequenceNumber=\d+,\s*)?OpType=(\w+)"
+    r"(?:,\s*TensorShape=\[([^\]]{0,80})\])?"
 )
 # PyTorch's rendezvous store (TCPStore) cannot listen: `failed to bind to [::]:29500 (errno: 98`
 STORE_BIND_RE = re.compile(r"failed to bind to \S*?:(\d+) \(errno: 98")
@@ -174,6 +176,9 @@ STORE_CONNECT_RE = re.compile(
 BUS_ERROR_RE = re.compile(r"\b[Bb]us error\b(?!s)")  # SIGBUS, not a counter of PCIe bus errors
 # vLLM's pynccl: `Loading nccl from library /root/.config/vllm/nccl/cu12/libnccl.so.2.18.1`
 LIBRARY_RE = re.compile(r"Loading \w+ from library (\S+)")
+IB_OPEN_RE = re.compile(r"NET/IB\s*:\s*Unable to open device (\S{1,64})")
+# MPI's collective layer (UCC, under Open MPI / HPC-X): `tl_shm_team.c:617 TL_SHM ERROR ...`
+UCC_ERROR_RE = re.compile(r"\btl_\w+\.c:\d+\s+(TL_\w+) ERROR")
 # RCCL (init.cc): `Missing "iommu=pt" from kernel command line which can lead to system ...`
 KERNEL_ARG_RE = re.compile(r'Missing "([\w=.-]{1,40})" from kernel command line')
 # `NCCL_DEBUG=INFO NCCL_SHM_DISABLE=1 mpirun -H a,b ...`: variables set for the local shell only
@@ -207,7 +212,7 @@ NCCL_ERRORS = (
     ("ncclInvalidUsage", re.compile(r"ncclinvalidusage|invalid usage")),
 )  # fmt: skip
 CRASH_WORDS = (  # lower-cased: a line holding one shows a failure
-    "distbackenderror", "terminate called", "nccl error in:", "test nccl failure",
+    "distbackenderror", "terminate called", "nccl error in:", "test nccl failure", "test cuda failure",
     "runtimeerror: nccl", "segmentation fault", "ncclcomminitrank failed", "nccl check failed",
 )  # fmt: skip
 # WARN lines that say nothing is wrong (NCCL falls back on its own)
@@ -437,7 +442,8 @@ def _detect_outside(msg: str, add: Any) -> None:
         ds = DESYNC_RE.search(msg)
         add("collective_desync", rank_a=_int(ds.group(1)) if ds else None,
             sequence=_int(ds.group(2)) if ds else None, op_a=ds.group(3) if ds else None,
-            rank_b=_int(ds.group(4)) if ds else None, op_b=ds.group(5) if ds else None)  # fmt: skip
+            shape_a=ds.group(4) if ds else None, rank_b=_int(ds.group(5)) if ds else None,
+            op_b=ds.group(6) if ds else None, shape_b=ds.group(7) if ds else None)  # fmt: skip
     if "Invalid config blocking attribute" in msg:
         add("nccl_config_invalid")
     if "Address already in use" in msg and STORE_RE.search(msg) is not None:
@@ -473,6 +479,12 @@ def _detect_outside(msg: str, add: Any) -> None:
     ):
         add("store_connect_failed", address=sc.group(1), port=int(sc.group(2)),
             errno=int(sc.group(3)), error=sc.group(4))  # fmt: skip
+    if "driver version is insufficient" in msg and "Cuda failure" not in msg:
+        add("cuda_driver_old")
+    if "mpiSize == tp * pp" in msg:  # TensorRT-LLM's WorldConfig
+        add("trtllm_world_size")
+    if "TL_" in msg and (ue := UCC_ERROR_RE.search(msg)) is not None:
+        add("ucc_error", layer=ue.group(1))
     if "system not yet initialized" in msg and "Cuda failure" not in msg:  # nccl-tests' own
         add("cuda_not_initialized")
     if "watchdog thread terminated with exception" in msg:
@@ -530,6 +542,8 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
             p2p_unsupported=int(code in (217, 64) or "peer access is not supported" in text))  # fmt: skip
         if text == "invalid device ordinal":
             add("device_ordinal")
+        elif "driver version is insufficient" in text:
+            add("cuda_driver_old")
         elif text == "system not yet initialized":
             add("cuda_not_initialized")
     if "NVLS" in msg and (nv := NVLS_BIND_RE.search(msg)) is not None:
@@ -597,6 +611,10 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
         add("max_shared_mem", needed=int(s.group(1)), device=int(s.group(2)))
     if "fi_getinfo" in msg and (fg := FI_GETINFO_RE.search(msg)) is not None:
         add("ofi_no_provider", error=fg.group(1).strip(" :.") or None)
+    if "Unable to open device" in msg and (uo := IB_OPEN_RE.search(msg)) is not None:
+        add("ib_open_failed", device=uo.group(1))
+    if "contiguousRanksPerHost 2147483647" in msg:  # NCCL 2.31: ranks uneven over the nodes
+        add("uneven_ranks_per_host")
     if "SHARP" in msg and SHARP_LOCK_RE.search(msg) is not None:
         add("sharp_lock_failed")
     if "from kernel command line" in msg and (km := KERNEL_ARG_RE.search(msg)) is not None:
@@ -809,6 +827,8 @@ SCREEN_WORDS = (
     "Got async", "fi_getinfo", "SHARP", "not yet initialized", "watchdog thread terminated",
     "mpirun", "# nThread", "from kernel command line", "resolve hostname", "getaddrinfo",
     "NVRM: Xid", "us error", "use_libuv", "client socket has failed to connect", "from library",
+    "driver version is insufficient", "mpiSize", "TL_", "Unable to open device",
+    "contiguousRanksPerHost",
 )  # fmt: skip
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
 BATCH_LINES = 256
