@@ -145,9 +145,10 @@ def test_completion_errors_env_overrides_and_gdr() -> None:
     assert log.env == {"NCCL_IB_DISABLE": "1", "NCCL_P2P_DISABLE": "1"}
     assert log.gdr is True and log.completion_errors[0][0] == 12 and log.libibverbs_failed
     ids = _ids(log, TorchLog())
-    assert {"ib-completion-error", "ib-retry-exceeded", "nccl-warnings", "ib-disabled-by-env",
+    assert {"ib-completion-error", "ib-retry-exceeded", "ib-disabled-by-env",
             "p2p-disabled-by-env", "libibverbs-missing"} <= ids  # fmt: skip
     assert "gdr-off" not in ids
+    assert "nccl-warnings" not in ids  # its one WARN is the completion error's evidence
 
 
 @given(st.text(max_size=500))
@@ -574,3 +575,12 @@ def test_causes_of_the_thirteenth_batch_in_other_wordings() -> None:
         assert rule in _rules_of(text), (rule, text)
     crash = "Test CUDA failure common.cu:516 'an illegal memory access was encountered'"
     assert "log-shows-error" in _rules_of(crash) and "nothing-to-read" not in _rules_of(crash)
+
+
+def test_warnings_already_explained_are_not_quoted_again() -> None:
+    """ "NCCL printed warnings" repeats nothing a finding already explains (a real EFA log,
+    tests/fixtures/real/logs 108, showed its one WARN line twice); an unexplained WARN keeps it."""
+    explained = "n1:1:1 [0] NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available"
+    assert _rules_of(explained) == {"ofi-no-provider"}
+    extra = explained + "\nn1:1:1 [0] NCCL WARN some other warning nobody explains"
+    assert {"ofi-no-provider", "nccl-warnings"} <= _rules_of(extra)

@@ -616,4 +616,16 @@ def diagnose(nccl: NcclLog, torch: TorchLog) -> list[Finding]:
                     rule.source,
                 )
             )
-    return sorted(found, key=lambda f: SEVERITY_ORDER[f.severity])
+    return sorted(_without_repeated_warnings(found), key=lambda f: SEVERITY_ORDER[f.severity])
+
+
+def _without_repeated_warnings(found: list[Finding]) -> list[Finding]:
+    """The catch-all "NCCL printed warnings" goes when every warning it quotes is already the
+    evidence of a finding that explains it (a line said twice explains nothing more)."""
+    others = [line for f in found if f.rule != "nccl-warnings" for line in f.evidence]
+    return [
+        f
+        for f in found
+        if f.rule != "nccl-warnings"
+        or not all(any(w in line for line in others) for w in f.evidence)
+    ]
