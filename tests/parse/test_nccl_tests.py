@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from fabriclens.errors import InputError
-from fabriclens.parse.nccl_tests import parse_nccl_tests
+from fabriclens.parse.nccl_tests import NcclTestsRun, parse_nccl_tests
 from fabriclens.plan.expect import gpu_from_name, judge, plateau
 
 SAMPLE = FIXTURES / "samples" / "nccl-tests-allreduce.txt"
@@ -169,17 +169,21 @@ def test_rank_tags_inside_rows_and_diff_markers_are_read() -> None:
     assert [(r.size_bytes, r.busbw_GBps) for r in diff.rows] == [(2147483648, 88.18)]
 
 
+def _sweep(busbws: list[float], first: int, redop: str) -> NcclTestsRun:
+    """A doubling sweep from ``first`` bytes whose rows carry these busbw figures."""
+    rows = "".join(
+        f"{first << i:>12} {(first << i) // 4:>12} float {redop} -1 100.0 1.0 {b:.2f} 0"
+        f" 100.0 1.0 {b:.2f} 0\n"
+        for i, b in enumerate(busbws)
+    )
+    return parse_nccl_tests(rows)
+
+
 def test_a_busbw_collapse_is_flagged_and_a_single_slow_row_is_not() -> None:
-    from fabriclens.parse.nccl_tests import parse_nccl_tests
     from fabriclens.plan.expect import busbw_collapse
 
-    def run(busbws: list[float]):  # type: ignore[no-untyped-def]
-        rows = "".join(
-            f"{(1 << 20) << i:>12} {((1 << 20) << i) // 4:>12} float sum -1 100.0 1.0 {b:.2f} 0"
-            f" 100.0 1.0 {b:.2f} 0\n"
-            for i, b in enumerate(busbws)
-        )
-        return parse_nccl_tests(rows)
+    def run(busbws: list[float]) -> NcclTestsRun:
+        return _sweep(busbws, 1 << 20, "sum")
 
     assert busbw_collapse(run([10, 20, 30, 5, 5, 5])) == ((4 << 20, 30.0), (8 << 20, 5.0))
     assert busbw_collapse(run([10, 20, 30, 31, 5, 31])) is None  # one slow row: an outlier
@@ -192,13 +196,8 @@ def test_a_mid_sweep_dip_that_recovers_is_flagged() -> None:
     a fall that never recovers (busbw_collapse's) are not dips."""
     from fabriclens.plan.expect import busbw_dip, flags
 
-    def run(busbws: list[float]):  # type: ignore[no-untyped-def]
-        rows = "".join(
-            f"{(1 << 16) << i:>12} {((1 << 16) << i) // 4:>12} float none -1 100.0 1.0 {b:.2f} 0"
-            f" 100.0 1.0 {b:.2f} 0\n"
-            for i, b in enumerate(busbws)
-        )
-        return parse_nccl_tests(rows)
+    def run(busbws: list[float]) -> NcclTestsRun:
+        return _sweep(busbws, 1 << 16, "none")
 
     dipped = run([0.6, 1.2, 0.7, 0.03, 0.06, 15.0, 27.0, 92.0])
     assert busbw_dip(dipped) == ((1 << 19, 1 << 20, 0.03), 1.2, 92.0)
