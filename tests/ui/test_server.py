@@ -117,6 +117,24 @@ def test_an_uploaded_config_json_plans_like_the_file(client: Any) -> None:
     assert "fabriclens plan config.json --gpus 8 --json" in page.text
 
 
+def test_uploads_do_not_outlive_the_server() -> None:
+    """The dashboard makes no folder until a file is uploaded, and removes it (the user's
+    config.json with it) when it stops: each start once left a folder in /tmp for good."""
+    from starlette.testclient import TestClient
+
+    guard = make_app()
+    store = guard.app.state.uploads
+    with TestClient(guard, base_url="http://127.0.0.1:8471") as client:
+        assert store.folder is None
+        client.get("/plan")
+        assert store.folder is None
+        assert client.post("/api/upload", content=b"{}").status_code == 200
+        folder = store.folder
+        assert folder is not None and len(list(folder.iterdir())) == 1
+    assert not folder.exists()
+    assert len(store) == 0
+
+
 def test_an_upload_is_bounded_and_must_be_json(client: Any) -> None:
     assert client.post("/api/upload", content=b"x" * (2 * 2**20)).status_code == 413
     assert client.post("/api/upload", content=b"not json").status_code == 400

@@ -3,11 +3,14 @@ plotly.js served from the installed plotly package, the CLI's JSON as the API.""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
+import shutil
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+import weakref
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +57,42 @@ def plotly_js() -> Path:
     return Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
 
+class UploadStore:
+    """Uploaded config.json files, by token, in a private folder made on the first upload and
+    removed when the server stops (or, failing that, when the process exits): a user's files do
+    not outlive the dashboard."""
+
+    def __init__(self) -> None:
+        self.paths: dict[str, Path] = {}
+        self.names: dict[str, str] = {}
+        self._dir: Path | None = None
+        self._finalizer: weakref.finalize[Any, UploadStore] | None = None
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def put(self, body: bytes, name: str) -> str:
+        if self._dir is None:
+            self._dir = Path(tempfile.mkdtemp(prefix="fabriclens-ui-"))
+            self._finalizer = weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)
+        token = secrets.token_hex(16)
+        path = self._dir / f"{token}.json"
+        path.write_bytes(body)
+        self.paths[token] = path
+        self.names[token] = name
+        return token
+
+    @property
+    def folder(self) -> Path | None:
+        return self._dir
+
+    def close(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()
+        self.paths.clear()
+        self.names.clear()
+
+
 @dataclass
 class Backend:
     """What the app needs from the CLI: a way to run a command, and a command's definition."""
@@ -95,9 +134,8 @@ def create_app(backend: Backend, bind: str = "127.0.0.1", port: int = 8471,
                       autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)  # fmt: skip
     env.filters["num"] = _num
     run = Runner(backend.run)
-    upload_dir = Path(tempfile.mkdtemp(prefix="fabriclens-ui-"))
-    uploads: dict[str, Path] = {}
-    upload_names: dict[str, str] = {}
+    store = UploadStore()
+    uploads, upload_names = store.paths, store.names
     fields_cache: dict[str, list[Field]] = {}
     catalog_cache: dict[str, dict[str, list[str]]] = {}
     streams = {"open": 0}
@@ -191,11 +229,7 @@ def create_app(backend: Backend, bind: str = "127.0.0.1", port: int = 8471,
             return JSONResponse(
                 {"error": "too many uploads: restart fabriclens ui"}, status_code=429
             )
-        token = secrets.token_hex(16)
-        path = upload_dir / f"{token}.json"
-        path.write_bytes(body)
-        uploads[token] = path
-        upload_names[token] = (request.headers.get("x-filename") or "config.json")[:100]
+        token = store.put(body, (request.headers.get("x-filename") or "config.json")[:100])
         return JSONResponse({"model": f"upload:{token}", "name": upload_names[token]})
 
     async def reports_page(request: Request) -> Response:
@@ -269,8 +303,15 @@ def create_app(backend: Backend, bind: str = "127.0.0.1", port: int = 8471,
         return FileResponse(plotly_js(), media_type="text/javascript",
                             headers={"Cache-Control": "public, max-age=86400"})  # fmt: skip
 
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            store.close()
+
     static = Path(__file__).parent / "static"
-    app = Starlette(routes=[
+    app = Starlette(lifespan=lifespan, routes=[
         Route("/", index),
         Route("/static/plotly.min.js", plotly_asset),
         Mount("/static", StaticFiles(directory=static), name="static"),
@@ -284,6 +325,7 @@ def create_app(backend: Backend, bind: str = "127.0.0.1", port: int = 8471,
         Route("/live", live_page),
         Route("/{cmd}", page),
     ])  # fmt: skip
+    app.state.uploads = store
     return HostOriginGuard(app, allowed_hosts(bind, port, allow_hosts))
 
 
