@@ -21,6 +21,9 @@ def test_bus_factors_follow_nccl_tests() -> None:
     assert bus_factor("all_to_all", 16) == pytest.approx(15 / 16)
     assert bus_factor("broadcast", 8) == 1.0
     assert bus_factor("send_recv", 2) == 1.0
+    assert bus_factor("reduce", 8) == 1.0
+    assert bus_factor("gather", 8) == pytest.approx(7 / 8)
+    assert bus_factor("scatter", 4) == pytest.approx(3 / 4)
 
 
 def test_busbw_is_algbw_times_factor() -> None:
@@ -269,3 +272,59 @@ def test_inference_engines_reduce_small_tensors_with_their_own_kernel() -> None:
     assert across.algorithm != "custom" and across.nodes == 2
     pcie = Fabric(find_link("pcie4-x16"), None, 4)
     assert estimate_engine_all_reduce(16 * 1024, 4, pcie, 4).algorithm != "custom"
+
+
+@given(
+    op=st.sampled_from(OPS),
+    size=st.integers(min_value=1, max_value=2**34),
+    ranks=st.integers(min_value=2, max_value=512),
+    per_node=st.sampled_from([1, 2, 4, 8]),
+    network=st.sampled_from(["25gbe", "100g-roce", "ndr-ib"]),
+    nics=st.sampled_from([1, 2, 8]),
+    host=st.booleans(),
+)
+def test_the_vectorised_model_prices_every_op_as_the_scalar_one(
+    op: str, size: int, ranks: int, per_node: int, network: str, nics: int, host: bool
+) -> None:
+    """The planner's search prices collectives on arrays (model/batch.py); both must agree."""
+    import numpy as np
+
+    from fabriclens.model.batch import _collective
+
+    fabric = Fabric(find_link("nvlink4-nvswitch"), find_network(network), 8, nics,
+                    find_link("pcie5-x16-host") if host else None)  # fmt: skip
+    want = estimate_collective(op, size, ranks, fabric, ranks_per_node=per_node).time_s  # type: ignore[arg-type]
+    one = np.array([1.0])
+    got = _collective(op, size * one, ranks * one, per_node * one, one, fabric)[0]
+    assert got == pytest.approx(want, rel=1e-9)
+
+
+def test_gather_and_scatter_are_bound_by_the_roots_links() -> None:
+    """First principles: the root receives (n-1)/n of the buffer, its node's share over NVLink
+    and the rest through its GPU's one NIC, at once. 2 nodes x 8: 8/16 of the buffer crosses one
+    400G NIC, so algbw is twice the NIC's rate and busbw (x 15/16) 1.875 times it; a scatter is
+    the gather reversed. reduce moves the buffer once over every ring link: busbw = algbw."""
+    net = find_network("ndr-ib")
+    nic = net.bw_bytes_per_s * net.efficiency
+    fabric = Fabric(find_link("nvlink4-nvswitch"), net, 8, 8)
+    for op in ("gather", "scatter"):
+        est = estimate_collective(op, 8 * 2**30, 16, fabric)  # type: ignore[arg-type]
+        assert est.busbw_bytes_per_s == pytest.approx(nic * 2 * 15 / 16, rel=0.01)
+        assert est.bottleneck == "network"
+        assert est.algorithm == "direct"
+    # one node: the root's NVLink carries 7/8 of the buffer
+    inside = estimate_collective("gather", 8 * 2**30, 8, fabric)
+    assert inside.busbw_bytes_per_s == pytest.approx(fabric.intra_busbw(), rel=0.01)
+    # more nodes do not add bandwidth: the root's NIC carries (n-g)/n of the buffer
+    wide = estimate_collective("gather", 8 * 2**30, 128, fabric)
+    assert wide.algbw_bytes_per_s == pytest.approx(nic * 128 / 120, rel=0.01)
+    # a PCIe Gen4 host link caps the root's NIC below 400G
+    capped = Fabric(find_link("nvlink3-nvswitch"), net, 1, 1, find_link("pcie4-x16-host"))
+    est = estimate_collective("gather", 8 * 2**30, 2, capped)
+    assert est.bottleneck == "host link"
+    assert est.busbw_bytes_per_s < nic
+    reduce = estimate_collective("reduce", 8 * 2**30, 32, fabric)
+    bcast = estimate_collective("broadcast", 8 * 2**30, 32, fabric)
+    assert reduce.busbw_bytes_per_s == pytest.approx(reduce.algbw_bytes_per_s)
+    assert 0.9 * 8 * nic <= reduce.busbw_bytes_per_s <= 8 * nic  # the node's 8 NICs, as a ring
+    assert reduce.busbw_bytes_per_s <= bcast.busbw_bytes_per_s * 1.0001

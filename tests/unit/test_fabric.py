@@ -139,7 +139,18 @@ def test_numpy_max_min_equals_the_python_baseline() -> None:
 @given(
     servers=st.integers(2, 64),
     size_exp=st.integers(20, 33),
-    op=st.sampled_from(["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"]),
+    op=st.sampled_from(
+        [
+            "all_reduce",
+            "all_gather",
+            "reduce_scatter",
+            "all_to_all",
+            "send_recv",
+            "reduce",
+            "gather",
+            "scatter",
+        ]
+    ),
     topo=st.sampled_from(["rail-optimized", "leaf-spine"]),
 )
 def test_non_blocking_fabric_with_ideal_routing_equals_the_model(

@@ -11,7 +11,7 @@ def collective(
     op: Annotated[
         str,
         typer.Argument(
-            help="all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv"
+            help="all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv | reduce | gather | scatter"
         ),
     ],
     size: Annotated[
@@ -95,9 +95,14 @@ def collective(
             "NICs carrying the buffer once each way (a ring carries 2(n-1)/n of it), so the busbw "
             "exceeds the network's; --algo ring gives the network's own bound (nccl-tests#196)"
         )
+    if name in ("gather", "scatter") and est.nodes > 1:
+        notes.append(
+            f"{name}: the root's node moves (g-1)/n of the buffer over NVLink while the other "
+            "nodes' (n-g)/n crosses the root GPU's one NIC, at once; more nodes add no bandwidth"
+        )
     notes.append(
         "busbw = algbw x 2(n-1)/n for all_reduce, x (n-1)/n for all_gather / reduce_scatter / "
-        "all_to_all, x 1 otherwise (nccl-tests PERFORMANCE.md)"
+        "all_to_all / gather / scatter, x 1 otherwise (nccl-tests PERFORMANCE.md)"
     )
     from fabriclens.report.json_doc import collective_doc
 

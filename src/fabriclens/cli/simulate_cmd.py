@@ -30,7 +30,7 @@ def simulate(
     op: Annotated[
         str | None,
         typer.Argument(
-            help="all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv"
+            help="all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv | reduce | gather | scatter"
             " (not with --plan)"
         ),
     ] = None,
@@ -71,7 +71,9 @@ def simulate(
     ] = None,
     pattern: Annotated[
         str | None,
-        typer.Option(help="ring | tree | hierarchical | all_to_all | pipeline [default: by op]"),
+        typer.Option(
+            help="ring | tree | hierarchical | all_to_all | pipeline | root [default: by op]"
+        ),
     ] = None,
     routing: Annotated[
         str,

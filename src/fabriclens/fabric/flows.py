@@ -14,6 +14,9 @@ tree steps are lock-step).
 * ``all_to_all``: every GPU sends ``size / n`` to every other GPU; GPU a's data for GPU b leaves
   by a's NIC, or by b's rail when ``rail_aware`` (NCCL's PXN: NVLink first);
 * ``pipeline`` (send_recv): stage server i sends ``size`` to i+1 on every NIC (each GPU its own).
+* ``root`` (gather; scatter runs it reversed): every GPU of the other servers sends ``size / n``
+  to the root (GPU 0 of the first server) from its own NIC to the root's, rail 0; with
+  ``rail_aware`` (PXN) a server's GPUs hand their shares to its rail-0 GPU over NVLink first.
 
 ``flows`` > 1 splits every connection into that many flows of equal bytes (NCCL channels per NIC
 x queue pairs per connection), each routed on its own.
@@ -29,7 +32,7 @@ import numpy as np
 from fabriclens.errors import InputError
 from fabriclens.model.collectives import bus_factor
 
-PATTERNS = ("ring", "tree", "hierarchical", "all_to_all", "pipeline")
+PATTERNS = ("ring", "tree", "hierarchical", "all_to_all", "pipeline", "root")
 MAX_FLOWS = 4_000_000  # memory guard: ~100 bytes per flow-link entry
 
 
@@ -87,6 +90,18 @@ def build_flows(
         src = (servers[pairs][:, None] * nics + c[None, :]).ravel()
         dst = (nxt[pairs][:, None] * nics + c[None, :]).ravel()
         return FlowSet(src, dst, np.full(src.size, vol)).split(flows)
+    if pattern == "root":
+        others = servers[1:]
+        per_gpu = size_bytes / ranks
+        if rail_aware:
+            src, each = others * nics, per_gpu * gpus_used
+        else:
+            rail = np.arange(gpus_used) * nics // gpus_used
+            src, each = (others[:, None] * nics + rail[None, :]).ravel(), per_gpu
+        dst = np.full(src.size, servers[0] * nics)
+        if op == "scatter":
+            src, dst = dst, src
+        return FlowSet(src, dst, np.full(src.size, each)).split(flows)
     if pattern == "tree":
         chunk = size_bytes / nics / 2  # each channel's share, half on each tree
         srcs, dsts = [], []

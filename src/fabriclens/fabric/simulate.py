@@ -28,6 +28,7 @@ from fabriclens.fabric.placement import place_servers
 from fabriclens.fabric.routing import link_space, route
 from fabriclens.fabric.topology import FabricDesign
 from fabriclens.model.collectives import (
+    ROOT_OPS,
     Fabric,
     Op,
     bus_factor,
@@ -40,7 +41,8 @@ EFFECT_SPREAD = 0.05  # the effects table's what-if: NIC rates 5% apart (illustr
 # two GPUs instead of one, and Enhanced-ECMP hashes them apart.
 QP_SCALED_FLOWS = 16
 DEFAULT_PATTERN = {"all_reduce": "ring", "all_gather": "ring", "reduce_scatter": "ring",
-                   "broadcast": "ring", "all_to_all": "all_to_all", "send_recv": "pipeline"}  # fmt: skip
+                   "broadcast": "ring", "reduce": "ring", "all_to_all": "all_to_all",
+                   "send_recv": "pipeline", "gather": "root", "scatter": "root"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,12 @@ def simulate_collective(
         )
     n_srv = ranks // g
     pattern = pattern or DEFAULT_PATTERN[op]
+    if (pattern == "root") != (op in ROOT_OPS):
+        raise InputError(
+            f"the {pattern} pattern does not run {op}",
+            f"leave out --pattern ({op} runs as {DEFAULT_PATTERN[op]}); root is for gather and "
+            "scatter only",
+        )
     algo = "tree" if pattern == "tree" else "ring"
     est = estimate_collective(op, size_bytes, ranks, fabric, ranks_per_node=g, algorithm=algo)
     servers = place_servers(n_srv, design.servers, scenario.placement, scenario.seed)
@@ -164,6 +172,10 @@ def simulate_collective(
         net_s = float(np.max(fl.volume_bytes / rate))
         # a connection's flows carry equal bytes: it moves at flows x its slowest flow's rate
         share = float(np.min(rate)) * scenario.flows / min(nic_bw, host)
+        if pattern == "root":  # every flow ends at the root's NIC, whose one GPU feeds it
+            root_bw = min(nic_bw, fabric.gpu_net_bw())
+            net_s = max(net_s, float(np.sum(fl.volume_bytes)) / root_bw)
+            share = float(np.sum(fl.volume_bytes)) / net_s / root_bw
         load = np.bincount(li, weights=w * rate[f], minlength=cap.size)
         with np.errstate(divide="ignore", invalid="ignore"):
             util = np.where(space.capacity > 0, load / space.capacity, 0.0)
@@ -172,6 +184,8 @@ def simulate_collective(
     if pattern == "hierarchical":
         intra_s = 2 * size_bytes * (g - 1) / g / fabric.intra_busbw() if g > 1 else 0.0
         net_s += intra_s
+    elif pattern == "root":  # the root's own server: (g-1)/n of the buffer over NVLink
+        intra_s = size_bytes * (g - 1) / ranks / fabric.intra_busbw() if g > 1 else 0.0
     # the share of the bandwidth the model's protocol and algorithm reach (LL128's 120/128, an
     # all-reduce tree's discount) slows both parts
     time_s = est.latency_s + max(intra_s, net_s) / est.protocol_bw_fraction

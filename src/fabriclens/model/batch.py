@@ -33,6 +33,8 @@ from fabriclens.model.collectives import (
     NVLS_INTRA_S,
     NVLS_TREE_INTRA_S,
     NVLS_TREE_NET_STEP_S,
+    ROOT_OPS,
+    SHARE_OPS,
     SIMPLE_BASE_LATENCY_S,
     SIMPLE_NET_OVERHEAD_S,
     SIMPLE_NET_STEP_S,
@@ -40,6 +42,8 @@ from fabriclens.model.collectives import (
     SWITCH_HOPS,
     TREE_ALLREDUCE_BW_FRACTION,
     Fabric,
+    nic_rate,
+    root_nic_bw,
 )
 from fabriclens.model.elementwise import eager_extra_parts
 from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
@@ -107,7 +111,7 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
     nodes = np.ceil(r / g)
     if op == "all_reduce":
         factor = 2.0 * (r - 1) / r
-    elif op in ("all_gather", "reduce_scatter", "all_to_all"):
+    elif op in SHARE_OPS:
         factor = (r - 1) / r
     else:
         factor = np.ones_like(r)
@@ -140,7 +144,7 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
         if op == "all_to_all":
             net_busbw = node_bw / g * (r - 1) / np.maximum(1.0, r - g)
         elif op == "send_recv":
-            net_busbw = np.minimum(net.bw_bytes_per_s * net.efficiency, node_bw)
+            net_busbw = np.minimum(nic_rate(fabric), node_bw)
         else:
             net_busbw = node_bw
         busbw = np.where(g > 1, np.minimum(intra_bw, net_busbw), net_busbw)
@@ -186,6 +190,12 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
                 nvls_tree = np.where((nodes == 2) & (g > 1), nvls_tree, np.inf)
                 lowest = np.minimum(lowest, nvls_tree)
             bestn = np.where(ringn <= lowest * 1.05, ringn, lowest)
+        if op in ROOT_OPS:  # collectives._root_collective
+            with np.errstate(divide="ignore", invalid="ignore"):
+                local = np.where(g > 1, size * (g - 1) / r / intra_bw, 0.0) if intra_bw > 0 else 0.0
+                remote = size * (r - g) / r / root_nic_bw(fabric)
+            lat = BASE_LATENCY_S + net.latency_s + hop_s
+            bestn = lat + np.maximum(local, remote)
     else:
         bestn = np.full_like(r, np.inf)
     out = np.where(nodes <= 1, best1, bestn)

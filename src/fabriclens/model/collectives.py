@@ -50,7 +50,8 @@ from typing import Literal
 from fabriclens.catalog.schema import IntraLink, Network
 from fabriclens.errors import InputError
 
-Op = Literal["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv"]
+Op = Literal["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv",
+             "reduce", "gather", "scatter"]  # fmt: skip
 OPS: tuple[Op, ...] = (
     "all_reduce",
     "all_gather",
@@ -58,7 +59,16 @@ OPS: tuple[Op, ...] = (
     "all_to_all",
     "broadcast",
     "send_recv",
+    "reduce",
+    "gather",
+    "scatter",
 )
+# nccl-tests' bus factor (n-1)/n: every rank's share but its own crosses a link once
+SHARE_OPS = ("all_gather", "reduce_scatter", "all_to_all", "gather", "scatter")
+# gather and scatter (nccl-tests builds them from grouped sends and receives, as PyTorch does):
+# the root receives (or sends) every other rank's share, the node's through NVLink, the rest
+# through the one NIC its GPU uses for point-to-point traffic
+ROOT_OPS = ("gather", "scatter")
 
 # Fixed cost of launching one collective (kernel launch, proxy hand-off). Estimate: NCCL's
 # tuner uses base latencies of a few microseconds per algorithm/protocol.
@@ -90,7 +100,9 @@ NCCL_RING_PROTOCOLS = (  # (name, base latency, per-step latency on NVLink, on P
     ("LL128", 14.0e-6, 1.9e-6, 2.5e-6, LL128_BW_FRACTION),
     ("Simple", 8.4e-6, 3.4e-6, 5.7e-6, 1.0),
 )
-NCCL_RING_OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
+# NCCL runs reduce and broadcast as a pipelined ring only (src/device/reduce.h, broadcast.h):
+# every link carries the buffer once, busbw = algbw
+NCCL_RING_OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce")
 # NVLink SHARP inside one node: the same tuner prices NVLS (Simple) at hwLat[NVLINK][NVLS] 25 us
 # and no base latency (tuning.cc, 2.19-2.21; 23 us in 2.18): the all-reduce of 1-16 MiB on
 # 8 x H100 runs well below the switch's bandwidth (Azure ND H100 v5: 44 GB/s busbw at 1 MiB).
@@ -131,7 +143,7 @@ def bus_factor(op: Op, ranks: int) -> float:
         return 0.0 if op != "send_recv" else 1.0
     if op == "all_reduce":
         return 2.0 * (ranks - 1) / ranks
-    if op in ("all_gather", "reduce_scatter", "all_to_all"):
+    if op in SHARE_OPS:
         return (ranks - 1) / ranks
     return 1.0
 
@@ -285,6 +297,8 @@ def estimate_collective(
     if fabric.network is None:
         raise ValueError("a collective across nodes needs a network")
     net = fabric.network
+    if op in ROOT_OPS:
+        return _root_collective(op, size_bytes, ranks, g, nodes, fabric)
     nic_share = fabric.node_net_bw() / max(1, concurrent_per_node)
     node_bw = min(nic_share, g * fabric.gpu_net_bw())  # the group's g GPUs' host links
     if op == "all_to_all":
@@ -292,8 +306,7 @@ def estimate_collective(
         net_busbw = node_bw / g * (ranks - 1) / max(1, ranks - g)
     elif op == "send_recv":
         # one rank's point-to-point traffic rides one NIC (rail), shared if groups outnumber NICs
-        nic_bw = net.bw_bytes_per_s * net.efficiency
-        net_busbw = min(nic_bw, node_bw)
+        net_busbw = min(nic_rate(fabric), node_bw)
     else:
         net_busbw = node_bw
     busbw = min(intra_bw, net_busbw) if g > 1 else net_busbw
@@ -360,6 +373,48 @@ def estimate_collective(
         algorithm,
         {"ring": proto_fraction, "tree": tree_fraction}.get(algorithm, 1.0),
     )
+
+
+def nic_rate(fabric: Fabric) -> float:
+    """One NIC's achievable rate, bytes/s (0 without a network)."""
+    net = fabric.network
+    return 0.0 if net is None else net.bw_bytes_per_s * net.efficiency
+
+
+def root_nic_bw(fabric: Fabric) -> float:
+    """What one GPU moves through its NIC, bytes/s: the NIC's achievable rate, capped by the
+    GPU's host link."""
+    return min(nic_rate(fabric), fabric.gpu_net_bw())
+
+
+def root_latency_s(fabric: Fabric, nodes: int) -> float:
+    """A gather's or scatter's fixed cost across nodes: a launch and one network crossing (the
+    sends and receives of the group run at once)."""
+    net = fabric.network
+    assert net is not None
+    return BASE_LATENCY_S + net.latency_s + SWITCH_HOPS[fabric.tiers(nodes)] * SWITCH_HOP_LATENCY_S
+
+
+def _root_collective(
+    op: Op, size_bytes: float, ranks: int, g: int, nodes: int, fabric: Fabric
+) -> CollectiveEstimate:
+    """gather / scatter across nodes: the root's own node moves (g-1)/n of the buffer over
+    NVLink while the other nodes' (n-g)/n crosses the root GPU's NIC; the slower sets the time."""
+    intra_bw = fabric.intra_busbw()
+    local_s = size_bytes * (g - 1) / ranks / intra_bw if g > 1 and intra_bw > 0 else 0.0
+    nic = root_nic_bw(fabric)
+    remote_s = size_bytes * (ranks - g) / ranks / nic
+    lat = root_latency_s(fabric, nodes)
+    time_s = lat + max(local_s, remote_s)
+    if lat > time_s / 2:
+        bottleneck = "latency"
+    elif local_s > remote_s:
+        bottleneck = "intra-node link"
+    else:
+        bottleneck = "host link" if fabric.gpu_net_bw() < nic_rate(fabric) else "network"
+    algbw = size_bytes / time_s
+    return CollectiveEstimate(op, size_bytes, ranks, nodes, time_s, algbw,
+                              algbw * bus_factor(op, ranks), lat, bottleneck, "network", "direct")  # fmt: skip
 
 
 def estimate_engine_all_reduce(
