@@ -76,6 +76,45 @@ def test_op_inferred_from_the_bus_factor() -> None:
     assert judge(gather, gpu="h100-sxm", ranks=8, op="alltoall").op == "all_to_all"
 
 
+def _rows(redop: str, root: int, factor: float, ranks_text: str = "") -> NcclTestsRun:
+    """A headerless sweep to 1 GiB whose rows print ``redop root`` and busbw = algbw x factor."""
+    lines = [
+        f"{s:>12} {s // 4:>12} float {redop} {root} 1000.0 {s / 1e6:.2f} {s / 1e6 * factor:.2f} 0"
+        f" 1000.0 {s / 1e6:.2f} {s / 1e6 * factor:.2f} 0"
+        for s in (1 << 28, 1 << 29, 1 << 30)
+    ]
+    return parse_nccl_tests(ranks_text + "\n".join(lines) + "\n")
+
+
+def test_rooted_ops_and_sendrecv_are_told_by_the_root_column() -> None:
+    """nccl-tests prints a root rank for broadcast, reduce, gather and scatter and -1 for the
+    rest; reduce also names its reduction. sendrecv prints `sum -1` with busbw = algbw
+    (tests/fixtures/real/nccl-tests/050, which was not judged for want of its op)."""
+    from fabriclens.plan.expect import infer_op
+
+    assert infer_op(_rows("sum", 0, 1.0), 0) == "reduce"  # whatever the rank count
+    assert infer_op(_rows("none", 0, 1.0), 8) == "broadcast"
+    assert infer_op(_rows("sum", -1, 1.0), 8) == "send_recv"
+    assert infer_op(_rows("sum", -1, 1.0), 2) == "all_reduce"  # 2(n-1)/n is 1 on two ranks
+    assert infer_op(_rows("sum", -1, 7 / 8), 8) == "reduce_scatter"
+    gathered = _rows("none", 0, 7 / 8)
+    assert infer_op(gathered, 8) is None
+    with pytest.raises(InputError, match="gather and scatter print alike rows"):
+        judge(gathered, gpu="h100-sxm", ranks=8)
+    verdict = judge(gathered, gpu="h100-sxm", ranks=8, op="gather")
+    assert verdict.op == "gather" and verdict.expected_busbw_GBps > 0
+
+
+@pytest.mark.parametrize("line,op", [
+    ("#AllReduce RCCL Test", "all_reduce"),  # rccl-tests' banner (real/nccl-tests/055)
+    ("# Collective test starting: reduce_scatter_perf", "reduce_scatter"),
+    ("#AllGather test", "all_gather"),
+    ("# Reducing maxBytes to 11453246122 due to memory limitation", None),
+])  # fmt: skip
+def test_op_words_are_whole_words_in_every_spelling(line: str, op: str | None) -> None:
+    assert parse_nccl_tests(line + "\n").op == op
+
+
 def test_gpu_names() -> None:
     assert gpu_from_name("NVIDIA H200").name == "h200"  # type: ignore[union-attr]
     assert gpu_from_name("NVIDIA A100-SXM4-80GB").name == "a100-sxm-80gb"  # type: ignore[union-attr]

@@ -28,14 +28,19 @@ VERSION_RE = re.compile(
 )
 # NCCL's INFO line naming its network plugin, where a paste keeps NCCL_DEBUG=INFO output
 NETWORK_RE = re.compile(r"NCCL INFO Using network (\S[^\r\n]{0,40}?)\s*$")
+# the ops as the tests' binaries, their headers (`# Collective test starting: all_reduce_perf`)
+# and rccl-tests' banners (`#AllReduce RCCL Test`) spell them
+FAILURE_RE = re.compile(r"Test (?:CUDA|NCCL|HIP|RCCL) failure \S+ '[^']*'?")
 OP_RE = re.compile(
-    r"(all_reduce|all_gather|reduce_scatter|alltoall|all_to_all|broadcast|sendrecv|send_recv|reduce|gather|scatter|hypercube)(?:_perf)?",
+    r"\b(all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|send_?recv|reduce|gather"
+    r"|scatter|hypercube)(?:_perf)?\b",
     re.I,
 )
 PLAIN_OP_RE = re.compile(
     r"\b(all_reduce|all_gather|reduce_scatter|alltoall|sendrecv|broadcast)\b", re.I
 )
-OPS = {"alltoall": "all_to_all", "sendrecv": "send_recv"}
+OPS = {"alltoall": "all_to_all", "sendrecv": "send_recv", "allreduce": "all_reduce",
+       "allgather": "all_gather", "reducescatter": "reduce_scatter"}  # fmt: skip
 TYPES = {
     "float",
     "half",
@@ -69,8 +74,15 @@ class Row:
     inplace_algbw_GBps: float | None = None
     inplace_busbw_GBps: float | None = None
     reduces: bool = False  # the row names a reduction operator (sum, prod, max, ...)
+    root: int | None = None  # the root column: a rank (broadcast, reduce, gather, scatter), -1
+    # for the rest, None where the layout has no root column
     error: float | None = None  # old layouts: max numerical deviation instead of #wrong
     inplace_wrong: int | None = None
+
+    @property
+    def rooted(self) -> bool:
+        """The row names a root rank: broadcast, reduce, gather or scatter."""
+        return self.root is not None and self.root >= 0
 
     @property
     def best_busbw_GBps(self) -> float:
@@ -107,6 +119,9 @@ class NcclTestsRun:
     elided: bool = False  # the poster replaced rows with `...`
     version: str | None = None
     transport: str | None = None  # `NCCL INFO Using network IB` / Socket / AWS Libfabric, if pasted
+    # the test's own failure line (common.h: `host: Test CUDA failure common.cu:389 'an illegal
+    # memory access was encountered'`, `Test NCCL failure ... 'unhandled system error / ...'`)
+    failure: str | None = None
     has_error_column: bool = False  # the old `error` (float deviation) layout
     columns_seen: bool = False  # the `# size count type ... busbw` column header
     dropped_rows: int = 0  # result rows past MAX_ROWS (a file of many runs): counted only
@@ -179,7 +194,9 @@ def _parse_row(tokens: list[str]) -> Row | None:
     numeric = [t for t in rest if _float(t) is not None or t.upper() == "N/A"]
     if len(numeric) != len(rest):
         return None
-    if len(rest) >= 9 or len(rest) == 5:  # root present
+    root = None
+    if len(rest) >= 9 or len(rest) == 5:  # root present (-1 when the op has none)
+        root = int(_float(rest[0]) or 0)
         rest = rest[1:]
     if len(rest) < 4:
         return None
@@ -202,7 +219,7 @@ def _parse_row(tokens: list[str]) -> Row | None:
     return Row(
         size, count, dtype, t, a, b, wrong,
         inplace_time_us=inplace[0], inplace_algbw_GBps=inplace[1], inplace_busbw_GBps=inplace[2],
-        reduces=reduces, error=error, inplace_wrong=inplace_wrong,
+        reduces=reduces, root=root, error=error, inplace_wrong=inplace_wrong,
     )  # fmt: skip
 
 
@@ -222,6 +239,8 @@ def parse_nccl_tests(lines: str | Iterable[str]) -> NcclTestsRun:
             )
         if "Using network" in line and (net := NETWORK_RE.search(line)) is not None:
             run.transport = run.transport or net.group(1)
+        if run.failure is None and "failure" in line and (f := FAILURE_RE.search(line)) is not None:
+            run.failure = f.group(0)[:300]
         if line.startswith("#"):
             rank = RANK_RE.match(line)
             if rank and len(run.rank_lines) < MAX_RANK_LINES:
@@ -242,7 +261,7 @@ def parse_nccl_tests(lines: str | Iterable[str]) -> NcclTestsRun:
             elif (m := COMMAND_RE.search(line)) is not None or (
                 m := OP_RE.search(line)
             ) is not None:
-                _op_seen(run, m.group(1))
+                _op_seen(run, m.group(1), closing="test concluded" in line)
             continue
         if line.strip() in ("...", "…") or line.strip().startswith("..."):
             run.elided = True
@@ -270,13 +289,16 @@ def parse_nccl_tests(lines: str | Iterable[str]) -> NcclTestsRun:
     return run
 
 
-def _op_seen(run: NcclTestsRun, word: str) -> None:
-    """An op named by a command line or a header (`alltoall_perf`, `# Collective test starting: ...`)."""
+def _op_seen(run: NcclTestsRun, word: str, closing: bool = False) -> None:
+    """An op named by a command line or a header (`alltoall_perf`, `# Collective test starting: ...`);
+    ``closing``: the footer `# Collective test concluded: ...`, which names the op of the rows
+    above it (a paste may keep only that)."""
     m = OP_RE.fullmatch(word.lower()) or OP_RE.search(word.lower())
     if m is None:
         return
-    op = OPS.get(m.group(1).lower(), m.group(1).lower())
+    word = m.group(1).lower()
+    op = OPS.get(word.replace("_", ""), word)
     if len(run.ops_seen) < MAX_RANK_LINES:
         run.ops_seen.append(op)
-    if run.op is None and not run.rows:
+    if run.op is None and (not run.rows or closing):
         run.op = op

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from fabriclens.catalog import find_gpu, gpus
 from fabriclens.catalog.schema import Gpu
 from fabriclens.errors import InputError
-from fabriclens.model.collectives import OPS, estimate_collective
-from fabriclens.parse.nccl_tests import NcclTestsRun
+from fabriclens.model.collectives import OPS, SHARE_OPS, bus_factor, estimate_collective
+from fabriclens.parse.nccl_tests import NcclTestsRun, Row
 from fabriclens.plan.planner import resolve_fabric
 
 OK_EFFICIENCY = 0.85
@@ -64,15 +64,33 @@ def gpu_from_name(name: str) -> Gpu | None:
     return None
 
 
-def infer_op_and_ranks(run: NcclTestsRun) -> tuple[str, int] | None:
-    """Without a header: nccl-tests' busbw/algbw factor 2(n-1)/n > 1 means all_reduce on
-    n = 2/(2 - factor) ranks (other ops have factors <= 1, which do not tell n apart)."""
-    rows = [r for r in run.rows if r.algbw_GBps >= 0.1]
+def largest_row_factor(run: NcclTestsRun, min_algbw_GBps: float) -> tuple[Row, float] | None:
+    """The largest message's row among those of at least ``min_algbw_GBps`` algbw, and its
+    busbw/algbw: nccl-tests' bus factor, which names the op and the rank count (two printed
+    decimals on each column: the faster the row, the finer the ratio)."""
+    rows = [r for r in run.rows if r.algbw_GBps >= min_algbw_GBps and r.algbw_GBps > 0]
     if not rows:
         return None
     row = max(rows, key=lambda r: r.size_bytes)
-    factor = row.busbw_GBps / row.algbw_GBps
-    if factor <= 1.02 or factor >= 2:
+    return row, row.busbw_GBps / row.algbw_GBps
+
+
+def _share_gap(op: str, ratio: float) -> float | None:
+    """1/n from a bus factor: 2(n-1)/n for all_reduce, (n-1)/n for the ops in SHARE_OPS; None
+    for ops whose factor does not depend on n."""
+    if op == "all_reduce":
+        return (2.0 - ratio) / 2.0
+    return 1.0 - ratio if op in SHARE_OPS else None
+
+
+def infer_op_and_ranks(run: NcclTestsRun) -> tuple[str, int] | None:
+    """Without a header: nccl-tests' busbw/algbw factor 2(n-1)/n > 1 means all_reduce on
+    n = 2/(2 - factor) ranks (other ops have factors <= 1, which do not tell n apart)."""
+    found = largest_row_factor(run, 0.1)
+    if found is None:
+        return None
+    row, factor = found
+    if row.rooted or factor <= 1.02 or factor >= 2:
         return None
     n = round(2 / (2 - factor))
     return ("all_reduce", n) if abs(2 * (n - 1) / n - factor) < 0.03 else None
@@ -140,6 +158,19 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
         out.append(("error-column", "info",
                     "old layout: the 'error' column is the largest numerical deviation (e.g. 1e-06), not a count of wrong "
                     "elements; small values are normal"))  # fmt: skip
+    if run.failure:
+        out.append(("test-failed", "critical",
+                    f"the test stopped on an error: {run.failure} — that error, not the bandwidth, is the finding "
+                    "(rerun with NCCL_DEBUG=WARN and read it with fabriclens logs)"))  # fmt: skip
+    if not run.rows and run.failure:
+        out.append(
+            (
+                "no-rows",
+                "critical",
+                "no result rows: the test failed before its first message size completed",
+            )
+        )
+        return out
     if not run.rows:
         one_host = len(set(run.hosts)) == 1 and len(run.ranks) > 1
         out.append(("no-rows", "critical" if (run.headers or run.ranks) else "warning",
@@ -250,35 +281,37 @@ def busbw_collapse(run: NcclTestsRun) -> tuple[tuple[int, float], tuple[int, flo
 def infer_op(run: NcclTestsRun, ranks: int) -> str | None:
     """Tell the collective from busbw/algbw (nccl-tests' factor) and the reduction column:
     2(n-1)/n is all_reduce; (n-1)/n with a reduction is reduce_scatter; without one it is
-    all_gather or alltoall, whose rows (size, count, `none`, -1) nccl-tests prints alike."""
-    if ranks < 2 or not run.rows:
+    all_gather or alltoall, whose rows (size, count, `none`, -1) nccl-tests prints alike. A row
+    whose root column names a rank is broadcast or reduce (factor 1), or gather or scatter."""
+    found = largest_row_factor(run, 0.0)
+    if found is not None and found[0].rooted and found[0].reduces:
+        return "reduce"  # the one op with both a root and a reduction, whatever the rank count
+    if found is None or ranks < 2:
         return None
-    row = max(run.rows, key=lambda r: r.size_bytes)
-    if row.algbw_GBps <= 0:
+    row, ratio = found
+    if row.rooted:  # broadcast and reduce move the buffer once (factor 1); gather and scatter
+        # share (n-1)/n and print alike rows
+        if abs(ratio - 1.0) < 0.02 and abs(ratio - (ranks - 1) / ranks) >= 0.02:
+            return "reduce" if row.reduces else "broadcast"
         return None
-    ratio = row.busbw_GBps / row.algbw_GBps
     if abs(ratio - 2 * (ranks - 1) / ranks) < 0.02:
         return "all_reduce"
     if abs(ratio - (ranks - 1) / ranks) < 0.02 and row.reduces:
         return "reduce_scatter"  # all_gather and alltoall share the factor and print no reduction
+    if row.root == -1 and abs(ratio - 1.0) < 0.02 and abs(ratio - (ranks - 1) / ranks) >= 0.02:
+        return "send_recv"  # factor 1 without a root (nccl-tests prints `sum -1` on its rows)
     return None
 
 
 def ranks_from_factor(run: NcclTestsRun, op: str) -> int | None:
     """The rank count nccl-tests' bus factor implies for ``op`` (all_reduce 2(n-1)/n; all_gather,
-    reduce_scatter, alltoall (n-1)/n), read on the largest row; None where the factor does not
-    tell (other ops, or busbw printed too coarsely to resolve it)."""
-    rows = [r for r in run.rows if r.algbw_GBps >= 1.0]
-    if not rows:
+    reduce_scatter, alltoall, gather, scatter (n-1)/n), read on the largest row; None where the
+    factor does not tell (other ops, or busbw printed too coarsely to resolve it)."""
+    found = largest_row_factor(run, 1.0)
+    gap = _share_gap(op, found[1]) if found else None  # = 1/n
+    if found is None or gap is None or not 0.0 < gap < 0.5:
         return None
-    row = max(rows, key=lambda r: r.size_bytes)
-    ratio = row.busbw_GBps / row.algbw_GBps
-    gap = (2.0 - ratio) / 2.0 if op == "all_reduce" else 1.0 - ratio  # = 1/n
-    if (
-        op not in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
-        or not 0.0 < gap < 0.5
-    ):
-        return None
+    row = found[0]
     n = round(1.0 / gap)
     # both columns carry two decimals: the ratio must resolve n from n - 1 and n + 1
     step = abs((n - 1) / n - n / (n + 1)) * (2.0 if op == "all_reduce" else 1.0)
@@ -288,16 +321,13 @@ def ranks_from_factor(run: NcclTestsRun, op: str) -> int | None:
 def factor_disagrees(run: NcclTestsRun, op: str, n: int) -> float | None:
     """busbw/algbw of the largest row when it cannot come from ``n`` ranks of ``op`` (beyond
     what two printed decimals allow): the rank list is incomplete. None when it fits."""
-    rows = [r for r in run.rows if r.algbw_GBps >= 1.0]
-    factor = {"all_reduce": 2.0 * (n - 1) / n}.get(
-        op, (n - 1) / n if op in ("all_gather", "reduce_scatter", "all_to_all") else None
-    )
-    if not rows or factor is None:
+    found = largest_row_factor(run, 1.0)
+    gap = _share_gap(op, found[1]) if found else None  # 1/n of the factor
+    if found is None or gap is None:
         return None
-    row = max(rows, key=lambda r: r.size_bytes)
-    ratio = row.busbw_GBps / row.algbw_GBps
+    row, ratio = found
+    factor = bus_factor(op, n)  # type: ignore[arg-type]
     slack = 0.011 * (1.0 + ratio) / row.algbw_GBps + 1e-4  # two printed decimals on each
-    gap = (2.0 - ratio) / 2.0 if op == "all_reduce" else 1.0 - ratio  # 1/n of the factor
     # only more ranks than listed (a cut list): an edited or mixed paste may show anything
     more = gap > 0 and 1.0 / gap > 1.5 * n
     return ratio if abs(ratio - factor) > slack and more else None
@@ -335,13 +365,20 @@ def judge(
         )
     name = op or run.op or infer_op(run, n) or (guess[0] if guess else None)
     if name is None:
-        unreduced = n >= 2 and run.rows and not max(run.rows, key=lambda r: r.size_bytes).reduces
+        last = max(run.rows, key=lambda r: r.size_bytes) if run.rows else None
+        unreduced = n >= 2 and last is not None and not last.reduces
+        pair = ("gather", "scatter") if last and last.rooted else ("all_gather", "alltoall")
         raise InputError(
             "cannot tell which collective this is"
-            + (": all_gather and alltoall print alike rows (no reduction)" if unreduced else ""),
-            "give --op all_gather or --op alltoall" if unreduced
+            + (f": {pair[0]} and {pair[1]} print alike rows (no reduction)" if unreduced else ""),
+            f"give --op {pair[0]} or --op {pair[1]}" if unreduced
             else "give --op all_reduce (or the op that ran)",
         )  # fmt: skip
+    if op is None and run.op is None and name == "all_reduce" and n == 2:
+        notes.append(
+            "the log does not name its op, and on two ranks all_reduce and sendrecv print alike rows "
+            "(busbw = algbw): judged as all_reduce, whose expectation is the same (--op sendrecv names it)"
+        )
     name = name.replace("-", "_")
     name = {"alltoall": "all_to_all", "sendrecv": "send_recv"}.get(name, name)  # the tests' names
     factor_n = ranks_from_factor(run, name)
