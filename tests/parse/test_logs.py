@@ -537,6 +537,14 @@ OTHER_WORDINGS = {
     "[1700000000.1] [n1:99 :0] tl_cuda_team.c:100 TL_CUDA ERROR failed to open ipc handle": "mpi-collective-layer-error",
     "n1:1:1 [0] NCCL WARN NET/IB : Unable to open device mlx5_3": "ib-device-unopenable",
     "Test CUDA failure common.cu:516 'an illegal memory access was encountered'": "log-shows-error",
+    # NCCL 2.19-2.27's wording, on one WARN line with the variable
+    "n1:1:1 [0] enqueue.cc:1 NCCL WARN No algorithm/protocol available for function AllGather with datatype ncclFloat32. NCCL_ALGO was set to NVLS.": "nccl-no-algorithm-forced",
+    "n1:1:1 [0] misc/shmutils.cc:1 NCCL WARN Call to shm_open failed : Permission denied": "shm-permission-denied",
+    "n1:1:1 [3] transport/nvls.cc:1 NCCL WARN Cuda failure 2 'out of memory'\n"
+    "n1:1:1 [3] NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size 4194304 : CUDA error 2 'out of memory'": "nvls-multicast-exhausted",
+    "a1: Test HIP failure common.cu:1 'hipErrorNoDevice'": "rocm-no-device",
+    "[1,0]<stderr>:Libfabric error: (-12) Cannot allocate memory": "efa-memlock-limit",
+    "(EngineCore_DP0 pid=1) INFO 01-01 00:00:00 [shm_broadcast.py:1] No available shared memory broadcast block found in 60 seconds.": "vllm-workers-stalled",
 }  # fmt: skip
 
 
@@ -565,6 +573,22 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     store = next(f for f in found if f.rule == "store-unreachable")
     assert "not a host address" not in " ".join(store.evidence)  # a name, not a netmask
     assert parse_nccl_log("the PCIe bus errors counter is 0").of("bus_error") == []
+    # an NVLS bind that fails for another reason is the fabric's state, not exhausted slots
+    broken = ("n1:1:1 [0] NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size "
+              "2097152 : CUDA error 401 'the operation cannot be performed in the present state'")  # fmt: skip
+    assert {"nvls-fabric-manager"} <= _rules_of(
+        broken
+    ) and "nvls-multicast-exhausted" not in _rules_of(broken)
+    # a forced algorithm alone is no failure; one host-buffer path alone is no divergence
+    assert "nccl-no-algorithm-forced" not in _rules_of(
+        "n1:1:1 [0] NCCL INFO NCCL_ALGO was set to ring."
+    )
+    attach = ("n1:1:1 [1] misc/shmutils.cc:1 NCCL WARN Error while attaching to shared memory segment "
+              "/dev/shm/nccl-x (size 0), error: No such file or directory (2)\n"
+              "n1:1:1 [1] NCCL INFO MMAP imported shareable host buffer /dev/shm/nccl-y size 1 ptr 0x1")  # fmt: skip
+    assert "shm-attach-failed" in _rules_of(attach) and "shm-cumem-host-mixed" not in _rules_of(
+        attach
+    )
 
 
 def test_warnings_already_explained_are_not_quoted_again() -> None:

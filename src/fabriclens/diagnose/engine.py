@@ -256,6 +256,15 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "watchdog_rank0_silent": _rank0_silent(torch),
         "ib_gdr_no_module": len(nccl.of("ib_gdr_no_module")),
         "nvml_gpu_hidden": len(nccl.of("nvml_gpu_hidden")),
+        "nvls_oom": _count("nvls_oom", nccl),
+        "no_algorithm": _count("no_algorithm", nccl),
+        "algo_forced": _count("algo_forced", nccl),
+        "shm_permission_denied": _count("shm_permission_denied", nccl),
+        "host_import_mixed": int(len({e.detail["via"] for e in nccl.of("host_buffer_import")}) > 1),
+        "topo_xml_full": _count("topo_xml_full", nccl),
+        "ofi_no_memory": _count("ofi_no_memory", nccl),
+        "hip_no_device": _count("hip_no_device", nccl),
+        "vllm_workers_wait": _count("vllm_workers_wait", nccl),
     }  # fmt: skip
 
 
@@ -295,6 +304,17 @@ def _rank0_silent(torch: TorchLog) -> bool:
         and all(t.group_rank != 0 for t in torch.timeouts)
         and 0 not in torch.group_ranks.values()
     )
+
+
+# events whose words need no logic
+EVENT_WORDS = {
+    "nvls_slots_exhausted": "Fabric Manager: every NVSwitch multicast slot is in use",
+    "topo_xml_full": "NCCL's topology tree outgrew its buffer ({max_nodes} nodes)",
+    "libfabric_error": "libfabric error {code}: {error}",
+    "efa_rx_post_failed": "the EFA provider could not post its receive buffers",
+    "hip_no_device": "HIP: {error} at {where}",
+    "vllm_workers_wait": "vLLM's engine waited a minute for its workers",
+}
 
 
 def describe(event: Event) -> str:
@@ -390,6 +410,15 @@ def describe(event: Event) -> str:
         parts.append(f"the launcher reports rank {d['process_rank']}'s process exited{how}{node}")
     elif event.kind == "device_ordinal":
         parts.append("invalid device ordinal (CUDA error 101)")
+    elif event.kind == "no_algorithm":
+        parts.append(f"NCCL has no algorithm and protocol for {d['function']} ({d['datatype']})")
+    elif event.kind == "algo_forced":
+        parts.append(f"{d['variable']} was set to {d['value']}")
+    elif event.kind == "host_buffer_import":
+        how = "cuMem (NCCL_CUMEM_HOST_ENABLE)" if d["via"] == "cumem" else "a /dev/shm file (mmap)"
+        parts.append(f"a local peer's host buffer imported through {how}")
+    elif event.kind in EVENT_WORDS:
+        parts.append(EVENT_WORDS[event.kind].format(**d))
     elif event.kind == "gid_selected":
         parts.append(
             f"GID index {d['index']} selected: {d['raw']}"
@@ -483,6 +512,17 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "roce_connect_failed": (("proxy_failed",), lambda e: e.detail["op"] == "Connect"),
     "ib_gdr_no_module": (("ib_gdr_no_module",), None),
     "nvml_gpu_hidden": (("nvml_gpu_hidden",), None),
+    # CUDA error 2 is CUDA_ERROR_OUT_OF_MEMORY: no multicast object left (Fabric Manager's own line
+    # says every slot is taken), not the broken fabric the other NVLS errors show
+    "nvls_oom": (("nvls_bind", "nvls_slots_exhausted"), lambda e: e.kind == "nvls_slots_exhausted" or e.detail["code"] == 2),
+    "no_algorithm": (("no_algorithm",), None),
+    "algo_forced": (("algo_forced",), None),
+    "shm_permission_denied": (("shm_failed",), lambda e: "permission denied" in str(e.detail["why"] or "").lower()),
+    "host_import": (("host_buffer_import",), None),
+    "topo_xml_full": (("topo_xml_full",), None),
+    "ofi_no_memory": (("libfabric_error", "efa_rx_post_failed"), lambda e: e.kind == "efa_rx_post_failed" or e.detail["code"] == -12),
+    "hip_no_device": (("hip_no_device",), None),
+    "vllm_workers_wait": (("vllm_workers_wait",), None),
 }  # fmt: skip
 
 

@@ -114,7 +114,18 @@ SHM_RE = re.compile(
     r"|Error while (?P<action>creating|attaching to) shared memory segment (?P<segment>\S+) \(size (?P<bytes>\d+)\)"
     r"(?:,\s*error:\s*(?P<error>[^(\n]*))?"
     r"|unlink shared memory (?P<unlinked>\S+) failed, error: (?P<unlink_error>[^(\n]*)"
+    r"|Call to shm_open failed\s*:\s*(?P<open_why>[^\n]*)"
 )
+# NCCL's tuner when no algorithm and protocol remain for a collective (src/enqueue.cc, 2.19+;
+# `nor symKernelId` from 2.28), and the variables it names (`NCCL_ALGO was set to ring.`)
+NO_ALGO_RE = re.compile(
+    r"No algorithm/protocol (?:nor symKernelId )?available for function (\w+) with datatype (\w+)"
+)
+ALGO_SET_RE = re.compile(r"(NCCL_(?:ALGO|PROTO|SYM_KERNEL\w*)) was set to (\S+?)\.?(?=\s|$)")
+HOST_IMPORT_RE = re.compile(r"\b(CUMEM|MMAP) imported shareable host buffer")
+TOPO_XML_FULL_RE = re.compile(r"too many XML nodes \(max (\d+)\)")
+LIBFABRIC_ERR_RE = re.compile(r"Libfabric error: \((-?\d+)\) (\S(?:.*\S)?)")
+HIP_DEVICE_RE = re.compile(r"Test HIP failure (\S+) '(hipErrorInvalidDevice|hipErrorNoDevice)'")
 # (a capture from its first non-space to its last, `(\S(?:.*\S)?)`, not `(.+?)\s*$`: a lazy
 # capture before trailing spaces is quadratic on a hostile line of spaces)
 IBV_REG_RE = re.compile(r"Call to (ibv_reg_\w+) failed with error (\S(?:.*\S)?)")
@@ -495,6 +506,16 @@ def _detect_outside(msg: str, add: Any) -> None:
             add("mpirun_env_prefix", names=" ".join(names))
     if "# nThread" in msg:
         add("nccl_tests_output")
+    if "slot ids are used" in msg and "multicast" in msg:  # Fabric Manager's log
+        add("nvls_slots_exhausted")
+    if "Libfabric error" in msg and (lf := LIBFABRIC_ERR_RE.search(msg)) is not None:
+        add("libfabric_error", code=int(lf.group(1)), error=lf.group(2)[:120])
+    if "Failure to post internal receive buffers" in msg:  # the EFA provider's own
+        add("efa_rx_post_failed")
+    if "Test HIP failure" in msg and (hd := HIP_DEVICE_RE.search(msg)) is not None:
+        add("hip_no_device", error=hd.group(2), where=hd.group(1))
+    if "No available shared memory broadcast" in msg:  # vLLM's engine waiting on its workers
+        add("vllm_workers_wait")
     if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(te.group(2)), code=int(te.group(1)), signal=None,
             node=None)  # fmt: skip
@@ -572,13 +593,16 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
         add("message_truncated", received=tm.group(1), expected=tm.group(2))
     if "mismatch" in msg and (cm := COLL_MISMATCH_RE.search(msg)) is not None:
         add("collective_mismatch", local_size=int(cm.group(1)), remote_size=int(cm.group(2)))
-    if ("fallocate" in msg or "shared memory" in msg or "failed to extend" in msg) and (
-        sh := SHM_RE.search(msg)
-    ) is not None:
+    if (
+        "fallocate" in msg
+        or "shared memory" in msg
+        or "failed to extend" in msg
+        or "shm_open" in msg
+    ) and (sh := SHM_RE.search(msg)) is not None:
         action = ("unlink" if sh.group("unlinked") else
                   "attach" if sh.group("action") == "attaching to" else "create")  # fmt: skip
         why = (sh.group("why") or sh.group("error") or sh.group("unlink_error")
-               or sh.group("ext_error") or "").strip()  # fmt: skip
+               or sh.group("ext_error") or sh.group("open_why") or "").strip()  # fmt: skip
         add("shm_failed", why=why or None,
             action=action, segment=sh.group("segment") or sh.group("path") or sh.group("unlinked"),
             size=_int(sh.group("bytes") or sh.group("size")))  # fmt: skip
@@ -652,6 +676,15 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
             add("nccl_error", code=name)
     if "Test NCCL failure" in msg and (tf := TEST_FAIL_RE.search(msg)) is not None:
         add("test_failure", text=tf.group(1).strip())
+    if "available for function" in msg and (na := NO_ALGO_RE.search(msg)) is not None:
+        add("no_algorithm", function=na.group(1), datatype=na.group(2))
+    if "was set to" in msg:
+        for var, value in ALGO_SET_RE.findall(msg):
+            add("algo_forced", variable=var, value=value)
+    if "shareable host buffer" in msg and (hi := HOST_IMPORT_RE.search(msg)) is not None:
+        add("host_buffer_import", via=hi.group(1).lower())  # how a local peer's buffer came
+    if "too many XML nodes" in msg and (xm := TOPO_XML_FULL_RE.search(msg)) is not None:
+        add("topo_xml_full", max_nodes=int(xm.group(1)))
     if outside:
         _detect_outside(msg, add)
     if not events and completion is None and gid_entry is None:
@@ -828,7 +861,9 @@ SCREEN_WORDS = (
     "mpirun", "# nThread", "from kernel command line", "resolve hostname", "getaddrinfo",
     "NVRM: Xid", "us error", "use_libuv", "client socket has failed to connect", "from library",
     "driver version is insufficient", "mpiSize", "TL_", "Unable to open device",
-    "contiguousRanksPerHost",
+    "contiguousRanksPerHost", "available for function", "shm_open", "shareable host buffer",
+    "too many XML nodes", "slot ids are used", "Libfabric error", "Failure to post",
+    "Test HIP failure", "No available shared memory broadcast", "was set to",
 )  # fmt: skip
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
 BATCH_LINES = 256
