@@ -554,6 +554,21 @@ def test_a_cause_in_another_wording_fires_its_rule(text: str, rule: str) -> None
     assert rule in found and "nothing-to-read" not in found, (rule, found)
 
 
+def test_text_nccl_could_not_have_printed_is_not_searched() -> None:
+    """NCCL prints a line through a 1,024-byte buffer (src/debug.cc): past twice that, a line
+    with NCCL's layout holds someone else's text (the hostile benchmark's 8 kB lines), unless
+    another NCCL line was joined to it, whose words are still read."""
+    from fabriclens.parse.nccl_log import NCCL_LINE_BYTES
+
+    qp = "Call to ibv_modify_qp failed with error Connection timed out"
+    padded = "n1:1:1 [0] misc/ibvwrap.cc:1 NCCL WARN padding " + "x" * NCCL_LINE_BYTES + " " + qp
+    assert parse_nccl_log(padded).of("qp_error") == []
+    joined = ("n1:1:1 [0] NCCL INFO padding " + "y" * NCCL_LINE_BYTES
+              + " n1:1:1 [0] misc/ibvwrap.cc:1 NCCL WARN " + qp)  # fmt: skip
+    assert len(parse_nccl_log(joined).of("qp_error")) == 1
+    assert len(parse_nccl_log("n1:1:1 [0] misc/ibvwrap.cc:1 NCCL WARN " + qp).of("qp_error")) == 1
+
+
 def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     """Variables passed with -x, a watchdog stopped for another reason, a store reached by name
     (not a netmask), a counter of PCIe bus errors: none is the cause next to it."""

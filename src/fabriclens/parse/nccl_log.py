@@ -786,6 +786,8 @@ def _read(line: str, rank: int | None) -> Line:
         )  # fmt: skip
     head, msg_at, level = split
     msg = line[msg_at:].strip().strip("_`")
+    if len(msg) > NCCL_LINE_BYTES and msg.find("NCCL", NCCL_LINE_BYTES) < 0:
+        msg = msg[:NCCL_LINE_BYTES]  # what follows is not NCCL's (nor another NCCL line's)
     fields: dict[str, Any] = {}
     if " -> " in msg and (tr := TRACE_RE.match(msg)) is not None:
         fields["trace_stage"] = tr.group(1)
@@ -848,6 +850,10 @@ def parse_nccl_log(lines: str | Iterable[str], log: NcclLog | None = None) -> Nc
 # Words without which a line says nothing beyond its layout: each gate of ``_read`` and
 # ``_detect`` holds one (tests/parse/test_logs.py checks their source against this list). The
 # lower-cased ones are looked for in the lower-cased text.
+# NCCL prints each line through a 1,024-byte buffer (src/debug.cc, ncclDebugLog: `char
+# buffer[1024]`; RCCL likewise): text past twice that on a line with NCCL's layout, and no
+# other NCCL line joined to it, was not printed by NCCL, and its messages are not searched
+NCCL_LINE_BYTES = 2048
 SCREEN_WORDS = (
     "version", " -> ", "WARN", "Using", "NET/", "NCCL_", "GPU Direct", "GDRDMA", "via",
     "libibverbs", "completion", "ibv_modify_qp", "CUDA IPC", "Cuda failure", "family",
