@@ -545,6 +545,11 @@ OTHER_WORDINGS = {
     "a1: Test HIP failure common.cu:1 'hipErrorNoDevice'": "rocm-no-device",
     "[1,0]<stderr>:Libfabric error: (-12) Cannot allocate memory": "efa-memlock-limit",
     "(EngineCore_DP0 pid=1) INFO 01-01 00:00:00 [shm_broadcast.py:1] No available shared memory broadcast block found in 60 seconds.": "vllm-workers-stalled",
+    "all_reduce_perf: Test CUDA failure common.cu:892 'CUDA driver is a stub library'": "cuda-driver-stub",
+    "n1:1:1 [0] misc/nvmlwrap.cc:1 NCCL WARN Failed to open libnvidia-ml.so.1": "nvml-missing",
+    "[1730000000.1] [n1:1:0] ucp_worker.c:1 UCX  ERROR   no active messages transport to <no debug data>: self/memory - Destination is unreachable": "mpi-ucx-error",
+    "(RayWorkerWrapper pid=1) ERROR: Cuda error /vllm/csrc/custom_all_reduce.cuh:1 'peer access is not supported between these two devices'": "engine-custom-allreduce-no-p2p",
+    "Exception: Version mismatch: The cluster was started with:": "ray-version-mismatch",
 }  # fmt: skip
 
 
@@ -601,9 +606,16 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     attach = ("n1:1:1 [1] misc/shmutils.cc:1 NCCL WARN Error while attaching to shared memory segment "
               "/dev/shm/nccl-x (size 0), error: No such file or directory (2)\n"
               "n1:1:1 [1] NCCL INFO MMAP imported shareable host buffer /dev/shm/nccl-y size 1 ptr 0x1")  # fmt: skip
-    assert "shm-attach-failed" in _rules_of(attach) and "shm-cumem-host-mixed" not in _rules_of(
-        attach
-    )
+    found = _rules_of(attach)
+    assert "shm-attach-failed" in found and "shm-cumem-host-mixed" not in found
+    # one machine on two interfaces is not two machines of one name; one interface at two
+    # addresses under one name is (tests/fixtures/real/logs/144)
+    two_ifaces = ("n1:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+                  "n1:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.1.0.1<0>")  # fmt: skip
+    assert parse_nccl_log(two_ifaces).host_clash == {}
+    two_hosts = ("n1:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+                 "n1:2:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>")  # fmt: skip
+    assert parse_nccl_log(two_hosts).host_clash == {"n1": "eth0:10.0.0.1 and eth0:10.0.0.2"}
 
 
 def test_warnings_already_explained_are_not_quoted_again() -> None:

@@ -265,6 +265,14 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ofi_no_memory": _count("ofi_no_memory", nccl),
         "hip_no_device": _count("hip_no_device", nccl),
         "vllm_workers_wait": _count("vllm_workers_wait", nccl),
+        "cuda_stub": _count("cuda_stub", nccl),
+        "nvml_missing": _count("nvml_missing", nccl),
+        "mpi_ofi_abort": _count("mpi_ofi_abort", nccl),
+        "ucx_error": _count("ucx_error", nccl),
+        "engine_custom_ar_no_p2p": _count("engine_custom_ar_no_p2p", nccl),
+        "host_clash": len(nccl.host_clash),
+        "cuda_ipc_failed": _count("cuda_ipc_failed", nccl),
+        "ray_version_mismatch": _count("ray_version_mismatch", nccl),
     }  # fmt: skip
 
 
@@ -314,6 +322,11 @@ EVENT_WORDS = {
     "efa_rx_post_failed": "the EFA provider could not post its receive buffers",
     "hip_no_device": "HIP: {error} at {where}",
     "vllm_workers_wait": "vLLM's engine waited a minute for its workers",
+    "nvml_missing": "NCCL could not load the driver's NVML library ({library})",
+    "mpi_ofi_abort": "Open MPI's libfabric layer (OFI MTL) aborted the job",
+    "ucx_error": "UCX (MPI's transport): {error}",
+    "engine_custom_ar_no_p2p": "the engine's own all-reduce kernel needs GPU peer access, which these GPUs lack",
+    "ray_version_mismatch": "Ray refused a process whose Ray version differs from the cluster's",
 }
 
 
@@ -523,6 +536,13 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ofi_no_memory": (("libfabric_error", "efa_rx_post_failed"), lambda e: e.kind == "efa_rx_post_failed" or e.detail["code"] == -12),
     "hip_no_device": (("hip_no_device",), None),
     "vllm_workers_wait": (("vllm_workers_wait",), None),
+    "cuda_stub": (("cuda_error",), lambda e: "stub library" in str(e.detail["text"])),
+    "nvml_missing": (("nvml_missing",), None),
+    "mpi_ofi_abort": (("mpi_ofi_abort",), None),
+    "ucx_error": (("ucx_error",), None),
+    "engine_custom_ar_no_p2p": (("engine_custom_ar_no_p2p",), None),
+    "cuda_ipc_failed": (("cuda_error",), lambda e: e.detail["where"] == "p2p"),
+    "ray_version_mismatch": (("ray_version_mismatch",), None),
 }  # fmt: skip
 
 
@@ -587,6 +607,11 @@ def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
                 f"the hosts use different interfaces for it: {', '.join(sorted(oob_names))}"
             )
         return shown[:6]
+    if name == "host_clash":
+        return [
+            f"lines of {host} start sockets on {pair}: two machines share that host name"
+            for host, pair in sorted(nccl.host_clash.items())
+        ][:5]
     if name == "link_local_ifaces":
         return [
             f"socket interface {n} has only the link-local address {nccl.ifaces[n]} (not routed between hosts)"

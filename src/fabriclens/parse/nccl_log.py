@@ -75,7 +75,8 @@ ERRNO = {"connection timed out": 110, "no such device": 19, "network is unreacha
 # `Cuda failure 217 'peer access ...'` (driver calls, CUCHECK) or `Cuda failure 'invalid argument'`
 # (runtime calls, CUDACHECK: the name alone, src/include/checks.h)
 CUDA_RE = re.compile(
-    r"(?:failed to open CUDA IPC handle\s*:\s*|Cuda failure\s+'?)(?:(?P<code>\d+)'?\s*)?'?(?P<text>[^']*)"
+    r"(?:failed to open CUDA IPC handle\s*:\s*|Cuda failure\s+'?|Test CUDA failure \S+\s+')"
+    r"(?:(?P<code>\d+)'?\s*)?'?(?P<text>[^']*)"
 )
 NVLS_BIND_RE = re.compile(
     r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory of size (\d+) : CUDA error (\d+) '([^']*)'"
@@ -122,6 +123,8 @@ NO_ALGO_RE = re.compile(
     r"No algorithm/protocol (?:nor symKernelId )?available for function (\w+) with datatype (\w+)"
 )
 ALGO_SET_RE = re.compile(r"(NCCL_(?:ALGO|PROTO|SYM_KERNEL\w*)) was set to (\S+?)\.?(?=\s|$)")
+NVML_OPEN_RE = re.compile(r"Failed to open (libnvidia-ml\S*)")
+UCX_ERROR_RE = re.compile(r"UCX\s+ERROR\s+(\S(?:.*\S)?)")
 HOST_IMPORT_RE = re.compile(r"\b(CUMEM|MMAP) imported shareable host buffer")
 TOPO_XML_FULL_RE = re.compile(r"too many XML nodes \(max (\d+)\)")
 LIBFABRIC_ERR_RE = re.compile(r"Libfabric error: \((-?\d+)\) (\S(?:.*\S)?)")
@@ -257,6 +260,7 @@ WC_STATUS = {
 
 
 MAX_RECORDS = 10_000  # per list of events, warnings, errors: beyond it only counted
+MAX_HOST_ADDRS = 4  # distinct socket addresses kept per host name
 MAX_KEYS = 10_000  # distinct hosts, interfaces, variables, paths...: beyond it only counted
 MAX_KEPT_CHARS = 500  # a line kept as evidence is cut here (NCCL's own lines are far shorter)
 # lines up to this long are remembered once read (NCCL's are shorter); longer ones, rare and
@@ -290,6 +294,8 @@ class NcclLog:
     ifaces: dict[str, str] = field(default_factory=dict)  # interface -> address (Bootstrap/Socket)
     # host -> the interface its bootstrap sockets use (`Bootstrap : Using` or NET/IB's `OOB`)
     host_oob: dict[str, str] = field(default_factory=dict)
+    # host -> the distinct `interface:address` its sockets start on, in order (a few)
+    host_addrs: dict[str, list[str]] = field(default_factory=dict)
     ib_no_device: bool = False
     libibverbs_failed: bool = False
     env: dict[str, str] = field(default_factory=dict)
@@ -320,6 +326,29 @@ class NcclLog:
             return True
         self.dropped_records += 1
         return False
+
+    def note_oob(self, host: str, oob: str) -> None:
+        """``host`` starts its sockets on ``oob`` (`eth0:10.0.0.1`): the first is its own (see
+        ``host_oob``); the first few distinct are kept in order, for ``host_clash``."""
+        if self.room(self.host_oob, host):
+            self.host_oob.setdefault(host, oob)
+        if not self.room(self.host_addrs, host):
+            return
+        seen = self.host_addrs.setdefault(host, [])
+        if oob not in seen and len(seen) < MAX_HOST_ADDRS:
+            seen.append(oob)
+
+    @property
+    def host_clash(self) -> dict[str, str]:
+        """Hosts whose lines give one interface two addresses (`eth1:10.0.0.1 and
+        eth1:10.0.0.2`): two machines that share a host name."""
+        out: dict[str, str] = {}
+        for host, (first, *rest) in ((h, a) for h, a in self.host_addrs.items() if a):
+            name = first.partition(":")[0]  # the rest are distinct: the same name, another address
+            other = next((o for o in rest if o.partition(":")[0] == name), None)
+            if other is not None:
+                out[host] = f"{first} and {other}"
+        return out
 
     def add_host(self, host: str) -> None:
         """Remember a host once, in the order first seen."""
@@ -389,6 +418,9 @@ class NcclLog:
         for host, oob in later.host_oob.items():
             if self.room(self.host_oob, host):
                 self.host_oob.setdefault(host, oob)
+        for host, addrs in later.host_addrs.items():
+            for oob in addrs:
+                self.note_oob(host, oob)
         for host in later.hosts:
             self.add_host(host)
         # flags, counts
@@ -443,6 +475,12 @@ class Found(NamedTuple):
 NOTHING = Found()
 
 
+def _cuda_failure_line(msg: str) -> bool:
+    """NCCL's `Cuda failure '...'` or nccl-tests' `Test CUDA failure ... '...'`: the CUDA error
+    read from it names what it implies (``_detect``)."""
+    return "Cuda failure" in msg or "CUDA failure" in msg
+
+
 def _detect_outside(msg: str, add: Any) -> None:
     """What a job prints beside NCCL's own lines (PyTorch, the launcher, libfabric): read only
     on lines without NCCL's layout, so a large log's NCCL lines do not pay for them."""
@@ -490,14 +528,14 @@ def _detect_outside(msg: str, add: Any) -> None:
     ):
         add("store_connect_failed", address=sc.group(1), port=int(sc.group(2)),
             errno=int(sc.group(3)), error=sc.group(4))  # fmt: skip
-    if "driver version is insufficient" in msg and "Cuda failure" not in msg:
-        add("cuda_driver_old")
+    if "driver version is insufficient" in msg and not _cuda_failure_line(msg):
+        add("cuda_driver_old")  # (else the CUDA error's)
     if "mpiSize == tp * pp" in msg:  # TensorRT-LLM's WorldConfig
         add("trtllm_world_size")
     if "TL_" in msg and (ue := UCC_ERROR_RE.search(msg)) is not None:
         add("ucc_error", layer=ue.group(1))
-    if "system not yet initialized" in msg and "Cuda failure" not in msg:  # nccl-tests' own
-        add("cuda_not_initialized")
+    if "system not yet initialized" in msg and not _cuda_failure_line(msg):
+        add("cuda_not_initialized")  # (else the CUDA error's)
     if "watchdog thread terminated with exception" in msg:
         add("watchdog_exception", error=msg.split("with exception:", 1)[-1].strip()[:200])
     if "mpirun" in msg and (pre := ENV_PREFIX_RE.search(msg)) is not None:
@@ -516,6 +554,14 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("hip_no_device", error=hd.group(2), where=hd.group(1))
     if "No available shared memory broadcast" in msg:  # vLLM's engine waiting on its workers
         add("vllm_workers_wait")
+    if "OFI MTL is aborting" in msg or "Mismatched address format" in msg:  # Open MPI, libfabric
+        add("mpi_ofi_abort")
+    if "UCX" in msg and (ux := UCX_ERROR_RE.search(msg)) is not None:
+        add("ucx_error", error=ux.group(1)[:160])
+    if "custom_all_reduce" in msg and "peer access is not supported" in msg:
+        add("engine_custom_ar_no_p2p")  # vLLM's / SGLang's own all-reduce kernel
+    if "Version mismatch: The cluster was started with" in msg:  # Ray's check_version_info
+        add("ray_version_mismatch")
     if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(te.group(2)), code=int(te.group(1)), signal=None,
             node=None)  # fmt: skip
@@ -550,7 +596,9 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
         add("qp_error", errno=_int(q.group("errno")) or ERRNO.get(text.lower()), text=text,
             gid_index=_int(gid.group(1)) if gid else None,
             next_state=state.group(2) if state else None)  # fmt: skip
-    if ("CUDA IPC" in msg or "Cuda failure" in msg) and (cu := CUDA_RE.search(msg)) is not None:
+    if ("CUDA IPC" in msg or "Cuda failure" in msg or "CUDA failure" in msg) and (
+        cu := CUDA_RE.search(msg)
+    ) is not None:  # NCCL's own, and nccl-tests' `Test CUDA failure common.cu:1 '...'`
         code = _int(cu.group("code"))
         text = cu.group("text").strip()
         where_text = line.lower()
@@ -685,6 +733,8 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
         add("host_buffer_import", via=hi.group(1).lower())  # how a local peer's buffer came
     if "too many XML nodes" in msg and (xm := TOPO_XML_FULL_RE.search(msg)) is not None:
         add("topo_xml_full", max_nodes=int(xm.group(1)))
+    if "libnvidia-ml" in msg and (nv := NVML_OPEN_RE.search(msg)) is not None:  # nvmlwrap.cc
+        add("nvml_missing", library=nv.group(1))
     if outside:
         _detect_outside(msg, add)
     if not events and completion is None and gid_entry is None:
@@ -868,9 +918,10 @@ SCREEN_WORDS = (
     "NVRM: Xid", "us error", "use_libuv", "client socket has failed to connect", "from library",
     "driver version is insufficient", "mpiSize", "TL_", "Unable to open device",
     "contiguousRanksPerHost", "available for function", "shm_open", "shareable host buffer",
-    "too many XML nodes", "slot ids are used", "Libfabric error", "Failure to post",
-    "Test HIP failure", "No available shared memory broadcast", "was set to",
+    "too many XML nodes", "was set to", "libnvidia-ml", "CUDA failure",
 )  # fmt: skip
+# (lines without NCCL's layout are read whatever their batch holds: the words of
+# _detect_outside need no screen)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
 BATCH_LINES = 256
 # A batch whose distinct line shapes hold none of the screen words holds none of them: the
@@ -1042,8 +1093,8 @@ def _add_read(out: NcclLog, r: Line) -> None:
         out.ib_devices = list(r.ib_devices)
         out.oob = r.oob
         out.evidence["ib_devices"] = line
-        if host and r.oob and out.room(out.host_oob, host):
-            out.host_oob.setdefault(host, r.oob.removesuffix("<0>"))
+        if host and r.oob:
+            out.note_oob(host, r.oob.removesuffix("<0>"))
     elif r.ib_no_device:
         out.ib_no_device = True
         out.evidence["ib_no_device"] = line
@@ -1061,8 +1112,8 @@ def _add_read(out: NcclLog, r: Line) -> None:
         out.evidence.setdefault("socket_ifaces", line)
     elif r.ifaces_kind == "bootstrap":
         out.evidence.setdefault("bootstrap", line)
-        if host and r.ifaces and out.room(out.host_oob, host):
-            out.host_oob.setdefault(host, ":".join(r.ifaces[0]))
+        if host and r.ifaces:
+            out.note_oob(host, ":".join(r.ifaces[0]))
     if r.libibverbs_failed:
         out.libibverbs_failed = True
         out.evidence.setdefault("libibverbs_failed", line)
