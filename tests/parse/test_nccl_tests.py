@@ -340,3 +340,14 @@ def test_the_rank_count_the_bus_factor_implies() -> None:
         "    Broadcast |        1         2         1   |             0              1\n" + ROWS
     )
     assert parse_nccl_tests(tuning).op is None
+
+
+def test_a_paste_judged_once_it_is_told_what_it_does_not_say() -> None:
+    """tests/fixtures/real/nccl-tests/073: eight RTX PRO 6000 Blackwell on one 100G EFA each
+    (the author: 12.37 GB/s is about 100% of EFA's 12.5). The paste names its GPU but not which
+    EFA; told, it is judged healthy."""
+    paste = Path(__file__).parents[1] / "fixtures/real/nccl-tests"
+    run = parse_nccl_tests(next(paste.glob("073-*.txt")).read_text())
+    verdict = judge(run, network="aws-efa-p4d", nics_per_node=1)
+    assert verdict.gpu == "rtx-pro-6000-blackwell" and verdict.level == "ok"
+    assert 0.9 <= verdict.efficiency <= 1.25

@@ -366,7 +366,13 @@ def judge(
     name = op or run.op or infer_op(run, n) or (guess[0] if guess else None)
     if name is None:
         last = max(run.rows, key=lambda r: r.size_bytes) if run.rows else None
-        unreduced = n >= 2 and last is not None and not last.reduces
+        found = largest_row_factor(run, 1.0)
+        # without a rank list, a factor below 1 on rows without a reduction still says (n-1)/n
+        unreduced = (
+            last is not None
+            and not last.reduces
+            and (n >= 2 or (found is not None and found[1] < 0.99))
+        )
         pair = ("gather", "scatter") if last and last.rooted else ("all_gather", "alltoall")
         raise InputError(
             "cannot tell which collective this is"
