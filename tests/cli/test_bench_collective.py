@@ -19,7 +19,7 @@ from fabriclens.bench.collective import free_port
 from fabriclens.cli.app import run
 
 FACTOR = {"all_reduce": 2 * 2 / 3, "all_gather": 2 / 3, "reduce_scatter": 2 / 3, "all_to_all": 2 / 3,
-          "broadcast": 1.0, "send_recv": 1.0}  # fmt: skip
+          "broadcast": 1.0, "send_recv": 1.0, "reduce": 1.0, "gather": 2 / 3, "scatter": 2 / 3}  # fmt: skip
 
 
 @pytest.mark.parametrize("op", sorted(FACTOR))

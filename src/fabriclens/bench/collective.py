@@ -147,11 +147,11 @@ def _tensors(
     import torch.distributed as dist
 
     count = max(1, size // esize)
-    if op in ("all_gather", "reduce_scatter", "all_to_all"):
+    if op in ("all_gather", "reduce_scatter", "all_to_all", "gather", "scatter"):
         count = max(world, count - count % world)
     part = count // world
     fill = float(rank + 1)
-    x = torch.full((part if op == "all_gather" else count,), fill, dtype=dtype, device=device)
+    x = torch.full((part if op in ("all_gather", "gather") else count,), fill, dtype=dtype, device=device)  # fmt: skip
 
     def reset() -> None:
         x.fill_(fill)
@@ -160,6 +160,10 @@ def _tensors(
         return (lambda: (dist.all_reduce(x), x)[1]), reset
     if op == "broadcast":
         return (lambda: (dist.broadcast(x, src=0), x)[1]), reset
+    if op == "reduce":  # the sum lands on rank 0 (nccl-tests' root)
+        return (lambda: (dist.reduce(x, dst=0), x)[1]), reset
+    if op in ("gather", "scatter"):  # rank 0 holds the whole array (nccl-tests' size)
+        return _rooted(torch, dist, op, x, part, world, rank), reset
     out = torch.empty((part if op == "reduce_scatter" else count,), dtype=dtype, device=device)
     if op == "all_gather":
         return (lambda: (dist.all_gather_into_tensor(out, x), out)[1]), reset
@@ -181,10 +185,36 @@ def _tensors(
     return sendrecv, reset
 
 
+def _rooted(torch: Any, dist: Any, op: str, x: Any, part: int, world: int, rank: int) -> Any:
+    """gather: every rank's ``part`` elements to rank 0, chunk k from rank k; scatter: rank 0's
+    array in ``part``-element chunks, chunk k (filled k + 1) to rank k. Only the root holds the
+    chunks; the timed call is the collective alone."""
+    chunks = (
+        [torch.full((part,), float(k + 1), dtype=x.dtype, device=x.device) for k in range(world)]
+        if rank == 0
+        else None
+    )
+    mine = torch.empty(part, dtype=x.dtype, device=x.device)
+
+    def gather() -> Any:
+        dist.gather(x, chunks, dst=0)
+        return chunks
+
+    def scatter() -> Any:
+        dist.scatter(mine, chunks, src=0)
+        return mine
+
+    return gather if op == "gather" else scatter
+
+
 def _wrong(torch: Any, op: str, result: Any, rank: int, world: int) -> int:
     """Elements that differ from what the operation must produce (every rank fills rank + 1)."""
     total = world * (world + 1) / 2
-    if op in ("all_gather", "all_to_all"):  # chunk k came from rank k
+    if op in ("reduce", "gather") and rank != 0:
+        return 0  # only the root holds a result
+    if op == "gather":
+        result = torch.cat(result)
+    if op in ("all_gather", "all_to_all", "gather"):  # chunk k came from rank k
         part = result.numel() // world
         want = torch.arange(
             1, world + 1, dtype=result.dtype, device=result.device
@@ -195,6 +225,8 @@ def _wrong(torch: Any, op: str, result: Any, rank: int, world: int) -> int:
         "broadcast": 1.0,
         "reduce_scatter": total,
         "send_recv": float((rank - 1) % world + 1),
+        "reduce": total,
+        "scatter": float(rank + 1),
     }[op]
     return int((result != value).sum().item())
 

@@ -10,7 +10,8 @@ import typer
 from fabriclens.cli._progress import NoProgress, terminal_progress
 
 # what `bench collective --op` accepts (nccl-tests' names; fabriclens.bench.collective runs each)
-BENCH_OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
+BENCH_OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv",
+             "reduce", "gather", "scatter")  # fmt: skip
 
 
 def _need_torch() -> None:

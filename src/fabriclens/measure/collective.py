@@ -1,8 +1,8 @@
 """Collective and pairwise benchmark figures, nccl-tests conventions (pure).
 
-Sizes are nccl-tests' "size": the bytes of the array each rank holds for all_reduce and
-broadcast, the whole (gathered / scattered) array for all_gather and reduce_scatter, the send
-buffer for all_to_all and send_recv. algbw = size / time; busbw = algbw x the bus factor.
+Sizes are nccl-tests' "size": the bytes of the array each rank holds for all_reduce, broadcast
+and reduce, the whole (gathered / scattered) array for all_gather, reduce_scatter, gather and
+scatter, the send buffer for all_to_all and send_recv. algbw = size / time; busbw = algbw x the bus factor.
 The time of a size is the slowest rank's mean over the timed iterations.
 """
 
