@@ -410,6 +410,16 @@ def judge(
             f"the log lists {len(run.ranks)} of its {run.world_size} ranks: GPUs per node not "
             "read from it (give --gpus-per-node)"
         )
+    domain = spec.max_gpus_per_node
+    if gpn is None and domain > 8 and n > domain and n % domain:
+        # an NVLink domain across hosts (GB200 NVL72) is often used in part: 16 of its 18 trays
+        fits = [d for d in range(domain, domain // 2 - 1, -1) if n % d == 0]
+        if fits:
+            gpn = fits[0]
+            notes.append(
+                f"{n} ranks do not fill NVLink domains of {domain}: taken as {n // gpn} domains of "
+                f"{gpn} GPUs (give --gpus-per-node)"
+            )
     transport = (run.transport or "").lower()
     if network is None and ("libfabric" in transport or "ofi" in transport):
         raise InputError(
