@@ -550,6 +550,10 @@ OTHER_WORDINGS = {
     "[1730000000.1] [n1:1:0] ucp_worker.c:1 UCX  ERROR   no active messages transport to <no debug data>: self/memory - Destination is unreachable": "mpi-ucx-error",
     "(RayWorkerWrapper pid=1) ERROR: Cuda error /vllm/csrc/custom_all_reduce.cuh:1 'peer access is not supported between these two devices'": "engine-custom-allreduce-no-p2p",
     "Exception: Version mismatch: The cluster was started with:": "ray-version-mismatch",
+    "n1:1:1 [0] NCCL INFO NCCL_CHUNK_SIZE set by environment to 524288.": "nccl-chunk-size-set",
+    "bash: line 1: orted: command not found": "mpi-orted-not-found",
+    "RuntimeError: An attempt has been made to start a new process before the current process has finished its bootstrapping phase.": "python-spawn-no-main-guard",
+    "n1:1:1 [0] NCCL WARN NET/OFI Unexpected number of remote rails for dev 3. Expected 4 but got 2": "ofi-rails-mismatch",
 }  # fmt: skip
 
 

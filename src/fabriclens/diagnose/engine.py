@@ -273,6 +273,13 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "host_clash": len(nccl.host_clash),
         "cuda_ipc_failed": _count("cuda_ipc_failed", nccl),
         "ray_version_mismatch": _count("ray_version_mismatch", nccl),
+        "ofi_rails_mismatch": _count("ofi_rails_mismatch", nccl),
+        "gin_doca_failed": _count("gin_doca_failed", nccl),
+        "chunk_size_set": _count("chunk_size_set", nccl) + int("NCCL_CHUNK_SIZE" in env),
+        "proxy_op_wait": _count("proxy_op_wait", nccl),
+        "orted_not_found": _count("orted_not_found", nccl),
+        "orte_unpack_error": _count("orte_unpack_error", nccl),
+        "spawn_no_main_guard": _count("spawn_no_main_guard", nccl),
     }  # fmt: skip
 
 
@@ -327,6 +334,13 @@ EVENT_WORDS = {
     "ucx_error": "UCX (MPI's transport): {error}",
     "engine_custom_ar_no_p2p": "the engine's own all-reduce kernel needs GPU peer access, which these GPUs lack",
     "ray_version_mismatch": "Ray refused a process whose Ray version differs from the cluster's",
+    "ofi_rails_mismatch": "aws-ofi-nccl: NIC {nic} has {got} rails on the peer, {expected} here",
+    "gin_doca_failed": "NCCL's GPU-initiated networking (GIN over DOCA) failed: DOCA failure {code}",
+    "chunk_size_set": "NCCL_CHUNK_SIZE={value} on the command line",
+    "proxy_op_wait": "a thread spins in ncclLocalOpAppend, waiting for a free proxy op",
+    "orted_not_found": "a remote node cannot find Open MPI's orted",
+    "orte_unpack_error": "Open MPI's runtime could not decode a peer's message",
+    "spawn_no_main_guard": "Python refused to start a process before the main module finished importing",
 }
 
 
@@ -543,6 +557,13 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "engine_custom_ar_no_p2p": (("engine_custom_ar_no_p2p",), None),
     "cuda_ipc_failed": (("cuda_error",), lambda e: e.detail["where"] == "p2p"),
     "ray_version_mismatch": (("ray_version_mismatch",), None),
+    "ofi_rails_mismatch": (("ofi_rails_mismatch",), None),
+    "gin_doca_failed": (("gin_doca_failed",), None),
+    "chunk_size_set": (("chunk_size_set",), None),
+    "proxy_op_wait": (("proxy_op_wait",), None),
+    "orted_not_found": (("orted_not_found",), None),
+    "orte_unpack_error": (("orte_unpack_error",), None),
+    "spawn_no_main_guard": (("spawn_no_main_guard",), None),
 }  # fmt: skip
 
 

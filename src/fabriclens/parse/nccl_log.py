@@ -123,7 +123,12 @@ NO_ALGO_RE = re.compile(
     r"No algorithm/protocol (?:nor symKernelId )?available for function (\w+) with datatype (\w+)"
 )
 ALGO_SET_RE = re.compile(r"(NCCL_(?:ALGO|PROTO|SYM_KERNEL\w*)) was set to (\S+?)\.?(?=\s|$)")
+DOCA_RE = re.compile(r"DOCA failure (\d+)")
 NVML_OPEN_RE = re.compile(r"Failed to open (libnvidia-ml\S*)")
+OFI_RAILS_RE = re.compile(
+    r"Unexpected number of remote rails for dev (\d+)\. Expected (\d+) but got (\d+)"
+)
+CHUNK_SIZE_RE = re.compile(r"NCCL_CHUNK_SIZE=(\d+)")
 UCX_ERROR_RE = re.compile(r"UCX\s+ERROR\s+(\S(?:.*\S)?)")
 HOST_IMPORT_RE = re.compile(r"\b(CUMEM|MMAP) imported shareable host buffer")
 TOPO_XML_FULL_RE = re.compile(r"too many XML nodes \(max (\d+)\)")
@@ -562,6 +567,16 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("engine_custom_ar_no_p2p")  # vLLM's / SGLang's own all-reduce kernel
     if "Version mismatch: The cluster was started with" in msg:  # Ray's check_version_info
         add("ray_version_mismatch")
+    if "NCCL_CHUNK_SIZE=" in msg and (cs := CHUNK_SIZE_RE.search(msg)) is not None:
+        add("chunk_size_set", value=cs.group(1))  # a launcher's -x / env prefix
+    if "ncclLocalOpAppend" in msg:  # a stack frame: the rank waits for a free proxy op
+        add("proxy_op_wait")
+    if "orted: command not found" in msg:
+        add("orted_not_found")
+    if "Data unpack would read past end of buffer" in msg:  # Open MPI's ORTE
+        add("orte_unpack_error")
+    if "finished its bootstrapping phase" in msg:  # Python multiprocessing, spawn
+        add("spawn_no_main_guard")
     if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(te.group(2)), code=int(te.group(1)), signal=None,
             node=None)  # fmt: skip
@@ -735,6 +750,15 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
         add("topo_xml_full", max_nodes=int(xm.group(1)))
     if "libnvidia-ml" in msg and (nv := NVML_OPEN_RE.search(msg)) is not None:  # nvmlwrap.cc
         add("nvml_missing", library=nv.group(1))
+    if "DOCA failure" in msg and (dc := DOCA_RE.search(msg)) is not None:  # GIN over GDAKI
+        add("gin_doca_failed", code=int(dc.group(1)))
+    if "remote rails" in msg and (rr := OFI_RAILS_RE.search(msg)) is not None:  # aws-ofi-nccl
+        add(
+            "ofi_rails_mismatch",
+            nic=int(rr.group(1)),
+            expected=int(rr.group(2)),
+            got=int(rr.group(3)),
+        )
     if outside:
         _detect_outside(msg, add)
     if not events and completion is None and gid_entry is None:
@@ -918,7 +942,8 @@ SCREEN_WORDS = (
     "NVRM: Xid", "us error", "use_libuv", "client socket has failed to connect", "from library",
     "driver version is insufficient", "mpiSize", "TL_", "Unable to open device",
     "contiguousRanksPerHost", "available for function", "shm_open", "shareable host buffer",
-    "too many XML nodes", "was set to", "libnvidia-ml", "CUDA failure",
+    "too many XML nodes", "was set to", "libnvidia-ml", "CUDA failure", "DOCA failure",
+    "remote rails",
 )  # fmt: skip
 # (lines without NCCL's layout are read whatever their batch holds: the words of
 # _detect_outside need no screen)
