@@ -563,6 +563,20 @@ def test_a_cause_in_another_wording_fires_its_rule(text: str, rule: str) -> None
     assert rule in found and "nothing-to-read" not in found, (rule, found)
 
 
+def test_a_line_whose_digits_decide_is_not_read_by_its_shape() -> None:
+    """NCCL 2.31 prints contiguousRanksPerHost as a count, or INT_MAX when the nodes hold uneven
+    rank counts (tests/fixtures/real/logs/127): a plain line of the same shape read first (here
+    a number one above INT_MAX, as the corpus fuzzer made it) must not hide the second."""
+    plain = (
+        "n9:1:1 [0] NCCL INFO cuMemEnable 0, contiguousRanksPerHost 2147483648, crossNicSupport 1"
+    )
+    uneven = (
+        "n9:1:1 [0] NCCL INFO cuMemEnable 0, contiguousRanksPerHost 2147483647, crossNicSupport 1"
+    )
+    assert parse_nccl_log(plain).of("uneven_ranks_per_host") == []
+    assert len(parse_nccl_log(uneven).of("uneven_ranks_per_host")) == 1
+
+
 def test_text_nccl_could_not_have_printed_is_not_searched() -> None:
     """NCCL prints a line through a 1,024-byte buffer (src/debug.cc): past twice that, a line
     with NCCL's layout holds someone else's text (the hostile benchmark's 8 kB lines), unless

@@ -993,7 +993,9 @@ def add_nccl_lines(out: NcclLog, lines: Sequence[str]) -> None:
 
 # Lines that differ only in their digits (`opCount 1a2b`, `count 1048576`, addresses, ranks)
 # read alike: every pattern here treats the ten digits as one class, but for the `P2P` in a
-# channel's transport, so a line holding `2P`/`2p` is never read by its shape.
+# channel's transport and NCCL 2.31's `contiguousRanksPerHost 2147483647` (INT_MAX: ranks uneven
+# over the nodes, where a number is normal), so a line holding either is never read by its shape.
+_DIGIT_SENSITIVE_RE = re.compile(r"2[Pp]|contiguousRanksPerHost")
 _SAME_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _PLAIN_SHAPES: dict[bytes, tuple[int, int]] = {}  # shape of a plain line -> its host's span
 # What each recent raw line was: its Line, or the host of a plain line ("" for none)
@@ -1048,7 +1050,7 @@ def _known(raw: str) -> Line | str:
 
 def _read_stripped(line: str, rank: int | None) -> Line | str:
     """``_known`` of a line without its prefixes: a plain shape seen before, else read."""
-    shape = None if "2P" in line or "2p" in line else line.encode("utf-8", "surrogatepass").translate(_SAME_DIGITS)  # fmt: skip
+    shape = None if _DIGIT_SENSITIVE_RE.search(line) else line.encode("utf-8", "surrogatepass").translate(_SAME_DIGITS)  # fmt: skip
     span = _PLAIN_SHAPES.get(shape) if shape is not None else None
     if span is None:
         r = (_read if len(line) <= MEMO_MAX_CHARS else _read.__wrapped__)(line, rank)
