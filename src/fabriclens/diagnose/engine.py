@@ -280,6 +280,10 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "orted_not_found": _count("orted_not_found", nccl),
         "orte_unpack_error": _count("orte_unpack_error", nccl),
         "spawn_no_main_guard": _count("spawn_no_main_guard", nccl),
+        "cumem_create_not_permitted": _count("cumem_create_not_permitted", nccl),
+        "tensile_load_failed": _count("tensile_load_failed", nccl),
+        "ray_node_request_unmet": _count("ray_node_request_unmet", nccl),
+        "topo_reverse_path": _count("topo_reverse_path", nccl),
     }  # fmt: skip
 
 
@@ -341,6 +345,10 @@ EVENT_WORDS = {
     "orted_not_found": "a remote node cannot find Open MPI's orted",
     "orte_unpack_error": "Open MPI's runtime could not decode a peer's message",
     "spawn_no_main_guard": "Python refused to start a process before the main module finished importing",
+    "cumem_create_not_permitted": "cuMemCreate was refused (operation not permitted)",
+    "tensile_load_failed": "the BLAS library could not load its kernel file",
+    "ray_node_request_unmet": "Ray's autoscaler: no node can take the request (a GPU pinned to a node address)",
+    "topo_reverse_path": "NCCL's topology search found no path back between two devices",
 }
 
 
@@ -564,6 +572,10 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "orted_not_found": (("orted_not_found",), None),
     "orte_unpack_error": (("orte_unpack_error",), None),
     "spawn_no_main_guard": (("spawn_no_main_guard",), None),
+    "cumem_create_not_permitted": (("cumem_create_not_permitted",), None),
+    "tensile_load_failed": (("tensile_load_failed",), None),
+    "ray_node_request_unmet": (("ray_node_request_unmet",), None),
+    "topo_reverse_path": (("topo_reverse_path",), None),
 }  # fmt: skip
 
 

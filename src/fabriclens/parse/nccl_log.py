@@ -125,6 +125,7 @@ NO_ALGO_RE = re.compile(
 ALGO_SET_RE = re.compile(r"(NCCL_(?:ALGO|PROTO|SYM_KERNEL\w*)) was set to (\S+?)\.?(?=\s|$)")
 DOCA_RE = re.compile(r"DOCA failure (\d+)")
 NVML_OPEN_RE = re.compile(r"Failed to open (libnvidia-ml\S*)")
+RAY_NODE_REQUEST_RE = re.compile(r"'node:([\d.]+)'")
 OFI_RAILS_RE = re.compile(
     r"Unexpected number of remote rails for dev (\d+)\. Expected (\d+) but got (\d+)"
 )
@@ -577,6 +578,13 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("orte_unpack_error")
     if "finished its bootstrapping phase" in msg:  # Python multiprocessing, spawn
         add("spawn_no_main_guard")
+    if "cuMemCreate" in msg and "operation not permitted" in msg:  # fabric handles need IMEX
+        add("cumem_create_not_permitted")
+    if "Could not load" in msg and "TensileLibrary" in msg:  # hipBLASLt / rocBLAS kernels
+        add("tensile_load_failed")
+    if "can fulfill resource request" in msg:  # Ray's autoscaler; the request may wrap
+        rq = RAY_NODE_REQUEST_RE.search(msg)
+        add("ray_node_request_unmet", address=rq.group(1) if rq else None)
     if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(te.group(2)), code=int(te.group(1)), signal=None,
             node=None)  # fmt: skip
@@ -752,6 +760,8 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
         add("nvml_missing", library=nv.group(1))
     if "DOCA failure" in msg and (dc := DOCA_RE.search(msg)) is not None:  # GIN over GDAKI
         add("gin_doca_failed", code=int(dc.group(1)))
+    if "find reverse path" in msg:  # NCCL's topology search (graph/paths.cc)
+        add("topo_reverse_path")
     if "remote rails" in msg and (rr := OFI_RAILS_RE.search(msg)) is not None:  # aws-ofi-nccl
         add(
             "ofi_rails_mismatch",
@@ -943,7 +953,7 @@ SCREEN_WORDS = (
     "driver version is insufficient", "mpiSize", "TL_", "Unable to open device",
     "contiguousRanksPerHost", "available for function", "shm_open", "shareable host buffer",
     "too many XML nodes", "was set to", "libnvidia-ml", "CUDA failure", "DOCA failure",
-    "remote rails",
+    "remote rails", "find reverse path",
 )  # fmt: skip
 # (lines without NCCL's layout are read whatever their batch holds: the words of
 # _detect_outside need no screen)
