@@ -554,6 +554,8 @@ OTHER_WORDINGS = {
     "bash: line 1: orted: command not found": "mpi-orted-not-found",
     "RuntimeError: An attempt has been made to start a new process before the current process has finished its bootstrapping phase.": "python-spawn-no-main-guard",
     "n1:1:1 [0] NCCL WARN NET/OFI Unexpected number of remote rails for dev 3. Expected 4 but got 2": "ofi-rails-mismatch",
+    "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. Unable to find address for: eth9": "gloo-iface-missing",
+    "[W socket.cpp:1] [c10d] Warning: Unable to resolve hostname to a (local) address. Using the loopback address as fallback.": "gloo-loopback-fallback",
 }  # fmt: skip
 
 

@@ -284,6 +284,11 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "tensile_load_failed": _count("tensile_load_failed", nccl),
         "ray_node_request_unmet": _count("ray_node_request_unmet", nccl),
         "topo_reverse_path": _count("topo_reverse_path", nccl),
+        "gloo_iface_missing": _count("gloo_iface_missing", nccl),
+        "gloo_iface_exclusion": sum(1 for e in nccl.of("gloo_iface_missing") if str(e.detail["name"]).startswith("^")),
+        "gloo_loopback_fallback": _count("gloo_loopback_fallback", nccl),
+        "te_userbuffers_failed": _count("te_userbuffers_failed", nccl),
+        "cumem_host_probe_frame": _count("cumem_host_probe_frame", nccl),
     }  # fmt: skip
 
 
@@ -349,6 +354,10 @@ EVENT_WORDS = {
     "tensile_load_failed": "the BLAS library could not load its kernel file",
     "ray_node_request_unmet": "Ray's autoscaler: no node can take the request (a GPU pinned to a node address)",
     "topo_reverse_path": "NCCL's topology search found no path back between two devices",
+    "gloo_iface_missing": "Gloo found no interface named {name}",
+    "gloo_loopback_fallback": "Gloo: the host name resolves to no local address; it uses the loopback",
+    "te_userbuffers_failed": "TransformerEngine's userbuffers (TP communication overlap) setup failed",
+    "cumem_host_probe_frame": "a stack frame in ncclCuMemHostEnable (NCCL's cuMem host probe)",
 }
 
 
@@ -576,6 +585,10 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "tensile_load_failed": (("tensile_load_failed",), None),
     "ray_node_request_unmet": (("ray_node_request_unmet",), None),
     "topo_reverse_path": (("topo_reverse_path",), None),
+    "gloo_iface_missing": (("gloo_iface_missing",), None),
+    "gloo_loopback_fallback": (("gloo_loopback_fallback",), None),
+    "te_userbuffers_failed": (("te_userbuffers_failed",), None),
+    "cumem_host_probe_frame": (("cumem_host_probe_frame",), None),
 }  # fmt: skip
 
 

@@ -125,6 +125,7 @@ NO_ALGO_RE = re.compile(
 ALGO_SET_RE = re.compile(r"(NCCL_(?:ALGO|PROTO|SYM_KERNEL\w*)) was set to (\S+?)\.?(?=\s|$)")
 DOCA_RE = re.compile(r"DOCA failure (\d+)")
 NVML_OPEN_RE = re.compile(r"Failed to open (libnvidia-ml\S*)")
+GLOO_ADDR_RE = re.compile(r"Unable to find address for: (\S+)")
 RAY_NODE_REQUEST_RE = re.compile(r"'node:([\d.]+)'")
 OFI_RAILS_RE = re.compile(
     r"Unexpected number of remote rails for dev (\d+)\. Expected (\d+) but got (\d+)"
@@ -582,6 +583,14 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("cumem_create_not_permitted")
     if "Could not load" in msg and "TensileLibrary" in msg:  # hipBLASLt / rocBLAS kernels
         add("tensile_load_failed")
+    if "Unable to find address for" in msg and (ga := GLOO_ADDR_RE.search(msg)) is not None:
+        add("gloo_iface_missing", name=ga.group(1))  # Gloo's device.cc: GLOO_SOCKET_IFNAME
+    if "Unable to resolve hostname to a (local) address" in msg:  # Gloo falls back to loopback
+        add("gloo_loopback_fallback")
+    if "userbuffers" in msg and "NCCL error" in msg:  # TransformerEngine's TP overlap
+        add("te_userbuffers_failed")
+    if "ncclCuMemHostEnable" in msg:  # a stack frame: the cuMem host probe (misc/cudawrap.cc)
+        add("cumem_host_probe_frame")
     if "can fulfill resource request" in msg:  # Ray's autoscaler; the request may wrap
         rq = RAY_NODE_REQUEST_RE.search(msg)
         add("ray_node_request_unmet", address=rq.group(1) if rq else None)
