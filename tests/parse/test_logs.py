@@ -636,6 +636,14 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     two_hosts = ("n1:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
                  "n1:2:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>")  # fmt: skip
     assert parse_nccl_log(two_hosts).host_clash == {"n1": "eth0:10.0.0.1 and eth0:10.0.0.2"}
+    # sends may skip GPUDirect RDMA by design (GDR read off): receives with it are healthy
+    healthy = ("n1:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n"
+               "n1:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0")  # fmt: skip
+    assert "gdr-one-sided" not in _rules_of(healthy)
+    one_sided = (
+        healthy + "\nn2:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0"
+    )
+    assert "gdr-one-sided" in _rules_of(one_sided)
 
 
 def test_warnings_already_explained_are_not_quoted_again() -> None:

@@ -323,6 +323,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "gloo-loopback-fallback": {"gloo_loopback_fallback": 1},
     "te-userbuffers-failed": {"te_userbuffers_failed": 1},
     "cumem-host-probe-crash": {"cumem_host_probe_frame": 1},
+    "gdr-one-sided": {"gdr_receive_missing": 1},
     "ib-dmabuf-unsupported": {"ib_dmabuf_unsupported": 1},
     "ib-memlock-limit": {"ib_reg_no_memory": 1},
     "duplicate-gpu": {"duplicate_gpu": 1},

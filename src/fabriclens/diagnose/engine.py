@@ -173,7 +173,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ib_disabled_by_env": env.get("NCCL_IB_DISABLE", "0") not in ("0", ""),
         "p2p_disabled_by_env": env.get("NCCL_P2P_DISABLE", "0") not in ("0", ""),
         "socket_forced_by_env": "NCCL_NET" in env and env["NCCL_NET"].lower() == "socket",
-        "logs_read": nccl.lines + len(torch.timeouts) + len(torch.last_completed) + len(torch.timeout_frames) + len(nccl.events) + len(nccl.ifaces) + len(nccl.errors),
+        "logs_read": nccl.lines + len(torch.timeouts) + len(torch.last_completed) + len(torch.timeout_frames) + len(nccl.events) + len(nccl.ifaces) + len(nccl.errors) + sum(nccl.net_dirs.values()),
         "single_node": len(nccl.hosts) == 1,
         "error_lines": len(nccl.errors) + len(torch.timeouts),
         "ib_local_protection": sum(1 for s, _ in nccl.completion_errors if s == 4),
@@ -289,6 +289,11 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "gloo_loopback_fallback": _count("gloo_loopback_fallback", nccl),
         "te_userbuffers_failed": _count("te_userbuffers_failed", nccl),
         "cumem_host_probe_frame": _count("cumem_host_probe_frame", nccl),
+        # GPUDirect RDMA on some InfiniBand channels, and receives without it elsewhere (a
+        # receive writes GPU memory whenever the node can; only sends may skip GDR by design)
+        "gdr_receive_missing": int(nccl.net_dirs[("receive", False)] > 0
+                                   and nccl.net_dirs[("send", True)] + nccl.net_dirs[("receive", True)] > 0
+                                   and not nccl.of("gdr_distance")),
     }  # fmt: skip
 
 

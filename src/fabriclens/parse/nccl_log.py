@@ -126,6 +126,7 @@ ALGO_SET_RE = re.compile(r"(NCCL_(?:ALGO|PROTO|SYM_KERNEL\w*)) was set to (\S+?)
 DOCA_RE = re.compile(r"DOCA failure (\d+)")
 NVML_OPEN_RE = re.compile(r"Failed to open (libnvidia-ml\S*)")
 GLOO_ADDR_RE = re.compile(r"Unable to find address for: (\S+)")
+NET_DIR_RE = re.compile(r"\[(send|receive)\] via NET/IB")
 RAY_NODE_REQUEST_RE = re.compile(r"'node:([\d.]+)'")
 OFI_RAILS_RE = re.compile(
     r"Unexpected number of remote rails for dev (\d+)\. Expected (\d+) but got (\d+)"
@@ -312,6 +313,8 @@ class NcclLog:
     gdr: bool | None = None
     via: Counter[str] = field(default_factory=Counter)
     net_devs: Counter[str] = field(default_factory=Counter)  # e.g. NET/Socket/1 -> channels
+    # (direction, GDRDMA) of InfiniBand channel lines -> how many
+    net_dirs: Counter[tuple[str, bool]] = field(default_factory=Counter)
     completion_errors: list[tuple[int, str]] = field(default_factory=list)  # (status, line)
     events: list[Event] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -433,6 +436,7 @@ class NcclLog:
         # flags, counts
         self.ib_no_device = self.ib_no_device or later.ib_no_device
         self.libibverbs_failed = self.libibverbs_failed or later.libibverbs_failed
+        self.net_dirs.update(later.net_dirs)  # four keys at most
         for counter, their_counts in ((self.via, later.via), (self.net_devs, later.net_devs)):
             for key, n in their_counts.items():
                 if self.room(counter, key):
@@ -819,6 +823,7 @@ class Line(NamedTuple):
     libibverbs_failed: bool = False
     via: tuple[str, ...] = ()
     net_devs: tuple[str, ...] = ()
+    net_dir: tuple[str, bool] | None = None  # an IB channel's direction, and whether GDRDMA
     found: Found = NOTHING
     unparsed: bool = False
     plain: bool = False  # the layout and nothing else a reader keeps: counted, its host noted
@@ -872,10 +877,11 @@ def _read(line: str, rank: int | None) -> Line:
              or "Last error" in line
         )  # fmt: skip
         found = _detect(line, line, rank, outside=True)
+        net_dir = _net_dir(line)  # a channel line pasted without NCCL's layout
         return Line(
             _cut(line), rank, version, error=error, found=found,
-            libibverbs_failed="Failed to open libibverbs" in line,
-            unparsed=not found.events and "NCCL version" not in line,
+            libibverbs_failed="Failed to open libibverbs" in line, net_dir=net_dir,
+            unparsed=not found.events and "NCCL version" not in line and net_dir is None,
         )  # fmt: skip
     head, msg_at, level = split
     msg = line[msg_at:].strip().strip("_`")
@@ -915,6 +921,7 @@ def _read(line: str, rank: int | None) -> Line:
         if via and "GDRDMA" in msg:
             fields["gdr"] = True
         fields["net_devs"] = tuple(NET_DEV_RE.findall(msg))
+        fields["net_dir"] = _net_dir(msg)
     found = _detect(msg, line, rank)
     libibverbs = "Failed to open libibverbs" in msg
     plain = (version is None and found is NOTHING and not libibverbs and "gdr" not in fields
@@ -1067,6 +1074,14 @@ def _known(raw: str) -> Line | str:
     return known
 
 
+def _net_dir(text: str) -> tuple[str, bool] | None:
+    """`[send] via NET/IB/0/GDRDMA`: an InfiniBand channel's direction and whether it moves
+    GPU memory directly (GPUDirect RDMA)."""
+    if "via NET/IB" not in text or (nd := NET_DIR_RE.search(text)) is None:
+        return None
+    return nd.group(1), "GDRDMA" in text
+
+
 def _read_stripped(line: str, rank: int | None) -> Line | str:
     """``_known`` of a line without its prefixes: a plain shape seen before, else read."""
     shape = None if _DIGIT_SENSITIVE_RE.search(line) else line.encode("utf-8", "surrogatepass").translate(_SAME_DIGITS)  # fmt: skip
@@ -1091,6 +1106,9 @@ def _stripped(raw: str) -> str:
 def _add_read(out: NcclLog, r: Line) -> None:
     """Add a line that says more than its layout (see ``_read``) to ``out``."""
     line = r.line
+    if r.net_dir is not None:
+        out.net_dirs[r.net_dir] += 1
+        out.evidence.setdefault(f"net_{r.net_dir[0]}_{'gdr' if r.net_dir[1] else 'host'}", line)
     if r.version is not None:
         if out.version is None:
             out.version = r.version
