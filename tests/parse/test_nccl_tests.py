@@ -351,3 +351,15 @@ def test_a_paste_judged_once_it_is_told_what_it_does_not_say() -> None:
     verdict = judge(run, network="aws-efa-p4d", nics_per_node=1)
     assert verdict.gpu == "rtx-pro-6000-blackwell" and verdict.level == "ok"
     assert 0.9 <= verdict.efficiency <= 1.25
+
+
+def test_slingshot_pastes_judged_once_told_the_network() -> None:
+    """tests/fixtures/real/nccl-tests/074-075: two GH200 nodes on HPE Slingshot 11 (CSCS Alps).
+    The pastes name no network; told, the healthy run is healthy and the run without the
+    container's network hook (NCCL over sockets) critical, as CSCS's page says."""
+    paste = Path(__file__).parents[1] / "fixtures/real/nccl-tests"
+    good, bad = (
+        parse_nccl_tests(next(paste.glob(f"{n}-*.txt")).read_text()) for n in ("074", "075")
+    )
+    assert judge(good, network="slingshot-11").level == "ok"
+    assert judge(bad, network="slingshot-11").level == "critical"

@@ -336,7 +336,9 @@ class IntraLink(_Entry):
 class Network(_Entry):
     """An inter-node network choice: one NIC of this kind per `nics_per_node`."""
 
-    kind: Literal["tcp", "roce", "ib", "efa"]  # efa: AWS's SRD transport (RDMA-like, not RoCE)
+    # efa: AWS's SRD transport (RDMA-like, not RoCE); slingshot: HPE's Ethernet with its own
+    # RDMA (Cassini NICs, libfabric's cxi provider)
+    kind: Literal["tcp", "roce", "ib", "efa", "slingshot"]
     rate_bits_per_s: float  # line rate per NIC port
     efficiency: float  # achievable collective bus bw / line rate
     efficiency_source: str
@@ -347,7 +349,7 @@ class Network(_Entry):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _one_of(self, "kind", ("tcp", "roce", "ib", "efa"))
+        _one_of(self, "kind", ("tcp", "roce", "ib", "efa", "slingshot"))
         _positive(self, "rate_bits_per_s", "latency_s", "cost_relative", "mtu_bytes")
         _integers(self, "nics_per_node")
         _non_negative(self, "nics_per_node")
