@@ -337,6 +337,13 @@ def _rank0_silent(torch: TorchLog) -> bool:
 
 # events whose words need no logic
 EVENT_WORDS = {
+    "host_unresolved": "the name {name} does not resolve",
+    "collective_desync": "ranks ran different collectives (the line is cut before it names them)",
+    "mpirun_env_prefix": "{names} set before mpirun, not passed with -x",
+    "ib_async_event": "{device}: {event}",
+    "device_ordinal": "invalid device ordinal (CUDA error 101)",
+    "no_algorithm": "NCCL has no algorithm and protocol for {function} ({datatype})",
+    "algo_forced": "{variable} was set to {value}",
     "nvls_slots_exhausted": "Fabric Manager: every NVSwitch multicast slot is in use",
     "topo_xml_full": "NCCL's topology tree outgrew its buffer ({max_nodes} nodes)",
     "libfabric_error": "libfabric error {code}: {error}",
@@ -444,25 +451,11 @@ def describe(event: Event) -> str:
             f"the rendezvous store at {d['address']}:{d['port']} did not answer (errno {d['errno']})"
             + (f"; {d['address']} is not a host address" if _not_a_host(str(d["address"])) else "")
         )
-    elif event.kind == "host_unresolved":
-        parts.append(f"the name {d['name']} does not resolve")
-    elif event.kind == "collective_desync":
-        parts.append("ranks ran different collectives (the line is cut before it names them)")
-    elif event.kind == "mpirun_env_prefix":
-        parts.append(f"{d['names']} set before mpirun, not passed with -x")
-    elif event.kind == "ib_async_event":
-        parts.append(f"{d['device']}: {d['event']}")
     elif event.kind == "process_exit":
         how = (f" on signal {d['signal']}" if d["signal"] else
                f" with status {d['code']}" if d["code"] is not None else "")  # fmt: skip
         node = f" on {d['node']}" if d["node"] else ""
         parts.append(f"the launcher reports rank {d['process_rank']}'s process exited{how}{node}")
-    elif event.kind == "device_ordinal":
-        parts.append("invalid device ordinal (CUDA error 101)")
-    elif event.kind == "no_algorithm":
-        parts.append(f"NCCL has no algorithm and protocol for {d['function']} ({d['datatype']})")
-    elif event.kind == "algo_forced":
-        parts.append(f"{d['variable']} was set to {d['value']}")
     elif event.kind == "host_buffer_import":
         how = "cuMem (NCCL_CUMEM_HOST_ENABLE)" if d["via"] == "cumem" else "a /dev/shm file (mmap)"
         parts.append(f"a local peer's host buffer imported through {how}")
