@@ -484,6 +484,8 @@ def report_big(size_bytes: int = 1 << 30) -> int:
         status |= 0 if code in (0, 1) and wall_s < 20 and rss_mb < 200 else 1
     print(f"a line never seen before costs {_unseen_line_us():.1f} µs to read (the corpus's "
           "lines, each read afresh); a repeated one only its bookkeeping")  # fmt: skip
+    print(f"another program's distinct line (a training log's iteration line) costs "
+          f"{_other_line_us():.1f} µs through the whole reader")  # fmt: skip
     return status
 
 
@@ -500,6 +502,20 @@ def _unseen_line_us(rounds: int = 20) -> float:
             if line := stripped(raw):
                 read(line, None)
     return (time.perf_counter() - t0) / (rounds * len(lines)) * 1e6
+
+
+def _other_line_us(lines: int = 200_000) -> float:
+    """Mean cost of a distinct line of another program (a training log's iteration line, no
+    word any rule reads) through the whole reader."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from fabriclens.parse.nccl_log import parse_nccl_log
+
+    text = [f"[rank0]: iteration {i:7d}/ 500000 | consumed samples: {i * 512:10d} | elapsed time per "
+            f"iteration (ms): {900 + i % 200}.{i % 10} | lm loss: {1.5 + (i % 997) / 1000:.6E} | "
+            f"loss scale: 1.0 | grad norm: {(i % 89) / 50:.3f} |" for i in range(lines)]  # fmt: skip
+    t0 = time.perf_counter()
+    parse_nccl_log(text)
+    return (time.perf_counter() - t0) / lines * 1e6
 
 
 if __name__ == "__main__":

@@ -274,21 +274,22 @@ def test_records_keep_at_most_max_kept_chars_of_a_line() -> None:
 # a key of the reader's own fields, not a word of the line: not needed in the screen
 _NESTED_GATES = {"nvls", "shm", "p2p", "IPC", "peer access is not supported", "No device found",
                  "NET/Socket", "GPU Direct RDMA Enabled", "GPU Direct RDMA Disabled", "80FE",
-                 "gdr"}  # fmt: skip
+                 "gdr", "multicast", "operation not permitted", "userbuffers", "without libuv",
+                 "TensileLibrary"}  # fmt: skip
 
 
 def test_every_gate_of_the_reader_holds_a_screen_word() -> None:
     """A batch with no screen word is only matched against the layout (add_nccl_lines): every
-    word ``_read`` and ``_detect`` test a line for must hold a screen word (case-sensitive) or
-    a lower-cased one, else a gate added later would be skipped in such batches. Read from
-    their source, so the list cannot drift."""
+    word ``_read``, ``_detect`` and ``_detect_outside`` test a line for must hold a screen word
+    (case-sensitive) or a lower-cased one, else a gate added later would be skipped in such
+    batches. Read from their source, so the list cannot drift."""
     import ast
     import inspect
 
     from fabriclens.parse import nccl_log
 
     words: set[str] = set()
-    for fn in (nccl_log._read, nccl_log._detect):
+    for fn in (nccl_log._read, nccl_log._detect, nccl_log._detect_outside):
         tree = ast.parse(inspect.getsource(inspect.unwrap(fn)))
         for node in ast.walk(tree):
             if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In | ast.NotIn):
@@ -302,6 +303,8 @@ def test_every_gate_of_the_reader_holds_a_screen_word() -> None:
                 words |= {a.value for a in node.args if isinstance(a, ast.Constant)}
     words -= _NESTED_GATES | {"INFO", "TRACE"}  # levels that leave a line plain
     assert len(words) > 25  # the walk found the gates
+    # a crash word marks another program's line as an error: it must screen its batch too
+    words |= set(nccl_log.CRASH_WORDS)
     unscreened = {
         w for w in words
         if not any(s in w for s in nccl_log.SCREEN_WORDS)
@@ -577,6 +580,18 @@ def test_a_line_whose_digits_decide_is_not_read_by_its_shape() -> None:
     )
     assert parse_nccl_log(plain).of("uneven_ranks_per_host") == []
     assert len(parse_nccl_log(uneven).of("uneven_ranks_per_host")) == 1
+
+
+def test_other_programs_lines_without_a_screen_word_are_only_counted() -> None:
+    """A training log's iteration lines hold nothing a rule reads: a batch of them is counted
+    as other lines, unread (about 8x faster), while a crash among them is still read."""
+    steps = [
+        f"[rank0]: iteration {i} | lm loss: {i * 0.001:.4f} | grad norm: 1.0" for i in range(600)
+    ]
+    log = parse_nccl_log(steps)
+    assert log.unparsed_lines == 600 and log.errors == []
+    crashed = parse_nccl_log([*steps[:300], "Segmentation fault (core dumped)", *steps[300:]])
+    assert crashed.unparsed_lines == 601 and len(crashed.errors) == 1
 
 
 def test_text_nccl_could_not_have_printed_is_not_searched() -> None:

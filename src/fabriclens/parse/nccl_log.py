@@ -970,10 +970,27 @@ SCREEN_WORDS = (
     "contiguousRanksPerHost", "available for function", "shm_open", "shareable host buffer",
     "too many XML nodes", "was set to", "libnvidia-ml", "CUDA failure", "DOCA failure",
     "remote rails", "find reverse path",
+    # _detect_outside's (lines without NCCL's layout: in a batch without a screen word they are
+    # only counted, like the layout's plain lines)
+    "Could not load", "Data unpack", "Failure to post", "Mismatched address format", "OFI MTL",
+    "Test HIP failure", "UCX", "Unable to find address", "can fulfill resource request",
+    "cuMemCreate", "custom_all_reduce", "bootstrapping phase", "ncclCuMemHostEnable",
+    "ncclLocalOpAppend", "orted", "slot ids are used",
 )  # fmt: skip
-# (lines without NCCL's layout are read whatever their batch holds: the words of
-# _detect_outside need no screen)
-SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route")
+SCREEN_LOWER = (
+    "error",
+    "invalid",
+    "connection",
+    "broken pipe",
+    "unreachable",
+    "no route",
+    "terminate called",
+    "segmentation fault",
+    "test nccl failure",
+    "test cuda failure",
+    "ncclcomminitrank failed",
+    "nccl check failed",
+)  # fmt: skip  (CRASH_WORDS too)
 BATCH_LINES = 256
 # A batch whose distinct line shapes hold none of the screen words holds none of them: the
 # shapes fold case and the characters of numbers (digits and a-f, as in hex addresses) to one,
@@ -1000,8 +1017,9 @@ def _screened(text: str) -> bool:
 
 def add_nccl_lines(out: NcclLog, lines: Sequence[str]) -> None:
     """Add a batch of lines to ``out``. When none of them holds a screen word (a COLL trace:
-    `AllReduce: opCount ... count ... datatype ...`), each line is only matched against the
-    layout, counted and its host noted; otherwise each is added as ``add_nccl_line`` does."""
+    `AllReduce: opCount ... count ... datatype ...`, a training log's iteration lines), each
+    line is only matched against the layout, counted and its host noted; otherwise each is added
+    as ``add_nccl_line`` does."""
     if _screened("\n".join(lines)):
         for raw in lines:
             add_nccl_line(out, raw)
@@ -1010,7 +1028,8 @@ def add_nccl_lines(out: NcclLog, lines: Sequence[str]) -> None:
         line = _stripped(raw)
         split = _split(line) if line else None
         if split is None:
-            add_nccl_line(out, raw)  # blank, or no layout: read as usual
+            # another program's line holding no screen word says nothing a reader keeps
+            out.unparsed_lines += bool(line)
             continue
         out.lines += 1
         if (host := split[0].group("host")) and host not in out.seen_hosts:
