@@ -300,9 +300,8 @@ class NcclLog:
     # entry replaces it, the wrapped list's later entries add to it (see ``extend``)
     socket_ifaces_fresh: bool = False
     ifaces: dict[str, str] = field(default_factory=dict)  # interface -> address (Bootstrap/Socket)
-    # host -> the interface its bootstrap sockets use (`Bootstrap : Using` or NET/IB's `OOB`)
-    host_oob: dict[str, str] = field(default_factory=dict)
-    # host -> the distinct `interface:address` its sockets start on, in order (a few)
+    # host -> the distinct `interface:address` its bootstrap sockets start on (`Bootstrap :
+    # Using` or NET/IB's `OOB`), in order, a few (the first is ``host_oob``'s)
     host_addrs: dict[str, list[str]] = field(default_factory=dict)
     ib_no_device: bool = False
     libibverbs_failed: bool = False
@@ -338,15 +337,18 @@ class NcclLog:
         return False
 
     def note_oob(self, host: str, oob: str) -> None:
-        """``host`` starts its sockets on ``oob`` (`eth0:10.0.0.1`): the first is its own (see
-        ``host_oob``); the first few distinct are kept in order, for ``host_clash``."""
-        if self.room(self.host_oob, host):
-            self.host_oob.setdefault(host, oob)
+        """``host`` starts its sockets on ``oob`` (`eth0:10.0.0.1`): the first few distinct are
+        kept in order (``host_oob``, ``host_clash``)."""
         if not self.room(self.host_addrs, host):
             return
         seen = self.host_addrs.setdefault(host, [])
         if oob not in seen and len(seen) < MAX_HOST_ADDRS:
             seen.append(oob)
+
+    @property
+    def host_oob(self) -> dict[str, str]:
+        """host -> the interface its bootstrap sockets use: the first seen."""
+        return {host: addrs[0] for host, addrs in self.host_addrs.items() if addrs}
 
     @property
     def host_clash(self) -> dict[str, str]:
@@ -425,9 +427,6 @@ class NcclLog:
         for name, addr in later.ifaces.items():
             if self.room(self.ifaces, name):
                 self.ifaces.setdefault(name, addr)
-        for host, oob in later.host_oob.items():
-            if self.room(self.host_oob, host):
-                self.host_oob.setdefault(host, oob)
         for host, addrs in later.host_addrs.items():
             for oob in addrs:
                 self.note_oob(host, oob)
@@ -977,20 +976,9 @@ SCREEN_WORDS = (
     "cuMemCreate", "custom_all_reduce", "bootstrapping phase", "ncclCuMemHostEnable",
     "ncclLocalOpAppend", "orted", "slot ids are used",
 )  # fmt: skip
-SCREEN_LOWER = (
-    "error",
-    "invalid",
-    "connection",
-    "broken pipe",
-    "unreachable",
-    "no route",
-    "terminate called",
-    "segmentation fault",
-    "test nccl failure",
-    "test cuda failure",
-    "ncclcomminitrank failed",
-    "nccl check failed",
-)  # fmt: skip  (CRASH_WORDS too)
+# (and the crash words that mark another program's line as an error, those "error" misses)
+SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
+                *(w for w in CRASH_WORDS if "error" not in w))  # fmt: skip
 BATCH_LINES = 256
 # A batch whose distinct line shapes hold none of the screen words holds none of them: the
 # shapes fold case and the characters of numbers (digits and a-f, as in hex addresses) to one,
