@@ -28,9 +28,10 @@ VERSION_RE = re.compile(
 )
 # NCCL's INFO line naming its network plugin, where a paste keeps NCCL_DEBUG=INFO output
 NETWORK_RE = re.compile(r"NCCL INFO Using network (\S[^\r\n]{0,40}?)\s*$")
+# the test's own failure line (common.h)
+FAILURE_RE = re.compile(r"Test (?:CUDA|NCCL|HIP|RCCL) failure \S+ '[^']*'?")
 # the ops as the tests' binaries, their headers (`# Collective test starting: all_reduce_perf`)
 # and rccl-tests' banners (`#AllReduce RCCL Test`) spell them
-FAILURE_RE = re.compile(r"Test (?:CUDA|NCCL|HIP|RCCL) failure \S+ '[^']*'?")
 OP_RE = re.compile(
     r"\b(all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|send_?recv|reduce|gather"
     r"|scatter|hypercube)(?:_perf)?\b",

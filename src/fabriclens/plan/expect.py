@@ -110,8 +110,8 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
         hosts_of_rank.setdefault(rank, set()).add(host)
         lines_of_rank[rank] += 1
     dup = sorted(r for r, h in hosts_of_rank.items() if len(h) > 1 or lines_of_rank[r] > 1)
-    one_host = all(len(h) == 1 for h in hosts_of_rank.values()) and len(set(run.hosts)) <= 1
-    if (run.headers > 1 or dup) and one_host:
+    runs_on_one_host = all(len(h) == 1 for h in hosts_of_rank.values()) and len(set(run.hosts)) <= 1
+    if (run.headers > 1 or dup) and runs_on_one_host:
         out.append(("separate-runs", "critical",
                     f"{max(run.headers, 2)} runs on one host in this output (rank {dup[0] if dup else 0} listed again): runs "
                     "pasted one after another, or processes that each ran alone (nccl-tests built without MPI=1 under "
@@ -126,7 +126,7 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
                     f"{where}: each host ran its own job, so nothing crossed the network — nccl-tests was not "
                     "built with MPI=1 (make MPI=1; `mpirun -x MPI=1` only sets a variable) or not launched as one MPI job"))  # fmt: skip
     # on one host, each header starting its own sweep is a run pasted after another (said above)
-    if run.size_restarts and not (one_host and run.size_restarts < run.headers):
+    if run.size_restarts and not (runs_on_one_host and run.size_restarts < run.headers):
         out.append(("interleaved-rows", "critical",
                     f"message sizes restart {run.size_restarts} time(s) mid-table (non-monotonic): two processes printed "
                     "separate runs into one output — not one multi-node job (build nccl-tests with MPI=1)"))  # fmt: skip
