@@ -221,6 +221,19 @@ def test_collective_json_and_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert "bottleneck" in capsys.readouterr().out
 
 
+def test_commands_read_op_spellings_alike(capsys: pytest.CaptureFixture[str]) -> None:
+    """`collective`, `simulate` and `bench import --op` take the op as NCCL and nccl-tests spell
+    it (one normaliser): the same answer as the model's name; an unknown op is one line, exit 2."""
+    for cmd in (["collective"], ["simulate"]):
+        for spelled in ("AllGather", "all-gather"):
+            assert run([*cmd, spelled, "1GB", "--ranks", "16", "--json"]) == 0
+            got = json.loads(capsys.readouterr().out)
+            assert run([*cmd, "all_gather", "1GB", "--ranks", "16", "--json"]) == 0
+            assert json.loads(capsys.readouterr().out) == got
+        assert run([*cmd, "allsum", "1GB", "--ranks", "16"]) == 2
+        assert "allsum" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("kind", ["gpus", "links", "networks", "models", "engines"])
 def test_catalog_lists(capsys: pytest.CaptureFixture[str], kind: str) -> None:
     entries = _json(capsys, "catalog", kind)

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fabriclens.catalog import find_link, find_network, networks
-from fabriclens.model.collectives import OPS, Fabric, bus_factor, estimate_collective
+from fabriclens.model.collectives import OPS, Fabric, bus_factor, estimate_collective, op_name
 from reference import collective_cases
 
 
@@ -328,3 +328,19 @@ def test_gather_and_scatter_are_bound_by_the_roots_links() -> None:
     assert reduce.busbw_bytes_per_s == pytest.approx(reduce.algbw_bytes_per_s)
     assert 0.9 * 8 * nic <= reduce.busbw_bytes_per_s <= 8 * nic  # the node's 8 NICs, as a ring
     assert reduce.busbw_bytes_per_s <= bcast.busbw_bytes_per_s * 1.0001
+
+
+@pytest.mark.parametrize(
+    ("spelled", "op"),
+    [("all_reduce", "all_reduce"), ("AllReduce", "all_reduce"), ("allreduce", "all_reduce"),
+     ("all-gather", "all_gather"), ("ALLGATHER", "all_gather"), ("ReduceScatter", "reduce_scatter"),
+     ("alltoall", "all_to_all"), ("all_to_all", "all_to_all"), ("sendrecv", "send_recv"),
+     ("p2p", "send_recv"), (" broadcast ", "broadcast"), ("Reduce", "reduce"), ("gather", "gather"),
+     ("Scatter", "scatter"), ("hypercube", "hypercube")],
+)  # fmt: skip
+def test_op_name_reads_every_spelling(spelled: str, op: str) -> None:
+    """One normaliser serves the commands and nccl-tests' reader: NCCL's names (AllReduce),
+    nccl-tests' (alltoall, sendrecv), dashes, case; an unknown op is left for the caller to
+    refuse."""
+    assert op_name(spelled) == op
+    assert op in OPS or op == "hypercube"

@@ -97,9 +97,10 @@ def collective(
     from fabriclens.cli._output import emit
     from fabriclens.errors import ExitStatus, InputError
     from fabriclens.measure.collective import sweep
+    from fabriclens.model.collectives import op_name
     from fabriclens.units import parse_size
 
-    name = op.replace("-", "_")
+    name = op_name(op)
     if name not in BENCH_OPS:
         raise InputError(f"unknown --op {op!r}", f"use one of {', '.join(BENCH_OPS)}")
     if backend not in ("auto", "nccl", "gloo"):

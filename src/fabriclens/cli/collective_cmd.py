@@ -35,19 +35,11 @@ def collective(
     """Predict one collective's time, algbw and busbw (GB/s = 1e9 B/s) and its bottleneck."""
     from fabriclens.catalog import find_gpu
     from fabriclens.errors import InputError
-    from fabriclens.model.collectives import BASE_LATENCY_S, OPS, estimate_collective
+    from fabriclens.model.collectives import BASE_LATENCY_S, OPS, estimate_collective, op_name
     from fabriclens.plan.planner import resolve_fabric
     from fabriclens.units import format_bw, format_number, format_rate, format_time, parse_size
 
-    name = op.strip().lower().replace("-", "_").replace("allreduce", "all_reduce")
-    aliases = {
-        "allgather": "all_gather",
-        "reducescatter": "reduce_scatter",
-        "alltoall": "all_to_all",
-        "sendrecv": "send_recv",
-        "p2p": "send_recv",
-    }
-    name = aliases.get(name, name)
+    name = op_name(op)
     if name not in OPS:
         raise InputError(f"unknown collective {op!r}", f"use one of {', '.join(OPS)}")
     if algo not in ("auto", "ring", "tree", "nvls"):

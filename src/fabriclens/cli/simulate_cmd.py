@@ -122,7 +122,7 @@ def simulate(
     from fabriclens.errors import InputError
     from fabriclens.fabric.simulate import Scenario, effects, simulate_collective
     from fabriclens.fabric.topology import design_fabric
-    from fabriclens.model.collectives import OPS
+    from fabriclens.model.collectives import OPS, op_name
     from fabriclens.plan.planner import resolve_fabric
     from fabriclens.report.fabric_doc import simulate_doc
     from fabriclens.units import parse_fraction, parse_rate, parse_size
@@ -140,7 +140,7 @@ def simulate(
         raise InputError(
             "simulate needs OP and SIZE, or --plan FILE", "e.g. simulate all_reduce 1GB"
         )
-    name = op.strip().lower().replace("-", "_")
+    name = op_name(op)
     if name not in OPS:
         raise InputError(f"unknown collective {op!r}", f"use one of {', '.join(OPS)}")
     size_bytes = parse_size(size)

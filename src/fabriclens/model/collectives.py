@@ -63,6 +63,18 @@ OPS: tuple[Op, ...] = (
     "gather",
     "scatter",
 )
+# How nccl-tests, NCCL and users spell the ops (`alltoall`, `AllReduce`, `all-gather`, `p2p`)
+OP_ALIASES = {"allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
+              "alltoall": "all_to_all", "sendrecv": "send_recv", "p2p": "send_recv"}  # fmt: skip
+
+
+def op_name(text: str) -> str:
+    """The model's name for an op as it is spelled (case, `-` or `_`, nccl-tests' and NCCL's
+    names): unchanged but for case and separators when it is none of them."""
+    word = text.strip().lower().replace("-", "_")
+    return OP_ALIASES.get(word.replace("_", ""), word)
+
+
 # nccl-tests' bus factor (n-1)/n: every rank's share but its own crosses a link once
 SHARE_OPS = ("all_gather", "reduce_scatter", "all_to_all", "gather", "scatter")
 # gather and scatter (nccl-tests builds them from grouped sends and receives, as PyTorch does):

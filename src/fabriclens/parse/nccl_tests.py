@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from fabriclens.model.collectives import op_name
+
 PREFIX_RE = re.compile(
     r"^\s*(?:\[\d+(?:,\d+)*\]<\w+>:|\d+:\s|rank\d+:\s*|\S+?:\s+(?=\s*\d+\s+\d+\s))"
 )
@@ -40,8 +42,6 @@ OP_RE = re.compile(
 PLAIN_OP_RE = re.compile(
     r"\b(all_reduce|all_gather|reduce_scatter|alltoall|sendrecv|broadcast)\b", re.I
 )
-OPS = {"alltoall": "all_to_all", "sendrecv": "send_recv", "allreduce": "all_reduce",
-       "allgather": "all_gather", "reducescatter": "reduce_scatter"}  # fmt: skip
 TYPES = {
     "float",
     "half",
@@ -297,8 +297,7 @@ def _op_seen(run: NcclTestsRun, word: str, closing: bool = False) -> None:
     m = OP_RE.fullmatch(word.lower()) or OP_RE.search(word.lower())
     if m is None:
         return
-    word = m.group(1).lower()
-    op = OPS.get(word.replace("_", ""), word)
+    op = op_name(m.group(1))
     if len(run.ops_seen) < MAX_RANK_LINES:
         run.ops_seen.append(op)
     if run.op is None and (not run.rows or closing):

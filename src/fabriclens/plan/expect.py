@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fabriclens.catalog import find_gpu, gpus
 from fabriclens.catalog.schema import Gpu
 from fabriclens.errors import InputError
-from fabriclens.model.collectives import OPS, SHARE_OPS, bus_factor, estimate_collective
+from fabriclens.model.collectives import OPS, SHARE_OPS, bus_factor, estimate_collective, op_name
 from fabriclens.parse.nccl_tests import NcclTestsRun, Row
 from fabriclens.plan.planner import resolve_fabric
 
@@ -392,8 +392,7 @@ def judge(
             "the log does not name its op, and on two ranks all_reduce and sendrecv print alike rows "
             "(busbw = algbw): judged as all_reduce, whose expectation is the same (--op sendrecv names it)"
         )
-    name = name.replace("-", "_")
-    name = {"alltoall": "all_to_all", "sendrecv": "send_recv"}.get(name, name)  # the tests' names
+    name = op_name(name)  # the tests' names (alltoall, sendrecv) and the user's spellings
     factor_n = ranks_from_factor(run, name)
     if n < 2 and factor_n is not None and ranks is None:
         n = factor_n
