@@ -559,6 +559,9 @@ OTHER_WORDINGS = {
     "n1:1:1 [0] NCCL WARN NET/OFI Unexpected number of remote rails for dev 3. Expected 4 but got 2": "ofi-rails-mismatch",
     "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. Unable to find address for: eth9": "gloo-iface-missing",
     "[W socket.cpp:1] [c10d] Warning: Unable to resolve hostname to a (local) address. Using the loopback address as fallback.": "gloo-loopback-fallback",
+    "libibverbs: Warning: couldn't load driver 'rxe': librxe-rdmav2.so: cannot open shared object file: No such file or directory": "verbs-no-provider",
+    "There are not enough slots available in the system to satisfy the 16": "mpi-not-enough-slots",
+    "[n1:mpi_rank_3][rdma_iba_hca_init] cannot create cq": "mpi-ib-cq-failed",
 }  # fmt: skip
 
 
@@ -628,6 +631,11 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     store = next(f for f in found if f.rule == "store-unreachable")
     assert "not a host address" not in " ".join(store.evidence)  # a name, not a netmask
     assert parse_nccl_log("the PCIe bus errors counter is 0").of("bus_error") == []
+    # a verbs provider that loaded, and ibv_devinfo finding no device at all, are not a missing
+    # provider; a host with slots to spare is no slot shortage
+    assert parse_nccl_log("libibverbs: Warning: couldn't open config directory '/etc/libibverbs.d'.").of("verbs_no_provider") == []  # fmt: skip
+    assert parse_nccl_log("No IB devices found").of("verbs_no_provider") == []
+    assert parse_nccl_log("node01 slots=8 max_slots=8").of("mpi_not_enough_slots") == []
     # an NVLS bind that fails for another reason is the fabric's state, not exhausted slots
     broken = ("n1:1:1 [0] NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size "
               "2097152 : CUDA error 401 'the operation cannot be performed in the present state'")  # fmt: skip

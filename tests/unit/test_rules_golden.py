@@ -326,6 +326,9 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "gdr-one-sided": {"gdr_receive_missing": 1},
     "ib-dmabuf-unsupported": {"ib_dmabuf_unsupported": 1},
     "ib-memlock-limit": {"ib_reg_no_memory": 1},
+    "verbs-no-provider": {"verbs_no_provider": 1},
+    "mpi-not-enough-slots": {"mpi_not_enough_slots": 1},
+    "mpi-ib-cq-failed": {"mpi_cq_create_failed": 1},
     "duplicate-gpu": {"duplicate_gpu": 1},
     "connect-loopback": {"connect_loopback": 1},
     "ib-mixed-devices": {"transport": "IB", "ib_device_kinds": 2},
@@ -372,6 +375,17 @@ def test_cases_cover_every_rule_and_walks_name_real_rules() -> None:
     assert len(host_ids | log_ids) >= 30
     named = {rule for w in walks().values() for s in w.steps for rule in s.rules}
     assert named <= host_ids | log_ids
+
+
+def test_readme_states_how_many_rules_there_are() -> None:
+    """The README's counts of host and log rules are the files' (they had gone stale)."""
+    import re
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+    m = re.search(r"host_rules\.toml` \((\d+) host rules.*?`rules\.toml` \((\d+) log rules", text)
+    assert m is not None
+    assert (int(m.group(1)), int(m.group(2))) == (len(host_rules()), len(rules()))
 
 
 def test_walk_stops_at_the_first_step_with_a_problem() -> None:

@@ -326,6 +326,9 @@ EVENT_WORDS = {
     "gloo_loopback_fallback": "Gloo: the host name resolves to no local address; it uses the loopback",
     "te_userbuffers_failed": "TransformerEngine's userbuffers (TP communication overlap) setup failed",
     "cumem_host_probe_frame": "a stack frame in ncclCuMemHostEnable (NCCL's cuMem host probe)",
+    "verbs_no_provider": "libibverbs: no user-space driver (provider) for {what}",
+    "mpi_not_enough_slots": "Open MPI: fewer slots on the hosts than processes asked for",
+    "mpi_cq_create_failed": "MPI's InfiniBand channel could not create a completion queue",
 }
 
 
@@ -485,6 +488,9 @@ EVENT_FACTS = (
     "gloo_loopback_fallback",
     "te_userbuffers_failed",
     "cumem_host_probe_frame",
+    "verbs_no_provider",
+    "mpi_not_enough_slots",
+    "mpi_cq_create_failed",
 )
 EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_retry": (("ib_completion",), lambda e: e.detail["status"] == 12),

@@ -126,6 +126,11 @@ ALGO_SET_RE = re.compile(r"(NCCL_(?:ALGO|PROTO|SYM_KERNEL\w*)) was set to (\S+?)
 DOCA_RE = re.compile(r"DOCA failure (\d+)")
 NVML_OPEN_RE = re.compile(r"Failed to open (libnvidia-ml\S*)")
 GLOO_ADDR_RE = re.compile(r"Unable to find address for: (\S+)")
+# libibverbs (rdma-core libibverbs/init.c): an RDMA device no installed provider claims, or a
+# provider library that would not load
+VERBS_PROVIDER_RE = re.compile(
+    r"no userspace device-specific driver found for (\S+)|couldn't load driver '([^']+)'"
+)
 NET_DIR_RE = re.compile(r"\[(send|receive)\] via NET/IB")
 RAY_NODE_REQUEST_RE = re.compile(r"'node:([\d.]+)'")
 OFI_RAILS_RE = re.compile(
@@ -597,6 +602,12 @@ def _detect_outside(msg: str, add: Any) -> None:
     if "can fulfill resource request" in msg:  # Ray's autoscaler; the request may wrap
         rq = RAY_NODE_REQUEST_RE.search(msg)
         add("ray_node_request_unmet", address=rq.group(1) if rq else None)
+    if "libibverbs: Warning" in msg and (vp := VERBS_PROVIDER_RE.search(msg)) is not None:
+        add("verbs_no_provider", what=vp.group(1) or f"driver '{vp.group(2)}'")
+    if "not enough slots available" in msg:  # Open MPI's mapper: -np over the hosts' slots
+        add("mpi_not_enough_slots")
+    if "cannot create cq" in msg:  # MVAPICH2's InfiniBand channel (rdma_iba_hca_init)
+        add("mpi_cq_create_failed")
     if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(te.group(2)), code=int(te.group(1)), signal=None,
             node=None)  # fmt: skip
@@ -974,7 +985,7 @@ SCREEN_WORDS = (
     "Could not load", "Data unpack", "Failure to post", "Mismatched address format", "OFI MTL",
     "Test HIP failure", "UCX", "Unable to find address", "can fulfill resource request",
     "cuMemCreate", "custom_all_reduce", "bootstrapping phase", "ncclCuMemHostEnable",
-    "ncclLocalOpAppend", "orted", "slot ids are used",
+    "ncclLocalOpAppend", "orted", "slot ids are used", "not enough slots", "cannot create cq",
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
