@@ -134,7 +134,7 @@ def test_lines_read_by_their_shape_read_as_in_full(
         prefix = rng.choice(["", f"[2024-03-13 00:00:{rng.randrange(60):02d}.{seed % 10**6:06d}] ",
                              f"[rank{rng.randrange(8)}]: "])  # fmt: skip
         lines.append(prefix + line)
-    memories = ("_PLAIN_SHAPES", "_RAW_LINES", "_STRIPPED_LINES")
+    memories = ("_PLAIN_SHAPES", "_RAW_LINES", "_LINES")
     for name in memories:
         getattr(nccl_log, name).clear()
     by_shape = _whole(lines)

@@ -437,6 +437,29 @@ def test_stacked_prefixes_go_in_one_match_as_one_by_one(prefixes: list[str], res
     assert strip_prefixes(line) == expected
 
 
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(PREFIXES), max_size=10),
+            st.sampled_from(("node01:984:1357 [4] NCCL INFO x", "", " x", "NCCL WARN y", "12",
+                             "node01: node01:1:2 ", "a:1:2 \t", " \r")),
+            st.text(alphabet=" \t\r\x0b\x85\u2028:[]()<>0123456789rankpid.-_|=", max_size=12),
+        ),
+        max_size=40,
+    )
+)  # fmt: skip
+def test_a_batch_loses_its_prefixes_as_each_line_does(
+    lines: list[tuple[list[str], str, str]],
+) -> None:
+    """The batch reader strips every line's prefixes in one pass (strip_prefixes_all): the
+    result is each line's ``strip_prefixes(line.rstrip())``, whitespace that is not a newline
+    at either end included."""
+    from fabriclens.parse._prefix import strip_prefixes, strip_prefixes_all
+
+    batch = ["".join(prefixes) + rest + tail for prefixes, rest, tail in lines]
+    assert strip_prefixes_all(batch) == [strip_prefixes(line.rstrip()) for line in batch]
+
+
 def _rules_of(text: str) -> set[str]:
     return {f.rule for f in diagnose(parse_nccl_log(text), parse_torch_log(text))}
 

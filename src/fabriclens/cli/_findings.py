@@ -66,8 +66,9 @@ def _read_part(
     nccl, torch = NcclLog(), TorchLog()
     lines = iter_lines(path, "log", max_bytes, too_big=too_big, start=start, stop=stop)
     for batch in batched(lines, BATCH_LINES):
-        add_nccl_lines(nccl, batch)
-        add_torch_lines(torch, batch)
+        text = "\n".join(batch)  # both readers search the batch as one text first
+        add_nccl_lines(nccl, batch, text)
+        add_torch_lines(torch, batch, text)
     return nccl, torch
 
 

@@ -10,6 +10,7 @@ stacked (`10.0.0.1: [rank0]: ...`), so they are removed repeatedly from the star
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 PREFIX_RE = re.compile(
     r"""^(?:
@@ -35,6 +36,23 @@ LAUNCHER_RE = PREFIX_RE
 # Up to eight stacked prefixes in one match (each takes at least one character); nothing
 # follows the repetition, so a match never backtracks into it: linear in the line
 PREFIXES_RE = re.compile(r"(?:" + PREFIX_RE.pattern.removeprefix("^") + r"){1,8}", re.X)
+
+
+# The same for a batch of lines joined by newlines: no whitespace class crosses a newline, and
+# each line's rest is taken whole (a scan of every position for a line start costs several
+# times more)
+_LINE_REST_RE = re.compile(
+    r"^(?:" + PREFIX_RE.pattern.removeprefix("^").replace(r"\s", r"[^\S\n]") + r"){0,8}(.*)",
+    re.X | re.M,
+)
+
+
+def strip_prefixes_all(lines: Sequence[str]) -> list[str]:
+    """``strip_prefixes(line.rstrip())`` of each line (none holding a newline), in one pass of
+    the pattern over the batch instead of one call per line."""
+    if not lines:
+        return []
+    return _LINE_REST_RE.findall("\n".join([line.rstrip() for line in lines]))
 
 
 def strip_prefixes(line: str) -> str:

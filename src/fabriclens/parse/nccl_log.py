@@ -19,7 +19,7 @@ from functools import lru_cache
 from itertools import islice
 from typing import Any, NamedTuple
 
-from fabriclens.parse._prefix import strip_prefixes
+from fabriclens.parse._prefix import strip_prefixes, strip_prefixes_all
 from fabriclens.parse.dmesg import XID_RE as XID_LINE_RE
 
 _LOC = r"(?:(?P<loc>[\w./-]{1,255}\.(?:cc|cu|c|cpp|h|hpp):\d+)\s+)?"
@@ -1014,17 +1014,24 @@ def _screened(text: str) -> bool:
     return any(w in lower for w in SCREEN_LOWER)
 
 
-def add_nccl_lines(out: NcclLog, lines: Sequence[str]) -> None:
+def add_nccl_lines(out: NcclLog, lines: Sequence[str], text: str | None = None) -> None:
     """Add a batch of lines to ``out``. When none of them holds a screen word (a COLL trace:
     `AllReduce: opCount ... count ... datatype ...`, a training log's iteration lines), each
     line is only matched against the layout, counted and its host noted; otherwise each is added
-    as ``add_nccl_line`` does."""
-    if _screened("\n".join(lines)):
-        for raw in lines:
-            add_nccl_line(out, raw)
+    as ``add_nccl_line`` does. The batch's prefixes are stripped in one pass. ``text``: the
+    lines joined by newlines, where the caller has it."""
+    if _screened("\n".join(lines) if text is None else text):
+        # a line seen before as it is (every rank, every step) is known at once; the others
+        # lose their prefixes in one pass and are looked up without them, else read
+        known = [_RAW_LINES.get(raw) for raw in lines]
+        if None in known:
+            fresh = [i for i, k in enumerate(known) if k is None]
+            for i, line in zip(fresh, _stripped_all([lines[i] for i in fresh]), strict=True):
+                known[i] = _remembered(lines[i], _known(lines[i], line))
+        for k in known:
+            _add_known(out, k)  # type: ignore[arg-type]
         return
-    for raw in lines:
-        line = _stripped(raw)
+    for line in _stripped_all(lines):
         split = _split(line) if line else None
         if split is None:
             # another program's line holding no screen word says nothing a reader keeps
@@ -1044,9 +1051,9 @@ _SAME_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _PLAIN_SHAPES: dict[bytes, tuple[int, int]] = {}  # shape of a plain line -> its host's span
 # What each recent raw line was: its Line, or the host of a plain line ("" for none)
 _RAW_LINES: dict[str, Line | str] = {}
-# The same for lines without their prefixes (and no rank prefix): a log whose every line carries
-# its own timestamp repeats these
-_STRIPPED_LINES: dict[str, Line | str] = {}
+# The same for lines without their prefixes, keyed by that text and the rank prefix it had: a
+# log whose every line carries its own timestamp repeats these
+_LINES: dict[str, Line | str] = {}
 MEMO_ENTRIES = 4096  # lines and shapes remembered, each (then forgotten all at once)
 
 
@@ -1055,12 +1062,20 @@ def add_nccl_line(out: NcclLog, raw: str) -> None:
     plain line (the layout and nothing a reader keeps) is counted and its host noted, and a line
     of the same shape as an earlier plain one is known plain without being read."""
     known = _RAW_LINES.get(raw)
-    if known is None:
-        known = _known(raw)
-        if len(raw) <= MEMO_MAX_CHARS:
-            if len(_RAW_LINES) >= MEMO_ENTRIES:
-                _RAW_LINES.clear()
-            _RAW_LINES[raw] = known
+    _add_known(out, known if known is not None else _remembered(raw, _known(raw, _stripped(raw))))
+
+
+def _remembered(raw: str, known: Line | str) -> Line | str:
+    """``known``, kept as what ``raw`` is (short lines only)."""
+    if len(raw) <= MEMO_MAX_CHARS:
+        if len(_RAW_LINES) >= MEMO_ENTRIES:
+            _RAW_LINES.clear()
+        _RAW_LINES[raw] = known
+    return known
+
+
+def _add_known(out: NcclLog, known: Line | str) -> None:
+    """Add what a line is (``_known``) to ``out``."""
     if isinstance(known, str):
         out.lines += 1
         if known and known not in out.seen_hosts:
@@ -1072,23 +1087,22 @@ def add_nccl_line(out: NcclLog, raw: str) -> None:
 _BLANK = Line("", None)  # what an empty line is: nothing to add
 
 
-def _known(raw: str) -> Line | str:
-    """What a raw line is: the host of a plain line ("" for none), else its Line. What a line
-    is depends on its text without prefixes and its rank prefix alone, so lines that differ only
-    in a prefix (a timestamp per line) are read once."""
-    line = _stripped(raw)
+def _known(raw: str, line: str) -> Line | str:
+    """What a raw line is, given its text without prefixes (``_stripped``): the host of a plain
+    line ("" for none), else its Line. It depends on that text and the rank prefix alone, so
+    lines that differ only in another prefix (a timestamp per line) are read once."""
     if not line:
         return _BLANK
     # the pattern needs `rank` within the first eight characters
     rank_prefix = RANK_PREFIX_RE.match(raw) if "rank" in raw[:9].lower() else None
-    memo = rank_prefix is None and len(line) <= MEMO_MAX_CHARS
-    if memo and (seen := _STRIPPED_LINES.get(line)) is not None:
+    key = line if rank_prefix is None else f"{rank_prefix.group(1)}\0{line}"
+    if (seen := _LINES.get(key)) is not None:
         return seen
     known = _read_stripped(line, int(rank_prefix.group(1)) if rank_prefix else None)
-    if memo:
-        if len(_STRIPPED_LINES) >= MEMO_ENTRIES:
-            _STRIPPED_LINES.clear()
-        _STRIPPED_LINES[line] = known
+    if len(line) <= MEMO_MAX_CHARS:
+        if len(_LINES) >= MEMO_ENTRIES:
+            _LINES.clear()
+        _LINES[key] = known
     return known
 
 
@@ -1119,6 +1133,11 @@ def _read_stripped(line: str, rank: int | None) -> Line | str:
 def _stripped(raw: str) -> str:
     """A raw line without its prefixes (``_prefix``), spaces, and a post's `_`/`` ` `` marks."""
     return strip_prefixes(raw.rstrip()).strip().strip("_`")
+
+
+def _stripped_all(lines: Sequence[str]) -> list[str]:
+    """``_stripped`` of each line of a batch, its prefixes found in one pass."""
+    return [line.strip().strip("_`") for line in strip_prefixes_all(lines)]
 
 
 def _add_read(out: NcclLog, r: Line) -> None:

@@ -122,9 +122,10 @@ def parse_torch_log(lines: str | Iterable[str], log: TorchLog | None = None) -> 
     return out
 
 
-def add_torch_lines(out: TorchLog, lines: Sequence[str]) -> None:
-    """Add a batch of lines (skipped at once when none holds the words read here)."""
-    text = "\n".join(lines)
+def add_torch_lines(out: TorchLog, lines: Sequence[str], text: str | None = None) -> None:
+    """Add a batch of lines (skipped at once when none holds the words read here); ``text``:
+    the lines joined by newlines, where the caller has it."""
+    text = "\n".join(lines) if text is None else text
     if "Watchdog caught" in text or "last enqueued" in text or TIMEOUT_FRAME in text:
         for raw in lines:
             add_torch_line(out, raw)
