@@ -95,12 +95,16 @@ MOE = sorted(m.name for m in models() if m.is_moe)
 # search's tp 2 ep 32) while saying "the fastest that fits"
 @example({"model": "deepseek-v3", "gpu": "h100-sxm", "gpus": 1024, "workload": "pretrain",
           "gpus_per_node": None, "seq_len": None}, None)  # fmt: skip
+# phi-4 on 64 single-GPU M4 machines: plan kept pp 2 without interleaving, its bubble a quarter
+# of four micro-batches, 18% slower than search's interleave 4
+@example({"model": "phi-4", "gpu": "m4", "gpus": 64, "workload": "full-finetune",
+          "gpus_per_node": None, "seq_len": None}, None)  # fmt: skip
 def test_plan_is_never_slower_than_search_says_it_could_be(
     job: dict[str, Any], moe: str | None
 ) -> None:
     """A plan's chosen layout is the fastest `search` finds for a mixture of experts (the same
     layouts are tried), and for a dense model no slower than search's best by more than the
-    ZeRO 0/2 and interleaving choices plan leaves to search (stated in its notes)."""
+    ZeRO 0/2 choices plan leaves to search (stated in its notes; it tries interleaving)."""
     job = dict(job, model=moe or job["model"])
     default = _plan(job)
     if default is None or not _fits(default):

@@ -230,8 +230,9 @@ def resolve_fabric(
 def _training_candidates(
     req: PlanRequest, spec: ModelSpec, gpn: int, wide: bool = False
 ) -> list[dict[str, object]]:
-    """Layouts to try for the parts the user left out. ``wide`` (search) adds ZeRO 0 and 2,
-    pipeline interleaving and expert-parallel degrees."""
+    """Layouts to try for the parts the user left out, pipeline interleaving among them (a
+    pipeline of few micro-batches loses a fifth of its step or more to the bubble without it).
+    ``wide`` (search) adds ZeRO 0 and 2 and expert-parallel degrees."""
     tps = [req.tp] if req.tp else [t for t in (1, 2, 4, 8) if t <= gpn and spec.heads % t == 0]
     cp = req.cp or 1
     out: list[dict[str, object]] = []
@@ -257,7 +258,7 @@ def _training_candidates(
             mbs = [req.micro_batch] if req.micro_batch else [1, 2, 4, 8]
             if req.interleave:
                 ils = [req.interleave]
-            elif wide and pp > 1:  # 1 always: pp need not divide the layers without interleaving
+            elif pp > 1:  # 1 always: pp need not divide the layers without interleaving
                 ils = [1] + [v for v in (2, 4) if spec.layers % (pp * v) == 0]
             else:
                 ils = [1]
@@ -616,7 +617,7 @@ def _evaluate_one_by_one(req: PlanRequest, prep: Prepared, top: int | None) -> E
 def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
     # a mixture of experts tries every layout `search` does (expert parallelism decides its
     # speed: DeepSeek-V3 on 1,024 GPUs runs 2.2x slower without it), so both give one answer;
-    # a dense model tries the quick set (the rest moves a dense step by a few per cent)
+    # a dense model tries the quick set (ZeRO 0 and 2 move a dense step by a few per cent)
     moe = req.model.is_moe
     ev = evaluate_layouts(
         req, network_name, wide=moe, top=1, vectorised=len(req.networks) > 1 or moe
@@ -637,7 +638,7 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
         ("recompute", req.recompute),
         ("micro_batch", req.micro_batch),
         ("ep", req.ep if moe else 1),
-        ("interleave", req.interleave if moe else 1),
+        ("interleave", req.interleave),
     ):
         if given is None and ev.tried > 1:
             chosen.append(f"{key.replace('_', '-')} {getattr(cfg, key)}")
@@ -645,8 +646,7 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
         tried = (
             "the layouts `fabriclens search` tries"
             if moe
-            else "ZeRO 1 or 3, no interleaved stages; `fabriclens search` also tries ZeRO 0 "
-            "and 2 and interleaving"
+            else "ZeRO 1 or 3; `fabriclens search` also tries ZeRO 0 and 2"
         )
         notes.append(f"layout chosen as the fastest that fits ({tried}): " + ", ".join(chosen))
     if req.global_batch is None:

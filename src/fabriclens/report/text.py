@@ -124,7 +124,9 @@ def plan_summary(doc: dict[str, Any], with_network: bool = True) -> list[Rendera
         )
     else:
         layout = (
-            f"layout: tp {lay['tp']} · pp {lay['pp']} · dp {lay['dp']} · cp {lay['cp']} · ep {lay['ep']}"
+            f"layout: tp {lay['tp']} · pp {lay['pp']}"
+            + (f" (interleave {lay['interleave']})" if lay.get("interleave", 1) > 1 else "")
+            + f" · dp {lay['dp']} · cp {lay['cp']} · ep {lay['ep']}"
             f" · ZeRO {lay['zero']} · recompute {lay['recompute']} · sequence-parallel "
             f"{'on' if lay['sequence_parallel'] else 'off'} · micro-batch {lay['micro_batch']} x "
             f"{lay['microbatches']} · global batch {lay['global_batch']} x {lay['seq_len']} tokens"
