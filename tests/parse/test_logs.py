@@ -585,6 +585,13 @@ OTHER_WORDINGS = {
     "libibverbs: Warning: couldn't load driver 'rxe': librxe-rdmav2.so: cannot open shared object file: No such file or directory": "verbs-no-provider",
     "There are not enough slots available in the system to satisfy the 16": "mpi-not-enough-slots",
     "[n1:mpi_rank_3][rdma_iba_hca_init] cannot create cq": "mpi-ib-cq-failed",
+    "  Process 4242 on node gpu-a17 managing GPU 0": "nccl-ras-process-unresponsive",
+    "RuntimeError: Ranks 1, 3 failed to pass monitoredBarrier in 30000 ms": "monitored-barrier-rank-missing",
+    "MPICH ERROR [Rank 3] - Abort(-1): MPIDI_CRAY_init: GPU_SUPPORT_ENABLED is requested, but GTL library is not linked": "cray-mpich-gtl-not-linked",
+    "MPICH ERROR: Unable to use a NIC_POLICY of 'NUMA'. Rank 12 is not confined to a single NUMA node.": "cray-mpich-nic-policy-numa",
+    "but OMPI was not built with SLURM's PMI support and therefore cannot": "ompi-no-slurm-pmi",
+    "libfabric:9:1::cxi:core:cxip_cq_eq_progress():531<warn> x1000c0s0b0n0: Cassini Event Queue overflow detected.": "cxi-event-queue-overflow",
+    "[n2:7] [ 3] /opt/ompi/lib/libmpi.so.40(NBC_Progress+0x164)[0x4000]\n[n2:7] Signal: Segmentation fault (11)": "ompi-libnbc-gpu-buffers",
 }  # fmt: skip
 
 
@@ -659,6 +666,15 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     assert parse_nccl_log("libibverbs: Warning: couldn't open config directory '/etc/libibverbs.d'.").of("verbs_no_provider") == []  # fmt: skip
     assert parse_nccl_log("No IB devices found").of("verbs_no_provider") == []
     assert parse_nccl_log("node01 slots=8 max_slots=8").of("mpi_not_enough_slots") == []
+    # GPU support asked for and linked; a libnbc frame without a crash; PyTorch's IPv6 attempt
+    # before it falls back to IPv4 (harmless, OLCF's Frontier guide)
+    assert "cray-mpich-gtl-not-linked" not in _rules_of("export MPICH_GPU_SUPPORT_ENABLED=1")
+    assert "ompi-libnbc-gpu-buffers" not in _rules_of(
+        "[n2:7] [ 3] libmpi.so.40(NBC_Progress+0x164)"
+    )
+    ipv6 = ("[W socket.cpp:697] [c10d] The client socket cannot be initialized to connect to "
+            "[node01]:3442 (errno: 97 - Address family not supported by protocol).")  # fmt: skip
+    assert _rules_of(ipv6) <= {"nothing-to-read"}
     # an NVLS bind that fails for another reason is the fabric's state, not exhausted slots
     broken = ("n1:1:1 [0] NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size "
               "2097152 : CUDA error 401 'the operation cannot be performed in the present state'")  # fmt: skip

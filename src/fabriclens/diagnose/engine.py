@@ -329,6 +329,14 @@ EVENT_WORDS = {
     "verbs_no_provider": "libibverbs: no user-space driver (provider) for {what}",
     "mpi_not_enough_slots": "Open MPI: fewer slots on the hosts than processes asked for",
     "mpi_cq_create_failed": "MPI's InfiniBand channel could not create a completion queue",
+    "ras_process_missing": "NCCL RAS: process {pid} on node {node} (GPU {gpu}) does not answer",
+    "ras_process_dead": "NCCL RAS: a job process is considered dead (unreachable)",
+    "monitored_barrier_missing": "rank(s) {ranks} did not reach the monitored barrier within {timeout_ms} ms",
+    "cray_gtl_not_linked": "Cray MPICH: GPU support requested, but the GTL library is not linked",
+    "cray_nic_policy_unconfined": "Cray MPICH: NIC policy {policy}, but rank {rank} is not confined to one NUMA node",
+    "ompi_no_slurm_pmi": "Open MPI started by srun, without Slurm's PMI support",
+    "cxi_eq_overflow": "the Slingshot NIC's event queue overflowed (libfabric cxi)",
+    "ompi_libnbc_frame": "a stack frame in Open MPI's non-blocking collectives (libnbc)",
 }
 
 
@@ -491,6 +499,14 @@ EVENT_FACTS = (
     "verbs_no_provider",
     "mpi_not_enough_slots",
     "mpi_cq_create_failed",
+    "ras_process_missing",
+    "ras_process_dead",
+    "monitored_barrier_missing",
+    "cray_gtl_not_linked",
+    "cray_nic_policy_unconfined",
+    "ompi_no_slurm_pmi",
+    "cxi_eq_overflow",
+    "ompi_libnbc_frame",
 )
 EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_retry": (("ib_completion",), lambda e: e.detail["status"] == 12),

@@ -126,6 +126,11 @@ ALGO_SET_RE = re.compile(r"(NCCL_(?:ALGO|PROTO|SYM_KERNEL\w*)) was set to (\S+?)
 DOCA_RE = re.compile(r"DOCA failure (\d+)")
 NVML_OPEN_RE = re.compile(r"Failed to open (libnvidia-ml\S*)")
 GLOO_ADDR_RE = re.compile(r"Unable to find address for: (\S+)")
+# NCCL's RAS status (ncclras): a job process that does not answer (docs: troubleshooting/ras)
+RAS_PROCESS_RE = re.compile(r"Process (\d+) on node (\S+) managing GPU (\d+)")
+# torch.distributed.monitored_barrier: "Rank 1 failed ..." or, waiting for all, "Ranks 1, 3 ..."
+MONITORED_BARRIER_RE = re.compile(r"Ranks? ([\d, ]*\d) failed to pass monitoredBarrier in (\d+) ms")
+NIC_POLICY_RE = re.compile(r"NIC_POLICY of '(\w+)'\. Rank (\d+) is not confined")  # Cray MPICH
 # libibverbs (rdma-core libibverbs/init.c): an RDMA device no installed provider claims, or a
 # provider library that would not load
 VERBS_PROVIDER_RE = re.compile(
@@ -608,6 +613,22 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("mpi_not_enough_slots")
     if "cannot create cq" in msg:  # MVAPICH2's InfiniBand channel (rdma_iba_hca_init)
         add("mpi_cq_create_failed")
+    if "managing GPU" in msg and (rp := RAS_PROCESS_RE.search(msg)) is not None:
+        add("ras_process_missing", pid=int(rp.group(1)), node=rp.group(2), gpu=int(rp.group(3)))
+    if "considered dead (unreachable via the RAS network)" in msg:
+        add("ras_process_dead")
+    if "monitoredBarrier" in msg and (mb := MONITORED_BARRIER_RE.search(msg)) is not None:
+        add("monitored_barrier_missing", ranks=mb.group(1), timeout_ms=int(mb.group(2)))
+    if "GTL library is not linked" in msg:  # Cray MPICH: GPU support asked, not linked
+        add("cray_gtl_not_linked")
+    if "NIC_POLICY" in msg and (nicp := NIC_POLICY_RE.search(msg)) is not None:
+        add("cray_nic_policy_unconfined", policy=nicp.group(1), rank=int(nicp.group(2)))
+    if "not built with SLURM's PMI support" in msg:  # Open MPI started by srun
+        add("ompi_no_slurm_pmi")
+    if "Event Queue overflow" in msg:  # libfabric's cxi provider (Slingshot's Cassini NIC)
+        add("cxi_eq_overflow")
+    if "NBC_Progress" in msg or "ompi_coll_libnbc_progress" in msg:  # a stack frame
+        add("ompi_libnbc_frame")
     if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(te.group(2)), code=int(te.group(1)), signal=None,
             node=None)  # fmt: skip
@@ -986,6 +1007,9 @@ SCREEN_WORDS = (
     "Test HIP failure", "UCX", "Unable to find address", "can fulfill resource request",
     "cuMemCreate", "custom_all_reduce", "bootstrapping phase", "ncclCuMemHostEnable",
     "ncclLocalOpAppend", "orted", "slot ids are used", "not enough slots", "cannot create cq",
+    "managing GPU", "considered dead", "monitoredBarrier", "GTL library is not linked",
+    "NIC_POLICY", "not built with SLURM's PMI support", "Event Queue overflow", "NBC_Progress",
+    "ompi_coll_libnbc_progress",
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
