@@ -592,6 +592,11 @@ OTHER_WORDINGS = {
     "but OMPI was not built with SLURM's PMI support and therefore cannot": "ompi-no-slurm-pmi",
     "libfabric:9:1::cxi:core:cxip_cq_eq_progress():531<warn> x1000c0s0b0n0: Cassini Event Queue overflow detected.": "cxi-event-queue-overflow",
     "[n2:7] [ 3] /opt/ompi/lib/libmpi.so.40(NBC_Progress+0x164)[0x4000]\n[n2:7] Signal: Segmentation fault (11)": "ompi-libnbc-gpu-buffers",
+    "[n1:00001] PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c at line 168": "pmix-gds-ds12",
+    "srun: fatal: Can't find plugin for switch/hpe_slingshot": "slurm-switch-plugin-in-container",
+    "n1:1:1 [3] init.cc:1 NCCL WARN Cuda failure 'all CUDA-capable devices are busy or unavailable'": "gpu-busy-exclusive-process",
+    "n1:1:1 [0] transport/p2p.cc:274 NCCL WARN Cuda failure 800 'operation not permitted'": "cumem-fabric-not-permitted",
+    "$ fi_info -p efa\nfi_getinfo: -61 (No data available)": "ofi-no-provider",
 }  # fmt: skip
 
 
@@ -675,6 +680,10 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     ipv6 = ("[W socket.cpp:697] [c10d] The client socket cannot be initialized to connect to "
             "[node01]:3442 (errno: 97 - Address family not supported by protocol).")  # fmt: skip
     assert _rules_of(ipv6) <= {"nothing-to-read"}
+    # CUDA's 'operation not permitted' outside NCCL's P2P transport is not an IMEX channel
+    assert "cumem-fabric-not-permitted" not in _rules_of(
+        "n1:1:1 [0] enqueue.cc:1 NCCL WARN Cuda failure 800 'operation not permitted'"
+    )
     # an NVLS bind that fails for another reason is the fabric's state, not exhausted slots
     broken = ("n1:1:1 [0] NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size "
               "2097152 : CUDA error 401 'the operation cannot be performed in the present state'")  # fmt: skip

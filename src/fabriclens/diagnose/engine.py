@@ -337,6 +337,10 @@ EVENT_WORDS = {
     "ompi_no_slurm_pmi": "Open MPI started by srun, without Slurm's PMI support",
     "cxi_eq_overflow": "the Slingshot NIC's event queue overflowed (libfabric cxi)",
     "ompi_libnbc_frame": "a stack frame in Open MPI's non-blocking collectives (libnbc)",
+    "ras_mismatch": "NCCL RAS: ranks have launched different numbers of collectives",
+    "pmix_gds_ds12": "PMIx's shared-memory data store (gds/ds12) failed",
+    "slurm_switch_plugin_missing": "srun could not load Slurm's Slingshot switch plugin",
+    "gpu_busy_unavailable": "CUDA: the GPU is busy or unavailable to this process",
 }
 
 
@@ -507,6 +511,10 @@ EVENT_FACTS = (
     "ompi_no_slurm_pmi",
     "cxi_eq_overflow",
     "ompi_libnbc_frame",
+    "ras_mismatch",
+    "pmix_gds_ds12",
+    "slurm_switch_plugin_missing",
+    "gpu_busy_unavailable",
 )
 EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_retry": (("ib_completion",), lambda e: e.detail["status"] == 12),

@@ -629,6 +629,16 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("cxi_eq_overflow")
     if "NBC_Progress" in msg or "ompi_coll_libnbc_progress" in msg:  # a stack frame
         add("ompi_libnbc_frame")
+    if "different collective operation counts" in msg:  # NCCL's RAS status: MISMATCH
+        add("ras_mismatch")
+    if "gds_ds12" in msg:  # PMIx's shared-memory data store (open-mpi/ompi#7516)
+        add("pmix_gds_ds12")
+    if "plugin for switch/hpe_slingshot" in msg:  # srun: Slurm's Slingshot plugin did not load
+        add("slurm_switch_plugin_missing")
+    if "fi_getinfo: -61" in msg:  # fi_info's own: no provider matches (ENODATA)
+        add("ofi_no_provider")
+    if "busy or unavailable" in msg and not _cuda_failure_line(msg):  # (else the CUDA error's)
+        add("gpu_busy_unavailable")
     if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(te.group(2)), code=int(te.group(1)), signal=None,
             node=None)  # fmt: skip
@@ -678,6 +688,10 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
             p2p_unsupported=int(code in (217, 64) or "peer access is not supported" in text))  # fmt: skip
         if text == "invalid device ordinal":
             add("device_ordinal")
+        elif text == "operation not permitted" and where == "p2p":  # CUDA 800 (MNNVL: IMEX)
+            add("cumem_create_not_permitted")
+        elif "busy or unavailable" in text:  # exclusive-process GPUs already taken
+            add("gpu_busy_unavailable")
         elif "driver version is insufficient" in text:
             add("cuda_driver_old")
         elif text == "system not yet initialized":
@@ -1009,7 +1023,8 @@ SCREEN_WORDS = (
     "ncclLocalOpAppend", "orted", "slot ids are used", "not enough slots", "cannot create cq",
     "managing GPU", "considered dead", "monitoredBarrier", "GTL library is not linked",
     "NIC_POLICY", "not built with SLURM's PMI support", "Event Queue overflow", "NBC_Progress",
-    "ompi_coll_libnbc_progress",
+    "ompi_coll_libnbc_progress", "different collective operation counts", "gds_ds12",
+    "switch/hpe_slingshot", "busy or unavailable",
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
