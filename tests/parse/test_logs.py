@@ -458,6 +458,9 @@ def test_a_batch_loses_its_prefixes_as_each_line_does(
 
     batch = ["".join(prefixes) + rest + tail for prefixes, rest, tail in lines]
     assert strip_prefixes_all(batch) == [strip_prefixes(line.rstrip()) for line in batch]
+    # a caller's line that holds a newline does not shift the others
+    joined = [*batch, "[rank3]: a\n[rank4]: b", *batch]
+    assert strip_prefixes_all(joined) == [strip_prefixes(line.rstrip()) for line in joined]
 
 
 def _rules_of(text: str) -> set[str]:

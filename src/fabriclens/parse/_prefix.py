@@ -48,11 +48,14 @@ _LINE_REST_RE = re.compile(
 
 
 def strip_prefixes_all(lines: Sequence[str]) -> list[str]:
-    """``strip_prefixes(line.rstrip())`` of each line (none holding a newline), in one pass of
-    the pattern over the batch instead of one call per line."""
+    """``strip_prefixes(line.rstrip())`` of each line, in one pass of the pattern over the
+    batch instead of one call per line (a batch with a line holding a newline: one by one)."""
     if not lines:
         return []
-    return _LINE_REST_RE.findall("\n".join([line.rstrip() for line in lines]))
+    rests: list[str] = _LINE_REST_RE.findall("\n".join([line.rstrip() for line in lines]))
+    if len(rests) != len(lines):
+        return [strip_prefixes(line.rstrip()) for line in lines]
+    return rests
 
 
 def strip_prefixes(line: str) -> str:
