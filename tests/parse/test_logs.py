@@ -600,6 +600,13 @@ OTHER_WORDINGS = {
     "n1:1:1 [3] init.cc:1 NCCL WARN Cuda failure 'all CUDA-capable devices are busy or unavailable'": "gpu-busy-exclusive-process",
     "n1:1:1 [0] transport/p2p.cc:274 NCCL WARN Cuda failure 800 'operation not permitted'": "cumem-fabric-not-permitted",
     "$ fi_info -p efa\nfi_getinfo: -61 (No data available)": "ofi-no-provider",
+    "root@pod:/# nvidia-smi\nFailed to initialize NVML: Unknown Error": "container-lost-gpu-access",
+    "[n1:00007] No PMIx server was reachable, but a PMI1/2 was detected.": "slurm-mpi-not-pmix",
+    "Cannot apply desired operation due to shape mismatches. All shapes across devices must be valid.": "shapes-differ-between-ranks",
+    "[n1:9:0:9] 0  /usr/lib/libucs.so.0(ucs_handle_error+0x2cc) [0x40]": "ucx-signal-handler-hides-crash",
+    "stderr: nvidia-container-cli: initialization error: driver rpc error: timed out: unknown": "container-driver-timeout",
+    "I0101 00:00:00.1  1 health.go:185] XidCriticalError: Xid=48 on Device=GPU-1234; marking device as unhealthy.": "gpu-xid-in-log",
+    "Fabric\n    State          : In Progress\n    Status         : N/A": "nvswitch-fabric-not-ready",
 }  # fmt: skip
 
 
@@ -683,6 +690,13 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     ipv6 = ("[W socket.cpp:697] [c10d] The client socket cannot be initialized to connect to "
             "[node01]:3442 (errno: 97 - Address family not supported by protocol).")  # fmt: skip
     assert _rules_of(ipv6) <= {"nothing-to-read"}
+    # a finished fabric, a step "In Progress" in someone else's words
+    assert "nvswitch-fabric-not-ready" not in _rules_of(
+        "Fabric\n    State : Completed\n    Status : Success"
+    )
+    assert "nvswitch-fabric-not-ready" not in _rules_of(
+        "Checkpoint save: State In Progress (step 200)"
+    )
     # CUDA's 'operation not permitted' outside NCCL's P2P transport is not an IMEX channel
     assert "cumem-fabric-not-permitted" not in _rules_of(
         "n1:1:1 [0] enqueue.cc:1 NCCL WARN Cuda failure 800 'operation not permitted'"

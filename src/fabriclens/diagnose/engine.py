@@ -341,6 +341,12 @@ EVENT_WORDS = {
     "pmix_gds_ds12": "PMIx's shared-memory data store (gds/ds12) failed",
     "slurm_switch_plugin_missing": "srun could not load Slurm's Slingshot switch plugin",
     "gpu_busy_unavailable": "CUDA: the GPU is busy or unavailable to this process",
+    "nvml_unknown_error": "NVML cannot be initialised in the container (Unknown Error)",
+    "pmix_server_unreachable": "MPI found no PMIx server, only PMI-1/2",
+    "shapes_differ": "a collective's tensors have different shapes on different processes",
+    "ucx_signal_handler": "UCX's signal handler caught a crash (ucs_handle_error)",
+    "container_driver_timeout": "the container runtime's call to the GPU driver timed out",
+    "fabric_state_in_progress": "nvidia-smi: the GPU's NVLink fabric is still 'In Progress'",
 }
 
 
@@ -515,6 +521,12 @@ EVENT_FACTS = (
     "pmix_gds_ds12",
     "slurm_switch_plugin_missing",
     "gpu_busy_unavailable",
+    "nvml_unknown_error",
+    "pmix_server_unreachable",
+    "shapes_differ",
+    "ucx_signal_handler",
+    "container_driver_timeout",
+    "fabric_state_in_progress",
 )
 EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_retry": (("ib_completion",), lambda e: e.detail["status"] == 12),

@@ -130,6 +130,9 @@ GLOO_ADDR_RE = re.compile(r"Unable to find address for: (\S+)")
 RAS_PROCESS_RE = re.compile(r"Process (\d+) on node (\S+) managing GPU (\d+)")
 # torch.distributed.monitored_barrier: "Rank 1 failed ..." or, waiting for all, "Ranks 1, 3 ..."
 MONITORED_BARRIER_RE = re.compile(r"Ranks? ([\d, ]*\d) failed to pass monitoredBarrier in (\d+) ms")
+# Kubernetes' NVIDIA device plugin (health.go): an Xid that takes a GPU out of service
+PLUGIN_XID_RE = re.compile(r"XidCriticalError: Xid=(\d+) on Device=([\w-]+)")
+FABRIC_STATE_RE = re.compile(r"^\s*State\s*:\s*In Progress\s*$")  # nvidia-smi -q, Fabric
 NIC_POLICY_RE = re.compile(r"NIC_POLICY of '(\w+)'\. Rank (\d+) is not confined")  # Cray MPICH
 # libibverbs (rdma-core libibverbs/init.c): an RDMA device no installed provider claims, or a
 # provider library that would not load
@@ -639,6 +642,21 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("ofi_no_provider")
     if "busy or unavailable" in msg and not _cuda_failure_line(msg):  # (else the CUDA error's)
         add("gpu_busy_unavailable")
+    if "Failed to initialize NVML: Unknown Error" in msg:  # a container that lost its GPUs
+        add("nvml_unknown_error")
+    if "No PMIx server was reachable" in msg:  # Open MPI under srun without --mpi=pmix
+        add("pmix_server_unreachable")
+    if "due to shape mismatches" in msg:  # Accelerate's debug check before a collective
+        add("shapes_differ")
+    if "ucs_handle_error" in msg:  # a stack frame: UCX's signal handler caught the crash
+        add("ucx_signal_handler")
+    if "driver rpc error: timed out" in msg:  # nvidia-container-cli could not reach the driver
+        add("container_driver_timeout")
+    if "XidCriticalError" in msg and (px := PLUGIN_XID_RE.search(msg)) is not None:
+        add("gpu_xid", code=int(px.group(1)), device=px.group(2),
+            message="the device plugin marked the GPU unhealthy")  # fmt: skip
+    if "In Progress" in msg and FABRIC_STATE_RE.match(msg) is not None:
+        add("fabric_state_in_progress")
     if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(te.group(2)), code=int(te.group(1)), signal=None,
             node=None)  # fmt: skip
@@ -1024,7 +1042,9 @@ SCREEN_WORDS = (
     "managing GPU", "considered dead", "monitoredBarrier", "GTL library is not linked",
     "NIC_POLICY", "not built with SLURM's PMI support", "Event Queue overflow", "NBC_Progress",
     "ompi_coll_libnbc_progress", "different collective operation counts", "gds_ds12",
-    "switch/hpe_slingshot", "busy or unavailable",
+    "switch/hpe_slingshot", "busy or unavailable", "Failed to initialize NVML: Unknown Error",
+    "No PMIx server was reachable", "due to shape mismatches", "ucs_handle_error",
+    "driver rpc error: timed out", "XidCriticalError", "In Progress",
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
