@@ -607,6 +607,11 @@ OTHER_WORDINGS = {
     "stderr: nvidia-container-cli: initialization error: driver rpc error: timed out: unknown": "container-driver-timeout",
     "I0101 00:00:00.1  1 health.go:185] XidCriticalError: Xid=48 on Device=GPU-1234; marking device as unhealthy.": "gpu-xid-in-log",
     "Fabric\n    State          : In Progress\n    Status         : N/A": "nvswitch-fabric-not-ready",
+    "F0101 00:00:00.1 7 client.h:77] Terminating process because the JAX distributed service detected fatal errors.": "jax-peer-task-died",
+    "Additional GRPC error information from remote target coordination_service while calling /tensorflow.CoordinationService/Heartbeat:": "jax-coordinator-died",
+    "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: Task with incarnation id 42 is not connected": "jax-collective-peer-gone",
+    "AttributeError: Can't pickle local object 'main.<locals>.collate'": "spawn-pickle-error",
+    "but OMPI was not built with SLURM support. This usually happens": "ompi-no-slurm-pmi",
 }  # fmt: skip
 
 
@@ -690,6 +695,8 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     ipv6 = ("[W socket.cpp:697] [c10d] The client socket cannot be initialized to connect to "
             "[node01]:3442 (errno: 97 - Address family not supported by protocol).")  # fmt: skip
     assert _rules_of(ipv6) <= {"nothing-to-read"}
+    # TensorFlow's device names are not a failed JAX task
+    assert parse_nccl_log("/job:localhost/replica:0/task:0/device:GPU:0").of("jax_task_named") == []
     # a finished fabric, a step "In Progress" in someone else's words
     assert "nvswitch-fabric-not-ready" not in _rules_of(
         "Fabric\n    State : Completed\n    Status : Success"

@@ -347,6 +347,11 @@ EVENT_WORDS = {
     "ucx_signal_handler": "UCX's signal handler caught a crash (ucs_handle_error)",
     "container_driver_timeout": "the container runtime's call to the GPU driver timed out",
     "fabric_state_in_progress": "nvidia-smi: the GPU's NVLink fabric is still 'In Progress'",
+    "jax_service_fatal": "JAX's distributed service ended this process: another task failed",
+    "jax_task_named": "JAX's coordination service names task {task} as failed",
+    "jax_coordinator_lost": "the connection to JAX's coordination service (process 0) closed",
+    "jax_task_disconnected": "a JAX collective was cancelled: a participating task is no longer connected",
+    "spawn_pickle_error": "a spawned worker's arguments could not be pickled",
 }
 
 
@@ -527,6 +532,11 @@ EVENT_FACTS = (
     "ucx_signal_handler",
     "container_driver_timeout",
     "fabric_state_in_progress",
+    "jax_service_fatal",
+    "jax_task_named",
+    "jax_coordinator_lost",
+    "jax_task_disconnected",
+    "spawn_pickle_error",
 )
 EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_retry": (("ib_completion",), lambda e: e.detail["status"] == 12),

@@ -132,6 +132,10 @@ RAS_PROCESS_RE = re.compile(r"Process (\d+) on node (\S+) managing GPU (\d+)")
 MONITORED_BARRIER_RE = re.compile(r"Ranks? ([\d, ]*\d) failed to pass monitoredBarrier in (\d+) ms")
 # Kubernetes' NVIDIA device plugin (health.go): an Xid that takes a GPU out of service
 PLUGIN_XID_RE = re.compile(r"XidCriticalError: Xid=(\d+) on Device=([\w-]+)")
+JAX_TASK_RE = re.compile(
+    r"^/job:[\w-]+/replica:\d+/task:(\d+)\s*$"
+)  # the coordination service's list
+INCARNATION_RE = re.compile(r"incarnation id \d+ is not connected")  # JAX: a task gone
 FABRIC_STATE_RE = re.compile(r"^\s*State\s*:\s*In Progress\s*$")  # nvidia-smi -q, Fabric
 NIC_POLICY_RE = re.compile(r"NIC_POLICY of '(\w+)'\. Rank (\d+) is not confined")  # Cray MPICH
 # libibverbs (rdma-core libibverbs/init.c): an RDMA device no installed provider claims, or a
@@ -626,7 +630,7 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("cray_gtl_not_linked")
     if "NIC_POLICY" in msg and (nicp := NIC_POLICY_RE.search(msg)) is not None:
         add("cray_nic_policy_unconfined", policy=nicp.group(1), rank=int(nicp.group(2)))
-    if "not built with SLURM's PMI support" in msg:  # Open MPI started by srun
+    if "OMPI was not built with SLURM" in msg:  # Open MPI started by srun (either wording)
         add("ompi_no_slurm_pmi")
     if "Event Queue overflow" in msg:  # libfabric's cxi provider (Slingshot's Cassini NIC)
         add("cxi_eq_overflow")
@@ -657,6 +661,16 @@ def _detect_outside(msg: str, add: Any) -> None:
             message="the device plugin marked the GPU unhealthy")  # fmt: skip
     if "In Progress" in msg and FABRIC_STATE_RE.match(msg) is not None:
         add("fabric_state_in_progress")
+    if "JAX distributed service detected fatal errors" in msg:  # JAX's processes share fate
+        add("jax_service_fatal")
+    if "/job:" in msg and (jt := JAX_TASK_RE.match(msg)) is not None:  # a task it names
+        add("jax_task_named", task=int(jt.group(1)))
+    if "remote target coordination_service" in msg:  # process 0's service is gone
+        add("jax_coordinator_lost")
+    if "incarnation id" in msg and INCARNATION_RE.search(msg) is not None:  # a collective cancelled
+        add("jax_task_disconnected")
+    if "Can't pickle" in msg:  # a spawned worker's arguments (multiprocessing spawn)
+        add("spawn_pickle_error")
     if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(te.group(2)), code=int(te.group(1)), signal=None,
             node=None)  # fmt: skip
@@ -1040,11 +1054,13 @@ SCREEN_WORDS = (
     "cuMemCreate", "custom_all_reduce", "bootstrapping phase", "ncclCuMemHostEnable",
     "ncclLocalOpAppend", "orted", "slot ids are used", "not enough slots", "cannot create cq",
     "managing GPU", "considered dead", "monitoredBarrier", "GTL library is not linked",
-    "NIC_POLICY", "not built with SLURM's PMI support", "Event Queue overflow", "NBC_Progress",
+    "NIC_POLICY", "Event Queue overflow", "NBC_Progress",
     "ompi_coll_libnbc_progress", "different collective operation counts", "gds_ds12",
     "switch/hpe_slingshot", "busy or unavailable", "Failed to initialize NVML: Unknown Error",
     "No PMIx server was reachable", "due to shape mismatches", "ucs_handle_error",
     "driver rpc error: timed out", "XidCriticalError", "In Progress",
+    "JAX distributed service detected fatal errors", "/job:", "remote target coordination_service",
+    "incarnation id", "Can't pickle", "OMPI was not built with SLURM",
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
