@@ -612,6 +612,9 @@ OTHER_WORDINGS = {
     "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: Task with incarnation id 42 is not connected": "jax-collective-peer-gone",
     "AttributeError: Can't pickle local object 'main.<locals>.collate'": "spawn-pickle-error",
     "but OMPI was not built with SLURM support. This usually happens": "ompi-no-slurm-pmi",
+    "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1, unhandled system error, NCCL version 2.10.3": "nccl-system-error-unexplained",
+    "[n1:1] pml_ucx.c:175 Error: Failed to receive UCX worker address: Not found (-13)": "mpi-ucx-error",
+    "RuntimeError: DNS resolution failed: [Errno -2] Name or service not known.": "hostname-unresolvable",
 }  # fmt: skip
 
 
@@ -695,6 +698,10 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     ipv6 = ("[W socket.cpp:697] [c10d] The client socket cannot be initialized to connect to "
             "[node01]:3442 (errno: 97 - Address family not supported by protocol).")  # fmt: skip
     assert _rules_of(ipv6) <= {"nothing-to-read"}
+    # a system error whose WARN names the call is that call's rule, not the unexplained one
+    named = ("n1:1:1 [0] include/shm.h:1 NCCL WARN Error: failed to extend /dev/shm/nccl-x to 9637892 bytes\n"
+             "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1, unhandled system error, NCCL version 2.10.3")  # fmt: skip
+    assert "nccl-system-error-unexplained" not in _rules_of(named)
     # TensorFlow's device names are not a failed JAX task
     assert parse_nccl_log("/job:localhost/replica:0/task:0/device:GPU:0").of("jax_task_named") == []
     # a finished fabric, a step "In Progress" in someone else's words

@@ -350,6 +350,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "jax-coordinator-died": {"jax_coordinator_lost": 1},
     "jax-collective-peer-gone": {"jax_task_disconnected": 1},
     "spawn-pickle-error": {"spawn_pickle_error": 1},
+    "nccl-system-error-unexplained": {"system_error": 1},
     "duplicate-gpu": {"duplicate_gpu": 1},
     "connect-loopback": {"connect_loopback": 1},
     "ib-mixed-devices": {"transport": "IB", "ib_device_kinds": 2},

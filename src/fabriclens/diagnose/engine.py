@@ -202,6 +202,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "nccl_218_invalid_argument": _count("nccl_218_invalid_argument", nccl) if _nccl_218_before_fix(nccl) else 0,
         "bootstrap_failed": sum(1 for _, stage in nccl.orphan_traces if stage == "bootstrap"),
         "remote_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclRemoteError"),
+        "system_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclSystemError"),
         "usb_nic": len(nccl.of("usb_nic")) + len(nccl.of("speed_unknown")),
         "nccl_versions": len(nccl.versions),
         "nvls_failed": len(nccl.of("nvls_bind")) + sum(1 for e in nccl.of("cuda_error") if e.detail["where"] == "nvls"),

@@ -669,6 +669,10 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("jax_coordinator_lost")
     if "incarnation id" in msg and INCARNATION_RE.search(msg) is not None:  # a collective cancelled
         add("jax_task_disconnected")
+    if "UCX worker address" in msg or "resolve UCX endpoint" in msg:  # Open MPI's pml_ucx
+        add("ucx_error", error=msg.strip()[:160])
+    if "DNS resolution failed" in msg:  # MindSpore's msrun, and others, in their own words
+        add("host_unresolved", name=None)
     if "Can't pickle" in msg:  # a spawned worker's arguments (multiprocessing spawn)
         add("spawn_pickle_error")
     if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
@@ -1060,7 +1064,8 @@ SCREEN_WORDS = (
     "No PMIx server was reachable", "due to shape mismatches", "ucs_handle_error",
     "driver rpc error: timed out", "XidCriticalError", "In Progress",
     "JAX distributed service detected fatal errors", "/job:", "remote target coordination_service",
-    "incarnation id", "Can't pickle", "OMPI was not built with SLURM",
+    "incarnation id", "Can't pickle", "OMPI was not built with SLURM", "UCX worker address",
+    "resolve UCX endpoint", "DNS resolution failed",
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
