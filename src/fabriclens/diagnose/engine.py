@@ -442,6 +442,8 @@ def describe(event: Event) -> str:
     elif event.kind == "host_buffer_import":
         how = "cuMem (NCCL_CUMEM_HOST_ENABLE)" if d["via"] == "cumem" else "a /dev/shm file (mmap)"
         parts.append(f"a local peer's host buffer imported through {how}")
+    elif event.kind == "host_unresolved" and d["name"] is None:  # a message naming no host
+        parts.append("a host name does not resolve")
     elif event.kind in EVENT_WORDS:
         parts.append(EVENT_WORDS[event.kind].format(**d))
     elif event.kind == "gid_selected":
