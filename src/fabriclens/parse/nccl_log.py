@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import islice
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from fabriclens.parse._prefix import strip_prefixes, strip_prefixes_all
 from fabriclens.parse.dmesg import XID_RE as XID_LINE_RE
@@ -1135,6 +1135,16 @@ _RAW_LINES: dict[str, Line | str] = {}
 # log whose every line carries its own timestamp repeats these
 _LINES: dict[str, Line | str] = {}
 MEMO_ENTRIES = 4096  # lines and shapes remembered, each (then forgotten all at once)
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _remember(memo: dict[_K, _V], key: _K, value: _V) -> _V:
+    """``value``, kept under ``key`` in ``memo`` (up to MEMO_ENTRIES, then all forgotten)."""
+    if len(memo) >= MEMO_ENTRIES:
+        memo.clear()
+    memo[key] = value
+    return value
 
 
 def add_nccl_line(out: NcclLog, raw: str) -> None:
@@ -1147,11 +1157,7 @@ def add_nccl_line(out: NcclLog, raw: str) -> None:
 
 def _remembered(raw: str, known: Line | str) -> Line | str:
     """``known``, kept as what ``raw`` is (short lines only)."""
-    if len(raw) <= MEMO_MAX_CHARS:
-        if len(_RAW_LINES) >= MEMO_ENTRIES:
-            _RAW_LINES.clear()
-        _RAW_LINES[raw] = known
-    return known
+    return _remember(_RAW_LINES, raw, known) if len(raw) <= MEMO_MAX_CHARS else known
 
 
 def _add_known(out: NcclLog, known: Line | str) -> None:
@@ -1179,11 +1185,7 @@ def _known(raw: str, line: str) -> Line | str:
     if (seen := _LINES.get(key)) is not None:
         return seen
     known = _read_stripped(line, int(rank_prefix.group(1)) if rank_prefix else None)
-    if len(line) <= MEMO_MAX_CHARS:
-        if len(_LINES) >= MEMO_ENTRIES:
-            _LINES.clear()
-        _LINES[key] = known
-    return known
+    return _remember(_LINES, key, known) if len(line) <= MEMO_MAX_CHARS else known
 
 
 def _net_dir(text: str) -> tuple[str, bool] | None:
@@ -1204,9 +1206,7 @@ def _read_stripped(line: str, rank: int | None) -> Line | str:
             return r
         span = r.host_span
         if shape is not None:
-            if len(_PLAIN_SHAPES) >= MEMO_ENTRIES:
-                _PLAIN_SHAPES.clear()
-            _PLAIN_SHAPES[shape] = span
+            _remember(_PLAIN_SHAPES, shape, span)
     return line[span[0] : span[1]]
 
 
