@@ -3,17 +3,18 @@
 Only regular files are read (a FIFO, a device such as /dev/zero, a directory or a socket is
 refused with one line naming the file), unless the name is ``-``: standard input. Files are
 opened with O_NONBLOCK, so naming a FIFO never blocks; the total bytes and each line's length are
-capped. Logs are streamed line by line, so memory stays flat however large the file.
+capped. Logs are streamed a block of lines at a time, so memory stays flat however large the file.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -98,37 +99,142 @@ def iter_lines(
     start: int = 0,
     stop: int | None = None,
 ) -> Iterator[str]:
-    """A user's file as lines of text (no line ends; invalid UTF-8 replaced), streamed. A line
-    longer than ``max_line_bytes`` is cut there; more than ``max_bytes`` in all is refused, with
-    ``too_big`` as the fix. ``start``/``stop`` (a regular file only): the lines that begin at
-    byte offsets from ``start`` (a line's first byte) up to ``stop``."""
-    total = 0
+    """A user's file as lines of text (no line ends, and no carriage returns before them;
+    invalid UTF-8 replaced), streamed. A line longer than ``max_line_bytes`` is cut there; more
+    than ``max_bytes`` in all is refused, with ``too_big`` as the fix. ``start``/``stop`` (a
+    regular file only): the lines that begin at byte offsets from ``start`` (a line's first
+    byte) up to ``stop``."""
+    blocks = iter_line_blocks(path, what, max_bytes, max_line_bytes, too_big, start, stop)
+    return itertools.chain.from_iterable(blocks)
+
+
+def iter_line_blocks(
+    path: str | Path,
+    what: str = "file",
+    max_bytes: int = MAX_LOG_BYTES,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    too_big: str = "give a smaller file",
+    start: int = 0,
+    stop: int | None = None,
+) -> Iterator[list[str]]:
+    """``iter_lines``'s lines, as the lists they are read in (for a reader that takes them
+    in batches: no call per line)."""
     size = regular_file_size(path)
     if size is not None and size - start > max_bytes and stop is None:
         raise too_large(path, what, max_bytes, too_big)  # at once, before reading any of it
     with open_input(path, what) as fh:
         if start:
             fh.seek(start)
-        while True:
-            if stop is not None and start + total >= stop:
-                return
+        # a pipe gives what it holds now (read1) instead of waiting for a whole block
+        read = fh.read if size is not None else getattr(fh, "read1", fh.read)
+
+        def block() -> bytes:
             try:
-                line = fh.readline(max_line_bytes + 1)
+                return read(_BLOCK)
             except OSError as exc:
                 raise InputError(f"cannot read {what} {path}: {exc.strerror or exc}", "check the path") from None  # fmt: skip
-            if not line:
-                return
-            total += len(line)
+
+        def over() -> InputError:
+            return too_large(path, what, max_bytes, too_big)
+
+        yield from _lines(block, max_bytes, max_line_bytes, None if stop is None else stop - start, over)  # fmt: skip
+
+
+# Bytes read at a time. A block's whole lines are decoded and split in one call each; a line
+# is looked at on its own only in a block with a line over the length cap, or one that reaches
+# the byte cap or ``stop``
+_BLOCK = 1 << 18
+
+
+def _lines(
+    block: Callable[[], bytes],
+    max_bytes: int,
+    max_line_bytes: int,
+    stop: int | None,
+    over: Callable[[], InputError],
+) -> Iterator[list[str]]:
+    """``iter_line_blocks`` over the blocks ``block`` returns (b"" at the end); ``stop`` counts
+    from the first byte."""
+    total = 0  # bytes of the lines given (or cut and skipped) so far: where the next one starts
+    held: list[bytes] = []  # the start of a line whose end is not read yet, in pieces
+    held_bytes = 0
+    skipping = False  # within the rest of a line already cut and given
+    while stop is None or total < stop or skipping:
+        data = block()
+        if skipping:  # to the end of the cut line, counting what is skipped
+            end = data.find(b"\n")
+            total += len(data) if end < 0 else end + 1
             if total > max_bytes:
-                raise too_large(path, what, max_bytes, too_big)
-            if len(line) > max_line_bytes and not line.endswith(b"\n"):
-                line = line[:max_line_bytes]  # the rest of this line is skipped
-                while True:
-                    more = fh.readline(_CHUNK)
-                    total += len(more)
-                    if not more or more.endswith(b"\n") or total > max_bytes:
-                        break
-            yield line.decode("utf-8", "replace").rstrip("\r\n")
+                raise over()
+            if end < 0:
+                if not data:
+                    return
+                continue
+            skipping, data = False, data[end + 1 :]
+            if not data:
+                continue
+        if not data:  # the end: what is held is the last line, without a line end
+            if held and (stop is None or total < stop):
+                total += held_bytes
+                if total > max_bytes:
+                    raise over()
+                yield [_text(b"".join(held)[:max_line_bytes])]
+            return
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            whole = b"".join([*held, data[:cut]]) if held else data[:cut]
+            lines, refused = _whole_lines(whole, total, max_bytes, max_line_bytes, stop)
+            if lines:
+                yield lines
+            if refused:
+                raise over()
+            total += len(whole)
+            if stop is not None and total >= stop:
+                return
+            held, held_bytes = [], 0
+        if cut < len(data):
+            held.append(data[cut:])
+            held_bytes += len(data) - cut
+        if held_bytes > max_line_bytes:  # a line over the cap: give its start, skip the rest
+            if stop is not None and total >= stop:
+                return
+            total += held_bytes
+            if total > max_bytes:
+                raise over()
+            yield [_text(b"".join(held)[:max_line_bytes])]
+            held, held_bytes, skipping = [], 0, True
+
+
+def _whole_lines(
+    whole: bytes, total: int, max_bytes: int, max_line_bytes: int, stop: int | None
+) -> tuple[list[str], bool]:
+    """The lines of ``whole`` (lines, each with its line end), which starts ``total`` bytes in,
+    and whether one ends past ``max_bytes`` (the lines before it given). Decoded and split in
+    one call each, unless a line is over the cap or the block reaches ``max_bytes`` or
+    ``stop``; then one at a time."""
+    end = total + len(whole)
+    if end <= max_bytes and (stop is None or end <= stop):
+        text = whole.decode("utf-8", "replace")
+        lines = text.split("\n")
+        lines.pop()  # the empty text after the last line end
+        longest = max(map(len, lines))
+        # a character takes at most 4 bytes (an invalid byte's replacement stands for 1 to 3)
+        if longest <= max_line_bytes if text.isascii() else longest * 4 <= max_line_bytes:
+            return ([line.rstrip("\r") for line in lines] if "\r" in text else lines), False
+    lines = []
+    for piece in whole.split(b"\n")[:-1]:
+        if stop is not None and total >= stop:
+            break
+        total += len(piece) + 1
+        if total > max_bytes:
+            return lines, True
+        lines.append(_text(piece[:max_line_bytes]))
+    return lines, False
+
+
+def _text(line: bytes) -> str:
+    """One line's bytes as text, carriage returns at its end dropped."""
+    return line.decode("utf-8", "replace").rstrip("\r")
 
 
 def regular_file_size(path: str | Path) -> int | None:

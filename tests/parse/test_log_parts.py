@@ -146,3 +146,42 @@ def test_lines_read_by_their_shape_read_as_in_full(
     finally:
         for name, memory in zip(memories, saved, strict=True):
             setattr(nccl_log, name, memory)
+
+
+@pytest.mark.parametrize("max_records", [5, 10_000])
+def test_simple_lines_added_in_the_batch_loop_as_in_full(monkeypatch: pytest.MonkeyPatch, max_records: int) -> None:  # fmt: skip
+    """A simple line (``Line.simple``: its layout, a warning or error, events) is added by the
+    batch loop without ``_add_read``'s look at every other field: the result is what
+    ``_add_read`` gives for each line of the real corpus, also once the kept records are full
+    (5 records: only counted) as a large log fills them."""
+    from fabriclens.parse import nccl_log
+
+    monkeypatch.setattr(nccl_log, "MAX_RECORDS", max_records)
+    read = [nccl_log._read.__wrapped__(line, None) for line in map(nccl_log._stripped, CORPUS) if line]  # fmt: skip
+    assert sum(r.simple for r in read) > len(read) // 2  # the corpus has many of each kind
+    assert sum(not r.simple for r in read) > 100
+    batch, in_full = NcclLog(), NcclLog()
+    nccl_log._add_known(batch, read)
+    for r in read:
+        if r.plain:
+            nccl_log._add_known(in_full, [r.line[slice(*r.host_span)]])
+        else:
+            nccl_log._add_read(in_full, r._replace(simple=False))
+    assert batch == in_full and batch.dropped_records == in_full.dropped_records
+
+
+def test_the_memory_of_raw_lines_resumes_after_a_run_of_stamped_lines() -> None:
+    """Lines each with its own time stamp never repeat as they are: the reader stops keeping
+    them (only every few batches), and remembers again once lines come back as they were."""
+    from fabriclens.parse import nccl_log
+
+    nccl_log._RAW_MISSES.batches = 0
+    stamped = [f"[2024-03-13 00:{i // 60 % 60:02d}:{i % 60:02d}.{i:06d}] {CORPUS[i % len(CORPUS)]}" for i in range(40 * 256)]  # fmt: skip
+    for at in range(0, len(stamped), 256):
+        nccl_log.add_nccl_lines(NcclLog(), stamped[at : at + 256])
+    assert nccl_log._RAW_MISSES.batches >= 40 - 1  # no raw line came back
+    kept = len(nccl_log._RAW_LINES)
+    repeated = CORPUS[:256] * 20
+    for at in range(0, len(repeated), 256):
+        nccl_log.add_nccl_lines(NcclLog(), repeated[at : at + 256])
+    assert nccl_log._RAW_MISSES.batches == 0 and len(nccl_log._RAW_LINES) > kept

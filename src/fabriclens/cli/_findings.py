@@ -12,8 +12,14 @@ import typer
 
 from fabriclens.diagnose.engine import SEVERITY_ORDER, Finding
 from fabriclens.errors import ExitStatus
-from fabriclens.inputs import MAX_LOG_BYTES, iter_lines, line_starts, regular_file_size, too_large
-from fabriclens.parse.nccl_log import BATCH_LINES, NcclLog, add_nccl_lines, batched
+from fabriclens.inputs import (
+    MAX_LOG_BYTES,
+    iter_line_blocks,
+    line_starts,
+    regular_file_size,
+    too_large,
+)
+from fabriclens.parse.nccl_log import BATCH_LINES, NcclLog, add_nccl_lines
 from fabriclens.parse.torch_log import TorchLog, add_torch_lines
 
 # A log this large is read in parts, one per CPU (up to MAX_LOG_PARTS), the first by this
@@ -64,11 +70,12 @@ def _read_part(
     path: Path, start: int, stop: int | None, max_bytes: int, too_big: str
 ) -> tuple[NcclLog, TorchLog]:
     nccl, torch = NcclLog(), TorchLog()
-    lines = iter_lines(path, "log", max_bytes, too_big=too_big, start=start, stop=stop)
-    for batch in batched(lines, BATCH_LINES):
-        text = "\n".join(batch)  # both readers search the batch as one text first
-        add_nccl_lines(nccl, batch, text)
-        add_torch_lines(torch, batch, text)
+    for lines in iter_line_blocks(path, "log", max_bytes, too_big=too_big, start=start, stop=stop):
+        for at in range(0, len(lines), BATCH_LINES):
+            batch = lines[at : at + BATCH_LINES]
+            text = "\n".join(batch)  # both readers search the batch as one text first
+            add_nccl_lines(nccl, batch, text)
+            add_torch_lines(torch, batch, text)
     return nccl, torch
 
 

@@ -12,22 +12,33 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+# `++` and `*+` are possessive: what follows each can never be what the repeat would give up,
+# so they match what `+` and `*` match, and a line failing an alternative fails it at once.
+# Each alternative starts with one character or class (`\s\s*+`, not `\s+`), and those with
+# the same first character are grouped: the engine skips an alternative whose first character
+# differs without entering it. Of those, only the last (a pdsh host) can match where another
+# does, and it stays last: the order changes no match, and the commonest (a time stamp) is
+# tried first.
 PREFIX_RE = re.compile(
     r"""^(?:
-      \s+
-    | \x1b\[[0-9;]*[A-Za-z]                                   # colour escape
-    | \[[0-9;]*m\s?                                           # colour residue without ESC
-    | \((?:\w+\s+)?pid=\d+(?:,\s*ip=[\w.:]+)?\)\s?            # Ray
-    | \[\d+(?:,\d+)*\]<\w+>:\s?                               # mpirun --tag-output
-    | \[(?:rank|trainer|worker|node|host)\s?\d+(?:\|\d+)?\]:\s?  # torchrun and friends
-    | rank\d+:\s*                                             # rank3:
-    | \[\d{4}-\d\d-\d\d[ T][\d:.,]+\]\s?                      # [2024-03-13 22:26:02]
-    | \d{4}-\d\d-\d\d[ T]\d\d:\d\d:[\d.,]+(?:Z|[+-]\d\d:?\d\d)?\s  # 2024-03-13T22:26:02.123Z
-    | \[\d+\]\s(?=\S)                                         # a viewer's line number [80746]
-    | >\s?                                                    # quoted in a post
-    | \d+:\s                                                  # srun -l
-    | (?:\d{1,3}\.){3}\d{1,3}:\s                              # pdsh with addresses
-    | [\w.-]+:\s+(?=[\w.-]*\s?:\w+:\d+\s)                     # pdsh host: before host:pid:tid
+      \s\s*+
+    | \x1b\[[0-9;]*+[A-Za-z]                              # colour escape
+    | \[(?:
+          \d{4}-\d\d-\d\d[ T][\d:.,]++\]\s?               # [2024-03-13 22:26:02]
+        | [0-9;]*+m\s?                                    # colour residue without ESC
+        | \d++(?:,\d++)*+\]<\w++>:\s?                     # mpirun --tag-output
+        | (?:rank|trainer|worker|node|host)\s?\d++(?:\|\d+)?\]:\s?  # torchrun and friends
+        | \d++\]\s(?=\S)                                  # a viewer's line number [80746]
+        )
+    | \((?:\w+\s+)?pid=\d++(?:,\s*ip=[\w.:]+)?\)\s?       # Ray
+    | rank\d++:\s*                                        # rank3:
+    | \d(?:
+          \d{3}-\d\d-\d\d[ T]\d\d:\d\d:[\d.,]++(?:Z|[+-]\d\d:?\d\d)?\s  # 2024-03-13T22:26:02.123Z
+        | \d*+:\s                                         # srun -l
+        | \d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}:\s             # pdsh with addresses
+        )
+    | >\s?                                                # quoted in a post
+    | [\w.-][\w.-]*+:\s+(?=[\w.-]*\s?:\w+:\d+\s)          # pdsh host: before host:pid:tid
     )""",
     re.X,
 )

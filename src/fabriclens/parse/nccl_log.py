@@ -909,6 +909,10 @@ class Line(NamedTuple):
     unparsed: bool = False
     plain: bool = False  # the layout and nothing else a reader keeps: counted, its host noted
     host_span: tuple[int, int] = (0, 0)  # where ``host`` stands in the line (before cutting)
+    # at most a warning, an error, what ``found`` holds and (a line without the layout) being
+    # unparsed, beyond the layout if it has one: most lines a reader keeps. Added without a
+    # look at the other fields, all at their defaults
+    simple: bool = False
 
 
 def _split(line: str) -> tuple[re.Match[str], int, str] | None:
@@ -939,6 +943,10 @@ def _split(line: str) -> tuple[re.Match[str], int, str] | None:
     return None
 
 
+# the fields a simple line (``Line.simple``) may have beyond its layout
+_FLAGS = ("warning", "error")
+
+
 @lru_cache(maxsize=4096)
 def _read(line: str, rank: int | None) -> Line:
     """One line of NCCL debug output, its prefixes gone, read on its own (memoised: a large
@@ -959,10 +967,12 @@ def _read(line: str, rank: int | None) -> Line:
         )  # fmt: skip
         found = _detect(line, line, rank, outside=True)
         net_dir = _net_dir(line)  # a channel line pasted without NCCL's layout
+        libibverbs = "Failed to open libibverbs" in line
         return Line(
-            _cut(line), rank, version, error=error, found=found,
-            libibverbs_failed="Failed to open libibverbs" in line, net_dir=net_dir,
+            _cut(line), rank, version, error=error, found=found, libibverbs_failed=libibverbs,
+            net_dir=net_dir,
             unparsed=not found.events and "NCCL version" not in line and net_dir is None,
+            simple=version is None and net_dir is None and not libibverbs,
         )  # fmt: skip
     head, msg_at, level = split
     msg = line[msg_at:].strip().strip("_`")
@@ -1005,12 +1015,13 @@ def _read(line: str, rank: int | None) -> Line:
         fields["net_dir"] = _net_dir(msg)
     found = _detect(msg, line, rank)
     libibverbs = "Failed to open libibverbs" in msg
-    plain = (version is None and found is NOTHING and not libibverbs and "gdr" not in fields
-             and not any(fields.values()))  # fmt: skip
+    simple = (version is None and not libibverbs and "gdr" not in fields
+              and not any(v for k, v in fields.items() if k not in _FLAGS))  # fmt: skip
+    plain = simple and found is NOTHING and not any(fields.values())
     return Line(
         _cut(line), rank, version, layout=True, msg=_cut(msg), host=head.group("host") or None,
         dev=_int(head.group("dev")), libibverbs_failed=libibverbs, found=found, plain=plain,
-        host_span=head.span("host") if head.group("host") else (0, 0), **fields,
+        host_span=head.span("host") if head.group("host") else (0, 0), simple=simple, **fields,
     )  # fmt: skip
 
 
@@ -1103,13 +1114,21 @@ def add_nccl_lines(out: NcclLog, lines: Sequence[str], text: str | None = None) 
     if _screened("\n".join(lines) if text is None else text):
         # a line seen before as it is (every rank, every step) is known at once; the others
         # lose their prefixes in one pass and are looked up without them, else read
-        known = [_RAW_LINES.get(raw) for raw in lines]
+        raw_lines = _RAW_LINES
+        known = [raw_lines.get(raw) for raw in lines]
         if None in known:
             fresh = [i for i, k in enumerate(known) if k is None]
-            for i, line in zip(fresh, _stripped_all([lines[i] for i in fresh]), strict=True):
-                known[i] = _remembered(lines[i], _known(lines[i], line))
-        for k in known:
-            _add_known(out, k)  # type: ignore[arg-type]
+            raws = [lines[i] for i in fresh]
+            found = _known_all(raws, _stripped_all(raws))
+            if _RAW_MISSES.remember(len(fresh) < len(lines)):
+                for raw, k in zip(raws, found, strict=True):
+                    if len(raw) <= MEMO_MAX_CHARS:
+                        _remember(raw_lines, raw, k)
+            for i, k in zip(fresh, found, strict=True):
+                known[i] = k
+        else:
+            _RAW_MISSES.remember(True)
+        _add_known(out, known)  # type: ignore[arg-type]
         return
     for line in _stripped_all(lines):
         split = _split(line) if line else None
@@ -1135,6 +1154,28 @@ _RAW_LINES: dict[str, Line | str] = {}
 # log whose every line carries its own timestamp repeats these
 _LINES: dict[str, Line | str] = {}
 MEMO_ENTRIES = 4096  # lines and shapes remembered, each (then forgotten all at once)
+
+
+class _Misses:
+    """Whether a batch's new raw lines are worth remembering as they are. A log whose every
+    line carries its own time stamp never repeats a raw line: after PROBE_AFTER batches in a row
+    without one seen before, only every PROBE_EVERY-th batch's lines are remembered, so that
+    lines which do come back are found again within a few batches and remembering resumes.
+    What a line is does not depend on it, only the cost of reading the log."""
+
+    PROBE_AFTER = 4
+    PROBE_EVERY = 8
+
+    def __init__(self) -> None:
+        self.batches = 0  # batches in a row without a raw line seen before
+
+    def remember(self, hit: bool) -> bool:
+        """Note whether the batch met a raw line seen before; whether to remember its new ones."""
+        self.batches = 0 if hit else self.batches + 1
+        return self.batches < self.PROBE_AFTER or self.batches % self.PROBE_EVERY == 0
+
+
+_RAW_MISSES = _Misses()
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 
@@ -1152,40 +1193,81 @@ def add_nccl_line(out: NcclLog, raw: str) -> None:
     plain line (the layout and nothing a reader keeps) is counted and its host noted, and a line
     of the same shape as an earlier plain one is known plain without being read."""
     known = _RAW_LINES.get(raw)
-    _add_known(out, known if known is not None else _remembered(raw, _known(raw, _stripped(raw))))
+    if known is None:
+        (known,) = _known_all([raw], [_stripped(raw)])
+        if len(raw) <= MEMO_MAX_CHARS:
+            _remember(_RAW_LINES, raw, known)
+    _add_known(out, [known])
 
 
-def _remembered(raw: str, known: Line | str) -> Line | str:
-    """``known``, kept as what ``raw`` is (short lines only)."""
-    return _remember(_RAW_LINES, raw, known) if len(raw) <= MEMO_MAX_CHARS else known
-
-
-def _add_known(out: NcclLog, known: Line | str) -> None:
-    """Add what a line is (``_known``) to ``out``."""
-    if isinstance(known, str):
-        out.lines += 1
-        if known and known not in out.seen_hosts:
-            out.add_host(known)
-    elif known is not _BLANK:
-        _add_read(out, known)
+def _add_known(out: NcclLog, known: Sequence[Line | str]) -> None:
+    """Add what each line is (``_known_all``) to ``out``, in order. A plain line and a simple
+    one (``Line.simple``) are added here, the others by ``_add_read``."""
+    lines, unparsed, dropped = 0, 0, 0
+    seen_hosts, warnings, errors = out.seen_hosts, out.warnings, out.errors
+    for k in known:
+        if isinstance(k, str):  # a plain line: its host, or "" for none
+            lines += 1
+            if k and k not in seen_hosts:
+                out.add_host(k)
+        elif k is _BLANK:
+            continue
+        elif not k.simple:
+            _add_read(out, k)
+        elif not k.layout:
+            if k.error:
+                if len(errors) < MAX_RECORDS:
+                    errors.append(k.line)
+                else:
+                    dropped += 1
+            if k.found is not NOTHING:
+                _add_found(out, k, None, None)
+            unparsed += k.unparsed
+        else:
+            lines += 1
+            if (host := k.host) and host not in seen_hosts:
+                out.add_host(host)
+            if k.warning:
+                if len(warnings) < MAX_RECORDS:
+                    warnings.append(k.msg)
+                else:
+                    dropped += 1
+                if k.error:
+                    if len(errors) < MAX_RECORDS:
+                        errors.append(k.line)
+                    else:
+                        dropped += 1
+            if k.found is not NOTHING:
+                _add_found(out, k, host, k.dev)
+    out.lines += lines
+    out.unparsed_lines += unparsed
+    out.dropped_records += dropped
 
 
 _BLANK = Line("", None)  # what an empty line is: nothing to add
 
 
-def _known(raw: str, line: str) -> Line | str:
-    """What a raw line is, given its text without prefixes (``_stripped``): the host of a plain
-    line ("" for none), else its Line. It depends on that text and the rank prefix alone, so
-    lines that differ only in another prefix (a timestamp per line) are read once."""
-    if not line:
-        return _BLANK
-    # the pattern needs `rank` within the first eight characters
-    rank_prefix = RANK_PREFIX_RE.match(raw) if "rank" in raw[:9].lower() else None
-    key = line if rank_prefix is None else f"{rank_prefix.group(1)}\0{line}"
-    if (seen := _LINES.get(key)) is not None:
-        return seen
-    known = _read_stripped(line, int(rank_prefix.group(1)) if rank_prefix else None)
-    return _remember(_LINES, key, known) if len(line) <= MEMO_MAX_CHARS else known
+def _known_all(raws: Sequence[str], lines: Sequence[str]) -> list[Line | str]:
+    """What each raw line is, given its text without prefixes (``_stripped``): the host of a
+    plain line ("" for none), else its Line. It depends on that text and the rank prefix alone,
+    so lines that differ only in another prefix (a timestamp per line) are read once."""
+    memo = _LINES
+    known: list[Line | str] = []
+    for raw, line in zip(raws, lines, strict=True):
+        if not line:
+            known.append(_BLANK)
+            continue
+        # the pattern needs `rank` within the first eight characters
+        if "rank" in raw[:9].lower() and (rank_prefix := RANK_PREFIX_RE.match(raw)) is not None:
+            key, rank = f"{rank_prefix.group(1)}\0{line}", int(rank_prefix.group(1))
+        else:
+            key, rank = line, None
+        if (seen := memo.get(key)) is None:
+            seen = _read_stripped(line, rank)
+            if len(line) <= MEMO_MAX_CHARS:
+                _remember(memo, key, seen)
+        known.append(seen)
+    return known
 
 
 def _net_dir(text: str) -> tuple[str, bool] | None:

@@ -9,7 +9,7 @@ NCCL work: 807`) and older ones without SeqNum or sizes. Unknown lines are ignor
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from fabriclens.parse._prefix import strip_prefixes
@@ -126,9 +126,30 @@ def add_torch_lines(out: TorchLog, lines: Sequence[str], text: str | None = None
     """Add a batch of lines (skipped at once when none holds the words read here); ``text``:
     the lines joined by newlines, where the caller has it."""
     text = "\n".join(lines) if text is None else text
-    if "Watchdog caught" in text or "last enqueued" in text or TIMEOUT_FRAME in text:
+    places = sorted(_places(text, ("Watchdog caught", "last enqueued", TIMEOUT_FRAME)))
+    if not places:
+        return
+    if len(lines) != text.count("\n") + 1:  # a line holding a newline itself: one by one
         for raw in lines:
             add_torch_line(out, raw)
+        return
+    # only the lines holding one of the words: a line's number is the newlines before its word
+    number, counted, last = 0, 0, -1
+    for at in places:
+        number += text.count("\n", counted, at)
+        counted = at
+        if number != last:
+            add_torch_line(out, lines[number])
+            last = number
+
+
+def _places(text: str, words: Sequence[str]) -> Iterator[int]:
+    """Where each of ``words`` stands in ``text``."""
+    for word in words:
+        at = text.find(word)
+        while at >= 0:
+            yield at
+            at = text.find(word, at + len(word))
 
 
 def add_torch_line(out: TorchLog, raw: str) -> None:
