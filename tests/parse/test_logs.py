@@ -615,6 +615,15 @@ OTHER_WORDINGS = {
     "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1, unhandled system error, NCCL version 2.10.3": "nccl-system-error-unexplained",
     "[n1:1] pml_ucx.c:175 Error: Failed to receive UCX worker address: Not found (-13)": "mpi-ucx-error",
     "RuntimeError: DNS resolution failed: [Errno -2] Name or service not known.": "hostname-unresolvable",
+    # UCX 1.14's own words for a low locked-memory limit (openucx/ucx#7930, #8746)
+    "[1.0] [n1:7:0] ib_md.c:1 UCX  ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory. Please set max locked memory (ulimit -l) to 'unlimited' (current: 64 kbytes)": "mpi-ib-cq-failed",
+    "[1.0] [n1:7:0] ib_md.c:1 UCX  WARN  RDMA transports are disabled because max locked memory limit (64 kbytes) is too low. Please set max locked memory (ulimit -l) to 'unlimited'": "mpi-ib-cq-failed",
+    "slurmstepd: error: pyxis:     mkdir: cannot create directory '/run/enroot/user-1000': Permission denied": "enroot-dir-not-writable",
+    "enroot-nsenter: failed to create user namespace: Permission denied": "enroot-user-namespace-refused",
+    "slurmstepd: error: pyxis: couldn't start container": "pyxis-container-failed",
+    # NVLSM's own check (siderolabs/docs#581)
+    "10.0.0.101: nvlsm: ibwarn: [15] umad_init: can't read ABI version from /sys/class/infiniband_mad/abi_version (No such file or directory): is ib_umad module loaded?": "fabric-manager-ib-umad-missing",
+    "nv-fabricmanager: request to query NVSwitch device information from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]": "fabric-manager-no-nvswitch",
 }  # fmt: skip
 
 
@@ -721,6 +730,15 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     assert {"nvls-fabric-manager"} <= _rules_of(
         broken
     ) and "nvls-multicast-exhausted" not in _rules_of(broken)
+    # UCX's other errors are the UCX rule's, and its INFO lines nothing (the UCX FAQ's example);
+    # a mkdir refused outside a container runtime's log, pyxis at work, ib_umad loaded
+    assert "mpi-ib-cq-failed" not in _rules_of(
+        "[1.0] [n1:7:0] ib_iface.c:1 UCX  ERROR ibv_create_cq(cqe=4096) failed: Invalid argument"
+    )
+    assert _rules_of("[1.0] [host1:42:0] ucp_worker.c:1877 UCX  INFO  ep_cfg[2]: tag(rc_mlx5/mlx5_0:1)") <= {"nothing-to-read"}  # fmt: skip
+    assert parse_nccl_log("mkdir: cannot create directory '/data/run1': Permission denied").of("enroot_dir_denied") == []  # fmt: skip
+    assert _rules_of("pyxis: creating container filesystem ...\npyxis: starting container ...") <= {"nothing-to-read"}  # fmt: skip
+    assert parse_nccl_log("modprobe: ib_umad loaded").of("fm_ib_umad_missing") == []
     # a forced algorithm alone is no failure; one host-buffer path alone is no divergence
     assert "nccl-no-algorithm-forced" not in _rules_of(
         "n1:1:1 [0] NCCL INFO NCCL_ALGO was set to ring."

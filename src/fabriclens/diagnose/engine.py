@@ -353,6 +353,11 @@ EVENT_WORDS = {
     "jax_coordinator_lost": "the connection to JAX's coordination service (process 0) closed",
     "jax_task_disconnected": "a JAX collective was cancelled: a participating task is no longer connected",
     "spawn_pickle_error": "a spawned worker's arguments could not be pickled",
+    "enroot_dir_denied": "enroot cannot create {path} (Permission denied)",
+    "userns_failed": "the container's user namespace was refused: {reason}",
+    "pyxis_failed": "pyxis (Slurm's container plugin): {step}",
+    "fm_ib_umad_missing": "Fabric Manager: the ib_umad kernel module is not loaded",
+    "fm_nothing_to_do": "Fabric Manager found no NVSwitch to set up (NV_WARN_NOTHING_TO_DO)",
 }
 
 
@@ -540,6 +545,11 @@ EVENT_FACTS = (
     "jax_coordinator_lost",
     "jax_task_disconnected",
     "spawn_pickle_error",
+    "enroot_dir_denied",
+    "userns_failed",
+    "pyxis_failed",
+    "fm_ib_umad_missing",
+    "fm_nothing_to_do",
 )
 EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_retry": (("ib_completion",), lambda e: e.detail["status"] == 12),

@@ -136,6 +136,15 @@ JAX_TASK_RE = re.compile(
     r"^/job:[\w-]+/replica:\d+/task:(\d+)\s*$"
 )  # the coordination service's list
 INCARNATION_RE = re.compile(r"incarnation id \d+ is not connected")  # JAX: a task gone
+# UCX's completion queue without locked memory (ibv_create_cq / mlx5dv_create_cq: Cannot allocate
+# memory), and UCX 1.14's own words for it
+UCX_NO_LOCKED_RE = re.compile(r"create_cq\b.*Cannot allocate memory|max locked memory")
+# what pyxis prints from enroot's log (Slurm's container plugin): a directory enroot cannot make
+ENROOT_MKDIR_RE = re.compile(r"(?:pyxis|enroot).*mkdir: cannot create directory '([^']{1,200})': Permission denied")  # fmt: skip
+USERNS_RE = re.compile(r"failed to create user namespace: (\S[^\n]{0,60})")
+PYXIS_FAILED_RE = re.compile(r"pyxis: (couldn't execute enroot command|couldn't start container|container start failed[^\n]{0,40})")  # fmt: skip
+# Fabric Manager's start script on NVLink 5 systems, and NVLSM's umad_init, without ib_umad
+FM_UMAD_RE = re.compile(r"ib_umad\W{0,2} (?:has not been loaded|module loaded\?)")
 FABRIC_STATE_RE = re.compile(r"^\s*State\s*:\s*In Progress\s*$")  # nvidia-smi -q, Fabric
 NIC_POLICY_RE = re.compile(r"NIC_POLICY of '(\w+)'\. Rank (\d+) is not confined")  # Cray MPICH
 # libibverbs (rdma-core libibverbs/init.c): an RDMA device no installed provider claims, or a
@@ -583,8 +592,11 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("vllm_workers_wait")
     if "OFI MTL is aborting" in msg or "Mismatched address format" in msg:  # Open MPI, libfabric
         add("mpi_ofi_abort")
-    if "UCX" in msg and (ux := UCX_ERROR_RE.search(msg)) is not None:
-        add("ucx_error", error=ux.group(1)[:160])
+    if "UCX" in msg:
+        if UCX_NO_LOCKED_RE.search(msg) is not None:  # read as MVAPICH2's `cannot create cq`
+            add("mpi_cq_create_failed")
+        elif (ux := UCX_ERROR_RE.search(msg)) is not None:
+            add("ucx_error", error=ux.group(1)[:160])
     if "custom_all_reduce" in msg and "peer access is not supported" in msg:
         add("engine_custom_ar_no_p2p")  # vLLM's / SGLang's own all-reduce kernel
     if "Version mismatch: The cluster was started with" in msg:  # Ray's check_version_info
@@ -671,6 +683,16 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("jax_task_disconnected")
     if "UCX worker address" in msg or "resolve UCX endpoint" in msg:  # Open MPI's pml_ucx
         add("ucx_error", error=msg.strip()[:160])
+    if "cannot create directory" in msg and (ed := ENROOT_MKDIR_RE.search(msg)) is not None:
+        add("enroot_dir_denied", path=ed.group(1))
+    if "failed to create user namespace" in msg and (un := USERNS_RE.search(msg)) is not None:
+        add("userns_failed", reason=un.group(1).strip())  # enroot-nsenter, and others
+    if "pyxis" in msg and (px := PYXIS_FAILED_RE.search(msg)) is not None:
+        add("pyxis_failed", step=px.group(1))
+    if "ib_umad" in msg and FM_UMAD_RE.search(msg) is not None:
+        add("fm_ib_umad_missing")
+    if "NV_WARN_NOTHING_TO_DO" in msg:  # Fabric Manager, with no NVSwitch to set up
+        add("fm_nothing_to_do")
     if "DNS resolution failed" in msg:  # MindSpore's msrun, and others, in their own words
         add("host_unresolved", name=None)
     if "Can't pickle" in msg:  # a spawned worker's arguments (multiprocessing spawn)
@@ -1076,7 +1098,8 @@ SCREEN_WORDS = (
     "driver rpc error: timed out", "XidCriticalError", "In Progress",
     "JAX distributed service detected fatal errors", "/job:", "remote target coordination_service",
     "incarnation id", "Can't pickle", "OMPI was not built with SLURM", "UCX worker address",
-    "resolve UCX endpoint", "DNS resolution failed",
+    "resolve UCX endpoint", "DNS resolution failed", "cannot create directory",
+    "failed to create user namespace", "pyxis", "ib_umad", "NV_WARN_NOTHING_TO_DO",
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
