@@ -624,6 +624,12 @@ OTHER_WORDINGS = {
     # NVLSM's own check (siderolabs/docs#581)
     "10.0.0.101: nvlsm: ibwarn: [15] umad_init: can't read ABI version from /sys/class/infiniband_mad/abi_version (No such file or directory): is ib_umad module loaded?": "fabric-manager-ib-umad-missing",
     "nv-fabricmanager: request to query NVSwitch device information from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]": "fabric-manager-no-nvswitch",
+    "I0101 00:00:00 rxdm.cc:1] Number of GPUs detected 6 is not equal to the actual number of GPUs 8": "tcpxo-rxdm-gpu-count",
+    "[ERROR] HCCL(1,python):2025-01-01-00:00:00.000.001 [sal.cc:501] [1][InitGroupStage][EnvConfig]set ifname to [eth9] by HCCL_SOCKET_IFNAME, but not found in the environment": "hccl-socket-ifname-missing",
+    "[ERROR] HCCL(7,python):2025-01-01 [rank_consistentcy_checker.cc:429] [7][InitChannelStage][ParameterConflict]CMD information tag check fail. local[Broadcast_10.0.0.1%eth0_60000_0_1], remote[AllReduce_10.0.0.1%eth0_60000_0_1]": "hccl-collectives-differ",
+    "[ERROR] HCCL(7,python):2025-01-01 [config.cc:413] [7][InitGroupStage][RanktableCheck]rank[3] device ip family[10] is not same as others[2].": "hccl-ip-family-mismatch",
+    "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown": "container-nvml-library-missing",
+    "OSError: [Errno 24] Too many open files: '/dev/shm/torch_1234_0'": "too-many-open-files",
 }  # fmt: skip
 
 
@@ -739,6 +745,12 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     assert parse_nccl_log("mkdir: cannot create directory '/data/run1': Permission denied").of("enroot_dir_denied") == []  # fmt: skip
     assert _rules_of("pyxis: creating container filesystem ...\npyxis: starting container ...") <= {"nothing-to-read"}  # fmt: skip
     assert parse_nccl_log("modprobe: ib_umad loaded").of("fm_ib_umad_missing") == []
+    # GPUs found in the PCI tree; HCCL_SOCKET_IFNAME found; another library the hook could not
+    # load; a limit that is only printed
+    assert parse_nccl_log("Number of GPUs detected in the PCI tree 8").of("rxdm_no_pci_gpus") == []  # fmt: skip
+    assert parse_nccl_log("HCCL_SOCKET_IFNAME set to [eth0], found").of("hccl_ifname_missing") == []  # fmt: skip
+    assert parse_nccl_log("nvidia-container-cli: initialization error: load library failed: libcuda.so.1").of("container_nvml_missing") == []  # fmt: skip
+    assert parse_nccl_log("open files (-n) 1048576").of("open_files_exhausted") == []
     # a forced algorithm alone is no failure; one host-buffer path alone is no divergence
     assert "nccl-no-algorithm-forced" not in _rules_of(
         "n1:1:1 [0] NCCL INFO NCCL_ALGO was set to ring."

@@ -358,6 +358,15 @@ EVENT_WORDS = {
     "pyxis_failed": "pyxis (Slurm's container plugin): {step}",
     "fm_ib_umad_missing": "Fabric Manager: the ib_umad kernel module is not loaded",
     "fm_nothing_to_do": "Fabric Manager found no NVSwitch to set up (NV_WARN_NOTHING_TO_DO)",
+    "rxdm_gpus_mismatch": "TCPXO's receive-data-path manager found {detected} of {actual} GPUs",
+    "rxdm_no_pci_gpus": "TCPXO's receive-data-path manager found no GPU in the PCI tree",
+    "hccl_ifname_missing": "HCCL_SOCKET_IFNAME names {name}, an interface this host (or container) does not have",
+    "hccl_tls_mismatch": "HCCL: the ranks' NPU TLS settings differ",
+    "hccl_op_mismatch": "HCCL's parameter check: this rank issued {local}, its peer {remote}",
+    "hccl_ip_family_mismatch": "HCCL: one rank's device address is {family}, the others' {others}",
+    "container_nvml_missing": "the NVIDIA container hook could not load {library}",
+    "mpi_ofi_addrinfo": "Intel MPI: OFI addrinfo() failed at MPI_Init",
+    "open_files_exhausted": "a process ran out of file descriptors (Too many open files)",
 }
 
 
@@ -550,6 +559,15 @@ EVENT_FACTS = (
     "pyxis_failed",
     "fm_ib_umad_missing",
     "fm_nothing_to_do",
+    "rxdm_gpus_mismatch",
+    "rxdm_no_pci_gpus",
+    "hccl_ifname_missing",
+    "hccl_tls_mismatch",
+    "hccl_op_mismatch",
+    "hccl_ip_family_mismatch",
+    "container_nvml_missing",
+    "mpi_ofi_addrinfo",
+    "open_files_exhausted",
 )
 EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_retry": (("ib_completion",), lambda e: e.detail["status"] == 12),

@@ -145,6 +145,14 @@ USERNS_RE = re.compile(r"failed to create user namespace: (\S[^\n]{0,60})")
 PYXIS_FAILED_RE = re.compile(r"pyxis: (couldn't execute enroot command|couldn't start container|container start failed[^\n]{0,40})")  # fmt: skip
 # Fabric Manager's start script on NVLink 5 systems, and NVLSM's umad_init, without ib_umad
 FM_UMAD_RE = re.compile(r"ib_umad\W{0,2} (?:has not been loaded|module loaded\?)")
+# GKE's TCPXO receive-data-path manager (RxDM) counting the GPUs it can pair with NICs
+RXDM_COUNT_RE = re.compile(r"Number of GPUs detected (\d+) is not equal to the actual number of GPUs (\d+)")  # fmt: skip
+RXDM_PCI_RE = re.compile(r"Number of GPUs detected in the PCI tree 0\b")
+# Huawei's HCCL (Ascend): its configuration and consistency checks
+HCCL_IFNAME_RE = re.compile(r"set ifname to \[([^\]]{0,64})\] by HCCL_SOCKET_IFNAME, but not found")
+HCCL_CMD_RE = re.compile(r"CMD information tag check fail\. local\[([A-Za-z]+)_[^\]]*\], remote\[([A-Za-z]+)_")  # fmt: skip
+HCCL_FAMILY_RE = re.compile(r"device ip family\[(\d+)\] is not same as others\[(\d+)\]")
+CONTAINER_NVML_RE = re.compile(r"nvidia-container-cli: initialization error: load library failed: (libnvidia-ml\.so[.\d]*)")  # fmt: skip
 FABRIC_STATE_RE = re.compile(r"^\s*State\s*:\s*In Progress\s*$")  # nvidia-smi -q, Fabric
 NIC_POLICY_RE = re.compile(r"NIC_POLICY of '(\w+)'\. Rank (\d+) is not confined")  # Cray MPICH
 # libibverbs (rdma-core libibverbs/init.c): an RDMA device no installed provider claims, or a
@@ -693,6 +701,27 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("fm_ib_umad_missing")
     if "NV_WARN_NOTHING_TO_DO" in msg:  # Fabric Manager, with no NVSwitch to set up
         add("fm_nothing_to_do")
+    if "Number of GPUs detected" in msg:  # GKE TCPXO's RxDM
+        if (rc := RXDM_COUNT_RE.search(msg)) is not None:
+            add("rxdm_gpus_mismatch", detected=int(rc.group(1)), actual=int(rc.group(2)))
+        elif RXDM_PCI_RE.search(msg) is not None:
+            add("rxdm_no_pci_gpus")
+    if "HCCL_SOCKET_IFNAME" in msg and (hi := HCCL_IFNAME_RE.search(msg)) is not None:
+        add("hccl_ifname_missing", name=hi.group(1))
+    if 'for config "tls" is invalid' in msg:  # HCCL's rank-table check
+        add("hccl_tls_mismatch")
+    if "CMD information" in msg and (hc := HCCL_CMD_RE.search(msg)) is not None:
+        add("hccl_op_mismatch", local=hc.group(1), remote=hc.group(2))
+    if "device ip family" in msg and (hf := HCCL_FAMILY_RE.search(msg)) is not None:
+        family = {"2": "IPv4", "10": "IPv6"}
+        add("hccl_ip_family_mismatch", family=family.get(hf.group(1), hf.group(1)),
+            others=family.get(hf.group(2), hf.group(2)))  # fmt: skip
+    if "load library failed" in msg and (cn := CONTAINER_NVML_RE.search(msg)) is not None:
+        add("container_nvml_missing", library=cn.group(1))
+    if "OFI addrinfo() failed" in msg:  # Intel MPI (MPICH's OFI netmod) at MPI_Init
+        add("mpi_ofi_addrinfo")
+    if "Too many open files" in msg:  # EMFILE, in any program's words
+        add("open_files_exhausted")
     if "DNS resolution failed" in msg:  # MindSpore's msrun, and others, in their own words
         add("host_unresolved", name=None)
     if "Can't pickle" in msg:  # a spawned worker's arguments (multiprocessing spawn)
@@ -1100,6 +1129,9 @@ SCREEN_WORDS = (
     "incarnation id", "Can't pickle", "OMPI was not built with SLURM", "UCX worker address",
     "resolve UCX endpoint", "DNS resolution failed", "cannot create directory",
     "failed to create user namespace", "pyxis", "ib_umad", "NV_WARN_NOTHING_TO_DO",
+    "Number of GPUs detected", "HCCL_SOCKET_IFNAME", 'for config "tls" is invalid',
+    "CMD information", "device ip family", "load library failed", "OFI addrinfo() failed",
+    "Too many open files",
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
