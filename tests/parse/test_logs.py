@@ -280,7 +280,7 @@ _NESTED_GATES = {"nvls", "shm", "p2p", "IPC", "peer access is not supported", "N
 
 def test_every_gate_of_the_reader_holds_a_screen_word() -> None:
     """A batch with no screen word is only matched against the layout (add_nccl_lines): every
-    word ``_read``, ``_detect`` and ``_detect_outside`` test a line for must hold a screen word
+    word ``_read``, ``_detect``, ``_detect_outside`` and ``_detect_hccl`` test a line for must hold a screen word
     (case-sensitive) or a lower-cased one, else a gate added later would be skipped in such
     batches. Read from their source, so the list cannot drift."""
     import ast
@@ -289,7 +289,7 @@ def test_every_gate_of_the_reader_holds_a_screen_word() -> None:
     from fabriclens.parse import nccl_log
 
     words: set[str] = set()
-    for fn in (nccl_log._read, nccl_log._detect, nccl_log._detect_outside):
+    for fn in (nccl_log._read, nccl_log._detect, nccl_log._detect_outside, nccl_log._detect_hccl):
         tree = ast.parse(inspect.getsource(inspect.unwrap(fn)))
         for node in ast.walk(tree):
             if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In | ast.NotIn):
@@ -630,6 +630,15 @@ OTHER_WORDINGS = {
     "[ERROR] HCCL(7,python):2025-01-01 [config.cc:413] [7][InitGroupStage][RanktableCheck]rank[3] device ip family[10] is not same as others[2].": "hccl-ip-family-mismatch",
     "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown": "container-nvml-library-missing",
     "OSError: [Errno 24] Too many open files: '/dev/shm/torch_1234_0'": "too-many-open-files",
+    "[ERROR] HCCL(9,python):2025-01-01 [hccl_socket.cc:110] [9][InitChannelStage][RanktableDetect] socket type[2], listen on ip[10.0.0.1%eth0] and specific port[60002] fail. Please check the port status": "hccl-port-in-use",
+    "[ERROR] HCCL(9,python):2025-01-01 [topoinfo_exchange_agent.cc:41] [9][TopoInfoExchangeAgent][Setup]TopoExchangeAgent: connect server[10.0.0.1 : 60000] failed": "hccl-root-unreachable",
+    "[PID: 9] 2025-01-01-00:00:00.000.001 Execution Error ROCE CQE(EI0013): An error CQE occurred during operator execution.": "hccl-roce-cqe",
+    "[ERROR] HCCL(9,python):2025-01-01 [param_check.cc:66] [9][InitGroupStage][RanktableConfig]errNo[0x0000000005010001] path /data/rank_table_8p.json is not a valid real path": "hccl-ranktable-path",
+    "[PID: 9] 2025-01-01-00:00:00.000.001 Communication_Error_Socket_Connect_Timeout(EI0006): Failed to set up the link within the timeout.": "hccl-error-code",
+    "[ERROR] HCCL(9,python):2025-01-01 [task_exception_handler.cc:908] [9][TaskExecStage][Timeout][Host]Task run failed, base information is streamID:[2], taskID[7], tag[Broadcast_10.0.0.1%eth0_60000_0_1], AlgType(level 0-1-2):[fullmesh-ring-NHR].": "hccl-task-failed",
+    "(ofi_impl.h:704:MPIDI_OFI_send_handler:Transport endpoint is not connected)": "impi-ofi-iface-unreachable",
+    # Open MPI 4's wording
+    "[n2][[1,1],3][btl_tcp_endpoint.c:803:mca_btl_tcp_endpoint_complete_connect] connect() to 10.0.0.2 failed: No route to host (113)": "ompi-tcp-no-route",
 }  # fmt: skip
 
 
@@ -751,6 +760,13 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     assert parse_nccl_log("HCCL_SOCKET_IFNAME set to [eth0], found").of("hccl_ifname_missing") == []  # fmt: skip
     assert parse_nccl_log("nvidia-container-cli: initialization error: load library failed: libcuda.so.1").of("container_nvml_missing") == []  # fmt: skip
     assert parse_nccl_log("open files (-n) 1048576").of("open_files_exhausted") == []
+    # one operator on every rank is no divergence; a port that listens; a socket's own
+    # 'not connected' outside libfabric; another errno of Open MPI's TCP transport
+    same = "\n".join(next(k for k in OTHER_WORDINGS if "tag[Broadcast" in k).replace("Broadcast", op) for op in ("AllReduce", "AllReduce"))  # fmt: skip
+    assert "hccl-task-ops-differ" not in _rules_of(same)
+    assert parse_nccl_log("listen on ip[10.0.0.1%eth0] and specific port[60000] success").of("hccl_port_bound") == []  # fmt: skip
+    assert parse_nccl_log("OSError: [Errno 107] Transport endpoint is not connected").of("mpi_ofi_not_connected") == []  # fmt: skip
+    assert parse_nccl_log("btl_tcp_endpoint.c:572:mca_btl_tcp_endpoint_complete_connect: connect() failed with errno=111").of("mpi_tcp_no_route") == []  # fmt: skip
     # a forced algorithm alone is no failure; one host-buffer path alone is no divergence
     assert "nccl-no-algorithm-forced" not in _rules_of(
         "n1:1:1 [0] NCCL INFO NCCL_ALGO was set to ring."

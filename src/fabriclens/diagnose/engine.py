@@ -250,6 +250,8 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "gdr_receive_missing": int(nccl.net_dirs[("receive", False)] > 0
                                    and nccl.net_dirs[("send", True)] + nccl.net_dirs[("receive", True)] > 0
                                    and not nccl.of("gdr_distance")),
+        # HCCL collectives that failed on different ranks as different operators
+        "hccl_task_ops": len({e.detail["op"] for e in nccl.of("hccl_task_failed")}),
         **{kind: _count(kind, nccl) for kind in EVENT_FACTS},
     }  # fmt: skip
 
@@ -367,6 +369,17 @@ EVENT_WORDS = {
     "container_nvml_missing": "the NVIDIA container hook could not load {library}",
     "mpi_ofi_addrinfo": "Intel MPI: OFI addrinfo() failed at MPI_Init",
     "open_files_exhausted": "a process ran out of file descriptors (Too many open files)",
+    "hccl_port_bound": "HCCL could not listen on its host port: already bound",
+    "hccl_root_unreachable": "HCCL: this rank could not connect to the root at {server}",
+    "hccl_ranks_missing": "HCCL's root waited in vain for ranks {ranks}",
+    "hccl_device_oom": "HCCL ran out of NPU memory setting up its links (EI0011)",
+    "hccl_sdma_error": "an HCCL SDMA copy task failed (EI0012)",
+    "hccl_roce_cqe": "an HCCL RoCE completion error (EI0013)",
+    "hccl_ranktable_path": "HCCL's rank table path {path} does not exist or cannot be read",
+    "hccl_task_failed": "an HCCL {op} task failed",
+    "hccl_error_code": "HCCL error {code}: {name}",
+    "mpi_ofi_not_connected": "Intel MPI's OFI send failed: Transport endpoint is not connected",
+    "mpi_tcp_no_route": "Open MPI's TCP transport: connect() failed with errno 113 (No route to host)",
 }
 
 
@@ -568,6 +581,17 @@ EVENT_FACTS = (
     "container_nvml_missing",
     "mpi_ofi_addrinfo",
     "open_files_exhausted",
+    "hccl_port_bound",
+    "hccl_root_unreachable",
+    "hccl_ranks_missing",
+    "hccl_device_oom",
+    "hccl_sdma_error",
+    "hccl_roce_cqe",
+    "hccl_ranktable_path",
+    "hccl_task_failed",
+    "hccl_error_code",
+    "mpi_ofi_not_connected",
+    "mpi_tcp_no_route",
 )
 EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_retry": (("ib_completion",), lambda e: e.detail["status"] == 12),

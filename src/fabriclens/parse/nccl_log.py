@@ -152,6 +152,17 @@ RXDM_PCI_RE = re.compile(r"Number of GPUs detected in the PCI tree 0\b")
 HCCL_IFNAME_RE = re.compile(r"set ifname to \[([^\]]{0,64})\] by HCCL_SOCKET_IFNAME, but not found")
 HCCL_CMD_RE = re.compile(r"CMD information tag check fail\. local\[([A-Za-z]+)_[^\]]*\], remote\[([A-Za-z]+)_")  # fmt: skip
 HCCL_FAMILY_RE = re.compile(r"device ip family\[(\d+)\] is not same as others\[(\d+)\]")
+HCCL_LISTEN_RE = re.compile(r"listen on ip\[[^\]]{0,80}\] and specific port\[(\d+)\] fail")
+HCCL_AGENT_RE = re.compile(r"connect server\[\s*([^\]]{1,80}?)\s*\] failed")
+HCCL_MISSING_RE = re.compile(r"Failed to connect agent\[([\d,]{1,200})\]")
+HCCL_CQE_RE = re.compile(r"cqe error status\[(\d+)\]")
+HCCL_RANKTABLE_RE = re.compile(r"path (\S{1,200}) is not a valid real path")
+HCCL_TASK_RE = re.compile(r"Task run failed, base information is .{0,120}?tag\[([A-Za-z]+)_")
+# HCCL's (and the Ascend runtime's) named error codes: `Communication_Error_Bind_IP_Port(EI0019)`
+HCCL_CODE_RE = re.compile(r"([A-Z][A-Za-z]*(?:[_ ][A-Za-z]+){1,8})\((E[IJ]\d{4})\)")
+OFI_NOT_CONNECTED_RE = re.compile(r"ofi\w*\.h:\d+:\w+:Transport endpoint is not connected", re.I)
+# Open MPI's TCP BTL, older and newer wordings of EHOSTUNREACH
+BTL_TCP_NO_ROUTE_RE = re.compile(r"btl_tcp\w*\.c:\d+:\S*:? connect\(\) (?:to \S+ )?failed(?: with errno=113|: No route to host \(113\))")  # fmt: skip
 CONTAINER_NVML_RE = re.compile(r"nvidia-container-cli: initialization error: load library failed: (libnvidia-ml\.so[.\d]*)")  # fmt: skip
 FABRIC_STATE_RE = re.compile(r"^\s*State\s*:\s*In Progress\s*$")  # nvidia-smi -q, Fabric
 NIC_POLICY_RE = re.compile(r"NIC_POLICY of '(\w+)'\. Rank (\d+) is not confined")  # Cray MPICH
@@ -270,6 +281,7 @@ NCCL_ERRORS = (
 CRASH_WORDS = (  # lower-cased: a line holding one shows a failure
     "distbackenderror", "terminate called", "nccl error in:", "test nccl failure", "test cuda failure",
     "runtimeerror: nccl", "segmentation fault", "ncclcomminitrank failed", "nccl check failed",
+    "[error] hccl(",  # HCCL's ERROR level (Ascend)
 )  # fmt: skip
 # WARN lines that say nothing is wrong (NCCL falls back on its own)
 # WARNs NCCL goes on past (lower-cased): kept as warnings, never as errors. The harmless ones do
@@ -716,6 +728,11 @@ def _detect_outside(msg: str, add: Any) -> None:
         family = {"2": "IPv4", "10": "IPv6"}
         add("hccl_ip_family_mismatch", family=family.get(hf.group(1), hf.group(1)),
             others=family.get(hf.group(2), hf.group(2)))  # fmt: skip
+    _detect_hccl(msg, add)
+    if "Transport endpoint is not connected" in msg and OFI_NOT_CONNECTED_RE.search(msg) is not None:  # fmt: skip
+        add("mpi_ofi_not_connected")  # Intel MPI's OFI netmod
+    if ("errno=113" in msg or "No route to host (113)" in msg) and BTL_TCP_NO_ROUTE_RE.search(msg) is not None:  # fmt: skip
+        add("mpi_tcp_no_route")
     if "load library failed" in msg and (cn := CONTAINER_NVML_RE.search(msg)) is not None:
         add("container_nvml_missing", library=cn.group(1))
     if "OFI addrinfo() failed" in msg:  # Intel MPI (MPICH's OFI netmod) at MPI_Init
@@ -729,6 +746,31 @@ def _detect_outside(msg: str, add: Any) -> None:
     if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(te.group(2)), code=int(te.group(1)), signal=None,
             node=None)  # fmt: skip
+
+
+def _detect_hccl(msg: str, add: Any) -> None:
+    """Huawei's HCCL (Ascend NPUs): the failures its fault-diagnosis guide names."""
+    port = HCCL_LISTEN_RE.search(msg) if "specific port[" in msg else None
+    if port is not None or "EI0019" in msg:  # the root's listening port taken
+        add("hccl_port_bound", port=_int(port.group(1)) if port else None)
+    if "TopoExchangeAgent" in msg and (ha := HCCL_AGENT_RE.search(msg)) is not None:
+        add("hccl_root_unreachable", server=ha.group(1).replace(" ", ""))
+    if "Failed to connect agent" in msg and (hm := HCCL_MISSING_RE.search(msg)) is not None:
+        add("hccl_ranks_missing", ranks=hm.group(1).strip(","))
+    if "EI0011" in msg:
+        add("hccl_device_oom")
+    if "EI0012" in msg or "fftsplus sdma error" in msg:
+        add("hccl_sdma_error")
+    if "EI0013" in msg or "ROCE CQE ERROR" in msg:
+        cqe = HCCL_CQE_RE.search(msg)
+        add("hccl_roce_cqe", status=_int(cqe.group(1)) if cqe else None)
+    if "is not a valid real path" in msg and (rt := HCCL_RANKTABLE_RE.search(msg)) is not None:
+        add("hccl_ranktable_path", path=rt.group(1))
+    if "Task run failed, base information" in msg and (tk := HCCL_TASK_RE.search(msg)) is not None:  # fmt: skip
+        add("hccl_task_failed", op=tk.group(1))
+    if "(EI" in msg or "(EJ" in msg:
+        for name, code in HCCL_CODE_RE.findall(msg)[:2]:
+            add("hccl_error_code", code=code, name=name.strip())
 
 
 def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Found:
@@ -1131,7 +1173,10 @@ SCREEN_WORDS = (
     "failed to create user namespace", "pyxis", "ib_umad", "NV_WARN_NOTHING_TO_DO",
     "Number of GPUs detected", "HCCL_SOCKET_IFNAME", 'for config "tls" is invalid',
     "CMD information", "device ip family", "load library failed", "OFI addrinfo() failed",
-    "Too many open files",
+    "Too many open files", "EI0019", "specific port[", "TopoExchangeAgent",
+    "Failed to connect agent", "EI0011", "EI0012", "fftsplus sdma error", "EI0013", "ROCE CQE ERROR",
+    "is not a valid real path", "Task run failed, base information", "(EI", "(EJ",
+    "Transport endpoint is not connected", "errno=113",
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
