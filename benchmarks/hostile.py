@@ -130,8 +130,9 @@ HOSTILE_FILES = [
     "nan-huge-json", "wrong-shape-json", "backtracking-log",
 ]  # fmt: skip
 # NCCL messages the log reader matches, each followed by what makes a careless pattern backtrack
-# (a run of spaces before the end, an interface list that never closes): every line must still
-# read in linear time
+# (a run of spaces before the end, or before a closing bracket, an interface list that never
+# closes; each line under the 8 KiB at which the reader cuts it): every line must still read in
+# linear time
 BACKTRACKING_PREFIXES = (
     "Call to ibv_reg_mr failed with error ", "NET/Plugin: Loaded net plugin ",
     "Socket creation failed : ", "NET/OFI Unable to register memory (type = 2) for device 4. RC: -22, Error: ",
@@ -140,6 +141,14 @@ BACKTRACKING_PREFIXES = (
     "Message truncated : received ", "collective mismatch error, local size ",
     "node01:1:2 [0] NCCL WARN Attribute ", "XML Import Channel : dev ", "ring 0 does not loop back ",
     "Duplicate GPU detected : rank ", "Failed to bind NVLink SHARP (NVLS) Multicast memory of size ",
+    # the heads of the launcher, container and HCCL patterns
+    "[1] TopoExchangeAgent: connect server[", "set ifname to [", "by HCCL_SOCKET_IFNAME ",
+    "CMD information tag check fail. local[", "Failed to connect agent[", "is not a valid real path ",
+    "Task run failed, base information is ", "btl_tcp_endpoint.c:572:", "errno=113 (EI ",
+    "pyxis: enroot mkdir: cannot create directory '", "failed to create user namespace: ",
+    "UCX  ERROR ibv_create_cq ", "Number of GPUs detected ", "device ip family[",
+    "listen on ip[ specific port[", "ib_umad ", "load library failed: ",
+    "(ofi_impl.h:1:x:Transport endpoint is not connected ",
 )  # fmt: skip
 
 
@@ -157,7 +166,9 @@ def make_files(tmp: Path) -> dict[str, Path]:
     files["nested-json"].write_text("[" * 100_000 + "]" * 100_000 + "\n")
     files["backtracking-log"].write_text(
         "".join(
-            f"{p}{pad}\n" for p in BACKTRACKING_PREFIXES for pad in (" " * 8000 + "x", "\t " * 4000)
+            f"{p}{pad}\n"
+            for p in BACKTRACKING_PREFIXES
+            for pad in (" " * 8000 + "x", " " * 8000 + "]", "\t " * 4000)
         )
         + "[0]a:b<0>" * 900
         + "X\n"

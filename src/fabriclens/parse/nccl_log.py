@@ -136,11 +136,9 @@ JAX_TASK_RE = re.compile(
     r"^/job:[\w-]+/replica:\d+/task:(\d+)\s*$"
 )  # the coordination service's list
 INCARNATION_RE = re.compile(r"incarnation id \d+ is not connected")  # JAX: a task gone
-# UCX's completion queue without locked memory (ibv_create_cq / mlx5dv_create_cq: Cannot allocate
-# memory), and UCX 1.14's own words for it
-UCX_NO_LOCKED_RE = re.compile(r"create_cq\b.*Cannot allocate memory|max locked memory")
 # what pyxis prints from enroot's log (Slurm's container plugin): a directory enroot cannot make
-ENROOT_MKDIR_RE = re.compile(r"(?:pyxis|enroot).*mkdir: cannot create directory '([^']{1,200})': Permission denied")  # fmt: skip
+ENROOT_MKDIR_RE = re.compile(r"mkdir: cannot create directory '([^']{1,200})': Permission denied")
+ENROOT_BY_RE = re.compile(r"pyxis|enroot")  # before the mkdir: the runtime's log, not any mkdir
 USERNS_RE = re.compile(r"failed to create user namespace: (\S[^\n]{0,60})")
 PYXIS_FAILED_RE = re.compile(r"pyxis: (couldn't execute enroot command|couldn't start container|container start failed[^\n]{0,40})")  # fmt: skip
 # Fabric Manager's start script on NVLink 5 systems, and NVLSM's umad_init, without ib_umad
@@ -153,7 +151,7 @@ HCCL_IFNAME_RE = re.compile(r"set ifname to \[([^\]]{0,64})\] by HCCL_SOCKET_IFN
 HCCL_CMD_RE = re.compile(r"CMD information tag check fail\. local\[([A-Za-z]+)_[^\]]*\], remote\[([A-Za-z]+)_")  # fmt: skip
 HCCL_FAMILY_RE = re.compile(r"device ip family\[(\d+)\] is not same as others\[(\d+)\]")
 HCCL_LISTEN_RE = re.compile(r"listen on ip\[[^\]]{0,80}\] and specific port\[(\d+)\] fail")
-HCCL_AGENT_RE = re.compile(r"connect server\[\s*([^\]]{1,80}?)\s*\] failed")
+HCCL_AGENT_RE = re.compile(r"connect server\[([^\]]{1,80})\] failed")
 HCCL_MISSING_RE = re.compile(r"Failed to connect agent\[([\d,]{1,200})\]")
 HCCL_CQE_RE = re.compile(r"cqe error status\[(\d+)\]")
 HCCL_RANKTABLE_RE = re.compile(r"path (\S{1,200}) is not a valid real path")
@@ -162,7 +160,7 @@ HCCL_TASK_RE = re.compile(r"Task run failed, base information is .{0,120}?tag\[(
 HCCL_CODE_RE = re.compile(r"([A-Z][A-Za-z]*(?:[_ ][A-Za-z]+){1,8})\((E[IJ]\d{4})\)")
 OFI_NOT_CONNECTED_RE = re.compile(r"ofi\w*\.h:\d+:\w+:Transport endpoint is not connected", re.I)
 # Open MPI's TCP BTL, older and newer wordings of EHOSTUNREACH
-BTL_TCP_NO_ROUTE_RE = re.compile(r"btl_tcp\w*\.c:\d+:\S*:? connect\(\) (?:to \S+ )?failed(?: with errno=113|: No route to host \(113\))")  # fmt: skip
+BTL_TCP_NO_ROUTE_RE = re.compile(r"btl_tcp\w*\.c:\d+:[\w\]]{0,80}:? connect\(\) (?:to \S+ )?failed(?: with errno=113|: No route to host \(113\))")  # fmt: skip
 CONTAINER_NVML_RE = re.compile(r"nvidia-container-cli: initialization error: load library failed: (libnvidia-ml\.so[.\d]*)")  # fmt: skip
 FABRIC_STATE_RE = re.compile(r"^\s*State\s*:\s*In Progress\s*$")  # nvidia-smi -q, Fabric
 NIC_POLICY_RE = re.compile(r"NIC_POLICY of '(\w+)'\. Rank (\d+) is not confined")  # Cray MPICH
@@ -613,7 +611,7 @@ def _detect_outside(msg: str, add: Any) -> None:
     if "OFI MTL is aborting" in msg or "Mismatched address format" in msg:  # Open MPI, libfabric
         add("mpi_ofi_abort")
     if "UCX" in msg:
-        if UCX_NO_LOCKED_RE.search(msg) is not None:  # read as MVAPICH2's `cannot create cq`
+        if _ucx_no_locked_memory(msg):  # read as MVAPICH2's `cannot create cq`
             add("mpi_cq_create_failed")
         elif (ux := UCX_ERROR_RE.search(msg)) is not None:
             add("ucx_error", error=ux.group(1)[:160])
@@ -703,8 +701,8 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("jax_task_disconnected")
     if "UCX worker address" in msg or "resolve UCX endpoint" in msg:  # Open MPI's pml_ucx
         add("ucx_error", error=msg.strip()[:160])
-    if "cannot create directory" in msg and (ed := ENROOT_MKDIR_RE.search(msg)) is not None:
-        add("enroot_dir_denied", path=ed.group(1))
+    if "cannot create directory" in msg and (ed := ENROOT_MKDIR_RE.search(msg)) is not None and ENROOT_BY_RE.search(msg, 0, ed.start()):  # fmt: skip
+        add("enroot_dir_denied", path=ed.group(1))  # in what pyxis prints of enroot's log
     if "failed to create user namespace" in msg and (un := USERNS_RE.search(msg)) is not None:
         add("userns_failed", reason=un.group(1).strip())  # enroot-nsenter, and others
     if "pyxis" in msg and (px := PYXIS_FAILED_RE.search(msg)) is not None:
@@ -748,13 +746,23 @@ def _detect_outside(msg: str, add: Any) -> None:
             node=None)  # fmt: skip
 
 
+def _ucx_no_locked_memory(msg: str) -> bool:
+    """UCX's completion queue without locked memory (ibv_create_cq / mlx5dv_create_cq: Cannot
+    allocate memory), or UCX 1.14's own words for it; found without a pattern that could
+    rescan a long line from every `create_cq` in it."""
+    if "max locked memory" in msg:
+        return True
+    at = msg.find("create_cq")
+    return at >= 0 and msg.find("Cannot allocate memory", at) >= 0
+
+
 def _detect_hccl(msg: str, add: Any) -> None:
     """Huawei's HCCL (Ascend NPUs): the failures its fault-diagnosis guide names."""
     port = HCCL_LISTEN_RE.search(msg) if "specific port[" in msg else None
     if port is not None or "EI0019" in msg:  # the root's listening port taken
         add("hccl_port_bound", port=_int(port.group(1)) if port else None)
     if "TopoExchangeAgent" in msg and (ha := HCCL_AGENT_RE.search(msg)) is not None:
-        add("hccl_root_unreachable", server=ha.group(1).replace(" ", ""))
+        add("hccl_root_unreachable", server="".join(ha.group(1).split()))
     if "Failed to connect agent" in msg and (hm := HCCL_MISSING_RE.search(msg)) is not None:
         add("hccl_ranks_missing", ranks=hm.group(1).strip(","))
     if "EI0011" in msg:
@@ -768,9 +776,10 @@ def _detect_hccl(msg: str, add: Any) -> None:
         add("hccl_ranktable_path", path=rt.group(1))
     if "Task run failed, base information" in msg and (tk := HCCL_TASK_RE.search(msg)) is not None:  # fmt: skip
         add("hccl_task_failed", op=tk.group(1))
-    if "(EI" in msg or "(EJ" in msg:
-        for name, code in HCCL_CODE_RE.findall(msg)[:2]:
-            add("hccl_error_code", code=code, name=name.strip())
+    if "(EI" in msg or "(EJ" in msg:  # the name just before the code: looked for there alone
+        at = max(msg.find("(EI"), msg.find("(EJ"))
+        if (hc := HCCL_CODE_RE.search(msg, max(0, at - 120), at + 8)) is not None:
+            add("hccl_error_code", code=hc.group(2), name=hc.group(1).strip())
 
 
 def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Found:
