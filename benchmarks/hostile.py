@@ -149,6 +149,9 @@ BACKTRACKING_PREFIXES = (
     "UCX  ERROR ibv_create_cq ", "Number of GPUs detected ", "device ip family[",
     "listen on ip[ specific port[", "ib_umad ", "load library failed: ",
     "(ofi_impl.h:1:x:Transport endpoint is not connected ",
+    "Heartbeat Lost Cluster Exception Location[IP/ID]:[", "in the ranktable is inconsistent the IP address(",
+    "logicSuperPodId[", "socket type[0], listen on ip[", "[ERROR] HCCL(1,",
+    "Task run failed, base information HCCL(1,x):",
 )  # fmt: skip
 
 

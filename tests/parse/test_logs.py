@@ -639,6 +639,11 @@ OTHER_WORDINGS = {
     "(ofi_impl.h:704:MPIDI_OFI_send_handler:Transport endpoint is not connected)": "impi-ofi-iface-unreachable",
     # Open MPI 4's wording
     "[n2][[1,1],3][btl_tcp_endpoint.c:803:mca_btl_tcp_endpoint_complete_connect] connect() to 10.0.0.2 failed: No route to host (113)": "ompi-tcp-no-route",
+    "[ERROR] HCCL(9,python):2025-01-01 [hccl_socket.cc:110] [9][InitGroupStage][RanktableDetect] socket type[1], listen on ip[10.1.0.3] and specific port[16667] fail.": "hccl-npu-port-in-use",
+    "[ERROR] HCCL(9,python):2025-01-01-00:00:00.000.001 [hccl_socket_manager.cc:797] [9][Wait][LinkEstablish]wait socket establish timeout, role[0] rank[3] timeout[120 s]": "hccl-link-timeout",
+    "[ERROR] HCCL(9,python):2025-01-01 [task_exception_handler.cc:610][9][TaskExecStage][HeartbeatAbnormal]Cluster Exception Location[IP/ID]:[10.0.0.7/3], Arrival Time:[Thu Jan 1 00:00:00 2025], Discoverer:[10.0.0.1/0], ExceptionType:[Heartbeat Lost Occurred], Possible Reason:1. Process has exited": "hccl-heartbeat-lost",
+    "[ERROR] HCCP(9,x):2025-01-01 [ra_host.c:480]tid:9,ra_rdev_init_check_ip(480) : [check][ip]fail, ret(129) the IP address(10.1.0.9) in the ranktable is inconsistent with the IP address(10.1.0.8) of the network adapter": "hccl-ranktable-ip-mismatch",
+    "I0101 00:00:00.000000       1 main.go:1] Failed to start nvml with error:  could not load NVML library": "k8s-device-plugin-no-nvml",
 }  # fmt: skip
 
 
@@ -767,6 +772,15 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     assert parse_nccl_log("listen on ip[10.0.0.1%eth0] and specific port[60000] success").of("hccl_port_bound") == []  # fmt: skip
     assert parse_nccl_log("OSError: [Errno 107] Transport endpoint is not connected").of("mpi_ofi_not_connected") == []  # fmt: skip
     assert parse_nccl_log("btl_tcp_endpoint.c:572:mca_btl_tcp_endpoint_complete_connect: connect() failed with errno=111").of("mpi_tcp_no_route") == []  # fmt: skip
+    # the host's port (socket type 2) is the root's; one logical superpod on one physical one;
+    # one operator failing on two ranks within seconds is no late rank
+    host_port = "socket type[2], listen on ip[10.0.0.1%eth0] and specific port[60000] fail"
+    assert parse_nccl_log(host_port).of("hccl_npu_port_bound") == [] and parse_nccl_log(host_port).of("hccl_port_bound")  # fmt: skip
+    one_pod = "\n".join(f"[ERROR] HCCL(1,x):2026-01-01 local rank information: nicType[VNIC_TYPE], logicSuperPodId[logic_1], phySuperPodId[0]. r{i}" for i in range(2))  # fmt: skip
+    assert "hccl-superpod-split" not in _rules_of(one_pod)
+    task = next(k for k in OTHER_WORDINGS if "tag[Broadcast" in k).replace("2025-01-01", "2025-01-01-00:00:0{}.000.001")  # fmt: skip
+    assert "hccl-task-rank-late" not in _rules_of(task.format(1) + "\n" + task.format(9))
+    assert "hccl-task-rank-late" in _rules_of(task.format(1) + "\n" + task.format(1).replace("00:00:01", "00:05:01"))  # fmt: skip
     # a forced algorithm alone is no failure; one host-buffer path alone is no divergence
     assert "nccl-no-algorithm-forced" not in _rules_of(
         "n1:1:1 [0] NCCL INFO NCCL_ALGO was set to ring."

@@ -250,10 +250,35 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "gdr_receive_missing": int(nccl.net_dirs[("receive", False)] > 0
                                    and nccl.net_dirs[("send", True)] + nccl.net_dirs[("receive", True)] > 0
                                    and not nccl.of("gdr_distance")),
-        # HCCL collectives that failed on different ranks as different operators
+        # HCCL collectives that failed on different ranks as different operators, or as one
+        # operator minutes apart (a rank that arrived late), and ranks of one logical superpod
+        # on different physical ones
         "hccl_task_ops": len({e.detail["op"] for e in nccl.of("hccl_task_failed")}),
+        "hccl_task_late": _hccl_task_late(nccl),
+        "hccl_superpod_split": _hccl_superpod_split(nccl),
         **{kind: _count(kind, nccl) for kind in EVENT_FACTS},
     }  # fmt: skip
+
+
+HCCL_LATE_S = 60  # one HCCL task failing this much later on another rank: that rank came late
+
+
+def _hccl_task_late(nccl: NcclLog) -> int:
+    """1 when one HCCL operator's failures are HCCL_LATE_S or more apart (HCCL's execution
+    timeout counts from each rank's own arrival, so a late rank fails later)."""
+    times: dict[str, list[int]] = {}
+    for e in nccl.of("hccl_task_failed"):
+        if e.detail["at_s"] is not None:
+            times.setdefault(str(e.detail["op"]), []).append(int(e.detail["at_s"]))
+    return int(any(max(t) - min(t) >= HCCL_LATE_S for t in times.values()))
+
+
+def _hccl_superpod_split(nccl: NcclLog) -> int:
+    """Logical superpods whose ranks sit on more than one physical superpod."""
+    pods: dict[str, set[str]] = {}
+    for e in nccl.of("hccl_superpod"):
+        pods.setdefault(str(e.detail["logic"]), set()).add(str(e.detail["physical"]))
+    return sum(len(p) > 1 for p in pods.values())
 
 
 def _not_a_host(address: str) -> bool:
@@ -380,6 +405,12 @@ EVENT_WORDS = {
     "hccl_error_code": "HCCL error {code}: {name}",
     "mpi_ofi_not_connected": "Intel MPI's OFI send failed: Transport endpoint is not connected",
     "mpi_tcp_no_route": "Open MPI's TCP transport: connect() failed with errno 113 (No route to host)",
+    "hccl_npu_port_bound": "HCCL could not listen on the NPU's port {port}: already in use",
+    "hccl_link_timeout": "HCCL: a link's peer did not set up its end in time (EI0006)",
+    "hccl_heartbeat_lost": "HCCL lost the heartbeat of the rank at {where}",
+    "hccl_ranktable_ip": "the rank table gives device address {table}, the device has {device}",
+    "hccl_superpod": "HCCL: logical superpod {logic} on physical superpod {physical}",
+    "device_plugin_nvml": "the Kubernetes device plugin could not load NVML",
 }
 
 
@@ -592,6 +623,11 @@ EVENT_FACTS = (
     "hccl_error_code",
     "mpi_ofi_not_connected",
     "mpi_tcp_no_route",
+    "hccl_npu_port_bound",
+    "hccl_link_timeout",
+    "hccl_heartbeat_lost",
+    "hccl_ranktable_ip",
+    "device_plugin_nvml",
 )
 EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_retry": (("ib_completion",), lambda e: e.detail["status"] == 12),

@@ -150,7 +150,12 @@ RXDM_PCI_RE = re.compile(r"Number of GPUs detected in the PCI tree 0\b")
 HCCL_IFNAME_RE = re.compile(r"set ifname to \[([^\]]{0,64})\] by HCCL_SOCKET_IFNAME, but not found")
 HCCL_CMD_RE = re.compile(r"CMD information tag check fail\. local\[([A-Za-z]+)_[^\]]*\], remote\[([A-Za-z]+)_")  # fmt: skip
 HCCL_FAMILY_RE = re.compile(r"device ip family\[(\d+)\] is not same as others\[(\d+)\]")
-HCCL_LISTEN_RE = re.compile(r"listen on ip\[[^\]]{0,80}\] and specific port\[(\d+)\] fail")
+HCCL_LISTEN_RE = re.compile(r"socket type\[(\d)\], listen on ip\[[^\]]{0,80}\] and specific port\[(\d+)\] fail")  # fmt: skip
+# the line's own time, to order a task's failures across ranks: `HCCL(pid,name):2025-10-24-22:03:14.946.261`
+HCCL_TIME_RE = re.compile(r"HCCL\(\d+,[^)]{0,60}\):(\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d)")
+HCCL_EXCEPTION_RE = re.compile(r"Cluster Exception Location\[IP/ID\]:\[([^\]]{1,80})\].{0,200}?ExceptionType:\[Heartbeat Lost")  # fmt: skip
+HCCL_RANKTABLE_IP_RE = re.compile(r"the IP address\(([^)]{1,64})\) in the ranktable is inconsistent with the IP address\(([^)]{1,64})\)")  # fmt: skip
+HCCL_SUPERPOD_RE = re.compile(r"logicSuperPodId\[([^\]]{1,64})\], phySuperPodId\[([^\]]{1,64})\]")
 HCCL_AGENT_RE = re.compile(r"connect server\[([^\]]{1,80})\] failed")
 HCCL_MISSING_RE = re.compile(r"Failed to connect agent\[([\d,]{1,200})\]")
 HCCL_CQE_RE = re.compile(r"cqe error status\[(\d+)\]")
@@ -279,7 +284,7 @@ NCCL_ERRORS = (
 CRASH_WORDS = (  # lower-cased: a line holding one shows a failure
     "distbackenderror", "terminate called", "nccl error in:", "test nccl failure", "test cuda failure",
     "runtimeerror: nccl", "segmentation fault", "ncclcomminitrank failed", "nccl check failed",
-    "[error] hccl(",  # HCCL's ERROR level (Ascend)
+    "[error] hccl(", "[error]hccl(",  # HCCL's ERROR level (Ascend)
 )  # fmt: skip
 # WARN lines that say nothing is wrong (NCCL falls back on its own)
 # WARNs NCCL goes on past (lower-cased): kept as warnings, never as errors. The harmless ones do
@@ -731,6 +736,8 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("mpi_ofi_not_connected")  # Intel MPI's OFI netmod
     if ("errno=113" in msg or "No route to host (113)" in msg) and BTL_TCP_NO_ROUTE_RE.search(msg) is not None:  # fmt: skip
         add("mpi_tcp_no_route")
+    if "Failed to start nvml with error" in msg:  # the Kubernetes device plugin's
+        add("device_plugin_nvml")
     if "load library failed" in msg and (cn := CONTAINER_NVML_RE.search(msg)) is not None:
         add("container_nvml_missing", library=cn.group(1))
     if "OFI addrinfo() failed" in msg:  # Intel MPI (MPICH's OFI netmod) at MPI_Init
@@ -759,8 +766,18 @@ def _ucx_no_locked_memory(msg: str) -> bool:
 def _detect_hccl(msg: str, add: Any) -> None:
     """Huawei's HCCL (Ascend NPUs): the failures its fault-diagnosis guide names."""
     port = HCCL_LISTEN_RE.search(msg) if "specific port[" in msg else None
-    if port is not None or "EI0019" in msg:  # the root's listening port taken
-        add("hccl_port_bound", port=_int(port.group(1)) if port else None)
+    if port is not None and port.group(1) != "2":  # the device's (parameter plane) port
+        add("hccl_npu_port_bound", port=int(port.group(2)))
+    elif port is not None or "EI0019" in msg:  # the host's: the root's listening port
+        add("hccl_port_bound", port=int(port.group(2)) if port else None)
+    if "wait socket establish timeout" in msg or "CONNECT TIMEOUT DETECT RESULT" in msg:
+        add("hccl_link_timeout")  # EI0006: the peer did not set up its end in time
+    if "Heartbeat Lost" in msg and (hb := HCCL_EXCEPTION_RE.search(msg)) is not None:
+        add("hccl_heartbeat_lost", where=hb.group(1))
+    if "in the ranktable is inconsistent" in msg and (ri := HCCL_RANKTABLE_IP_RE.search(msg)) is not None:  # fmt: skip
+        add("hccl_ranktable_ip", table=ri.group(1), device=ri.group(2))
+    if "logicSuperPodId[" in msg and (sp := HCCL_SUPERPOD_RE.search(msg)) is not None:
+        add("hccl_superpod", logic=sp.group(1), physical=sp.group(2))
     if "TopoExchangeAgent" in msg and (ha := HCCL_AGENT_RE.search(msg)) is not None:
         add("hccl_root_unreachable", server="".join(ha.group(1).split()))
     if "Failed to connect agent" in msg and (hm := HCCL_MISSING_RE.search(msg)) is not None:
@@ -775,7 +792,12 @@ def _detect_hccl(msg: str, add: Any) -> None:
     if "is not a valid real path" in msg and (rt := HCCL_RANKTABLE_RE.search(msg)) is not None:
         add("hccl_ranktable_path", path=rt.group(1))
     if "Task run failed, base information" in msg and (tk := HCCL_TASK_RE.search(msg)) is not None:  # fmt: skip
-        add("hccl_task_failed", op=tk.group(1))
+        t = HCCL_TIME_RE.search(msg)
+        when = None
+        if t is not None:
+            y, mo, d, h, mi, sec = (int(x) for x in t.groups())
+            when = ((y * 12 + mo) * 31 + d) * 86400 + h * 3600 + mi * 60 + sec  # ordering only
+        add("hccl_task_failed", op=tk.group(1), at_s=when)
     if "(EI" in msg or "(EJ" in msg:  # the name just before the code: looked for there alone
         at = max(msg.find("(EI"), msg.find("(EJ"))
         if (hc := HCCL_CODE_RE.search(msg, max(0, at - 120), at + 8)) is not None:
@@ -1185,7 +1207,9 @@ SCREEN_WORDS = (
     "Too many open files", "EI0019", "specific port[", "TopoExchangeAgent",
     "Failed to connect agent", "EI0011", "EI0012", "fftsplus sdma error", "EI0013", "ROCE CQE ERROR",
     "is not a valid real path", "Task run failed, base information", "(EI", "(EJ",
-    "Transport endpoint is not connected", "errno=113",
+    "Transport endpoint is not connected", "errno=113", "wait socket establish timeout",
+    "CONNECT TIMEOUT DETECT RESULT", "Heartbeat Lost", "in the ranktable is inconsistent",
+    "logicSuperPodId[", "Failed to start nvml with error",
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
