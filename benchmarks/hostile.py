@@ -152,6 +152,7 @@ BACKTRACKING_PREFIXES = (
     "Heartbeat Lost Cluster Exception Location[IP/ID]:[", "in the ranktable is inconsistent the IP address(",
     "logicSuperPodId[", "socket type[0], listen on ip[", "[ERROR] HCCL(1,",
     "Task run failed, base information HCCL(1,x):",
+    "exceeded Quota '", "bw_in_allowance_exceeded: ",
 )  # fmt: skip
 
 

@@ -644,6 +644,9 @@ OTHER_WORDINGS = {
     "[ERROR] HCCL(9,python):2025-01-01 [task_exception_handler.cc:610][9][TaskExecStage][HeartbeatAbnormal]Cluster Exception Location[IP/ID]:[10.0.0.7/3], Arrival Time:[Thu Jan 1 00:00:00 2025], Discoverer:[10.0.0.1/0], ExceptionType:[Heartbeat Lost Occurred], Possible Reason:1. Process has exited": "hccl-heartbeat-lost",
     "[ERROR] HCCP(9,x):2025-01-01 [ra_host.c:480]tid:9,ra_rdev_init_check_ip(480) : [check][ip]fail, ret(129) the IP address(10.1.0.9) in the ranktable is inconsistent with the IP address(10.1.0.8) of the network adapter": "hccl-ranktable-ip-mismatch",
     "I0101 00:00:00.000000       1 main.go:1] Failed to start nvml with error:  could not load NVML library": "k8s-device-plugin-no-nvml",
+    'node01:5646:5646 [0] /src/init.cc:136 NCCL WARN Missing "iommu=pt" from kernel command line which can lead to system instablity or hang!': "rccl-iommu-pt-missing",
+    "libfabric:1:1::efa:mr:efa_mr_hmem_setup():254<warn> unable to set memops for cuda ptr": "efa-cuda-sync-memops",
+    "    pps_allowance_exceeded: 42": "ena-allowance-exceeded",
 }  # fmt: skip
 
 
@@ -774,6 +777,9 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     assert parse_nccl_log("btl_tcp_endpoint.c:572:mca_btl_tcp_endpoint_complete_connect: connect() failed with errno=111").of("mpi_tcp_no_route") == []  # fmt: skip
     # the host's port (socket type 2) is the root's; one logical superpod on one physical one;
     # one operator failing on two ranks within seconds is no late rank
+    # ENA counters at zero are no shaping; a quota line that is only a setting
+    assert parse_nccl_log("  bw_in_allowance_exceeded: 0").of("ena_allowance_exceeded") == []
+    assert parse_nccl_log("Quota 'C2_CPUS' limit: 300").of("cloud_quota_exceeded") == []
     host_port = "socket type[2], listen on ip[10.0.0.1%eth0] and specific port[60000] fail"
     assert parse_nccl_log(host_port).of("hccl_npu_port_bound") == [] and parse_nccl_log(host_port).of("hccl_port_bound")  # fmt: skip
     one_pod = "\n".join(f"[ERROR] HCCL(1,x):2026-01-01 local rank information: nicType[VNIC_TYPE], logicSuperPodId[logic_1], phySuperPodId[0]. r{i}" for i in range(2))  # fmt: skip

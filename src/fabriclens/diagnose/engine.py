@@ -411,6 +411,10 @@ EVENT_WORDS = {
     "hccl_ranktable_ip": "the rank table gives device address {table}, the device has {device}",
     "hccl_superpod": "HCCL: logical superpod {logic} on physical superpod {physical}",
     "device_plugin_nvml": "the Kubernetes device plugin could not load NVML",
+    "rccl_iommu_pt_missing": "RCCL: the kernel was booted without iommu=pt",
+    "efa_sync_memops": "libfabric's EFA provider could not set CUDA sync memops on a buffer",
+    "cloud_quota_exceeded": "the cloud's quota {quota} is used up",
+    "ena_allowance_exceeded": "{counter}: {count} packets shaped at the instance's limit",
 }
 
 
@@ -628,6 +632,10 @@ EVENT_FACTS = (
     "hccl_heartbeat_lost",
     "hccl_ranktable_ip",
     "device_plugin_nvml",
+    "rccl_iommu_pt_missing",
+    "efa_sync_memops",
+    "cloud_quota_exceeded",
+    "ena_allowance_exceeded",
 )
 EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_retry": (("ib_completion",), lambda e: e.detail["status"] == 12),

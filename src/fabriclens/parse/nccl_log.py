@@ -166,6 +166,9 @@ HCCL_CODE_RE = re.compile(r"([A-Z][A-Za-z]*(?:[_ ][A-Za-z]+){1,8})\((E[IJ]\d{4})
 OFI_NOT_CONNECTED_RE = re.compile(r"ofi\w*\.h:\d+:\w+:Transport endpoint is not connected", re.I)
 # Open MPI's TCP BTL, older and newer wordings of EHOSTUNREACH
 BTL_TCP_NO_ROUTE_RE = re.compile(r"btl_tcp\w*\.c:\d+:[\w\]]{0,80}:? connect\(\) (?:to \S+ )?failed(?: with errno=113|: No route to host \(113\))")  # fmt: skip
+CLOUD_QUOTA_RE = re.compile(r"Quota '([A-Za-z0-9_-]{1,64})' exceeded")  # Google Cloud's
+# an ENA counter of packets AWS shaped at the instance's limits (ethtool -S), above 0
+ENA_ALLOWANCE_RE = re.compile(r"\b((?:bw_in|bw_out|pps|conntrack|linklocal)_allowance_exceeded): ([1-9]\d{0,18})\b")  # fmt: skip
 CONTAINER_NVML_RE = re.compile(r"nvidia-container-cli: initialization error: load library failed: (libnvidia-ml\.so[.\d]*)")  # fmt: skip
 FABRIC_STATE_RE = re.compile(r"^\s*State\s*:\s*In Progress\s*$")  # nvidia-smi -q, Fabric
 NIC_POLICY_RE = re.compile(r"NIC_POLICY of '(\w+)'\. Rank (\d+) is not confined")  # Cray MPICH
@@ -740,8 +743,16 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("device_plugin_nvml")
     if "load library failed" in msg and (cn := CONTAINER_NVML_RE.search(msg)) is not None:
         add("container_nvml_missing", library=cn.group(1))
-    if "OFI addrinfo() failed" in msg:  # Intel MPI (MPICH's OFI netmod) at MPI_Init
+    if "OFI addrinfo() failed" in msg or "OFI fi_getinfo() failed" in msg:  # Intel MPI, MPI_Init
         add("mpi_ofi_addrinfo")
+    if (
+        "cuda_set_sync_memops" in msg or "unable to set memops for cuda ptr" in msg
+    ):  # EFA's libfabric
+        add("efa_sync_memops")
+    if "exceeded" in msg and (ql := CLOUD_QUOTA_RE.search(msg)) is not None:
+        add("cloud_quota_exceeded", quota=ql.group(1))
+    if "allowance_exceeded" in msg and (al := ENA_ALLOWANCE_RE.search(msg)) is not None:
+        add("ena_allowance_exceeded", counter=al.group(1), count=int(al.group(2)))
     if "Too many open files" in msg:  # EMFILE, in any program's words
         add("open_files_exhausted")
     if "DNS resolution failed" in msg:  # MindSpore's msrun, and others, in their own words
@@ -817,6 +828,8 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
             detail["rank"] = rank
         events.append((kind, tuple(detail.items())))
 
+    if 'Missing "iommu=pt"' in msg:  # RCCL on a host booted without IOMMU passthrough
+        add("rccl_iommu_pt_missing")
     if "completion" in msg and (c := COMPLETION_RE.search(msg)) is not None:
         completion = int(c.group("status"))
         vendor = VENDOR_RE.search(msg)
@@ -1209,7 +1222,9 @@ SCREEN_WORDS = (
     "is not a valid real path", "Task run failed, base information", "(EI", "(EJ",
     "Transport endpoint is not connected", "errno=113", "wait socket establish timeout",
     "CONNECT TIMEOUT DETECT RESULT", "Heartbeat Lost", "in the ranktable is inconsistent",
-    "logicSuperPodId[", "Failed to start nvml with error",
+    "logicSuperPodId[", "Failed to start nvml with error", 'Missing "iommu=pt"',
+    "OFI fi_getinfo() failed", "cuda_set_sync_memops", "unable to set memops for cuda ptr",
+    "exceeded", "allowance_exceeded",
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
