@@ -150,6 +150,7 @@ RXDM_PCI_RE = re.compile(r"Number of GPUs detected in the PCI tree 0\b")
 HCCL_IFNAME_RE = re.compile(r"set ifname to \[([^\]]{0,64})\] by HCCL_SOCKET_IFNAME, but not found")
 HCCL_CMD_RE = re.compile(r"CMD information tag check fail\. local\[([A-Za-z]+)_[^\]]*\], remote\[([A-Za-z]+)_")  # fmt: skip
 HCCL_FAMILY_RE = re.compile(r"device ip family\[(\d+)\] is not same as others\[(\d+)\]")
+HCCL_FAMILIES = {"2": "IPv4", "10": "IPv6"}  # AF_INET, AF_INET6 as HCCL prints them
 HCCL_LISTEN_RE = re.compile(r"socket type\[(\d)\], listen on ip\[[^\]]{0,80}\] and specific port\[(\d+)\] fail")  # fmt: skip
 # the line's own time, to order a task's failures across ranks: `HCCL(pid,name):2025-10-24-22:03:14.946.261`
 HCCL_TIME_RE = re.compile(r"HCCL\(\d+,[^)]{0,60}\):(\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d)")
@@ -731,9 +732,8 @@ def _detect_outside(msg: str, add: Any) -> None:
     if "CMD information" in msg and (hc := HCCL_CMD_RE.search(msg)) is not None:
         add("hccl_op_mismatch", local=hc.group(1), remote=hc.group(2))
     if "device ip family" in msg and (hf := HCCL_FAMILY_RE.search(msg)) is not None:
-        family = {"2": "IPv4", "10": "IPv6"}
-        add("hccl_ip_family_mismatch", family=family.get(hf.group(1), hf.group(1)),
-            others=family.get(hf.group(2), hf.group(2)))  # fmt: skip
+        add("hccl_ip_family_mismatch", family=HCCL_FAMILIES.get(hf.group(1), hf.group(1)),
+            others=HCCL_FAMILIES.get(hf.group(2), hf.group(2)))  # fmt: skip
     _detect_hccl(msg, add)
     if "Transport endpoint is not connected" in msg and OFI_NOT_CONNECTED_RE.search(msg) is not None:  # fmt: skip
         add("mpi_ofi_not_connected")  # Intel MPI's OFI netmod
@@ -1350,7 +1350,9 @@ def add_nccl_line(out: NcclLog, raw: str) -> None:
 
 def _add_known(out: NcclLog, known: Sequence[Line | str]) -> None:
     """Add what each line is (``_known_all``) to ``out``, in order. A plain line and a simple
-    one (``Line.simple``) are added here, the others by ``_add_read``."""
+    one (``Line.simple``) are added here, the others by ``_add_read``. The bounded appends are
+    ``NcclLog.keep`` written out, and the counts summed once per batch: this runs for every
+    line of a large log."""
     lines, unparsed, dropped = 0, 0, 0
     seen_hosts, warnings, errors = out.seen_hosts, out.warnings, out.errors
     for k in known:
