@@ -118,6 +118,34 @@ def test_zero3_forward_gathers_hide_behind_the_forward_only() -> None:
     assert forward.exposed_s > 0.05 * forward.time_s
 
 
+def test_zero3_gathers_and_scatters_one_layer_at_a_time() -> None:
+    """FSDP wraps each transformer block as a unit and ZeRO-3 fetches each module's parameters
+    (PyTorch FSDP docs, auto_wrap_policy; Rajbhandari et al. 2020, sec. 5.3): a step issues one
+    all-gather per layer per pass and per micro-batch, and one reduce-scatter per layer, each of
+    one layer's bytes. The step's bytes stay those of three whole-shard collectives (the test
+    above); what changes is that every call pays the ring's latency, which grows with the ranks:
+    the same job's hidden communication grows with the data-parallel degree."""
+    m = 4
+    cfg = TrainConfig(gpus=64, gpus_per_node=8, tp=1, dp=64, zero=3, seq_len=4096,
+                      global_batch=64 * m, micro_batch=1)  # fmt: skip
+    est = estimate_training_step(SPEC, COUNTS, H100, _fabric(), cfg)
+    dp = [c for c in est.comm if c.group == "dp"]
+    assert {c.op for c in dp} == {"all_gather", "reduce_scatter"}
+    for c in dp:
+        assert c.count == m * SPEC.layers
+    weights = sum(c.bytes_per_step for c in dp if c.op == "all_gather") / 2 / m
+    assert weights == pytest.approx(LLAMA_8B_PARAMS * BF16, rel=0.01)
+
+    def comm_time(dp_degree: int) -> float:
+        c = TrainConfig(gpus=dp_degree, gpus_per_node=8, tp=1, dp=dp_degree, zero=3,
+                        seq_len=4096, global_batch=dp_degree * m, micro_batch=1)  # fmt: skip
+        e = estimate_training_step(SPEC, COUNTS, H100, _fabric(), c)
+        return sum(x.time_s for x in e.comm if x.group == "dp")
+
+    # the bytes each rank moves barely change from 64 to 512 ranks; the per-layer latency does
+    assert comm_time(512) > comm_time(64) * 1.02
+
+
 def test_megatron_reduces_bf16_gradients_in_fp32() -> None:
     """Megatron-LM (megatron/training/arguments.py) turns on accumulate_allreduce_grads_in_fp32
     for BF16 runs: its gradient buffer (main_grad) is FP32 and the data-parallel reduce-scatter

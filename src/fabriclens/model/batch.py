@@ -497,13 +497,15 @@ def evaluate(
     gathered = weights + (
         0.0 if trains else frozen_base_bytes(dense, 0.0, ends_held, base.lora_base_bits)
     )
-    ag3 = _collective("all_gather", gathered, dp, dp_pn, dp_cc, fabric)
+    # step.py: ZeRO-3 gathers and scatters layer by layer, each call paying its latency
+    ag3 = _collective("all_gather", gathered / layers, dp, dp_pn, dp_cc, fabric) * layers
+    rs3 = _collective("reduce_scatter", grad_dense / layers, dp, dp_pn, dp_cc, fabric) * layers
     rs = _collective("reduce_scatter", grad_dense, dp, dp_pn, dp_cc, fabric)
     ar = _collective("all_reduce", grad_dense, dp, dp_pn, dp_cc, fabric)
     add(ag3 * m, m * layers * fwd * 0.9, z3)  # the forward's gathers
     bwd_window = m * layers * (bwd + recompute) * 0.9
     add(ag3 * m, bwd_window, z3)  # the backward's gathers, then its reduce-scatters
-    add(rs * m, np.maximum(0.0, bwd_window - ag3 * m), z3)
+    add(rs3 * m, np.maximum(0.0, bwd_window - ag3 * m), z3)
     add(rs, window, z12)
     add(ag, fwd * layers * 0.9 if base.overlap_dp else 0.0, z12)
     add(ar, window, z0)

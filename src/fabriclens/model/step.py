@@ -376,24 +376,28 @@ def estimate_training_step(
                 if cfg.trains_base
                 else frozen_base_bytes(share.dense, 0.0, share.ends, cfg.lora_base_bits)
             )
-            # FSDP prefetches the next layer's weights while this one computes: the forward's
-            # gathers hide behind the forward; in the backward, the gathers and the gradients'
-            # reduce-scatters share the same links and hide behind the backward (and recompute)
-            note = "ZeRO-3: gather weights for the {}" + ("" if cfg.trains_base else " (the frozen base and the adapters)")  # fmt: skip
+            # FSDP and ZeRO-3 gather and scatter one layer at a time (FSDP wraps each block as a
+            # unit; ZeRO-3 fetches each module's parameters), so every layer's call pays the
+            # collective's latency, which grows with the ranks of a ring. FSDP prefetches the
+            # next layer's weights while this one computes: the forward's gathers hide behind the
+            # forward; in the backward, the gathers and the gradients' reduce-scatters share the
+            # same links and hide behind the backward (and recompute)
+            note = "ZeRO-3: gather weights for the {}, layer by layer" + ("" if cfg.trains_base else " (the frozen base and the adapters)")  # fmt: skip
+            calls = m * layers
             comm.append(
-                entry(dp_group, "all_gather", gathered, m, fabric,
+                entry(dp_group, "all_gather", gathered / layers, calls, fabric,
                       overlap_window_s=m * layers * fwd * 0.9, note=note.format("forward"))
             )  # fmt: skip
             bwd_window = m * layers * (bwd + recompute) * 0.9
-            gather_bwd = entry(dp_group, "all_gather", gathered, m, fabric,
+            gather_bwd = entry(dp_group, "all_gather", gathered / layers, calls, fabric,
                                overlap_window_s=bwd_window, note=note.format("backward"))  # fmt: skip
             comm.append(gather_bwd)
             comm.append(
                 entry(
                     dp_group,
                     "reduce_scatter",
-                    grad_dense,
-                    m,
+                    grad_dense / layers,
+                    calls,
                     fabric,
                     overlap_window_s=max(0.0, bwd_window - gather_bwd.time_s),
                     note="ZeRO-3: scatter gradients (behind the backward, after its gathers)",
