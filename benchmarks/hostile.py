@@ -153,6 +153,9 @@ BACKTRACKING_PREFIXES = (
     "logicSuperPodId[", "socket type[0], listen on ip[", "[ERROR] HCCL(1,",
     "Task run failed, base information HCCL(1,x):",
     "exceeded Quota '", "bw_in_allowance_exceeded: ",
+    "nv_peer_mem: Unknown symbol ib_register_peer_memory_client", "Unable to register MR: Cannot allocate memory ",
+    "Failed to get IB devices list: ", "libibverbs: Warning: Driver ", "No ROCm-capable device is detected ",
+    "Transport retry count exceeded ",
 )  # fmt: skip
 
 

@@ -647,6 +647,14 @@ OTHER_WORDINGS = {
     'node01:5646:5646 [0] /src/init.cc:136 NCCL WARN Missing "iommu=pt" from kernel command line which can lead to system instablity or hang!': "rccl-iommu-pt-missing",
     "libfabric:1:1::efa:mr:efa_mr_hmem_setup():254<warn> unable to set memops for cuda ptr": "efa-cuda-sync-memops",
     "    pps_allowance_exceeded: 42": "ena-allowance-exceeded",
+    "[   12.345678] nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -2)": "gdr-peer-module-symbol-mismatch",
+    "OFI error: fi_mr_reg(domain, buf, len, FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL): Cannot allocate memory": "ofi-mr-registration-no-memory",
+    " Failed to get IB devices list: Function not implemented": "ib-kernel-stack-down",
+    # the shape rdma-core prints (a Broadcom NIC beside the inbox libraries)
+    "libibverbs: Warning: Driver bnxt_re does not support the kernel ABI of 6 (supports 1 to 1) for device /sys/class/infiniband/bnxt_re0": "verbs-kernel-abi-mismatch",
+    " Couldn't initialize ROCm device": "rocm-no-device",
+    # UCX's own wording of the verbs error 12
+    "[1700000000.123456] [node1:1234:0]   ib_mlx5_log.c:171  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)": "ib-retry-exceeded",
 }  # fmt: skip
 
 
@@ -780,6 +788,11 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     # ENA counters at zero are no shaping; a quota line that is only a setting
     assert parse_nccl_log("  bw_in_allowance_exceeded: 0").of("ena_allowance_exceeded") == []
     assert parse_nccl_log("Quota 'C2_CPUS' limit: 300").of("cloud_quota_exceeded") == []
+    # a kernel symbol listed, not refused; memory short outside a registration; the receiver-
+    # not-ready retries (error 13) are not the transport's (12)
+    assert parse_nccl_log("ffffffffc0a1b2c0 T ib_register_peer_memory_client [ib_core]").of("peermem_symbol_mismatch") == []  # fmt: skip
+    assert parse_nccl_log("RuntimeError: [enforce fail] Cannot allocate memory").of("ofi_mr_no_memory") == []  # fmt: skip
+    assert parse_nccl_log("send completion with error: RNR retry counter exceeded").completion_errors == []  # fmt: skip
     host_port = "socket type[2], listen on ip[10.0.0.1%eth0] and specific port[60000] fail"
     assert parse_nccl_log(host_port).of("hccl_npu_port_bound") == [] and parse_nccl_log(host_port).of("hccl_port_bound")  # fmt: skip
     one_pod = "\n".join(f"[ERROR] HCCL(1,x):2026-01-01 local rank information: nicType[VNIC_TYPE], logicSuperPodId[logic_1], phySuperPodId[0]. r{i}" for i in range(2))  # fmt: skip

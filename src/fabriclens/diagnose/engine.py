@@ -415,6 +415,10 @@ EVENT_WORDS = {
     "efa_sync_memops": "libfabric's EFA provider could not set CUDA sync memops on a buffer",
     "cloud_quota_exceeded": "the cloud's quota {quota} is used up",
     "ena_allowance_exceeded": "{counter}: {count} packets shaped at the instance's limit",
+    "peermem_symbol_mismatch": "the kernel refused {module}: built against another kernel's RDMA symbols",
+    "ofi_mr_no_memory": "libfabric could not register memory with the NIC (Cannot allocate memory)",
+    "ib_devices_list_failed": "the verbs library could not list the RDMA devices: {error}",
+    "verbs_kernel_abi": "libibverbs: driver {driver} does not support the kernel's RDMA ABI",
 }
 
 
@@ -636,6 +640,10 @@ EVENT_FACTS = (
     "efa_sync_memops",
     "cloud_quota_exceeded",
     "ena_allowance_exceeded",
+    "peermem_symbol_mismatch",
+    "ofi_mr_no_memory",
+    "ib_devices_list_failed",
+    "verbs_kernel_abi",
 )
 EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_retry": (("ib_completion",), lambda e: e.detail["status"] == 12),

@@ -189,6 +189,22 @@ HOST_IMPORT_RE = re.compile(r"\b(CUMEM|MMAP) imported shareable host buffer")
 TOPO_XML_FULL_RE = re.compile(r"too many XML nodes \(max (\d+)\)")
 LIBFABRIC_ERR_RE = re.compile(r"Libfabric error: \((-?\d+)\) (\S(?:.*\S)?)")
 HIP_DEVICE_RE = re.compile(r"Test HIP failure (\S+) '(hipErrorInvalidDevice|hipErrorNoDevice)'")
+# rccl-tests' and perftest's own words when no AMD GPU can be opened (amdgpu not loaded, or the
+# user outside the video and render groups: ROCm's cluster networking troubleshooting guide)
+ROCM_NO_DEVICE_RE = re.compile(
+    r"No ROCm-capable device is detected|Couldn't initialize ROCm device"
+)
+# the kernel refusing the GPUDirect peer-memory module (dmesg): built against another kernel's
+# MLNX_OFED symbols (Mellanox/nv_peer_memory#39)
+PEERMEM_SYMBOL_RE = re.compile(
+    r"(nv_peer_mem|nvidia_peermem): (?:disagrees about version of symbol|Unknown symbol) "
+    r"ib_register_peer_memory_client"
+)
+OFI_MR_REG_RE = re.compile(r"Unable to register MR|fi_mr_reg\(")  # libfabric, its EFA provider
+IB_DEVICES_LIST_RE = re.compile(r"Failed to get IB devices list: (\S(?:.*\S)?)")  # ibv_devinfo
+VERBS_ABI_RE = re.compile(r"Driver (\S++) does not support the kernel ABI")  # rdma-core's verbs
+# the verbs status string of IBV_WC_RETRY_EXC_ERR as MPI's and UCX's layers print it
+RETRY_EXCEEDED_RE = re.compile(r"[Tt]ransport retry count(?:er)? exceeded")
 # (a capture from its first non-space to its last, `(\S(?:.*\S)?)`, not `(.+?)\s*$`: a lazy
 # capture before trailing spaces is quadratic on a hostile line of spaces)
 IBV_REG_RE = re.compile(r"Call to (ibv_reg_\w+) failed with error (\S(?:.*\S)?)")
@@ -615,6 +631,18 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("efa_rx_post_failed")
     if "Test HIP failure" in msg and (hd := HIP_DEVICE_RE.search(msg)) is not None:
         add("hip_no_device", error=hd.group(2), where=hd.group(1))
+    if ("ROCm-capable" in msg or "initialize ROCm" in msg) and (
+        rn := ROCM_NO_DEVICE_RE.search(msg)
+    ) is not None:
+        add("hip_no_device", error=rn.group(0), where="start-up")
+    if "peer_memory_client" in msg and (pm := PEERMEM_SYMBOL_RE.search(msg)) is not None:
+        add("peermem_symbol_mismatch", module=pm.group(1))
+    if "allocate memory" in msg and OFI_MR_REG_RE.search(msg) is not None:
+        add("ofi_mr_no_memory")  # ENOMEM registering memory with the NIC
+    if "IB devices list" in msg and (dl := IB_DEVICES_LIST_RE.search(msg)) is not None:
+        add("ib_devices_list_failed", error=dl.group(1)[:120])
+    if "kernel ABI" in msg and (ka := VERBS_ABI_RE.search(msg)) is not None:
+        add("verbs_kernel_abi", driver=ka.group(1)[:80])
     if "No available shared memory broadcast" in msg:  # vLLM's engine waiting on its workers
         add("vllm_workers_wait")
     if "OFI MTL is aborting" in msg or "Mismatched address format" in msg:  # Open MPI, libfabric
@@ -839,6 +867,11 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
             peer=c.group("peer"), direction=direction.group(1) if direction else None,
             local_gid=gids.group("local") if gids else None,
             remote_gid=gids.group("remote") if gids else None)  # fmt: skip
+    elif "exceeded" in msg and RETRY_EXCEEDED_RE.search(msg) is not None:
+        # error 12 in the verbs' own words, from a layer that does not print NCCL's status=
+        completion = 12
+        add("ib_completion", status=12, vendor_err=None, peer=None, direction=None,
+            local_gid=None, remote_gid=None)  # fmt: skip
     if "ibv_modify_qp" in msg and (q := QP_RE.search(msg)) is not None:
         text = q.group("text").strip()
         gid = QP_GID_RE.search(msg)
@@ -1224,7 +1257,8 @@ SCREEN_WORDS = (
     "CONNECT TIMEOUT DETECT RESULT", "Heartbeat Lost", "in the ranktable is inconsistent",
     "logicSuperPodId[", "Failed to start nvml with error", 'Missing "iommu=pt"',
     "OFI fi_getinfo() failed", "cuda_set_sync_memops", "unable to set memops for cuda ptr",
-    "exceeded", "allowance_exceeded",
+    "exceeded", "allowance_exceeded", "ROCm-capable", "initialize ROCm", "peer_memory_client",
+    "allocate memory", "IB devices list", "kernel ABI",
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
