@@ -15,6 +15,7 @@ Targets (issue): no case exits 3 or passes its deadline; `fabriclens logs` on a 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import json
 import os
@@ -288,6 +289,16 @@ class Outcome:
     problem: str | None
 
 
+def warm_imports() -> None:
+    """Import the heavy optional libraries the commands load (torch for `bench collective` and
+    `bench p2p`) before any deadline runs. A case's deadline is the command's: the first import of
+    torch from a cold disk takes seconds, and a deadline that fires inside an import leaves the
+    module half-initialised in this process, so that every later case fails on it."""
+    for name in ("torch", "numpy"):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
 def run_case(case: Case, deadline_s: float = DEADLINE_S) -> Outcome:
     """Run one case in-process with a deadline (SIGALRM) and an address-space cap."""
     from fabriclens.cli.app import run
@@ -354,6 +365,7 @@ def report_cases() -> int:
         os.chdir(tmp)  # --record text, --plot text: written here
         try:
             cases = all_cases(tmp)
+            warm_imports()
             counts: dict[str, int] = {}
             bad = []
             slowest = (0.0, "")

@@ -30,6 +30,7 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[hostile.
     tmp = tmp_path_factory.mktemp("hostile")
     files = hostile.make_files(tmp)
     options = hostile.option_cases(tmp)
+    hostile.warm_imports()  # a cold import of torch is not a case's time
     return tmp, options[::EVERY] + hostile.file_cases(tmp, files)
 
 
