@@ -777,7 +777,7 @@ def _detect_outside(msg: str, add: Any) -> None:
         "cuda_set_sync_memops" in msg or "unable to set memops for cuda ptr" in msg
     ):  # EFA's libfabric
         add("efa_sync_memops")
-    if "exceeded" in msg and (ql := CLOUD_QUOTA_RE.search(msg)) is not None:
+    if "' exceeded" in msg and (ql := CLOUD_QUOTA_RE.search(msg)) is not None:
         add("cloud_quota_exceeded", quota=ql.group(1))
     if "allowance_exceeded" in msg and (al := ENA_ALLOWANCE_RE.search(msg)) is not None:
         add("ena_allowance_exceeded", counter=al.group(1), count=int(al.group(2)))
@@ -867,7 +867,7 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
             peer=c.group("peer"), direction=direction.group(1) if direction else None,
             local_gid=gids.group("local") if gids else None,
             remote_gid=gids.group("remote") if gids else None)  # fmt: skip
-    elif "exceeded" in msg and RETRY_EXCEEDED_RE.search(msg) is not None:
+    elif "retry count" in msg and RETRY_EXCEEDED_RE.search(msg) is not None:
         # error 12 in the verbs' own words, from a layer that does not print NCCL's status=
         completion = 12
         add("ib_completion", status=12, vendor_err=None, peer=None, direction=None,
@@ -1257,7 +1257,9 @@ SCREEN_WORDS = (
     "CONNECT TIMEOUT DETECT RESULT", "Heartbeat Lost", "in the ranktable is inconsistent",
     "logicSuperPodId[", "Failed to start nvml with error", 'Missing "iommu=pt"',
     "OFI fi_getinfo() failed", "cuda_set_sync_memops", "unable to set memops for cuda ptr",
-    "exceeded", "allowance_exceeded", "ROCm-capable", "initialize ROCm", "peer_memory_client",
+    # ("exceeded" alone folds to 0x000000, the shape of every hex address: COLL traces would
+    # no longer be screened out by their folded shapes)
+    "' exceeded", "allowance_exceeded", "retry count", "ROCm-capable", "initialize ROCm", "peer_memory_client",
     "allocate memory", "IB devices list", "kernel ABI",
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
