@@ -156,7 +156,8 @@ BACKTRACKING_PREFIXES = (
     "exceeded Quota '", "bw_in_allowance_exceeded: ",
     "nv_peer_mem: Unknown symbol ib_register_peer_memory_client", "Unable to register MR: Cannot allocate memory ",
     "Failed to get IB devices list: ", "libibverbs: Warning: Driver ", "No ROCm-capable device is detected ",
-    "Transport retry count exceeded ",
+    "Transport retry count exceeded ", "Unable to find a match: kernel-headers-",
+    "--releasever=8.2 install kernel-devel-", "Upgrade: nvidia-", "Cannot allocate memory ",
 )  # fmt: skip
 
 

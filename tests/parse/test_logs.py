@@ -667,6 +667,12 @@ OTHER_WORDINGS = {
     " Couldn't initialize ROCm device": "rocm-no-device",
     # UCX's own wording of the verbs error 12
     "[1700000000.123456] [node1:1234:0]   ib_mlx5_log.c:171  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)": "ib-retry-exceeded",
+    # another program's system-call error that no rule names: its errno and the usual reason
+    "worker-3: open /dev/infiniband/uverbs0: Permission denied": "system-call-error-unexplained",
+    "mount: /dev/shm: cannot write: No space left on device": "system-call-error-unexplained",
+    "+ dnf -q -y --releasever=9.2 install kernel-headers-5.14.0-362.8.1.el9_3.x86_64": "driver-container-os-version-stale",
+    "Error: Unable to find a match: kernel-devel-5.14.0-427.13.1.el9_4.x86_64": "driver-container-kernel-headers-missing",
+    "NVML library version: 550.54\nFailed to initialize NVML: Driver/library version mismatch": "nvml-driver-library-mismatch",
 }  # fmt: skip
 
 
@@ -805,6 +811,14 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     assert parse_nccl_log("ffffffffc0a1b2c0 T ib_register_peer_memory_client [ib_core]").of("peermem_symbol_mismatch") == []  # fmt: skip
     assert parse_nccl_log("RuntimeError: [enforce fail] Cannot allocate memory").of("ofi_mr_no_memory") == []  # fmt: skip
     assert parse_nccl_log("send completion with error: RNR retry counter exceeded").completion_errors == []  # fmt: skip
+    # NCCL's own lines are read by its rules, not as another program's errno; a named cause
+    # keeps the errno fallback quiet
+    nccl_line = "node1:1:2 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<3456> failed : Connection refused"  # fmt: skip
+    assert parse_nccl_log(nccl_line).of("errno_text") == []
+    # dnf asking for the kernel's own release; an upgrade of another package
+    assert parse_nccl_log("+ dnf -q -y --releasever=8.3 install kernel-headers-4.18.0-240.23.2.el8_3.x86_64").of("dnf_releasever_stale") == []  # fmt: skip
+    assert parse_nccl_log("Upgrade: libssl3:amd64 (3.0.2-0ubuntu1.10, 3.0.2-0ubuntu1.12)").of("apt_nvidia_upgrade") == []  # fmt: skip
+    assert "system-call-error-unexplained" not in _rules_of(nccl_line + "\nssh: connect to host n2 port 22: Connection refused")  # fmt: skip
     host_port = "socket type[2], listen on ip[10.0.0.1%eth0] and specific port[60000] fail"
     assert parse_nccl_log(host_port).of("hccl_npu_port_bound") == [] and parse_nccl_log(host_port).of("hccl_port_bound")  # fmt: skip
     one_pod = "\n".join(f"[ERROR] HCCL(1,x):2026-01-01 local rank information: nicType[VNIC_TYPE], logicSuperPodId[logic_1], phySuperPodId[0]. r{i}" for i in range(2))  # fmt: skip

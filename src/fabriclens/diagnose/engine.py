@@ -419,6 +419,30 @@ EVENT_WORDS = {
     "ofi_mr_no_memory": "libfabric could not register memory with the NIC (Cannot allocate memory)",
     "ib_devices_list_failed": "the verbs library could not list the RDMA devices: {error}",
     "verbs_kernel_abi": "libibverbs: driver {driver} does not support the kernel's RDMA ABI",
+    "kernel_headers_unavailable": "the package repositories hold no {package}",
+    "dnf_releasever_stale": "dnf asked for OS release {releasever}; the running kernel is release {kernel_release}'s",
+    "nvml_version_mismatch": "NVML: the driver's kernel module and its libraries are of different releases",
+    "apt_nvidia_upgrade": "the package manager upgraded {package}",
+}
+# The usual reasons, in a distributed job, of the system-call errors another program's line may
+# quote (parse.nccl_log.ERRNO_TEXTS), each the next thing to look at
+ERRNO_HINTS = {
+    "ENOMEM": "memory could not be allocated or locked: ulimit -l, free memory, an RDMA registration beyond the NIC's limits",
+    "ENOSYS": "the kernel lacks the call: a module or feature missing (RDMA: ib_uverbs loaded, the openibd / rdma service running)",
+    "EPERM": "not permitted: the process's privileges, a container's capabilities (IPC_LOCK, SYS_ADMIN) or --privileged",
+    "EACCES": "permission denied: the device file's or directory's mode and the user's groups (/dev/infiniband, /dev/kfd, /dev/shm)",
+    "ENODEV": "no such device: the driver not loaded, or the device not passed into the container",
+    "ENOSPC": "a file system or /dev/shm full: df -h /dev/shm /tmp",
+    "ECONNREFUSED": "nothing listens at the peer's address and port: the peer process not started or dead, or a firewall rejecting",
+    "ETIMEDOUT": "no answer from the peer: a firewall dropping packets, the wrong interface or address, or the peer hung",
+    "EHOSTUNREACH": "no route to the peer from the chosen interface: its address and the routes",
+    "ENETUNREACH": "no route to the peer's network from the chosen interface: its address and the routes",
+    "EBUSY": "the device is held by another process, or a GPU is in exclusive mode (nvidia-smi -q -d COMPUTE)",
+    "EIO": "the device or file system reported an I/O error: dmesg for the device's errors",
+    "EFAULT": "a bad address passed to the kernel: often a GPU buffer where host memory was expected",
+    "EAGAIN": "a resource ran out for the moment (threads, locked memory, queue entries): ulimit -a",
+    "ECONNRESET": "the peer closed the connection first: its own log holds the cause",
+    "EPIPE": "the peer closed the connection first: its own log holds the cause",
 }
 
 
@@ -449,6 +473,11 @@ def describe(event: Event) -> str:
             "CUDA error" + (f" {d['code']}" if d["code"] is not None else "") + f" '{d['text']}'"
             + (f" in the {str(d['where']).upper()} transport" if d["where"] else "")
         )  # fmt: skip
+    elif event.kind == "errno_text":
+        parts.append(
+            f"a system call failed with {d['name']} ({d['text']}): "
+            + ERRNO_HINTS.get(str(d["name"]), "see the line")
+        )
     elif event.kind == "nvls_bind":
         parts.append(f"NVLS multicast bind failed: CUDA error {d['code']} '{d['error']}'")
     elif event.kind == "socket_type_mismatch":
@@ -644,6 +673,11 @@ EVENT_FACTS = (
     "ofi_mr_no_memory",
     "ib_devices_list_failed",
     "verbs_kernel_abi",
+    "errno_text",
+    "kernel_headers_unavailable",
+    "dnf_releasever_stale",
+    "nvml_version_mismatch",
+    "apt_nvidia_upgrade",
 )
 EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_retry": (("ib_completion",), lambda e: e.detail["status"] == 12),

@@ -205,6 +205,28 @@ IB_DEVICES_LIST_RE = re.compile(r"Failed to get IB devices list: (\S(?:.*\S)?)")
 VERBS_ABI_RE = re.compile(r"Driver (\S++) does not support the kernel ABI")  # rdma-core's verbs
 # the verbs status string of IBV_WC_RETRY_EXC_ERR as MPI's and UCX's layers print it
 RETRY_EXCEEDED_RE = re.compile(r"[Tt]ransport retry count(?:er)? exceeded")
+# glibc's strerror() texts of the errors a distributed job's system calls meet, by errno name:
+# any program's line that quotes one names what the kernel refused, rule or no rule (too common
+# to mean anything alone, ENOENT and EINVAL are left out)
+ERRNO_TEXTS = {
+    "Cannot allocate memory": "ENOMEM", "Function not implemented": "ENOSYS",
+    "Operation not permitted": "EPERM", "Permission denied": "EACCES", "No such device": "ENODEV",
+    "No space left on device": "ENOSPC", "Connection refused": "ECONNREFUSED",
+    "Connection timed out": "ETIMEDOUT", "No route to host": "EHOSTUNREACH",
+    "Network is unreachable": "ENETUNREACH", "Device or resource busy": "EBUSY",
+    "Input/output error": "EIO", "Bad address": "EFAULT",
+    "Resource temporarily unavailable": "EAGAIN", "Connection reset by peer": "ECONNRESET",
+    "Broken pipe": "EPIPE",
+}  # fmt: skip
+ERRNO_RE = re.compile("|".join(re.escape(t) for t in ERRNO_TEXTS))
+# a GPU driver container (NVIDIA's GPU Operator) installing the running kernel's headers with
+# dnf: the package it could not find, and the OS release it asked the repositories for
+HEADERS_MISSING_RE = re.compile(r"Unable to find a match: (kernel-(?:headers|devel)-\S+)")
+DNF_RELEASEVER_RE = re.compile(
+    r"--releasever=(\d+(?:\.\d+)?) install (kernel-(?:headers|devel)-\S+)"
+)
+EL_RELEASE_RE = re.compile(r"\.el(\d+)_(\d+)")  # a RHEL kernel's release: el8_3 is RHEL 8.3
+APT_NVIDIA_UPGRADE_RE = re.compile(r"^Upgrade: (\S*nvidia\S*)")  # /var/log/apt/history.log
 # (a capture from its first non-space to its last, `(\S(?:.*\S)?)`, not `(.+?)\s*$`: a lazy
 # capture before trailing spaces is quadratic on a hostile line of spaces)
 IBV_REG_RE = re.compile(r"Call to (ibv_reg_\w+) failed with error (\S(?:.*\S)?)")
@@ -643,6 +665,18 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("ib_devices_list_failed", error=dl.group(1)[:120])
     if "kernel ABI" in msg and (ka := VERBS_ABI_RE.search(msg)) is not None:
         add("verbs_kernel_abi", driver=ka.group(1)[:80])
+    if "Unable to find a match" in msg and (hm := HEADERS_MISSING_RE.search(msg)) is not None:
+        add("kernel_headers_unavailable", package=hm.group(1).strip("*")[:120])
+    if "--releasever=" in msg and (rv := DNF_RELEASEVER_RE.search(msg)) is not None:
+        el = EL_RELEASE_RE.search(rv.group(2))
+        if el is not None and f"{el.group(1)}.{el.group(2)}" != rv.group(1):
+            add("dnf_releasever_stale", releasever=rv.group(1), kernel_release=f"{el.group(1)}.{el.group(2)}")  # fmt: skip
+    if "Driver/library version mismatch" in msg:  # NVML: modules and libraries of two releases
+        add("nvml_version_mismatch")
+    if "Upgrade: " in msg and (au := APT_NVIDIA_UPGRADE_RE.search(msg.strip())) is not None:
+        add("apt_nvidia_upgrade", package=au.group(1)[:80])
+    if (en := ERRNO_RE.search(msg)) is not None:  # (every text of ERRNO_TEXTS is a screen word)
+        add("errno_text", name=ERRNO_TEXTS[en.group(0)], text=en.group(0))
     if "No available shared memory broadcast" in msg:  # vLLM's engine waiting on its workers
         add("vllm_workers_wait")
     if "OFI MTL is aborting" in msg or "Mismatched address format" in msg:  # Open MPI, libfabric
@@ -1260,7 +1294,8 @@ SCREEN_WORDS = (
     # ("exceeded" alone folds to 0x000000, the shape of every hex address: COLL traces would
     # no longer be screened out by their folded shapes)
     "' exceeded", "allowance_exceeded", "retry count", "ROCm-capable", "initialize ROCm", "peer_memory_client",
-    "allocate memory", "IB devices list", "kernel ABI",
+    "allocate memory", "IB devices list", "kernel ABI", "Unable to find a match", "--releasever=",
+    "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
