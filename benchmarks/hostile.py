@@ -158,6 +158,7 @@ BACKTRACKING_PREFIXES = (
     "Failed to get IB devices list: ", "libibverbs: Warning: Driver ", "No ROCm-capable device is detected ",
     "Transport retry count exceeded ", "Unable to find a match: kernel-headers-",
     "--releasever=8.2 install kernel-devel-", "Upgrade: nvidia-", "Cannot allocate memory ",
+    "mlx5_ib: disagrees about version of symbol ", "a-a-a-a-a-a-a-a-a-a-a-a-a-a-a-a: Unknown symbol ",
 )  # fmt: skip
 
 

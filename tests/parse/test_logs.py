@@ -673,6 +673,8 @@ OTHER_WORDINGS = {
     "+ dnf -q -y --releasever=9.2 install kernel-headers-5.14.0-362.8.1.el9_3.x86_64": "driver-container-os-version-stale",
     "Error: Unable to find a match: kernel-devel-5.14.0-427.13.1.el9_4.x86_64": "driver-container-kernel-headers-missing",
     "NVML library version: 550.54\nFailed to initialize NVML: Driver/library version mismatch": "nvml-driver-library-mismatch",
+    "[  812.118321] mlx5_ib: disagrees about version of symbol ib_register_device": "kernel-module-symbol-mismatch",
+    "[   14.006231] nvidia_peermem: disagrees about version of symbol ib_register_peer_memory_client": "gdr-peer-module-symbol-mismatch",
 }  # fmt: skip
 
 
@@ -809,6 +811,7 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     # a kernel symbol listed, not refused; memory short outside a registration; the receiver-
     # not-ready retries (error 13) are not the transport's (12)
     assert parse_nccl_log("ffffffffc0a1b2c0 T ib_register_peer_memory_client [ib_core]").of("peermem_symbol_mismatch") == []  # fmt: skip
+    assert parse_nccl_log("python: Unknown symbol table format").of("module_symbol_mismatch") == []  # fmt: skip
     assert parse_nccl_log("RuntimeError: [enforce fail] Cannot allocate memory").of("ofi_mr_no_memory") == []  # fmt: skip
     assert parse_nccl_log("send completion with error: RNR retry counter exceeded").completion_errors == []  # fmt: skip
     # NCCL's own lines are read by its rules, not as another program's errno; a named cause

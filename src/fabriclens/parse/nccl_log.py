@@ -194,11 +194,13 @@ HIP_DEVICE_RE = re.compile(r"Test HIP failure (\S+) '(hipErrorInvalidDevice|hipE
 ROCM_NO_DEVICE_RE = re.compile(
     r"No ROCm-capable device is detected|Couldn't initialize ROCm device"
 )
-# the kernel refusing the GPUDirect peer-memory module (dmesg): built against another kernel's
-# MLNX_OFED symbols (Mellanox/nv_peer_memory#39)
-PEERMEM_SYMBOL_RE = re.compile(
-    r"(nv_peer_mem|nvidia_peermem): (?:disagrees about version of symbol|Unknown symbol) "
-    r"ib_register_peer_memory_client"
+# the kernel refusing a module whose symbol versions are another kernel's (dmesg, modversions):
+# the GPUDirect peer-memory module built against another MLNX_OFED (Mellanox/nv_peer_memory#39),
+# or any module after a kernel upgrade without its rebuild
+# (the module's name is the word before the match, split off: a pattern that scanned for it
+# would rescan a long run of words and dashes from every position)
+MODULE_SYMBOL_RE = re.compile(
+    r": (?:disagrees about version of symbol (\w++)$|Unknown symbol (\w++) \(err -?\d++\))"
 )
 OFI_MR_REG_RE = re.compile(r"Unable to register MR|fi_mr_reg\(")  # libfabric, its EFA provider
 IB_DEVICES_LIST_RE = re.compile(r"Failed to get IB devices list: (\S(?:.*\S)?)")  # ibv_devinfo
@@ -657,8 +659,12 @@ def _detect_outside(msg: str, add: Any) -> None:
         rn := ROCM_NO_DEVICE_RE.search(msg)
     ) is not None:
         add("hip_no_device", error=rn.group(0), where="start-up")
-    if "peer_memory_client" in msg and (pm := PEERMEM_SYMBOL_RE.search(msg)) is not None:
-        add("peermem_symbol_mismatch", module=pm.group(1))
+    if " symbol " in msg and (ms := MODULE_SYMBOL_RE.search(msg.rstrip())) is not None:
+        before = msg[: ms.start()].split()
+        symbol = ms.group(1) or ms.group(2)
+        kind = "peermem_symbol_mismatch" if symbol == "ib_register_peer_memory_client" else "module_symbol_mismatch"  # fmt: skip
+        if before and before[-1].replace("_", "").replace("-", "").isalnum():
+            add(kind, module=before[-1][:64], symbol=symbol)
     if "allocate memory" in msg and OFI_MR_REG_RE.search(msg) is not None:
         add("ofi_mr_no_memory")  # ENOMEM registering memory with the NIC
     if "IB devices list" in msg and (dl := IB_DEVICES_LIST_RE.search(msg)) is not None:
@@ -1293,7 +1299,7 @@ SCREEN_WORDS = (
     "OFI fi_getinfo() failed", "cuda_set_sync_memops", "unable to set memops for cuda ptr",
     # ("exceeded" alone folds to 0x000000, the shape of every hex address: COLL traces would
     # no longer be screened out by their folded shapes)
-    "' exceeded", "allowance_exceeded", "retry count", "ROCm-capable", "initialize ROCm", "peer_memory_client",
+    "' exceeded", "allowance_exceeded", "retry count", "ROCm-capable", "initialize ROCm", " symbol ",
     "allocate memory", "IB devices list", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
 )  # fmt: skip
