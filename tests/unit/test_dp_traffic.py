@@ -120,21 +120,27 @@ def test_zero3_forward_gathers_hide_behind_the_forward_only() -> None:
 
 def test_zero3_gathers_and_scatters_one_layer_at_a_time() -> None:
     """FSDP wraps each transformer block as a unit and ZeRO-3 fetches each module's parameters
-    (PyTorch FSDP docs, auto_wrap_policy; Rajbhandari et al. 2020, sec. 5.3): a step issues one
-    all-gather per layer per pass and per micro-batch, and one reduce-scatter per layer, each of
-    one layer's bytes. The step's bytes stay those of three whole-shard collectives (the test
-    above); what changes is that every call pays the ring's latency, which grows with the ranks:
-    the same job's hidden communication grows with the data-parallel degree."""
+    (PyTorch FSDP docs, auto_wrap_policy; Rajbhandari et al. 2020, sec. 5.3): each micro-batch's
+    gather of the shard's weights (and its scatter of the gradients) is issued as one collective
+    per layer. The ledger keeps nccl-tests' size for the whole call (the shard's weights, the test
+    above) and prices it as layers x one layer's collective: every piece pays the ring's
+    latency, which grows with the ranks, so the same job's communication grows with the
+    data-parallel degree though its bytes do not."""
+    from fabriclens.model.comm import collective_for
+    from fabriclens.model.layout import place_groups
+
     m = 4
     cfg = TrainConfig(gpus=64, gpus_per_node=8, tp=1, dp=64, zero=3, seq_len=4096,
                       global_batch=64 * m, micro_batch=1)  # fmt: skip
     est = estimate_training_step(SPEC, COUNTS, H100, _fabric(), cfg)
     dp = [c for c in est.comm if c.group == "dp"]
     assert {c.op for c in dp} == {"all_gather", "reduce_scatter"}
+    group = place_groups(cfg)["dp-cp"]
     for c in dp:
-        assert c.count == m * SPEC.layers
-    weights = sum(c.bytes_per_step for c in dp if c.op == "all_gather") / 2 / m
-    assert weights == pytest.approx(LLAMA_8B_PARAMS * BF16, rel=0.01)
+        assert c.count == m and c.size_bytes == pytest.approx(LLAMA_8B_PARAMS * BF16, rel=0.01)
+        layer = collective_for(group, c.op, c.size_bytes / SPEC.layers, _fabric())
+        assert c.time_s == pytest.approx(m * SPEC.layers * layer.time_s, rel=1e-9)
+        assert c.time_s > m * collective_for(group, c.op, c.size_bytes, _fabric()).time_s
 
     def comm_time(dp_degree: int) -> float:
         c = TrainConfig(gpus=dp_degree, gpus_per_node=8, tp=1, dp=dp_degree, zero=3,

@@ -382,25 +382,25 @@ def estimate_training_step(
             # next layer's weights while this one computes: the forward's gathers hide behind the
             # forward; in the backward, the gathers and the gradients' reduce-scatters share the
             # same links and hide behind the backward (and recompute)
-            note = "ZeRO-3: gather weights for the {}, layer by layer" + ("" if cfg.trains_base else " (the frozen base and the adapters)")  # fmt: skip
-            layer_calls = m * layers
+            note = f"ZeRO-3: gather weights for the {{}}, in {layers} per-layer calls" + ("" if cfg.trains_base else " (the frozen base and the adapters)")  # fmt: skip
             comm.append(
-                entry(dp_group, "all_gather", gathered / layers, layer_calls, fabric,
+                entry(dp_group, "all_gather", gathered, m, fabric, pieces=layers,
                       overlap_window_s=m * layers * fwd * 0.9, note=note.format("forward"))
             )  # fmt: skip
             bwd_window = m * layers * (bwd + recompute) * 0.9
-            gather_bwd = entry(dp_group, "all_gather", gathered / layers, layer_calls, fabric,
+            gather_bwd = entry(dp_group, "all_gather", gathered, m, fabric, pieces=layers,
                                overlap_window_s=bwd_window, note=note.format("backward"))  # fmt: skip
             comm.append(gather_bwd)
             comm.append(
                 entry(
                     dp_group,
                     "reduce_scatter",
-                    grad_dense / layers,
-                    layer_calls,
+                    grad_dense,
+                    m,
                     fabric,
+                    pieces=layers,
                     overlap_window_s=max(0.0, bwd_window - gather_bwd.time_s),
-                    note="ZeRO-3: scatter gradients (behind the backward, after its gathers)",
+                    note=f"ZeRO-3: scatter gradients in {layers} per-layer calls (behind the backward, after its gathers)",
                 )
             )
         elif cfg.zero >= 1:
