@@ -402,7 +402,15 @@ def test_cli_logs_says_how_much_it_read(tmp_path: Path, capsys: pytest.CaptureFi
     assert run(["logs", str(coll), "--json"]) == 0
     nccl = json.loads(capsys.readouterr().out)["nccl"]
     assert (nccl["lines"], nccl["other_lines"], nccl["records_not_kept"]) == (1200, 1, 0)
-    assert nccl["hosts"] == ["gpu-node00", "gpu-node01"]
+    assert nccl["hosts"] == ["gpu-node00", "gpu-node01"] and nccl["other_lines_read"] == 0
+    # another program's line in which a rule found something is read, and counted as such
+    with coll.open("a") as fh:
+        fh.write("open /dev/infiniband/uverbs0: Permission denied\n")
+    assert run(["logs", str(coll)]) == 1
+    assert "2 other lines (1 with something it reads)" in capsys.readouterr().out
+    assert run(["logs", str(coll), "--json"]) == 1
+    nccl = json.loads(capsys.readouterr().out)["nccl"]
+    assert (nccl["other_lines"], nccl["other_lines_read"]) == (1, 1)
 
 
 @pytest.mark.parametrize(

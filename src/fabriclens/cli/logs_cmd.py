@@ -52,6 +52,7 @@ def logs(
             "errors": list(dict.fromkeys(nccl.errors)),
             "lines": nccl.lines,  # lines with NCCL's layout
             "other_lines": nccl.unparsed_lines,  # lines without it and nothing found in them
+            "other_lines_read": nccl.found_other_lines,  # lines without it, something found
             "records_not_kept": nccl.dropped_records,  # past the caps on events, hosts, ...
         },
         "timeouts": [

@@ -415,6 +415,7 @@ class NcclLog:
     gid_table: dict[int, tuple[str, int]] = field(default_factory=dict)  # index -> (GID, RoCE v)
     evidence: dict[str, str] = field(default_factory=dict)  # fact -> the line it came from
     unparsed_lines: int = 0
+    found_other_lines: int = 0  # lines without NCCL's layout in which something was found
     dropped_records: int = 0  # events, warnings and errors past MAX_RECORDS (a huge log)
     # trace lines read before this log's first event: (host, stage); a part of a log read on
     # its own hands them to the event that ends the part before it (see ``extend``)
@@ -480,6 +481,7 @@ class NcclLog:
                 self.orphan_traces.append((host, stage))
         self.lines += later.lines
         self.unparsed_lines += later.unparsed_lines
+        self.found_other_lines += later.found_other_lines
         self.dropped_records += later.dropped_records
         for name in ("completion_errors", "events", "warnings", "errors"):
             mine: list[Any] = getattr(self, name)
@@ -1449,6 +1451,7 @@ def _add_known(out: NcclLog, known: Sequence[Line | str]) -> None:
                     dropped += 1
             if k.found is not NOTHING:
                 _add_found(out, k, None, None)
+                out.found_other_lines += 1
             unparsed += k.unparsed
         else:
             lines += 1
@@ -1560,6 +1563,7 @@ def _add_read(out: NcclLog, r: Line) -> None:
             out.keep(out.errors, line)
         _add_found(out, r, None, None)
         out.unparsed_lines += r.unparsed
+        out.found_other_lines += r.found is not NOTHING
         return
     out.lines += 1
     host = r.host

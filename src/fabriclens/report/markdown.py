@@ -84,7 +84,9 @@ def logs_markdown(doc: dict[str, Any]) -> str:
           ", ".join(nccl["socket_ifaces"]), None if nccl["gdr"] is None else ("on" if nccl["gdr"] else "off")]],
     )  # fmt: skip
     if "lines" in nccl:  # absent from a report saved before the counts were added
+        found = nccl.get("other_lines_read", 0)
         lines += ["", f"Read {nccl['lines']:,} lines with NCCL's layout from {len(nccl['hosts']):,} host(s), "
-                  f"{nccl['other_lines']:,} other line(s)."]  # fmt: skip
+                  f"{nccl['other_lines'] + found:,} other line(s)"
+                  + (f" ({found:,} with something it reads)." if found else ".")]  # fmt: skip
     lines += ["", f"Findings: {_counts(doc['findings'])}.", "", *findings_markdown(doc["findings"])]
     return "\n".join(lines) + "\n"
