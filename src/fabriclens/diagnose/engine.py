@@ -748,6 +748,10 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
 def _matching(name: str, nccl: NcclLog) -> list[Event]:
     """The events EVENT_EVIDENCE[name] names (its kinds, kept by its predicate)."""
     kinds, keep = EVENT_EVIDENCE[name]
+    groups = nccl.by_kind()
+    if len(kinds) == 1:
+        return [e for e in groups.get(kinds[0], ()) if keep is None or keep(e)]
+    # several kinds: in log order across them
     return [e for e in nccl.events if e.kind in kinds and (keep is None or keep(e))]
 
 

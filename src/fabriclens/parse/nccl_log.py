@@ -414,6 +414,9 @@ class NcclLog:
     hosts: list[str] = field(default_factory=list)
     gid_table: dict[int, tuple[str, int]] = field(default_factory=dict)  # index -> (GID, RoCE v)
     evidence: dict[str, str] = field(default_factory=dict)  # fact -> the line it came from
+    _by_kind: tuple[int, dict[str, list[Event]]] | None = field(
+        default=None, repr=False, compare=False
+    )
     unparsed_lines: int = 0
     found_other_lines: int = 0  # lines without NCCL's layout in which something was found
     dropped_records: int = 0  # events, warnings and errors past MAX_RECORDS (a huge log)
@@ -540,7 +543,18 @@ class NcclLog:
 
     def of(self, kind: str) -> list[Event]:
         """The events of one kind, in log order."""
-        return [e for e in self.events if e.kind == kind]
+        return list(self.by_kind().get(kind, ()))
+
+    def by_kind(self) -> dict[str, list[Event]]:
+        """The events grouped by kind, each group in log order: built once for the rules, which
+        ask for one kind after another (a large log keeps up to MAX_RECORDS events), and again
+        only if events were added since."""
+        if self._by_kind is None or self._by_kind[0] != len(self.events):
+            groups: dict[str, list[Event]] = {}
+            for e in self.events:
+                groups.setdefault(e.kind, []).append(e)
+            self._by_kind = (len(self.events), groups)
+        return self._by_kind[1]
 
 
 def batched(items: Iterable[str], size: int) -> Iterator[list[str]]:
