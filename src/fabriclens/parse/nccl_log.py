@@ -1170,7 +1170,7 @@ def _split(line: str) -> tuple[re.Match[str], int, str] | None:
 
 
 # the fields a simple line (``Line.simple``) may have beyond its layout
-_FLAGS = ("warning", "error")
+_FLAGS = ("warning", "error", "trace_stage")
 
 
 @lru_cache(maxsize=4096)
@@ -1355,20 +1355,24 @@ def add_nccl_lines(out: NcclLog, lines: Sequence[str], text: str | None = None) 
     if _screened("\n".join(lines) if text is None else text):
         # a line seen before as it is (every rank, every step) is known at once; the others
         # lose their prefixes in one pass and are looked up without them, else read
-        raw_lines = _RAW_LINES
+        raw_lines, misses = _RAW_LINES, _RAW_MISSES
+        if not misses.looking():  # stamped lines: none comes back as it was
+            misses.note(False)
+            _add_known(out, _known_all(lines, _stripped_all(lines)))
+            return
         known = [raw_lines.get(raw) for raw in lines]
         if None in known:
             fresh = [i for i, k in enumerate(known) if k is None]
             raws = [lines[i] for i in fresh]
             found = _known_all(raws, _stripped_all(raws))
-            if _RAW_MISSES.remember(len(fresh) < len(lines)):
-                for raw, k in zip(raws, found, strict=True):
-                    if len(raw) <= MEMO_MAX_CHARS:
-                        _remember(raw_lines, raw, k)
+            misses.note(len(fresh) < len(lines))
+            for raw, k in zip(raws, found, strict=True):
+                if len(raw) <= MEMO_MAX_CHARS:
+                    _remember(raw_lines, raw, k)
             for i, k in zip(fresh, found, strict=True):
                 known[i] = k
         else:
-            _RAW_MISSES.remember(True)
+            misses.note(True)
         _add_known(out, known)  # type: ignore[arg-type]
         return
     for line in _stripped_all(lines):
@@ -1398,22 +1402,26 @@ MEMO_ENTRIES = 4096  # lines and shapes remembered, each (then forgotten all at 
 
 
 class _Misses:
-    """Whether a batch's new raw lines are worth remembering as they are. A log whose every
-    line carries its own time stamp never repeats a raw line: after PROBE_AFTER batches in a row
-    without one seen before, only every PROBE_EVERY-th batch's lines are remembered, so that
-    lines which do come back are found again within a few batches and remembering resumes.
-    What a line is does not depend on it, only the cost of reading the log."""
+    """Whether a batch's raw lines are worth looking up (and its new ones remembering) as they
+    are. A log whose every line carries its own time stamp never repeats a raw line: after
+    PROBE_AFTER batches in a row without one seen before, only every PROBE_EVERY-th batch is
+    looked up and remembered, so that lines which do come back are found again within a few
+    batches and looking up resumes. What a line is does not depend on it, only the cost of
+    reading the log."""
 
     PROBE_AFTER = 4
     PROBE_EVERY = 8
 
     def __init__(self) -> None:
-        self.batches = 0  # batches in a row without a raw line seen before
+        self.batches = 0  # batches in a row without a raw line seen before (or not looked up)
 
-    def remember(self, hit: bool) -> bool:
-        """Note whether the batch met a raw line seen before; whether to remember its new ones."""
-        self.batches = 0 if hit else self.batches + 1
+    def looking(self) -> bool:
+        """Whether the next batch's raw lines are looked up and its new ones remembered."""
         return self.batches < self.PROBE_AFTER or self.batches % self.PROBE_EVERY == 0
+
+    def note(self, hit: bool) -> None:
+        """Note whether the batch met a raw line seen before."""
+        self.batches = 0 if hit else self.batches + 1
 
 
 _RAW_MISSES = _Misses()
@@ -1449,7 +1457,9 @@ def _add_known(out: NcclLog, known: Sequence[Line | str]) -> None:
     lines, unparsed, dropped = 0, 0, 0
     seen_hosts, warnings, errors = out.seen_hosts, out.warnings, out.errors
     for k in known:
-        if isinstance(k, str):  # a plain line: its host, or "" for none
+        if k is _UNPARSED:
+            unparsed += 1
+        elif isinstance(k, str):  # a plain line: its host, or "" for none
             lines += 1
             if k and k not in seen_hosts:
                 out.add_host(k)
@@ -1471,6 +1481,8 @@ def _add_known(out: NcclLog, known: Sequence[Line | str]) -> None:
             lines += 1
             if (host := k.host) and host not in seen_hosts:
                 out.add_host(host)
+            if k.trace_stage is not None:
+                _add_trace(out, k)
             if k.warning:
                 if len(warnings) < MAX_RECORDS:
                     warnings.append(k.msg)
@@ -1489,6 +1501,8 @@ def _add_known(out: NcclLog, known: Sequence[Line | str]) -> None:
 
 
 _BLANK = Line("", None)  # what an empty line is: nothing to add
+# what another program's line is that holds nothing a reader keeps: only counted as unparsed
+_UNPARSED = Line("", None, unparsed=True, simple=True)
 
 
 def _known_all(raws: Sequence[str], lines: Sequence[str]) -> list[Line | str]:
@@ -1496,22 +1510,27 @@ def _known_all(raws: Sequence[str], lines: Sequence[str]) -> list[Line | str]:
     plain line ("" for none), else its Line. It depends on that text and the rank prefix alone,
     so lines that differ only in another prefix (a timestamp per line) are read once."""
     memo = _LINES
-    known: list[Line | str] = []
-    for raw, line in zip(raws, lines, strict=True):
-        if not line:
-            known.append(_BLANK)
-            continue
-        # the pattern needs `rank` within the first eight characters
-        if "rank" in raw[:9].lower() and (rank_prefix := RANK_PREFIX_RE.match(raw)) is not None:
-            key, rank = f"{rank_prefix.group(1)}\0{line}", int(rank_prefix.group(1))
-        else:
-            key, rank = line, None
-        if (seen := memo.get(key)) is None:
-            seen = _read_stripped(line, rank)
+    # the key: the text, after its rank where a rank prefix leads the raw line (the pattern
+    # needs `rank` within the first eight characters)
+    keys = [
+        f"{m.group(1)}\0{line}"
+        if "rank" in raw[:9].lower() and (m := RANK_PREFIX_RE.match(raw)) is not None
+        else line
+        for raw, line in zip(raws, lines, strict=True)
+    ]
+    known: list[Line | str | None] = [memo.get(key) for key in keys]
+    if None in known:
+        for i, key in enumerate(keys):
+            if known[i] is not None:
+                continue
+            if not (line := lines[i]):
+                known[i] = _BLANK
+                continue
+            rank = int(key[: key.index("\0")]) if key is not line else None
+            seen = known[i] = _read_stripped(line, rank)
             if len(line) <= MEMO_MAX_CHARS:
                 _remember(memo, key, seen)
-        known.append(seen)
-    return known
+    return known  # type: ignore[return-value]
 
 
 def _net_dir(text: str) -> tuple[str, bool] | None:
@@ -1529,6 +1548,8 @@ def _read_stripped(line: str, rank: int | None) -> Line | str:
     if span is None:
         r = (_read if len(line) <= MEMO_MAX_CHARS else _read.__wrapped__)(line, rank)
         if not r.plain:
+            if r.simple and not r.layout and not r.error and r.found is NOTHING:
+                return _UNPARSED if r.unparsed else _BLANK  # counted at most
             return r
         span = r.host_span
         if shape is not None:
@@ -1582,12 +1603,7 @@ def _add_read(out: NcclLog, r: Line) -> None:
     out.lines += 1
     host = r.host
     if r.trace_stage is not None:
-        if out.events:
-            _add_stage(out.events[-1], host, r.trace_stage)
-        elif len(out.orphan_traces) < MAX_RECORDS:
-            out.orphan_traces.append((host, r.trace_stage))
-            if r.trace_stage == "bootstrap":
-                out.evidence.setdefault("bootstrap_trace", line)
+        _add_trace(out, r)
     if host and host not in out.seen_hosts:
         out.add_host(host)
     if r.warning:
@@ -1632,6 +1648,18 @@ def _add_read(out: NcclLog, r: Line) -> None:
         if out.room(out.net_devs, net):
             out.net_devs[net] += 1
     _add_found(out, r, host, r.dev)
+
+
+def _add_trace(out: NcclLog, r: Line) -> None:
+    """A line of NCCL unwinding an error (``Line.trace_stage``): its stage goes to the last
+    event, or is kept (up to MAX_RECORDS) when none came before it."""
+    stage = r.trace_stage
+    if out.events:
+        _add_stage(out.events[-1], r.host, stage)  # type: ignore[arg-type]
+    elif len(out.orphan_traces) < MAX_RECORDS:
+        out.orphan_traces.append((r.host, stage))  # type: ignore[arg-type]
+        if stage == "bootstrap":
+            out.evidence.setdefault("bootstrap_trace", r.line)
 
 
 def _add_stage(last: Event, host: str | None, stage: str) -> None:
