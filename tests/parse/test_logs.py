@@ -585,7 +585,14 @@ OTHER_WORDINGS = {
     "[TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp (worldConfig.cpp:91)": "trtllm-world-size-mismatch",
     "[1700000000.1] [n1:99 :0] tl_cuda_team.c:100 TL_CUDA ERROR failed to open ipc handle": "mpi-collective-layer-error",
     "n1:1:1 [0] NCCL WARN NET/IB : Unable to open device mlx5_3": "ib-device-unopenable",
-    "Test CUDA failure common.cu:516 'an illegal memory access was encountered'": "log-shows-error",
+    # a kernel's fault, in NCCL's, nccl-tests', PyTorch's and the driver API's wordings
+    "Test CUDA failure common.cu:516 'an illegal memory access was encountered'": "cuda-kernel-fault",
+    "node01:1234:1300 [0] enqueue.cc:1612 NCCL WARN Cuda failure 'unspecified launch failure'": "cuda-kernel-fault",
+    "node01:1234:1300 [3] proxy.cc:1093 NCCL WARN Cuda failure 719 'unspecified launch failure'": "cuda-kernel-fault",
+    "RuntimeError: CUDA error: device-side assert triggered": "cuda-kernel-fault",
+    "RuntimeError: CUDA error: an illegal memory access was encountered CUDA kernel errors might be asynchronously reported at some other API call": "cuda-kernel-fault",
+    "torch.AcceleratorError: CUDA error: uncorrectable ECC error encountered": "cuda-kernel-fault",
+    "E cuda_event.cc:48] Error polling for event status: failed to query event: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered": "cuda-kernel-fault",
     # NCCL 2.19-2.27's wording, on one WARN line with the variable
     "n1:1:1 [0] enqueue.cc:1 NCCL WARN No algorithm/protocol available for function AllGather with datatype ncclFloat32. NCCL_ALGO was set to NVLS.": "nccl-no-algorithm-forced",
     "n1:1:1 [0] misc/shmutils.cc:1 NCCL WARN Call to shm_open failed : Permission denied": "shm-permission-denied",
@@ -744,6 +751,11 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     other = ("[rank0]:[E1030 15:32:32.9 ProcessGroupNCCL.cpp:2055] [PG ID 0 PG GUID 0 Rank 0] "
              "Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered")  # fmt: skip
     assert "watchdog-graph-capture" not in _rules_of(other)
+    # CUDA errors that are not a kernel's fault, and a text that only starts like one
+    for text in ("RuntimeError: CUDA error: out of memory", "Cuda failure 'invalid argument'",
+                 "CUDA error: invalid device ordinal", "CUDA error: misaligned address handling is off",
+                 "print('CUDA error: ' + str(err))"):  # fmt: skip
+        assert "cuda-kernel-fault" not in _rules_of(text), text
     (xid,) = parse_nccl_log(next(k for k in OTHER_WORDINGS if "Xid" in k)).of("gpu_xid")
     assert xid.detail["code"] == 79
     found = diagnose(

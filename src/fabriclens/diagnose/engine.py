@@ -12,6 +12,7 @@ from typing import Any
 
 from fabriclens.conditions import check_known, holds
 from fabriclens.diagnose.xid import xid_catalogue
+from fabriclens.parse.cuda_errors import STICKY_CODES, cuda_error
 from fabriclens.parse.nccl_log import (
     VIRTUAL_IFACE_RE,
     WC_STATUS,
@@ -243,6 +244,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "cuda_stub": _count("cuda_stub", nccl),
         "host_clash": len(nccl.host_clash),
         "cuda_ipc_failed": _count("cuda_ipc_failed", nccl),
+        "cuda_kernel_fault": _count("cuda_kernel_fault", nccl),
         "chunk_size_set": _count("chunk_size_set", nccl) + int("NCCL_CHUNK_SIZE" in env),
         "gloo_iface_exclusion": sum(1 for e in nccl.of("gloo_iface_missing") if str(e.detail["name"]).startswith("^")),
         # GPUDirect RDMA on some InfiniBand channels, and receives without it elsewhere (a
@@ -425,6 +427,42 @@ EVENT_WORDS = {
     "nvml_version_mismatch": "NVML: the driver's kernel module and its libraries are of different releases",
     "apt_nvidia_upgrade": "the package manager upgraded {package}",
 }
+# What each CUDA error (parse.cuda_errors) says, in a distributed job: the enum's description
+# (CUDA Runtime API, cudaError), with the usual reason the rules here give
+_LOST = "the process's CUDA context is lost: every later CUDA call fails the same way"
+CUDA_HINTS = {
+    "cudaErrorInvalidValue": "a call was given an invalid argument",
+    "cudaErrorMemoryAllocation": "the GPU's memory is full",
+    "cudaErrorInitializationError": "CUDA could not start: the driver, the device files, or a process forked after CUDA started",
+    "cudaErrorCudartUnloading": "the process was already shutting down: the first error before it is the cause",
+    "cudaErrorInvalidDevicePointer": "an address that is not GPU memory where GPU memory was expected",
+    "cudaErrorInsufficientDriver": "the driver is older than this CUDA runtime needs",
+    "cudaErrorDevicesUnavailable": "the GPU is in exclusive mode and another process holds it",
+    "cudaErrorNoDevice": "the process sees no GPU: the driver not loaded, CUDA_VISIBLE_DEVICES empty, or a container started without GPUs",
+    "cudaErrorInvalidDevice": "a GPU index beyond the GPUs this process sees",
+    "cudaErrorNoKernelImageForDevice": "no code built for this GPU's architecture",
+    "cudaErrorSymbolNotFound": "no code built for this GPU's architecture",
+    "cudaErrorECCUncorrectable": f"an uncorrectable memory error on the GPU (hardware: an Xid 48, 94 or 95 in dmesg); {_LOST}",
+    "cudaErrorPeerAccessUnsupported": "these two GPUs cannot map each other's memory",
+    "cudaErrorNvlinkUncorrectable": f"an uncorrectable NVLink error (hardware: an Xid 74 in dmesg); {_LOST}",
+    "cudaErrorInvalidResourceHandle": "a stream, event or handle of another context, or one already destroyed",
+    "cudaErrorIllegalAddress": f"a kernel read or wrote memory it does not own; {_LOST}",
+    "cudaErrorLaunchOutOfResources": "a kernel asked for more registers or shared memory than the GPU has",
+    "cudaErrorLaunchTimeout": "a kernel ran too long and was stopped (a GPU that also drives a display, or a hung kernel)",
+    "cudaErrorContextIsDestroyed": "the CUDA context was already torn down: the first error before it is the cause",
+    "cudaErrorAssert": f"an assertion in a kernel failed (often an index out of range); {_LOST}",
+    "cudaErrorHardwareStackError": f"a kernel overran its stack; {_LOST}",
+    "cudaErrorIllegalInstruction": f"a kernel ran an illegal instruction; {_LOST}",
+    "cudaErrorMisalignedAddress": f"a kernel accessed a misaligned address; {_LOST}",
+    "cudaErrorInvalidAddressSpace": f"a kernel used an address of the wrong memory space; {_LOST}",
+    "cudaErrorInvalidPc": f"a kernel jumped to an invalid program counter; {_LOST}",
+    "cudaErrorLaunchFailure": f"a kernel faulted while running (an invalid address, or the GPU failing: an Xid in dmesg); {_LOST}",
+    "cudaErrorNotPermitted": "not permitted here (multi-node NVLink: the IMEX channels)",
+    "cudaErrorNotSupported": "not supported by this GPU, driver or platform",
+    "cudaErrorSystemNotReady": "the system is not ready (an NVSwitch system: Fabric Manager not running)",
+    "cudaErrorSystemDriverMismatch": "the driver's libraries and its kernel module are of different releases",
+    "cudaErrorUnknown": "the driver gave no reason: dmesg for an Xid, and nvidia-smi on the node",
+}
 # The usual reasons, in a distributed job, of the system-call errors another program's line may
 # quote (parse.nccl_log.ERRNO_TEXTS), each the next thing to look at
 ERRNO_HINTS = {
@@ -470,9 +508,11 @@ def describe(event: Event) -> str:
         parts += [f"to state {d['next_state']}"] if d["next_state"] else []
         parts += [f"local GID index {d['gid_index']}"] if d["gid_index"] is not None else []
     elif event.kind == "cuda_error":
+        named = cuda_error(str(d["text"]))
         parts.append(
             "CUDA error" + (f" {d['code']}" if d["code"] is not None else "") + f" '{d['text']}'"
             + (f" in the {str(d['where']).upper()} transport" if d["where"] else "")
+            + (f" ({named[2]}: {CUDA_HINTS[named[2]]})" if named and named[2] in CUDA_HINTS else "")
         )  # fmt: skip
     elif event.kind == "errno_text":
         parts.append(
@@ -740,9 +780,19 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ofi_no_memory": (("libfabric_error", "efa_rx_post_failed"), lambda e: e.kind == "efa_rx_post_failed" or e.detail["code"] == -12),
     "cuda_stub": (("cuda_error",), lambda e: "stub library" in str(e.detail["text"])),
     "cuda_ipc_failed": (("cuda_error",), lambda e: e.detail["where"] == "p2p"),
+    # a kernel's fault: the errors that leave the context lost (parse.cuda_errors.STICKY_CODES)
+    "cuda_kernel_fault": (("cuda_error",), lambda e: _cuda_code(e) in STICKY_CODES),
     "chunk_size_set": (("chunk_size_set",), None),
     **{kind: ((kind,), None) for kind in EVENT_FACTS},
 }  # fmt: skip
+
+
+def _cuda_code(event: Event) -> int | None:
+    """A cuda_error event's code: as the line gave it, else its text's."""
+    if event.detail["code"] is not None:
+        return int(event.detail["code"])
+    known = cuda_error(str(event.detail["text"]))
+    return known[1] if known else None
 
 
 def _matching(name: str, nccl: NcclLog) -> list[Event]:

@@ -20,6 +20,7 @@ from itertools import islice
 from typing import Any, NamedTuple, TypeVar
 
 from fabriclens.parse._prefix import strip_prefixes, strip_prefixes_all
+from fabriclens.parse.cuda_errors import cuda_error
 from fabriclens.parse.dmesg import XID_RE as XID_LINE_RE
 
 _LOC = r"(?:(?P<loc>[\w./-]{1,255}\.(?:cc|cu|c|cpp|h|hpp):\d+)\s+)?"
@@ -600,6 +601,23 @@ def _cuda_failure_line(msg: str) -> bool:
     return "Cuda failure" in msg or "CUDA failure" in msg
 
 
+def _cuda_error_quoted(msg: str) -> tuple[str, int, str] | None:
+    """The CUDA error a line quotes after `CUDA error: ` (PyTorch, most CUDA programs) or after
+    a driver enum's name (`CUDA_ERROR_ILLEGAL_ADDRESS: an illegal ...`): (its text as the line
+    has it, code, name), for the errors ``cuda_errors`` lists."""
+    at = msg.find("CUDA error: ")
+    if at >= 0:
+        rest = msg[at + len("CUDA error: ") :]
+    elif (at := msg.find(": ", msg.find("CUDA_ERROR_"))) >= 0:
+        rest = msg[at + 2 :]
+    else:
+        return None
+    rest = rest.lstrip()
+    if (known := cuda_error(rest)) is None:
+        return None
+    return rest[: len(known[0])], known[1], known[2]
+
+
 def _detect_outside(msg: str, add: Any) -> None:
     """What a job prints beside NCCL's own lines (PyTorch, the launcher, libfabric): read only
     on lines without NCCL's layout, so a large log's NCCL lines do not pay for them."""
@@ -619,6 +637,13 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("store_port_in_use", port=_int(port.group(1)) if port else None)
     if "invalid device ordinal" in msg and "Cuda failure" not in msg:  # else the CUDA error's
         add("device_ordinal")
+    if ("CUDA error: " in msg or "CUDA_ERROR_" in msg) and (
+        ce := _cuda_error_quoted(msg)
+    ) is not None:
+        text, code, _name = (
+            ce  # PyTorch's `CUDA error: <text>`, the driver's `CUDA_ERROR_X: <text>`
+        )
+        add("cuda_error", code=code, text=text, where=None, p2p_unsupported=int(code == 217))
     if "Process name:" in msg and (mp := MPI_PROCESS_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(mp.group(1)), code=None, signal=None, node=None)
     if "exited on signal" in msg and (ms := MPI_SIGNAL_RE.search(msg)) is not None:
