@@ -883,3 +883,19 @@ def test_warnings_already_explained_are_not_quoted_again() -> None:
     assert _rules_of(explained) == {"ofi-no-provider"}
     extra = explained + "\nn1:1:1 [0] NCCL WARN some other warning nobody explains"
     assert {"ofi-no-provider", "nccl-warnings"} <= _rules_of(extra)
+
+
+def test_nccl_warnings_say_what_the_error_they_quote_means() -> None:
+    """The catch-all finding follows each warning with its quoted error's meaning (a system
+    call's errno, a CUDA error's name), and still goes when another finding quotes the line."""
+    log = ("node01:1234:1300 [0] misc/ibvwrap.cc:100 NCCL WARN Call to ibv_create_qp failed with error Cannot allocate memory\n"
+           "node01:1234:1300 [0] init.cc:100 NCCL WARN Cuda failure 999 'unknown error'")  # fmt: skip
+    found = {f.rule: f for f in diagnose(parse_nccl_log(log), TorchLog())}
+    evidence = found["nccl-warnings"].evidence
+    assert evidence[0].startswith("Call to ibv_create_qp failed") and "[= ENOMEM:" in evidence[0]
+    assert "[= cudaErrorUnknown:" in evidence[1]
+    explained = (
+        "node01:1234:1300 [0] enqueue.cc:1 NCCL WARN Cuda failure 'unspecified launch failure'"
+    )
+    rules = {f.rule for f in diagnose(parse_nccl_log(explained), TorchLog())}
+    assert rules == {"cuda-kernel-fault"}  # the warning is that finding's evidence: said once

@@ -14,6 +14,9 @@ from fabriclens.conditions import check_known, holds
 from fabriclens.diagnose.xid import xid_catalogue
 from fabriclens.parse.cuda_errors import STICKY_CODES, cuda_error
 from fabriclens.parse.nccl_log import (
+    CUDA_RE,
+    ERRNO_RE,
+    ERRNO_TEXTS,
     VIRTUAL_IFACE_RE,
     WC_STATUS,
     Event,
@@ -873,7 +876,7 @@ def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
     if name == "connect_link_local":
         return [describe(e) for e in _link_local_connects(nccl)][:5]
     if name == "warnings":
-        return nccl.warnings[:5]
+        return [_annotated(w) for w in nccl.warnings[:5]]
     if name == "timeout_frames":
         return torch.timeout_frames[:2]
     if name == "completion_errors":
@@ -937,6 +940,22 @@ def diagnose(nccl: NcclLog, torch: TorchLog) -> list[Finding]:
     return sorted(_without_repeated_warnings(found), key=lambda f: SEVERITY_ORDER[f.severity])
 
 
+# what an NCCL warning's quoted error means, after the warning (see ``_annotated``)
+_NOTE = "  [= "
+
+
+def _annotated(warning: str) -> str:
+    """An NCCL warning, followed by what the error it quotes means: a CUDA error's name and
+    reason (`Cuda failure '...'`), or a system call's errno and usual reason (strerror's text:
+    `Call to ibv_create_qp failed with error Cannot allocate memory`)."""
+    cu = CUDA_RE.search(warning) if "Cuda failure" in warning or "CUDA failure" in warning else None
+    if cu is not None and (named := cuda_error(cu.group("text").strip())) is not None:
+        return f"{warning}{_NOTE}{named[2]}: {CUDA_HINTS.get(named[2], named[2])}]"
+    if (en := ERRNO_RE.search(warning)) is not None and (name := ERRNO_TEXTS[en.group(0)]) in ERRNO_HINTS:  # fmt: skip
+        return f"{warning}{_NOTE}{name}: {ERRNO_HINTS[name]}]"
+    return warning
+
+
 def _without_repeated_warnings(found: list[Finding]) -> list[Finding]:
     """The catch-all "NCCL printed warnings" goes when every warning it quotes is already the
     evidence of a finding that explains it (a line said twice explains nothing more)."""
@@ -945,5 +964,5 @@ def _without_repeated_warnings(found: list[Finding]) -> list[Finding]:
         f
         for f in found
         if f.rule != "nccl-warnings"
-        or not all(any(w in line for line in others) for w in f.evidence)
+        or not all(any(w.split(_NOTE)[0] in line for line in others) for w in f.evidence)
     ]
