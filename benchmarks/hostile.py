@@ -159,6 +159,7 @@ BACKTRACKING_PREFIXES = (
     "Transport retry count exceeded ", "Unable to find a match: kernel-headers-",
     "--releasever=8.2 install kernel-devel-", "Upgrade: nvidia-", "Cannot allocate memory ",
     "mlx5_ib: disagrees about version of symbol ", "a-a-a-a-a-a-a-a-a-a-a-a-a-a-a-a: Unknown symbol ",
+    "CUDA error: ", "CUDA_ERROR_ILLEGAL_ADDRESS: ", "no device found matching ", "No interface found ",
 )  # fmt: skip
 
 

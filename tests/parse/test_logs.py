@@ -585,6 +585,11 @@ OTHER_WORDINGS = {
     "[TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp (worldConfig.cpp:91)": "trtllm-world-size-mismatch",
     "[1700000000.1] [n1:99 :0] tl_cuda_team.c:100 TL_CUDA ERROR failed to open ipc handle": "mpi-collective-layer-error",
     "n1:1:1 [0] NCCL WARN NET/IB : Unable to open device mlx5_3": "ib-device-unopenable",
+    # no interface for NCCL's sockets, in the wordings of its releases
+    "node01:1234:1300 [0] bootstrap.cc:126 NCCL WARN Bootstrap : no socket interface found": "socket-no-interface",
+    "node01:1234:1300 [0] misc/socket.cc:420 NCCL WARN NET/Socket : No usable listening interface found": "socket-no-interface",
+    "node01:1234:1300 [0] bootstrap.cc:577 (bootstrapNetInit) NCCL WARN no device found matching =eth9, verify NCCL_OOB_NET_IFNAME": "socket-no-interface",
+    "node01:1234:1300 [0] misc/socket.cc:238 NCCL WARN Net : No interface found in the same subnet as remote address 10.0.0.2<1234>": "socket-no-interface",
     # a kernel's fault, in NCCL's, nccl-tests', PyTorch's and the driver API's wordings
     "Test CUDA failure common.cu:516 'an illegal memory access was encountered'": "cuda-kernel-fault",
     "node01:1234:1300 [0] enqueue.cc:1612 NCCL WARN Cuda failure 'unspecified launch failure'": "cuda-kernel-fault",
@@ -751,6 +756,11 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     other = ("[rank0]:[E1030 15:32:32.9 ProcessGroupNCCL.cpp:2055] [PG ID 0 PG GUID 0 Rank 0] "
              "Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered")  # fmt: skip
     assert "watchdog-graph-capture" not in _rules_of(other)
+    # an interface found, and InfiniBand's own "No device found", are not a missing socket interface
+    for text in ("node01:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
+                 "node01:1:2 [0] NCCL INFO NET/IB : No device found.",
+                 "node01:1:2 [0] NCCL INFO NCCL_OOB_NET_IFNAME set by environment to eth0"):  # fmt: skip
+        assert "socket-no-interface" not in _rules_of(text), text
     # CUDA errors that are not a kernel's fault, and a text that only starts like one
     for text in ("RuntimeError: CUDA error: out of memory", "Cuda failure 'invalid argument'",
                  "CUDA error: invalid device ordinal", "CUDA error: misaligned address handling is off",

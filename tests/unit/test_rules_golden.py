@@ -397,6 +397,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "nvml-driver-library-mismatch": {"nvml_version_mismatch": 1},
     "kernel-module-symbol-mismatch": {"module_symbol_mismatch": 1},
     "cuda-kernel-fault": {"cuda_kernel_fault": 1},
+    "socket-no-interface": {"no_socket_iface": 1},
     "nccl-system-error-unexplained": {"system_error": 1},
     "duplicate-gpu": {"duplicate_gpu": 1},
     "connect-loopback": {"connect_loopback": 1},

@@ -426,6 +426,7 @@ EVENT_WORDS = {
     "ib_devices_list_failed": "the verbs library could not list the RDMA devices: {error}",
     "verbs_kernel_abi": "libibverbs: driver {driver} does not support the kernel's RDMA ABI",
     "kernel_headers_unavailable": "the package repositories hold no {package}",
+    "no_socket_iface": "NCCL found no interface for its sockets",
     "dnf_releasever_stale": "dnf asked for OS release {releasever}; the running kernel is release {kernel_release}'s",
     "nvml_version_mismatch": "NVML: the driver's kernel module and its libraries are of different releases",
     "apt_nvidia_upgrade": "the package manager upgraded {package}",
@@ -608,6 +609,7 @@ def _described(events: list[Event]) -> list[str]:
 
 # events that are their own fact: counted by rules, their lines quoted as evidence
 EVENT_FACTS = (
+    "no_socket_iface",
     "collective_desync",
     "nccl_config_invalid",
     "store_port_in_use",

@@ -233,6 +233,15 @@ APT_NVIDIA_UPGRADE_RE = re.compile(r"^Upgrade: (\S*nvidia\S*)")  # /var/log/apt/
 # (a capture from its first non-space to its last, `(\S(?:.*\S)?)`, not `(.+?)\s*$`: a lazy
 # capture before trailing spaces is quadratic on a hostile line of spaces)
 IBV_REG_RE = re.compile(r"Call to (ibv_reg_\w+) failed with error (\S(?:.*\S)?)")
+# bootstrap.cc / socket.cc: no interface for NCCL's sockets (the filter matched none, or none
+# has an address): `Bootstrap : no socket interface found`, `NET/Socket : No usable listening
+# interface found`, `no device found matching =eth9, verify NCCL_OOB_NET_IFNAME`, `Net : No
+# interface found in the same subnet as remote address 10.0.0.2<1234>`
+NO_IFACE_RE = re.compile(
+    r"no socket interface found|No usable listening interface found"
+    r"|no NCCL_SOCKET_IFNAME interface found|(?P<subnet>No interface found in the same subnet)"
+    r"|(?P<oob>no device found (?:matching|after excluding) \S{0,64}?,? verify NCCL_OOB_NET_IFNAME)"
+)
 DUPLICATE_GPU_RE = re.compile(
     r"Duplicate GPU detected : rank (\d+) and rank (\d+) both on CUDA device (\w+)"
 )
@@ -1024,6 +1033,9 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
             size=_int(sh.group("bytes") or sh.group("size")))  # fmt: skip
     if "ibv_reg_" in msg and (rg := IBV_REG_RE.search(msg)) is not None:
         add("ibv_reg_failed", call=rg.group(1), error=rg.group(2))
+    if ("interface found" in msg or "OOB_NET_IFNAME" in msg) and (ni := NO_IFACE_RE.search(msg)) is not None:  # fmt: skip
+        add("no_socket_iface", subnet=int(ni.group("subnet") is not None),
+            oob=int(ni.group("oob") is not None))  # fmt: skip
     if "Duplicate GPU" in msg and (dg := DUPLICATE_GPU_RE.search(msg)) is not None:
         add("duplicate_gpu", rank_a=int(dg.group(1)), rank_b=int(dg.group(2)), device=dg.group(3))
     if "XML Import" in msg and (gi := GRAPH_IMPORT_RE.search(msg)) is not None:
@@ -1341,7 +1353,7 @@ SCREEN_WORDS = (
     # ("exceeded" alone folds to 0x000000, the shape of every hex address: COLL traces would
     # no longer be screened out by their folded shapes)
     "' exceeded", "allowance_exceeded", "retry count", "ROCm-capable", "initialize ROCm", " symbol ",
-    "allocate memory", "IB devices list", "kernel ABI", "Unable to find a match", "--releasever=",
+    "allocate memory", "IB devices list", "interface found", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
