@@ -585,6 +585,9 @@ OTHER_WORDINGS = {
     "[TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp (worldConfig.cpp:91)": "trtllm-world-size-mismatch",
     "[1700000000.1] [n1:99 :0] tl_cuda_team.c:100 TL_CUDA ERROR failed to open ipc handle": "mpi-collective-layer-error",
     "n1:1:1 [0] NCCL WARN NET/IB : Unable to open device mlx5_3": "ib-device-unopenable",
+    # NCCL's own checks of the ranks' versions and GPUs (the latter's wording since 2.23)
+    "node01:1:2 [0] init.cc:1043 NCCL WARN Mismatched NCCL version detected : rank 0 version 22105 rank 8 version 21803": "nccl-version-mismatch",
+    "node01:1:2 [1] init.cc:1057 NCCL WARN Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration": "duplicate-gpu",
     # no interface for NCCL's sockets, in the wordings of its releases
     "node01:1234:1300 [0] bootstrap.cc:126 NCCL WARN Bootstrap : no socket interface found": "socket-no-interface",
     "node01:1234:1300 [0] misc/socket.cc:420 NCCL WARN NET/Socket : No usable listening interface found": "socket-no-interface",
@@ -909,3 +912,11 @@ def test_nccl_warnings_say_what_the_error_they_quote_means() -> None:
     )
     rules = {f.rule for f in diagnose(parse_nccl_log(explained), TorchLog())}
     assert rules == {"cuda-kernel-fault"}  # the warning is that finding's evidence: said once
+
+
+def test_nccl_version_codes_read_as_releases() -> None:
+    """NCCL_VERSION_CODE in NCCL's own mismatch warning: major*10000 + minor*100 + patch since
+    2.9, major*1000 + minor*100 + patch before."""
+    log = parse_nccl_log("node01:1:2 [0] init.cc:1043 NCCL WARN Mismatched NCCL version detected : rank 0 version 22105 rank 8 version 2804")  # fmt: skip
+    (e,) = log.of("nccl_version_mismatch")
+    assert (e.detail["version_a"], e.detail["version_b"]) == ("2.21.5", "2.8.4")

@@ -242,6 +242,11 @@ NO_IFACE_RE = re.compile(
     r"|no NCCL_SOCKET_IFNAME interface found|(?P<subnet>No interface found in the same subnet)"
     r"|(?P<oob>no device found (?:matching|after excluding) \S{0,64}?,? verify NCCL_OOB_NET_IFNAME)"
 )
+# init.cc: `Mismatched NCCL version detected : rank 0 version 22105 rank 8 version 21803` (the
+# versions as NCCL_VERSION_CODE: major*10000 + minor*100 + patch since 2.9, major*1000 before)
+VERSION_MISMATCH_RE = re.compile(
+    r"Mismatched NCCL version detected : rank (\d+) version (\d{1,6}) rank (\d+) version (\d{1,6})"
+)
 DUPLICATE_GPU_RE = re.compile(
     r"Duplicate GPU detected : rank (\d+) and rank (\d+) both on CUDA device (\w+)"
 )
@@ -608,6 +613,13 @@ def _cuda_failure_line(msg: str) -> bool:
     """NCCL's `Cuda failure '...'` or nccl-tests' `Test CUDA failure ... '...'`: the CUDA error
     read from it names what it implies (``_detect``)."""
     return "Cuda failure" in msg or "CUDA failure" in msg
+
+
+def _release_of_code(code: int) -> str:
+    """NCCL_VERSION_CODE as a release: 22105 -> 2.21.5 (since 2.9), 2804 -> 2.8.4 (before)."""
+    if code >= 10000:
+        return f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
+    return f"{code // 1000}.{code % 1000 // 100}.{code % 100}"
 
 
 def _cuda_error_quoted(msg: str) -> tuple[str, int, str] | None:
@@ -1038,6 +1050,11 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
             oob=int(ni.group("oob") is not None))  # fmt: skip
     if "Duplicate GPU" in msg and (dg := DUPLICATE_GPU_RE.search(msg)) is not None:
         add("duplicate_gpu", rank_a=int(dg.group(1)), rank_b=int(dg.group(2)), device=dg.group(3))
+    if "Multiple Ranks are using the same GPU" in msg:  # the same check's words since 2.23
+        add("duplicate_gpu", rank_a=None, rank_b=None, device=None)
+    if "Mismatched NCCL version" in msg and (vm := VERSION_MISMATCH_RE.search(msg)) is not None:
+        add("nccl_version_mismatch", rank_a=int(vm.group(1)), version_a=_release_of_code(int(vm.group(2))),
+            rank_b=int(vm.group(3)), version_b=_release_of_code(int(vm.group(4))))  # fmt: skip
     if "XML Import" in msg and (gi := GRAPH_IMPORT_RE.search(msg)) is not None:
         add("graph_import_failed", device=int(gi.group(1)))
     if "Init COMPLETE" in msg or "Connected all trees" in msg:
@@ -1353,7 +1370,7 @@ SCREEN_WORDS = (
     # ("exceeded" alone folds to 0x000000, the shape of every hex address: COLL traces would
     # no longer be screened out by their folded shapes)
     "' exceeded", "allowance_exceeded", "retry count", "ROCm-capable", "initialize ROCm", " symbol ",
-    "allocate memory", "IB devices list", "interface found", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
+    "allocate memory", "IB devices list", "interface found", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
