@@ -765,6 +765,9 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
                  "node01:1:2 [0] NCCL INFO NCCL_OOB_NET_IFNAME set by environment to eth0"):  # fmt: skip
         assert "socket-no-interface" not in _rules_of(text), text
     # CUDA errors that are not a kernel's fault, and a text that only starts like one
+    assert "nccl-2.18-invalid-argument" not in _rules_of(
+        "NCCL version 2.18.1+cuda12.1\nRuntimeError: CUDA error: invalid argument"
+    )  # another program's invalid argument is not NCCL 2.18's
     for text in ("RuntimeError: CUDA error: out of memory", "Cuda failure 'invalid argument'",
                  "CUDA error: invalid device ordinal", "CUDA error: misaligned address handling is off",
                  "print('CUDA error: ' + str(err))"):  # fmt: skip

@@ -615,6 +615,12 @@ def _cuda_failure_line(msg: str) -> bool:
     return "Cuda failure" in msg or "CUDA failure" in msg
 
 
+# CUDA errors whose rules read them as NCCL's own calls failing (invalid argument: NCCL 2.18's
+# cudaMemcpyAsync; invalid resource handle: its allocation; not supported: cuMem), so another
+# program's line quoting one is not taken for them
+_NCCL_ONLY_CUDA_CODES = frozenset({1, 400, 801})
+
+
 def _release_of_code(code: int) -> str:
     """NCCL_VERSION_CODE as a release: 22105 -> 2.21.5 (since 2.9), 2804 -> 2.8.4 (before)."""
     if code >= 10000:
@@ -658,13 +664,11 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("store_port_in_use", port=_int(port.group(1)) if port else None)
     if "invalid device ordinal" in msg and "Cuda failure" not in msg:  # else the CUDA error's
         add("device_ordinal")
-    if ("CUDA error: " in msg or "CUDA_ERROR_" in msg) and (
-        ce := _cuda_error_quoted(msg)
-    ) is not None:
-        text, code, _name = (
-            ce  # PyTorch's `CUDA error: <text>`, the driver's `CUDA_ERROR_X: <text>`
-        )
-        add("cuda_error", code=code, text=text, where=None, p2p_unsupported=int(code == 217))
+    # PyTorch's `CUDA error: <text>`, the driver API's `CUDA_ERROR_X: <text>`
+    quoted = _cuda_error_quoted(msg) if "CUDA error: " in msg or "CUDA_ERROR_" in msg else None
+    if quoted is not None and quoted[1] not in _NCCL_ONLY_CUDA_CODES:
+        add("cuda_error", code=quoted[1], text=quoted[0], where=None,
+            p2p_unsupported=int(quoted[1] == 217))  # fmt: skip
     if "Process name:" in msg and (mp := MPI_PROCESS_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(mp.group(1)), code=None, signal=None, node=None)
     if "exited on signal" in msg and (ms := MPI_SIGNAL_RE.search(msg)) is not None:
