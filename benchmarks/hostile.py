@@ -160,6 +160,9 @@ BACKTRACKING_PREFIXES = (
     "--releasever=8.2 install kernel-devel-", "Upgrade: nvidia-", "Cannot allocate memory ",
     "mlx5_ib: disagrees about version of symbol ", "a-a-a-a-a-a-a-a-a-a-a-a-a-a-a-a: Unknown symbol ",
     "CUDA error: ", "CUDA_ERROR_ILLEGAL_ADDRESS: ", "no device found matching ", "No interface found ",
+    "fabric manager NVIDIA GPU driver interface version 5", "nvidia-container-cli: mount error: file creation failed: /",
+    "unable to load config: unsupported config version: ", "x: undefined symbol: nccl", "[pip3] nvidia-nccl-cu12==2",
+    "mlx5_0 port 1 ==> ", "Mismatched NCCL version detected : rank 0 version ",
 )  # fmt: skip
 
 

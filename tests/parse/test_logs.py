@@ -585,6 +585,12 @@ OTHER_WORDINGS = {
     "[TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp (worldConfig.cpp:91)": "trtllm-world-size-mismatch",
     "[1700000000.1] [n1:99 :0] tl_cuda_team.c:100 TL_CUDA ERROR failed to open ipc handle": "mpi-collective-layer-error",
     "n1:1:1 [0] NCCL WARN NET/IB : Unable to open device mlx5_3": "ib-device-unopenable",
+    # batch 32: node and container set-up, in other wordings than the corpus's
+    "May 02 09:14:01 gpu-7 nv-fabricmanager[2211]: fabric manager NVIDIA GPU driver interface version 535.161.08 don't match with driver version 535.154.05. Please update with matching NVIDIA driver package.": "fabric-manager-driver-mismatch",
+    "Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: mount error: file creation failed: /run/containerd/io.containerd.runtime.v2.task/k8s.io/abc/rootfs/usr/bin/nvidia-smi: file exists: unknown": "container-image-ships-driver-files",
+    'level=error msg="Error: unable to load config: unsupported config version: 3"': "container-toolkit-containerd-config-unsupported",
+    "OSError: /opt/conda/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister": "nccl-library-older-than-build",
+    "mlx5_0 port 1 ==> ib0 (Down)": "rdma-port-down-in-log",
     # NCCL's own checks of the ranks' versions and GPUs (the latter's wording since 2.23)
     "node01:1:2 [0] init.cc:1043 NCCL WARN Mismatched NCCL version detected : rank 0 version 22105 rank 8 version 21803": "nccl-version-mismatch",
     "node01:1:2 [1] init.cc:1057 NCCL WARN Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration": "duplicate-gpu",
@@ -759,6 +765,14 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     other = ("[rank0]:[E1030 15:32:32.9 ProcessGroupNCCL.cpp:2055] [PG ID 0 PG GUID 0 Rank 0] "
              "Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered")  # fmt: skip
     assert "watchdog-graph-capture" not in _rules_of(other)
+    # an interface Up, a container file that does exist on purpose, a symbol of another library
+    for text in ("mlx5_0 port 1 ==> ib0 (Up)", "the link went (Down) on ==> then came back",
+                 "undefined symbol: cudaGetDriverEntryPoint", "containerd config version = 3",
+                 "fabric manager version 550.127.05 matches driver version 550.127.05"):  # fmt: skip
+        found = _rules_of(text)
+        assert not found & {"rdma-port-down-in-log", "nccl-library-older-than-build",
+                            "container-toolkit-containerd-config-unsupported",
+                            "fabric-manager-driver-mismatch"}, (text, found)  # fmt: skip
     # an interface found, and InfiniBand's own "No device found", are not a missing socket interface
     for text in ("node01:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
                  "node01:1:2 [0] NCCL INFO NET/IB : No device found.",

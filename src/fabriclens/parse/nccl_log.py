@@ -230,6 +230,24 @@ DNF_RELEASEVER_RE = re.compile(
 )
 EL_RELEASE_RE = re.compile(r"\.el(\d+)_(\d+)")  # a RHEL kernel's release: el8_3 is RHEL 8.3
 APT_NVIDIA_UPGRADE_RE = re.compile(r"^Upgrade: (\S*nvidia\S*)")  # /var/log/apt/history.log
+# nv-fabricmanager refusing to start: `fabric manager NVIDIA GPU driver interface version
+# 550.127.05 don't match with driver version 550.120`
+FM_DRIVER_MISMATCH_RE = re.compile(
+    r"driver interface version (\d[\w.-]{0,40}) don'?t match with driver version (\d[\w-]{0,20}(?:\.[\w-]{1,20}){0,4})"
+)
+# the NVIDIA container runtime's hook: a driver file it mounts from the host is in the image
+CONTAINER_FILE_EXISTS_RE = re.compile(
+    r"nvidia-container-cli: mount error: file creation failed: \S{0,400}?/([^/\s]{1,100}): file exists"
+)
+# the NVIDIA Container Toolkit reading containerd's config (containerd 2.x writes version 3)
+CONTAINERD_CONFIG_VERSION_RE = re.compile(
+    r"unable to load config: unsupported config version: (\d{1,3})"
+)
+# a library built against a newer NCCL than the libnccl.so.2 loaded (`import torch`)
+NCCL_SYMBOL_RE = re.compile(r"nccl\w{1,60}")  # after `: undefined symbol: ` (found first)
+NCCL_WHEEL_RE = re.compile(r"nvidia-nccl-cu(\d{1,3})==(\d[\w.]{0,20})")  # pip list, collect_env
+# ibdev2netdev: `mlx5_3 port 1 ==> net1 (Down)`
+IBDEV2NETDEV_DOWN_RE = re.compile(r"^(\S{1,64}) port (\d{1,3}) ==> (\S{1,64}) \(Down\)")
 # (a capture from its first non-space to its last, `(\S(?:.*\S)?)`, not `(.+?)\s*$`: a lazy
 # capture before trailing spaces is quadratic on a hostile line of spaces)
 IBV_REG_RE = re.compile(r"Call to (ibv_reg_\w+) failed with error (\S(?:.*\S)?)")
@@ -621,6 +639,17 @@ def _cuda_failure_line(msg: str) -> bool:
 _NCCL_ONLY_CUDA_CODES = frozenset({1, 400, 801})
 
 
+def _nccl_symbol_missing(msg: str) -> tuple[str, str] | None:
+    """`<path>/libtorch_cuda.so: undefined symbol: ncclMemFree`: (the library's file name, the
+    symbol). The literal is found first and the path read back from it (a pattern for the path
+    would try every position of a long line)."""
+    at = msg.find(": undefined symbol: nccl")
+    if at < 0 or (sym := NCCL_SYMBOL_RE.match(msg, at + len(": undefined symbol: "))) is None:
+        return None
+    before = msg[max(0, at - 200) : at].split()
+    return (before[-1].rsplit("/", 1)[-1] if before else ""), sym.group(0)
+
+
 def _release_of_code(code: int) -> str:
     """NCCL_VERSION_CODE as a release: 22105 -> 2.21.5 (since 2.9), 2804 -> 2.8.4 (before)."""
     if code >= 10000:
@@ -747,6 +776,18 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("nvml_version_mismatch")
     if "Upgrade: " in msg and (au := APT_NVIDIA_UPGRADE_RE.search(msg.strip())) is not None:
         add("apt_nvidia_upgrade", package=au.group(1)[:80])
+    if "driver interface version" in msg and (fm := FM_DRIVER_MISMATCH_RE.search(msg)) is not None:
+        add("fm_driver_mismatch", fm_version=fm.group(1), driver_version=fm.group(2).rstrip("."))
+    if "file creation failed" in msg and (fe := CONTAINER_FILE_EXISTS_RE.search(msg)) is not None:
+        add("container_file_exists", file=fe.group(1))
+    if "unsupported config version" in msg and (cv := CONTAINERD_CONFIG_VERSION_RE.search(msg)) is not None:  # fmt: skip
+        add("containerd_config_unsupported", version=int(cv.group(1)))
+    if "undefined symbol: nccl" in msg and (us := _nccl_symbol_missing(msg)) is not None:
+        add("nccl_symbol_missing", symbol=us[1], library=us[0])
+    if "nvidia-nccl-cu" in msg and (nw := NCCL_WHEEL_RE.search(msg)) is not None:
+        add("nccl_wheel", cuda=int(nw.group(1)), version=nw.group(2))
+    if "(Down)" in msg and (pd := IBDEV2NETDEV_DOWN_RE.search(msg.strip())) is not None:
+        add("rdma_port_down", device=pd.group(1), port=int(pd.group(2)), netdev=pd.group(3))
     if (en := ERRNO_RE.search(msg)) is not None:  # (every text of ERRNO_TEXTS is a screen word)
         add("errno_text", name=ERRNO_TEXTS[en.group(0)], text=en.group(0))
     if "No available shared memory broadcast" in msg:  # vLLM's engine waiting on its workers
@@ -1374,7 +1415,9 @@ SCREEN_WORDS = (
     # ("exceeded" alone folds to 0x000000, the shape of every hex address: COLL traces would
     # no longer be screened out by their folded shapes)
     "' exceeded", "allowance_exceeded", "retry count", "ROCm-capable", "initialize ROCm", " symbol ",
-    "allocate memory", "IB devices list", "interface found", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
+    "allocate memory", "IB devices list", "interface found", "driver interface version",
+    "file creation failed", "unsupported config version", "undefined symbol: nccl", "nvidia-nccl-cu",
+    "(Down)", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
