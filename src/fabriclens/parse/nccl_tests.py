@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 
 from fabriclens.model.collectives import op_name
 
+# (the host's spaces taken whole, `\s++`, before the look at the row: a `\s+` that gave them
+# back one by one to a `\s*` in the look-ahead was quadratic on a line of spaces)
 PREFIX_RE = re.compile(
-    r"^\s*(?:\[\d+(?:,\d+)*\]<\w+>:|\d+:\s|rank\d+:\s*|\S+?:\s+(?=\s*\d+\s+\d+\s))"
+    r"^\s*(?:\[\d+(?:,\d+)*\]<\w+>:|\d+:\s|rank\d+:\s*|\S+?:\s++(?=\d+\s+\d+\s))"
 )
 # current `#  Rank 0 Group 0 Pid 1 on host device 0 [0x1b] NAME` and old lines without `Group`
 RANK_RE = re.compile(
