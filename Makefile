@@ -82,6 +82,7 @@ bench: $(STAMP) sysdeps
 	-$(BIN)/python benchmarks/bench.py
 	-$(BIN)/python benchmarks/doctor.py
 	-$(BIN)/python benchmarks/ui.py
+	-$(BIN)/python benchmarks/nccl_warns.py
 
 # Rewrite the README's offline example outputs from the commands themselves (after a change to
 # the planner or a report); `make test` checks they match.
