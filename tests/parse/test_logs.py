@@ -591,6 +591,11 @@ OTHER_WORDINGS = {
     'level=error msg="Error: unable to load config: unsupported config version: 3"': "container-toolkit-containerd-config-unsupported",
     "OSError: /opt/conda/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister": "nccl-library-older-than-build",
     "mlx5_0 port 1 ==> ib0 (Down)": "rdma-port-down-in-log",
+    # PyTorch's allocator out of memory (2.x and 1.x wordings), its store timing out (2.x)
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.21 GiB is free.": "torch-cuda-out-of-memory",
+    "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; 14.56 GiB already allocated; 3.44 MiB free; 14.63 GiB reserved in total by PyTorch)": "torch-cuda-out-of-memory",
+    "[E108 20:04:34.467642512 socket.cpp:957] [c10d] The client socket has timed out after 900s while trying to connect to (10.1.2.3, 29500).": "store-unreachable",
+    "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect to (172.17.0.9, 46229).": "store-unreachable",
     # NCCL's own checks of the ranks' versions and GPUs (the latter's wording since 2.23)
     "node01:1:2 [0] init.cc:1043 NCCL WARN Mismatched NCCL version detected : rank 0 version 22105 rank 8 version 21803": "nccl-version-mismatch",
     "node01:1:2 [1] init.cc:1057 NCCL WARN Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration": "duplicate-gpu",
@@ -765,6 +770,10 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     other = ("[rank0]:[E1030 15:32:32.9 ProcessGroupNCCL.cpp:2055] [PG ID 0 PG GUID 0 Rank 0] "
              "Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered")  # fmt: skip
     assert "watchdog-graph-capture" not in _rules_of(other)
+    # advice about memory, and a server socket that times out and retries, are not those failures
+    for text in ("Reduce the batch size if you see CUDA out of memory errors",
+                 "[W416 15:12:21.131066630 socket.cpp:933] [c10d] The server socket on [::ffff:10.0.0.1]:38405 has timed out, will retry."):  # fmt: skip
+        assert not _rules_of(text) & {"torch-cuda-out-of-memory", "store-unreachable"}, text
     # an interface Up, a container file that does exist on purpose, a symbol of another library
     for text in ("mlx5_0 port 1 ==> ib0 (Up)", "the link went (Down) on ==> then came back",
                  "undefined symbol: cudaGetDriverEntryPoint", "containerd config version = 3",

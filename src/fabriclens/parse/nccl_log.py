@@ -320,6 +320,14 @@ RESOLVE_RE = re.compile(
 STORE_CONNECT_RE = re.compile(
     r"client socket has failed to connect to \[?([^\]\s]+?)\]?:(\d+) \(errno: (\d+)(?: - ([^)]*))?"
 )
+# PyTorch 2.x's wording when the store does not answer in time: `The client socket has timed out
+# after 1800s while trying to connect to (10.0.0.1, 29500)` (or `after 600000ms`)
+STORE_TIMEOUT_RE = re.compile(
+    r"client socket has timed out after (\d{1,12})(ms|s) while trying to connect to \(([^,\s()]{1,255}), (\d{1,5})\)"
+)
+# PyTorch's caching allocator: `CUDA out of memory. Tried to allocate 2.00 GiB` (then the GPU,
+# its capacity and what is free, in one of two wordings)
+TORCH_OOM_RE = re.compile(r"CUDA out of memory\. Tried to allocate (\d[\d.]{0,12} [KMGT]?i?B)")
 BUS_ERROR_RE = re.compile(r"\b[Bb]us error\b(?!s)")  # SIGBUS, not a counter of PCIe bus errors
 # vLLM's pynccl: `Loading nccl from library /root/.config/vllm/nccl/cu12/libnccl.so.2.18.1`
 LIBRARY_RE = re.compile(r"Loading \w+ from library (\S+)")
@@ -726,6 +734,11 @@ def _detect_outside(msg: str, add: Any) -> None:
     ):
         add("store_connect_failed", address=sc.group(1), port=int(sc.group(2)),
             errno=int(sc.group(3)), error=sc.group(4))  # fmt: skip
+    if "client socket has timed out" in msg and (st := STORE_TIMEOUT_RE.search(msg)) is not None:
+        add("store_connect_failed", address=st.group(3), port=int(st.group(4)), errno=110,
+            error=f"timed out after {st.group(1)} {st.group(2)}")  # fmt: skip
+    if "CUDA out of memory" in msg and (oom := TORCH_OOM_RE.search(msg)) is not None:
+        add("torch_cuda_oom", tried=oom.group(1))
     if "driver version is insufficient" in msg and not _cuda_failure_line(msg):
         add("cuda_driver_old")  # (else the CUDA error's)
     if "mpiSize == tp * pp" in msg:  # TensorRT-LLM's WorldConfig
@@ -1417,7 +1430,7 @@ SCREEN_WORDS = (
     "' exceeded", "allowance_exceeded", "retry count", "ROCm-capable", "initialize ROCm", " symbol ",
     "allocate memory", "IB devices list", "interface found", "driver interface version",
     "file creation failed", "unsupported config version", "undefined symbol: nccl", "nvidia-nccl-cu",
-    "(Down)", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
+    "(Down)", "client socket has timed out", "CUDA out of memory", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
