@@ -591,6 +591,8 @@ OTHER_WORDINGS = {
     'level=error msg="Error: unable to load config: unsupported config version: 3"': "container-toolkit-containerd-config-unsupported",
     "OSError: /opt/conda/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister": "nccl-library-older-than-build",
     "mlx5_0 port 1 ==> ib0 (Down)": "rdma-port-down-in-log",
+    # NCCL's result without its WARN line (NCCL_DEBUG unset)
+    "ncclUnhandledCudaError: Call to CUDA function failed.": "nccl-cuda-error-unexplained",
     # PyTorch's allocator out of memory (2.x and 1.x wordings), its store timing out (2.x)
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.21 GiB is free.": "torch-cuda-out-of-memory",
     "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; 14.56 GiB already allocated; 3.44 MiB free; 14.63 GiB reserved in total by PyTorch)": "torch-cuda-out-of-memory",
@@ -770,6 +772,9 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     other = ("[rank0]:[E1030 15:32:32.9 ProcessGroupNCCL.cpp:2055] [PG ID 0 PG GUID 0 Rank 0] "
              "Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered")  # fmt: skip
     assert "watchdog-graph-capture" not in _rules_of(other)
+    # a CUDA failure that names itself is explained by its own rule, not by the fallback
+    named = "node01:1:2 [0] enqueue.cc:1 NCCL WARN Cuda failure 'out of memory'\nncclUnhandledCudaError: Call to CUDA function failed."
+    assert "nccl-cuda-error-unexplained" not in _rules_of(named)
     # advice about memory, and a server socket that times out and retries, are not those failures
     for text in ("Reduce the batch size if you see CUDA out of memory errors",
                  "[W416 15:12:21.131066630 socket.cpp:933] [c10d] The server socket on [::ffff:10.0.0.1]:38405 has timed out, will retry."):  # fmt: skip

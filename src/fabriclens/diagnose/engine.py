@@ -207,6 +207,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "bootstrap_failed": sum(1 for _, stage in nccl.orphan_traces if stage == "bootstrap"),
         "remote_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclRemoteError"),
         "system_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclSystemError"),
+        "unhandled_cuda_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclUnhandledCudaError"),
         "usb_nic": len(nccl.of("usb_nic")) + len(nccl.of("speed_unknown")),
         # releases the log's version lines show, or two when NCCL itself found ranks differ
         "nccl_versions": max(len(nccl.versions), 2 * bool(nccl.of("nccl_version_mismatch"))),
