@@ -522,11 +522,11 @@ def describe(event: Event) -> str:
         parts += [f"to state {d['next_state']}"] if d["next_state"] else []
         parts += [f"local GID index {d['gid_index']}"] if d["gid_index"] is not None else []
     elif event.kind == "cuda_error":
-        named = cuda_error(str(d["text"]))
+        meaning = _cuda_meaning(str(d["text"]))
         parts.append(
             "CUDA error" + (f" {d['code']}" if d["code"] is not None else "") + f" '{d['text']}'"
             + (f" in the {str(d['where']).upper()} transport" if d["where"] else "")
-            + (f" ({named[2]}: {CUDA_HINTS[named[2]]})" if named and named[2] in CUDA_HINTS else "")
+            + (f" ({meaning})" if meaning else "")
         )  # fmt: skip
     elif event.kind == "errno_text":
         parts.append(
@@ -810,6 +810,12 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
 }  # fmt: skip
 
 
+def _cuda_meaning(text: str) -> str | None:
+    """A CUDA error's text in words: its enum name and usual reason (CUDA_HINTS)."""
+    named = cuda_error(text)
+    return f"{named[2]}: {CUDA_HINTS[named[2]]}" if named and named[2] in CUDA_HINTS else None
+
+
 def _cuda_code(event: Event) -> int | None:
     """A cuda_error event's code: as the line gave it, else its text's."""
     if event.detail["code"] is not None:
@@ -969,8 +975,8 @@ def _annotated(warning: str) -> str:
     reason (`Cuda failure '...'`), or a system call's errno and usual reason (strerror's text:
     `Call to ibv_create_qp failed with error Cannot allocate memory`)."""
     cu = CUDA_RE.search(warning) if "Cuda failure" in warning or "CUDA failure" in warning else None
-    if cu is not None and (named := cuda_error(cu.group("text").strip())) is not None:
-        return f"{warning}{_NOTE}{named[2]}: {CUDA_HINTS.get(named[2], named[2])}]"
+    if cu is not None and (meaning := _cuda_meaning(cu.group("text").strip())) is not None:
+        return f"{warning}{_NOTE}{meaning}]"
     if (en := ERRNO_RE.search(warning)) is not None and (name := ERRNO_TEXTS[en.group(0)]) in ERRNO_HINTS:  # fmt: skip
         return f"{warning}{_NOTE}{name}: {ERRNO_HINTS[name]}]"
     return warning
