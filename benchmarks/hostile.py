@@ -164,6 +164,7 @@ BACKTRACKING_PREFIXES = (
     "unable to load config: unsupported config version: ", "x: undefined symbol: nccl", "[pip3] nvidia-nccl-cu12==2",
     "mlx5_0 port 1 ==> ", "Mismatched NCCL version detected : rank 0 version ",
     "The client socket has timed out after 1s while trying to connect to (", "CUDA out of memory. Tried to allocate 1",
+    "torch.distributed.RuntimeError: ", "a.b.c.d.e.f.g.h.i.j.k.l.m.n.ValueError",
 )  # fmt: skip
 
 

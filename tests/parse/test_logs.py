@@ -711,6 +711,9 @@ OTHER_WORDINGS = {
     "NVML library version: 550.54\nFailed to initialize NVML: Driver/library version mismatch": "nvml-driver-library-mismatch",
     "[  812.118321] mlx5_ib: disagrees about version of symbol ib_register_device": "kernel-module-symbol-mismatch",
     "[   14.006231] nvidia_peermem: disagrees about version of symbol ib_register_peer_memory_client": "gdr-peer-module-symbol-mismatch",
+    # a Python traceback's last line that no rule names: the exception is quoted as the failure
+    "[rank1]: Traceback (most recent call last):\n[rank1]:   File \"train.py\", line 88, in <module>\n[rank1]: ValueError: Expected input batch_size (8) to match target batch_size (4).": "python-exception-unexplained",
+    "mscclpp._mscclpp.CuError: (700) an illegal memory access happened somewhere": "python-exception-unexplained",
 }  # fmt: skip
 
 
@@ -759,6 +762,22 @@ def test_text_nccl_could_not_have_printed_is_not_searched() -> None:
               + " n1:1:1 [0] misc/ibvwrap.cc:1 NCCL WARN " + qp)  # fmt: skip
     assert len(parse_nccl_log(joined).of("qp_error")) == 1
     assert len(parse_nccl_log("n1:1:1 [0] misc/ibvwrap.cc:1 NCCL WARN " + qp).of("qp_error")) == 1
+
+
+def test_a_python_exception_is_read_from_a_traceback_s_last_line_only() -> None:
+    """The exception's class opens the line and a colon or the line's end follows it: code that
+    raises, a sentence naming an exception, a counter and someone's Ctrl-C are not one; and an
+    exception beside an NCCL failure leaves the failure to its own finding."""
+    for text in ("    raise RuntimeError(msg)", "I caught a RuntimeError: earlier, retrying",
+                 "RuntimeErrorCount: 3", "KeyboardInterrupt", "WARNING: UserWarning: foo",
+                 "2024-05-01 12:00:00 ERROR something failed"):  # fmt: skip
+        assert parse_nccl_log(text).of("python_exception") == [], text
+    (event,) = parse_nccl_log("torch.distributed.elastic.rendezvous.api.RendezvousClosedError").of(
+        "python_exception"
+    )
+    assert event.detail["exception"].endswith("RendezvousClosedError")
+    beside = "node1:1:2 [0] NCCL WARN Call to connect returned Connection refused\nRuntimeError: NCCL error in: x"
+    assert "python-exception-unexplained" not in _rules_of(beside)
 
 
 def test_look_alikes_of_those_causes_do_not_fire_them() -> None:

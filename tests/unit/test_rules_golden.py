@@ -404,6 +404,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "nccl-library-older-than-build": {"nccl_symbol_missing": 1},
     "rdma-port-down-in-log": {"rdma_port_down": 1},
     "torch-cuda-out-of-memory": {"torch_cuda_oom": 1},
+    "python-exception-unexplained": {"python_exception": 1},
     "nccl-cuda-error-unexplained": {"unhandled_cuda_error": 1},
     "nccl-system-error-unexplained": {"system_error": 1},
     "duplicate-gpu": {"duplicate_gpu": 1},

@@ -328,6 +328,14 @@ STORE_TIMEOUT_RE = re.compile(
 # PyTorch's caching allocator: `CUDA out of memory. Tried to allocate 2.00 GiB` (then the GPU,
 # its capacity and what is free, in one of two wordings)
 TORCH_OOM_RE = re.compile(r"CUDA out of memory\. Tried to allocate (\d[\d.]{0,12} [KMGT]?i?B)")
+# the last line of a Python traceback: the exception's (qualified) class and its message,
+# `RuntimeError: Expected to have finished reduction ...`,
+# `torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError`; a class name ends in Error
+# or Exception, a colon or the line's end follows it (a KeyboardInterrupt is someone's Ctrl-C,
+# often on a hung job: not the failure)
+PY_EXCEPTION_RE = re.compile(
+    r"((?:[A-Za-z_]\w{0,80}\.){0,12}[A-Z]\w{0,80}?(?:Error|Exception))(?::[ \t]*+(.{0,240})|[ \t]*+$)"
+)
 BUS_ERROR_RE = re.compile(r"\b[Bb]us error\b(?!s)")  # SIGBUS, not a counter of PCIe bus errors
 # vLLM's pynccl: `Loading nccl from library /root/.config/vllm/nccl/cu12/libnccl.so.2.18.1`
 LIBRARY_RE = re.compile(r"Loading \w+ from library (\S+)")
@@ -737,6 +745,10 @@ def _detect_outside(msg: str, add: Any) -> None:
     if "client socket has timed out" in msg and (st := STORE_TIMEOUT_RE.search(msg)) is not None:
         add("store_connect_failed", address=st.group(3), port=int(st.group(4)), errno=110,
             error=f"timed out after {st.group(1)} {st.group(2)}")  # fmt: skip
+    if ("Error" in msg or "Exception" in msg) and (
+        pe := PY_EXCEPTION_RE.match(msg.strip())
+    ) is not None:
+        add("python_exception", exception=pe.group(1), message=(pe.group(2) or "").strip())
     if "CUDA out of memory" in msg and (oom := TORCH_OOM_RE.search(msg)) is not None:
         add("torch_cuda_oom", tried=oom.group(1))
     if "driver version is insufficient" in msg and not _cuda_failure_line(msg):
@@ -1430,7 +1442,7 @@ SCREEN_WORDS = (
     "' exceeded", "allowance_exceeded", "retry count", "ROCm-capable", "initialize ROCm", " symbol ",
     "allocate memory", "IB devices list", "interface found", "driver interface version",
     "file creation failed", "unsupported config version", "undefined symbol: nccl", "nvidia-nccl-cu",
-    "(Down)", "client socket has timed out", "CUDA out of memory", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
+    "(Down)", "client socket has timed out", "Exception", "CUDA out of memory", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
