@@ -711,6 +711,8 @@ OTHER_WORDINGS = {
     "NVML library version: 550.54\nFailed to initialize NVML: Driver/library version mismatch": "nvml-driver-library-mismatch",
     "[  812.118321] mlx5_ib: disagrees about version of symbol ib_register_device": "kernel-module-symbol-mismatch",
     "[   14.006231] nvidia_peermem: disagrees about version of symbol ib_register_peer_memory_client": "gdr-peer-module-symbol-mismatch",
+    # torchrun's exit code -7: the process ended on SIGBUS
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -7) local_rank: 1 (pid: 2292) of binary: /usr/bin/python3": "process-bus-error",
     # a Python traceback's last line that no rule names: the exception is quoted as the failure
     "[rank1]: Traceback (most recent call last):\n[rank1]:   File \"train.py\", line 88, in <module>\n[rank1]: ValueError: Expected input batch_size (8) to match target batch_size (4).": "python-exception-unexplained",
     "mscclpp._mscclpp.CuError: (700) an illegal memory access happened somewhere": "python-exception-unexplained",
@@ -762,6 +764,16 @@ def test_text_nccl_could_not_have_printed_is_not_searched() -> None:
               + " n1:1:1 [0] misc/ibvwrap.cc:1 NCCL WARN " + qp)  # fmt: skip
     assert len(parse_nccl_log(joined).of("qp_error")) == 1
     assert len(parse_nccl_log("n1:1:1 [0] misc/ibvwrap.cc:1 NCCL WARN " + qp).of("qp_error")) == 1
+
+
+def test_a_rank_ended_by_a_signal_is_told_which_and_what_usually_sends_it() -> None:
+    """torchrun reports a worker ended by signal N as exit code -N (signal(7)): the evidence
+    names the signal; a plain exit status is left as it is."""
+    line = "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: {}) local_rank: 1 (pid: 7) of binary: python"
+    (killed,) = [f for f in diagnose(parse_nccl_log(line.format(-9)), TorchLog()) if f.rule == "rank-process-exited"]  # fmt: skip
+    assert "signal 9, SIGKILL: killed: the kernel's out-of-memory killer" in killed.evidence[0]
+    (plain,) = [f for f in diagnose(parse_nccl_log(line.format(1)), TorchLog()) if f.rule == "rank-process-exited"]  # fmt: skip
+    assert "with status 1  <-" in plain.evidence[0]
 
 
 def test_a_python_exception_is_read_from_a_traceback_s_last_line_only() -> None:

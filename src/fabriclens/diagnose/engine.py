@@ -588,6 +588,9 @@ def describe(event: Event) -> str:
     elif event.kind == "process_exit":
         how = (f" on signal {d['signal']}" if d["signal"] else
                f" with status {d['code']}" if d["code"] is not None else "")  # fmt: skip
+        code = d["code"]
+        if isinstance(code, int) and -code in SIGNALS:  # torchrun's -N: ended by signal N
+            how += " (signal {}, {}: {})".format(-code, *SIGNALS[-code])
         node = f" on {d['node']}" if d["node"] else ""
         parts.append(f"the launcher reports rank {d['process_rank']}'s process exited{how}{node}")
     elif event.kind == "host_buffer_import":
@@ -617,6 +620,17 @@ def _described(events: list[Event]) -> list[str]:
     """The first five distinct descriptions of ``events``."""
     return list(dict.fromkeys(describe(e) for e in events))[:5]
 
+
+# the signals that end a rank's process, and what usually sends them (signal(7); torchrun reports
+# a process ended by signal N as exit code -N, as Python's subprocess does)
+SIGNALS = {
+    2: ("SIGINT", "interrupted: Ctrl-C, or the launcher stopping the ranks"),
+    6: ("SIGABRT", "native code aborted: a C++ exception nobody caught ('terminate called ...')"),
+    7: ("SIGBUS", "a mapped file or shared memory with nothing behind it: /dev/shm full"),
+    9: ("SIGKILL", "killed: the kernel's out-of-memory killer, or a scheduler or launcher"),
+    11: ("SIGSEGV", "a segmentation fault in native code"),
+    15: ("SIGTERM", "stopped: by the launcher after another rank failed, or by the scheduler"),
+}
 
 # events that are their own fact: counted by rules, their lines quoted as evidence
 EVENT_FACTS = (

@@ -962,6 +962,8 @@ def _detect_outside(msg: str, add: Any) -> None:
     if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(te.group(2)), code=int(te.group(1)), signal=None,
             node=None)  # fmt: skip
+        if te.group(1) == "-7":  # a negative status is the signal that ended it: 7 is SIGBUS
+            add("bus_error")
 
 
 def _ucx_no_locked_memory(msg: str) -> bool:
