@@ -165,6 +165,8 @@ BACKTRACKING_PREFIXES = (
     "mlx5_0 port 1 ==> ", "Mismatched NCCL version detected : rank 0 version ",
     "The client socket has timed out after 1s while trying to connect to (", "CUDA out of memory. Tried to allocate 1",
     "torch.distributed.RuntimeError: ", "a.b.c.d.e.f.g.h.i.j.k.l.m.n.ValueError",
+    "The port number of the rendezvous endpoint '", "Parameters which did not receive grad for rank 1: ",
+    "deepspeed --master_addr=", "Using IP address of ",
 )  # fmt: skip
 
 

@@ -713,6 +713,13 @@ OTHER_WORDINGS = {
     "[   14.006231] nvidia_peermem: disagrees about version of symbol ib_register_peer_memory_client": "gdr-peer-module-symbol-mismatch",
     # torchrun's exit code -7: the process ended on SIGBUS
     "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -7) local_rank: 1 (pid: 2292) of binary: /usr/bin/python3": "process-bus-error",
+    # DDP's reducer without TORCH_DISTRIBUTED_DEBUG (indices), and its message alone
+    "[rank1]: Parameter indices which did not receive grad for rank 1: 290 291": "ddp-unused-parameters",
+    "RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error indicates that your module has parameters that were not used in producing loss.": "ddp-unused-parameters",
+    # env:// start-up without a launcher, and torchrun's newer spelling of an empty address
+    "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable MASTER_ADDR expected, but not set": "master-address-empty",
+    "+ torchrun --nnodes=2 --node-rank=1 --master-addr= --master-port=29500 train.py": "master-address-empty",
+    "ValueError: The port number of the rendezvous endpoint 'node1:abc' must be an integer between 0 and 65536.": "rendezvous-endpoint-unset",
     # a Python traceback's last line that no rule names: the exception is quoted as the failure
     "[rank1]: Traceback (most recent call last):\n[rank1]:   File \"train.py\", line 88, in <module>\n[rank1]: ValueError: Expected input batch_size (8) to match target batch_size (4).": "python-exception-unexplained",
     "mscclpp._mscclpp.CuError: (700) an illegal memory access happened somewhere": "python-exception-unexplained",
@@ -803,6 +810,14 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     other = ("[rank0]:[E1030 15:32:32.9 ProcessGroupNCCL.cpp:2055] [PG ID 0 PG GUID 0 Rank 0] "
              "Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered")  # fmt: skip
     assert "watchdog-graph-capture" not in _rules_of(other)
+    # a launcher given its address and port, and DDP with every gradient
+    for text in ("deepspeed --master_addr=10.0.0.1 --master_port=29500 train.py",
+                 "[runner.py:417:main] Using IP address of 10.0.0.1 for node node1",
+                 "rdzv_endpoint    : node1:29400", "all parameters received grad on rank 3",
+                 "MASTER_ADDR=10.0.0.1 expected by the launcher"):  # fmt: skip
+        found = _rules_of(text)
+        assert not found & {"master-address-empty", "rendezvous-endpoint-unset",
+                            "ddp-unused-parameters"}, (text, found)  # fmt: skip
     # a CUDA failure that names itself is explained by its own rule, not by the fallback
     named = "node01:1:2 [0] enqueue.cc:1 NCCL WARN Cuda failure 'out of memory'\nncclUnhandledCudaError: Call to CUDA function failed."
     assert "nccl-cuda-error-unexplained" not in _rules_of(named)

@@ -437,6 +437,8 @@ EVENT_WORDS = {
     "rdma_port_down": "{device} port {port} ({netdev}) is Down",
     "torch_cuda_oom": "PyTorch could not allocate {tried} more on the GPU",
     "python_exception": "a Python program raised {exception}",
+    "rdzv_endpoint_invalid": "the launcher's rendezvous endpoint is '{endpoint}'",
+    "master_addr_missing": "the launcher has no master address",
     "nccl_version_mismatch": "rank {rank_a} runs NCCL {version_a}, rank {rank_b} NCCL {version_b}",
     "dnf_releasever_stale": "dnf asked for OS release {releasever}; the running kernel is release {kernel_release}'s",
     "nvml_version_mismatch": "NVML: the driver's kernel module and its libraries are of different releases",
@@ -593,6 +595,10 @@ def describe(event: Event) -> str:
             how += " (signal {}, {}: {})".format(-code, *SIGNALS[-code])
         node = f" on {d['node']}" if d["node"] else ""
         parts.append(f"the launcher reports rank {d['process_rank']}'s process exited{how}{node}")
+    elif event.kind == "ddp_unused_params":
+        on = f" on rank {d['on_rank']}" if d["on_rank"] is not None else ""
+        names = f": {d['params']}" if d["params"] else ""
+        parts.append(f"DDP: parameters without a gradient in the last iteration{on}{names}")
     elif event.kind == "host_buffer_import":
         how = "cuMem (NCCL_CUMEM_HOST_ENABLE)" if d["via"] == "cumem" else "a /dev/shm file (mmap)"
         parts.append(f"a local peer's host buffer imported through {how}")
@@ -643,6 +649,9 @@ EVENT_FACTS = (
     "rdma_port_down",
     "torch_cuda_oom",
     "python_exception",
+    "rdzv_endpoint_invalid",
+    "master_addr_missing",
+    "ddp_unused_params",
     "collective_desync",
     "nccl_config_invalid",
     "store_port_in_use",

@@ -336,6 +336,22 @@ TORCH_OOM_RE = re.compile(r"CUDA out of memory\. Tried to allocate (\d[\d.]{0,12
 PY_EXCEPTION_RE = re.compile(
     r"((?:[A-Za-z_]\w{0,80}\.){0,12}[A-Z]\w{0,80}?(?:Error|Exception))(?::[ \t]*+(.{0,240})|[ \t]*+$)"
 )
+# parse_rendezvous_endpoint's ValueError (torch/distributed/elastic/rendezvous/utils.py):
+# `The port number of the rendezvous endpoint 'None:None' must be an integer between 0 and 65536.`
+RDZV_PORT_RE = re.compile(
+    r"port number of the rendezvous endpoint '([^'\n]{0,300})' must be an integer"
+)
+# a launcher's empty master address: DeepSpeed's runner (`Using IP address of  for node node1`
+# when `hostname -I` printed nothing, then `--master_addr= --master_port=29500`), or PyTorch's
+# env:// init without it (`environment variable MASTER_ADDR expected, but not set`)
+MASTER_ADDR_EMPTY_RE = re.compile(
+    r"--master[_-]addr=(?=\s|$)|Using IP address of {1,4}for node|variable MASTER_ADDR expected, but not set"
+)
+# DDP's reducer: a parameter without a gradient in the last iteration (the names, or indices,
+# with TORCH_DISTRIBUTED_DEBUG; the message alone without it)
+DDP_UNUSED_RE = re.compile(
+    r"Parameter(?:s| indices) which did not receive grad for rank (\d{1,7}): ?(.{0,200})"
+)
 BUS_ERROR_RE = re.compile(r"\b[Bb]us error\b(?!s)")  # SIGBUS, not a counter of PCIe bus errors
 # vLLM's pynccl: `Loading nccl from library /root/.config/vllm/nccl/cu12/libnccl.so.2.18.1`
 LIBRARY_RE = re.compile(r"Loading \w+ from library (\S+)")
@@ -749,6 +765,15 @@ def _detect_outside(msg: str, add: Any) -> None:
         pe := PY_EXCEPTION_RE.match(msg.strip())
     ) is not None:
         add("python_exception", exception=pe.group(1), message=(pe.group(2) or "").strip())
+    if "rendezvous endpoint" in msg and (rp := RDZV_PORT_RE.search(msg)) is not None:
+        add("rdzv_endpoint_invalid", endpoint=rp.group(1))
+    if ("master_addr=" in msg or "master-addr=" in msg or "Using IP address of" in msg
+            or "MASTER_ADDR expected" in msg) and MASTER_ADDR_EMPTY_RE.search(msg) is not None:  # fmt: skip
+        add("master_addr_missing")
+    if "did not receive grad" in msg and (du := DDP_UNUSED_RE.search(msg)) is not None:
+        add("ddp_unused_params", on_rank=int(du.group(1)), params=du.group(2).strip())
+    elif "Expected to have finished reduction in the prior iteration" in msg:
+        add("ddp_unused_params", on_rank=None, params=None)
     if "CUDA out of memory" in msg and (oom := TORCH_OOM_RE.search(msg)) is not None:
         add("torch_cuda_oom", tried=oom.group(1))
     if "driver version is insufficient" in msg and not _cuda_failure_line(msg):
@@ -1444,7 +1469,9 @@ SCREEN_WORDS = (
     "' exceeded", "allowance_exceeded", "retry count", "ROCm-capable", "initialize ROCm", " symbol ",
     "allocate memory", "IB devices list", "interface found", "driver interface version",
     "file creation failed", "unsupported config version", "undefined symbol: nccl", "nvidia-nccl-cu",
-    "(Down)", "client socket has timed out", "Exception", "CUDA out of memory", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
+    "(Down)", "client socket has timed out", "Exception", "rendezvous endpoint",
+    "master_addr=", "master-addr=", "MASTER_ADDR expected", "did not receive grad",
+    "Expected to have finished reduction", "CUDA out of memory", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
