@@ -185,3 +185,22 @@ def test_the_memory_of_raw_lines_resumes_after_a_run_of_stamped_lines() -> None:
     for at in range(0, len(repeated), 256):
         nccl_log.add_nccl_lines(NcclLog(), repeated[at : at + 256])
     assert nccl_log._RAW_MISSES.batches == 0 and len(nccl_log._RAW_LINES) > kept
+
+
+def test_past_the_event_cap_a_trace_names_no_kept_event_s_stage(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past MAX_RECORDS events the next one is counted, not kept: the trace lines after it name
+    its stage, and must not give it to the last kept event, read in one pass or in parts."""
+    from fabriclens.parse import nccl_log
+
+    monkeypatch.setattr(nccl_log, "MAX_RECORDS", 3)
+    warn = (
+        "node1:11:12 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.{}<5000> with status=12"
+    )
+    lines = [*(warn.format(i) for i in range(4)), "node1:11:12 [0] NCCL INFO transport/net_ib.cc:1296 -> 6"]  # fmt: skip
+    whole = _whole(lines)
+    assert len(whole["events"]) == 3 and whole["dropped_records"] >= 1
+    assert all("stage" not in e["detail"] for e in whole["events"])
+    for cut in range(len(lines) + 1):
+        assert _joined(lines, [cut]) == whole, cut

@@ -488,6 +488,9 @@ class NcclLog:
     # trace lines read before this log's first event: (host, stage); a part of a log read on
     # its own hands them to the event that ends the part before it (see ``extend``)
     orphan_traces: list[tuple[str | None, str]] = field(default_factory=list)
+    # the last event read came past MAX_RECORDS and was not kept: the trace lines after it
+    # name its stage, not the last kept event's
+    events_cut: bool = False
     seen_hosts: set[str] = field(default_factory=set, repr=False)  # ``hosts``, for lookups
 
     def room(self, mapping: Collection[Any], key: object) -> bool:
@@ -539,18 +542,21 @@ class NcclLog:
 
     def extend(self, later: NcclLog) -> None:
         """Add what the next part of the same log says (read on its own, e.g. by another
-        process): the result is what reading both parts in one pass gives, except that, past
-        MAX_RECORDS, a trace line's stage may land on a record that is not kept."""
+        process): the result is what reading both parts in one pass gives."""
         had_events = bool(self.events)
         for host, stage in later.orphan_traces:
             if self.events:
-                _add_stage(self.events[-1], host, stage)
+                if not self.events_cut:
+                    _add_stage(self.events[-1], host, stage)
             elif len(self.orphan_traces) < MAX_RECORDS:
                 self.orphan_traces.append((host, stage))
         self.lines += later.lines
         self.unparsed_lines += later.unparsed_lines
         self.found_other_lines += later.found_other_lines
         self.dropped_records += later.dropped_records
+        if later.events:  # whether the last event read was kept
+            room = max(0, MAX_RECORDS - len(self.events))
+            self.events_cut = later.events_cut or len(later.events) > room
         for name in ("completion_errors", "events", "warnings", "errors"):
             mine: list[Any] = getattr(self, name)
             theirs: list[Any] = getattr(later, name)
@@ -1810,7 +1816,8 @@ def _add_trace(out: NcclLog, r: Line) -> None:
     event, or is kept (up to MAX_RECORDS) when none came before it."""
     stage = r.trace_stage
     if out.events:
-        _add_stage(out.events[-1], r.host, stage)  # type: ignore[arg-type]
+        if not out.events_cut:  # else it names a dropped event's stage
+            _add_stage(out.events[-1], r.host, stage)  # type: ignore[arg-type]
     elif len(out.orphan_traces) < MAX_RECORDS:
         out.orphan_traces.append((r.host, stage))  # type: ignore[arg-type]
         if stage == "bootstrap":
@@ -1837,6 +1844,7 @@ def _add_found(out: NcclLog, r: Line, host: str | None, dev: int | None) -> None
             out.events.append(Event(kind, dict(detail), r.line, host, dev))
         else:
             out.dropped_records += 1
+            out.events_cut = True
     if found.gid_entry is not None and out.room(out.gid_table, found.gid_entry[0]):
         index, gid, version = found.gid_entry
         out.gid_table[index] = (gid, version)
