@@ -166,7 +166,8 @@ BACKTRACKING_PREFIXES = (
     "The client socket has timed out after 1s while trying to connect to (", "CUDA out of memory. Tried to allocate 1",
     "torch.distributed.RuntimeError: ", "a.b.c.d.e.f.g.h.i.j.k.l.m.n.ValueError",
     "The port number of the rendezvous endpoint '", "Parameters which did not receive grad for rank 1: ",
-    "deepspeed --master_addr=", "Using IP address of ",
+    "deepspeed --master_addr=", "Using IP address of ", "node1:1:2 [0] NCCL INFO NET/Plugin: Could not find: ",
+    "========= Invalid __global__ write of size 1", "=========     at nccl",
 )  # fmt: skip
 
 

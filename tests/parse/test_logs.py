@@ -720,6 +720,19 @@ OTHER_WORDINGS = {
     "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable MASTER_ADDR expected, but not set": "master-address-empty",
     "+ torchrun --nnodes=2 --node-rank=1 --master-addr= --master-port=29500 train.py": "master-address-empty",
     "ValueError: The port number of the rendezvous endpoint 'node1:abc' must be an integer between 0 and 65536.": "rendezvous-endpoint-unset",
+    # a network plugin given by a short name (NCCL tries the name, then libnccl-net-<name>.so), a tuner by path
+    "node1:1:2 [0] NCCL INFO NET/Plugin: Could not find: ofi libnccl-net-ofi.so. Using internal net plugin.": "nccl-plugin-not-found",
+    "node1:1:2 [0] NCCL INFO TUNER/Plugin: Could not find: /opt/tuner/libnccl-tuner-custom.so.": "nccl-plugin-not-found",
+    "node2:1:2 [3] NCCL WARN NET/OFI The tuner plugin can not be loaded when explicitly choosing an algorithm or protocol with NCCL_ALGO/NCCL_PROTO": "ofi-tuner-refused-algo-proto",
+    "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unknown result code, NCCL version 2.18.6": "nccl-unknown-result-code",
+    # compute-sanitizer in an older NCCL's kernel, and in the application's own
+    "========= Invalid __global__ read of size 8 bytes\n=========     at ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclDevComm *, unsigned long, ncclWork *)+0x1c30": "nccl-kernel-invalid-access",
+    "========= Invalid __global__ read of size 4 bytes\n=========     at my_kernel(float *)+0x80": "sanitizer-invalid-access",
+    "[2024-09-28 10:00:00 TP3] ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes.": "gpu-memory-unbalanced",
+    "RuntimeError: ncclDevCommCreate failed: invalid usage (run with NCCL_DEBUG=WARN for details)": "nccl-devcomm-requirements",
+    # Open MPI's signal handler: a process crashed
+    "[node3:12345] *** Process received signal ***": "log-shows-error",
+    "double free or corruption (!prev)\nAborted (core dumped)": "log-shows-error",
     # a Python traceback's last line that no rule names: the exception is quoted as the failure
     "[rank1]: Traceback (most recent call last):\n[rank1]:   File \"train.py\", line 88, in <module>\n[rank1]: ValueError: Expected input batch_size (8) to match target batch_size (4).": "python-exception-unexplained",
     "mscclpp._mscclpp.CuError: (700) an illegal memory access happened somewhere": "python-exception-unexplained",
@@ -818,6 +831,16 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
         found = _rules_of(text)
         assert not found & {"master-address-empty", "rendezvous-endpoint-unset",
                             "ddp-unused-parameters"}, (text, found)  # fmt: skip
+    # the plugins NCCL looks for when none is asked for, a result code in another tool, a kernel
+    # frame without a fault, a balanced check
+    for text in ("node1:1:2 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal net plugin.",
+                 "node1:1:2 [0] NCCL INFO PROFILER/Plugin: Could not find: libnccl-profiler.so.",
+                 "node1:1:2 [0] NCCL INFO TUNER/Plugin: Could not find: libnccl-tuner.so. Using internal tuner plugin.",
+                 "Error: unknown result code from the tool", "=========     at ncclKernel_AllReduce(ncclWork *)+0x10",
+                 "the memory capacity is balanced across GPUs"):  # fmt: skip
+        found = _rules_of(text)
+        assert not found & {"nccl-plugin-not-found", "nccl-unknown-result-code",
+                            "nccl-kernel-invalid-access", "gpu-memory-unbalanced"}, (text, found)  # fmt: skip
     # a CUDA failure that names itself is explained by its own rule, not by the fallback
     named = "node01:1:2 [0] enqueue.cc:1 NCCL WARN Cuda failure 'out of memory'\nncclUnhandledCudaError: Call to CUDA function failed."
     assert "nccl-cuda-error-unexplained" not in _rules_of(named)

@@ -352,6 +352,18 @@ MASTER_ADDR_EMPTY_RE = re.compile(
 DDP_UNUSED_RE = re.compile(
     r"Parameter(?:s| indices) which did not receive grad for rank (\d{1,7}): ?(.{0,200})"
 )
+# NCCL's plugin loader (src/plugin/plugin_open.cc): `PROFILER/Plugin: Could not find: <names>.`
+# then, for the network, `. Using internal net plugin.`; the names are what it tried
+PLUGIN_MISSING_RE = re.compile(r"\b([A-Z]{2,12})/Plugin\s?: Could not find: ?([^\n]{1,1020})")
+# the default names NCCL tries when no plugin is asked for: not finding them is the normal case
+DEFAULT_PLUGIN_RE = re.compile(r"libnccl-(?:net|tuner|profiler|env|gin|rma)(?:-none)?\.so")
+# compute-sanitizer's memcheck: `========= Invalid __global__ write of size 16 bytes` and the
+# kernel under it, `=========     at ncclDevFunc_AllReduce_Sum_bf16_RING_SIMPLE()+0x14440`
+SANITIZER_ACCESS_RE = re.compile(
+    r"Invalid __(?:global|shared|local)__ (read|write) of size (\d{1,6}) bytes"
+)
+SANITIZER_NCCL_FRAME_RE = re.compile(r"=+\s{1,12}at (nccl\w{1,120})")
+NCCL_WORD_RE = re.compile(r"NCCL")
 BUS_ERROR_RE = re.compile(r"\b[Bb]us error\b(?!s)")  # SIGBUS, not a counter of PCIe bus errors
 # vLLM's pynccl: `Loading nccl from library /root/.config/vllm/nccl/cu12/libnccl.so.2.18.1`
 LIBRARY_RE = re.compile(r"Loading \w+ from library (\S+)")
@@ -393,6 +405,9 @@ NCCL_ERRORS = (
 CRASH_WORDS = (  # lower-cased: a line holding one shows a failure
     "distbackenderror", "terminate called", "nccl error in:", "test nccl failure", "test cuda failure",
     "runtimeerror: nccl", "segmentation fault", "ncclcomminitrank failed", "nccl check failed",
+    "process received signal",  # Open MPI's signal handler: `*** Process received signal ***`
+    # glibc's allocator aborting on a corrupted heap (`free(): corrupted unsorted chunks`)
+    "double free or corruption", "free(): corrupted", "malloc(): corrupted", "corrupted size vs. prev_size",
     "[error] hccl(", "[error]hccl(",  # HCCL's ERROR level (Ascend)
 )  # fmt: skip
 # WARN lines that say nothing is wrong (NCCL falls back on its own)
@@ -771,6 +786,18 @@ def _detect_outside(msg: str, add: Any) -> None:
         pe := PY_EXCEPTION_RE.match(msg.strip())
     ) is not None:
         add("python_exception", exception=pe.group(1), message=(pe.group(2) or "").strip())
+    if (
+        "unknown result code" in msg and NCCL_WORD_RE.search(msg) is not None
+    ):  # ncclGetErrorString's
+        add("nccl_unknown_result")
+    if "Invalid __" in msg and (sa := SANITIZER_ACCESS_RE.search(msg)) is not None:
+        add("sanitizer_invalid_access", access=sa.group(1), size=int(sa.group(2)))
+    if "at nccl" in msg and (sf := SANITIZER_NCCL_FRAME_RE.match(msg)) is not None:
+        add("sanitizer_nccl_frame", function=sf.group(1))
+    if "memory capacity is unbalanced" in msg:  # SGLang's check of free memory across its GPUs
+        add("gpu_memory_unbalanced")
+    if "ncclDevCommCreate failed" in msg:  # PyTorch's symmetric memory on NCCL's device API
+        add("nccl_devcomm_failed")
     if "rendezvous endpoint" in msg and (rp := RDZV_PORT_RE.search(msg)) is not None:
         add("rdzv_endpoint_invalid", endpoint=rp.group(1))
     if ("master_addr=" in msg or "master-addr=" in msg or "Using IP address of" in msg
@@ -1166,6 +1193,15 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
         add("ring_mismatch", ring=int(rl.group(1)))
     if "cannot be captured in a graph" in msg:
         add("graph_capture_unsupported")
+    if "Could not find:" in msg and (pm := PLUGIN_MISSING_RE.search(msg)) is not None:
+        # the names, then ". " and what NCCL does instead (`Using internal net plugin.`)
+        names = [n.rstrip(".") for n in pm.group(2).split(". ", 1)[0].split()]
+        if not all(DEFAULT_PLUGIN_RE.fullmatch(n) for n in names):  # a plugin that was asked for
+            add("plugin_not_found", plugin=pm.group(1), names=" ".join(names))
+    if "tuner plugin can not be loaded when explicitly choosing" in msg:  # aws-ofi-nccl's tuner
+        add("ofi_tuner_refused")
+    if "NET/OFI Adding NCCL_PROTO=" in msg or "NET/OFI Adding NCCL_ALGO=" in msg:
+        add("ofi_sets_algo_proto")
     if "NET/Plugin" in msg and (pl := NET_PLUGIN_RE.search(msg)) is not None:
         add("net_plugin", name=PLUGIN_VERSION_RE.sub("", pl.group(1)).rstrip())
     if "Attribute" in msg and (tx := TOPO_XML_RE.search(msg)) is not None:
@@ -1477,7 +1513,9 @@ SCREEN_WORDS = (
     "file creation failed", "unsupported config version", "undefined symbol: nccl", "nvidia-nccl-cu",
     "(Down)", "client socket has timed out", "Exception", "rendezvous endpoint",
     "master_addr=", "master-addr=", "MASTER_ADDR expected", "did not receive grad",
-    "Expected to have finished reduction", "CUDA out of memory", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
+    "Expected to have finished reduction", "Could not find:", "tuner plugin can not be loaded",
+    "NET/OFI Adding NCCL_", "unknown result code", "Invalid __", "at nccl",
+    "memory capacity is unbalanced", "ncclDevCommCreate failed", "process received signal", "CUDA out of memory", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
