@@ -733,6 +733,9 @@ OTHER_WORDINGS = {
     # Open MPI's signal handler: a process crashed
     "[node3:12345] *** Process received signal ***": "log-shows-error",
     "double free or corruption (!prev)\nAborted (core dumped)": "log-shows-error",
+    # PyTorch's wording of an internal error with no WARN line, and NCCL's CUDA call with another GPU's stream
+    "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, internal error - please report this issue to the NCCL developers, NCCL version 2.18.1": "nccl-internal-error-unexplained",
+    "gpu7:1:2 [1] NCCL WARN Cuda failure 'invalid resource handle'": "nccl-cuda-invalid-handle",
     # a Python traceback's last line that no rule names: the exception is quoted as the failure
     "[rank1]: Traceback (most recent call last):\n[rank1]:   File \"train.py\", line 88, in <module>\n[rank1]: ValueError: Expected input batch_size (8) to match target batch_size (4).": "python-exception-unexplained",
     "mscclpp._mscclpp.CuError: (700) an illegal memory access happened somewhere": "python-exception-unexplained",
@@ -831,6 +834,9 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
         found = _rules_of(text)
         assert not found & {"master-address-empty", "rendezvous-endpoint-unset",
                             "ddp-unused-parameters"}, (text, found)  # fmt: skip
+    # an invalid handle after the GPU's memory ran out is the out-of-memory's, not a device mix-up
+    after_oom = "n1:1:2 [0] NCCL WARN Cuda failure 'out of memory'\nn1:1:2 [0] NCCL WARN Cuda failure 'invalid resource handle'"
+    assert "nccl-cuda-invalid-handle" not in _rules_of(after_oom)
     # the plugins NCCL looks for when none is asked for, a result code in another tool, a kernel
     # frame without a fault, a balanced check
     for text in ("node1:1:2 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal net plugin.",

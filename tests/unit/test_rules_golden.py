@@ -415,6 +415,8 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "sanitizer-invalid-access": {"sanitizer_invalid_access": 1},
     "gpu-memory-unbalanced": {"gpu_memory_unbalanced": 1},
     "nccl-devcomm-requirements": {"nccl_devcomm_failed": 1},
+    "nccl-internal-error-unexplained": {"internal_error": 1},
+    "nccl-cuda-invalid-handle": {"cuda_invalid_handle": 1},
     "nccl-cuda-error-unexplained": {"unhandled_cuda_error": 1},
     "nccl-system-error-unexplained": {"system_error": 1},
     "duplicate-gpu": {"duplicate_gpu": 1},

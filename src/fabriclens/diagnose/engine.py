@@ -208,6 +208,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "remote_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclRemoteError"),
         "system_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclSystemError"),
         "unhandled_cuda_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclUnhandledCudaError"),
+        "internal_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclInternalError"),
         "usb_nic": len(nccl.of("usb_nic")) + len(nccl.of("speed_unknown")),
         # releases the log's version lines show, or two when NCCL itself found ranks differ
         "nccl_versions": max(len(nccl.versions), 2 * bool(nccl.of("nccl_version_mismatch"))),
@@ -234,6 +235,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "cuda_init_error": _count("cuda_init_error", nccl),
         "cuda_not_supported": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "operation not supported" and e.detail["where"] != "nvls"),
         "cuda_oom": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "out of memory"),
+        "cuda_invalid_handle": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "invalid resource handle"),
         "ib_access_violation": sum(1 for e in nccl.of("ib_async_event") if "access violation" in str(e.detail["event"]).lower()),
         "socket_wrong_magic": len(nccl.of("socket_wrong_magic")),
         "gdr_distance_disabled": len(nccl.of("gdr_distance")),
@@ -830,6 +832,7 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "cuda_init_error": (("cuda_error",), lambda e: e.detail["text"] == "initialization error"),
     "cuda_not_supported": (("cuda_error",), lambda e: e.detail["text"] == "operation not supported"),
     "cuda_oom": (("cuda_error",), lambda e: e.detail["text"] in ("out of memory", "invalid resource handle")),
+    "cuda_invalid_handle": (("cuda_error",), lambda e: e.detail["text"] == "invalid resource handle"),
     "ib_async_event": (("ib_async_event",), None),
     "socket_wrong_magic": (("socket_wrong_magic",), None),
     "gdr_distance": (("gdr_distance",), None),
