@@ -736,6 +736,8 @@ OTHER_WORDINGS = {
     # PyTorch's wording of an internal error with no WARN line, and NCCL's CUDA call with another GPU's stream
     "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, internal error - please report this issue to the NCCL developers, NCCL version 2.18.1": "nccl-internal-error-unexplained",
     "gpu7:1:2 [1] NCCL WARN Cuda failure 'invalid resource handle'": "nccl-cuda-invalid-handle",
+    # TensorRT-LLM's wording of its custom all-reduce without peer access
+    "[TensorRT-LLM][ERROR] CUDA runtime error in cudaDeviceEnablePeerAccess(peer, 0): peer access is not supported between these two devices": "engine-custom-allreduce-no-p2p",
     # a Python traceback's last line that no rule names: the exception is quoted as the failure
     "[rank1]: Traceback (most recent call last):\n[rank1]:   File \"train.py\", line 88, in <module>\n[rank1]: ValueError: Expected input batch_size (8) to match target batch_size (4).": "python-exception-unexplained",
     "mscclpp._mscclpp.CuError: (700) an illegal memory access happened somewhere": "python-exception-unexplained",

@@ -882,8 +882,8 @@ def _detect_outside(msg: str, add: Any) -> None:
             add("mpi_cq_create_failed")
         elif (ux := UCX_ERROR_RE.search(msg)) is not None:
             add("ucx_error", error=ux.group(1)[:160])
-    if "custom_all_reduce" in msg and "peer access is not supported" in msg:
-        add("engine_custom_ar_no_p2p")  # vLLM's / SGLang's own all-reduce kernel
+    if ("custom_all_reduce" in msg or "TensorRT-LLM][ERROR]" in msg) and "peer access is not supported" in msg:  # fmt: skip
+        add("engine_custom_ar_no_p2p")  # vLLM's / SGLang's / TensorRT-LLM's own all-reduce kernel
     if "Version mismatch: The cluster was started with" in msg:  # Ray's check_version_info
         add("ray_version_mismatch")
     if "NCCL_CHUNK_SIZE=" in msg and (cs := CHUNK_SIZE_RE.search(msg)) is not None:
