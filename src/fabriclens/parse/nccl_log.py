@@ -786,9 +786,8 @@ def _detect_outside(msg: str, add: Any) -> None:
         pe := PY_EXCEPTION_RE.match(msg.strip())
     ) is not None:
         add("python_exception", exception=pe.group(1), message=(pe.group(2) or "").strip())
-    if (
-        "unknown result code" in msg and NCCL_WORD_RE.search(msg) is not None
-    ):  # ncclGetErrorString's
+    unknown_result = "unknown result code" in msg  # ncclGetErrorString's default
+    if unknown_result and NCCL_WORD_RE.search(msg) is not None:
         add("nccl_unknown_result")
     if "Invalid __" in msg and (sa := SANITIZER_ACCESS_RE.search(msg)) is not None:
         add("sanitizer_invalid_access", access=sa.group(1), size=int(sa.group(2)))
@@ -1515,7 +1514,7 @@ SCREEN_WORDS = (
     "master_addr=", "master-addr=", "MASTER_ADDR expected", "did not receive grad",
     "Expected to have finished reduction", "Could not find:", "tuner plugin can not be loaded",
     "NET/OFI Adding NCCL_", "unknown result code", "Invalid __", "at nccl",
-    "memory capacity is unbalanced", "ncclDevCommCreate failed", "process received signal", "CUDA out of memory", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
+    "memory capacity is unbalanced", "ncclDevCommCreate failed", "CUDA out of memory", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
