@@ -168,6 +168,7 @@ BACKTRACKING_PREFIXES = (
     "The port number of the rendezvous endpoint '", "Parameters which did not receive grad for rank 1: ",
     "deepspeed --master_addr=", "Using IP address of ", "node1:1:2 [0] NCCL INFO NET/Plugin: Could not find: ",
     "========= Invalid __global__ write of size 1", "=========     at nccl",
+    "Not all ranks joining collective 1", "missing ranks: {1, ",
 )  # fmt: skip
 
 

@@ -738,6 +738,9 @@ OTHER_WORDINGS = {
     "gpu7:1:2 [1] NCCL WARN Cuda failure 'invalid resource handle'": "nccl-cuda-invalid-handle",
     # TensorRT-LLM's wording of its custom all-reduce without peer access
     "[TensorRT-LLM][ERROR] CUDA runtime error in cudaDeviceEnablePeerAccess(peer, 0): peer access is not supported between these two devices": "engine-custom-allreduce-no-p2p",
+    # the flight recorder's analyser with several missing ranks; a flash-attn build without this GPU
+    "Not all ranks joining collective 12 at entry 11\ngroup info: 0:default_pg\ncollective: nccl:broadcast\nmissing ranks: {2, 3}": "flight-recorder-ranks-missing",
+    "[rank0]: RuntimeError: CUDA error: no kernel image is available for execution on the device": "program-kernels-missing-for-gpu",
     # a Python traceback's last line that no rule names: the exception is quoted as the failure
     "[rank1]: Traceback (most recent call last):\n[rank1]:   File \"train.py\", line 88, in <module>\n[rank1]: ValueError: Expected input batch_size (8) to match target batch_size (4).": "python-exception-unexplained",
     "mscclpp._mscclpp.CuError: (700) an illegal memory access happened somewhere": "python-exception-unexplained",
@@ -836,6 +839,13 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
         found = _rules_of(text)
         assert not found & {"master-address-empty", "rendezvous-endpoint-unset",
                             "ddp-unused-parameters"}, (text, found)  # fmt: skip
+    # another program's kernels missing for the GPU are not NCCL's, and NCCL's own are
+    assert "nccl-arch-missing" not in _rules_of(
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    )
+    assert "program-kernels-missing-for-gpu" not in _rules_of(
+        "node1:1:2 [0] enqueue.cc:58 NCCL WARN Cuda failure 'no kernel image is available for execution on the device'"
+    )
     # an invalid handle after the GPU's memory ran out is the out-of-memory's, not a device mix-up
     after_oom = "n1:1:2 [0] NCCL WARN Cuda failure 'out of memory'\nn1:1:2 [0] NCCL WARN Cuda failure 'invalid resource handle'"
     assert "nccl-cuda-invalid-handle" not in _rules_of(after_oom)

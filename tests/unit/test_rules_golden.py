@@ -417,6 +417,8 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "nccl-devcomm-requirements": {"nccl_devcomm_failed": 1},
     "nccl-internal-error-unexplained": {"internal_error": 1},
     "nccl-cuda-invalid-handle": {"cuda_invalid_handle": 1},
+    "flight-recorder-ranks-missing": {"fr_not_joined": 1},
+    "program-kernels-missing-for-gpu": {"program_arch_missing": 1},
     "nccl-cuda-error-unexplained": {"unhandled_cuda_error": 1},
     "nccl-system-error-unexplained": {"system_error": 1},
     "duplicate-gpu": {"duplicate_gpu": 1},

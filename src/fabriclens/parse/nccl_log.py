@@ -364,6 +364,11 @@ SANITIZER_ACCESS_RE = re.compile(
 )
 SANITIZER_NCCL_FRAME_RE = re.compile(r"=+\s{1,12}at (nccl\w{1,120})")
 NCCL_WORD_RE = re.compile(r"NCCL")
+# PyTorch's flight recorder analyser (torchfrtrace / fr_trace.py): `Not all ranks joining
+# collective 5 at entry 4`, then `missing ranks: {1}`
+FR_NOT_JOINED_RE = re.compile(r"Not all ranks joining collective (\d{1,12}) at entry \d{1,12}")
+FR_MISSING_RE = re.compile(r"missing ranks: \{([\d, ]{1,200})\}")
+FR_COLLECTIVE_RE = re.compile(r"collective: (\w{1,40}):(\w{1,60})")  # `collective: nccl:all_reduce`
 BUS_ERROR_RE = re.compile(r"\b[Bb]us error\b(?!s)")  # SIGBUS, not a counter of PCIe bus errors
 # vLLM's pynccl: `Loading nccl from library /root/.config/vllm/nccl/cu12/libnccl.so.2.18.1`
 LIBRARY_RE = re.compile(r"Loading \w+ from library (\S+)")
@@ -749,7 +754,7 @@ def _detect_outside(msg: str, add: Any) -> None:
     # PyTorch's `CUDA error: <text>`, the driver API's `CUDA_ERROR_X: <text>`
     quoted = _cuda_error_quoted(msg) if "CUDA error: " in msg or "CUDA_ERROR_" in msg else None
     if quoted is not None and quoted[1] not in _NCCL_ONLY_CUDA_CODES:
-        add("cuda_error", code=quoted[1], text=quoted[0], where=None,
+        add("cuda_error", code=quoted[1], text=quoted[0], where=None, by_program=1,
             p2p_unsupported=int(quoted[1] == 217))  # fmt: skip
     if "Process name:" in msg and (mp := MPI_PROCESS_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(mp.group(1)), code=None, signal=None, node=None)
@@ -793,6 +798,17 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("sanitizer_invalid_access", access=sa.group(1), size=int(sa.group(2)))
     if "at nccl" in msg and (sf := SANITIZER_NCCL_FRAME_RE.match(msg)) is not None:
         add("sanitizer_nccl_frame", function=sf.group(1))
+    if "same CUDA device for multiple distinct roles" in msg:  # TRL: trainer and vLLM server
+        add("duplicate_gpu", rank_a=None, rank_b=None, device=None)
+    if (
+        "Not all ranks joining collective" in msg
+        and (fr := FR_NOT_JOINED_RE.search(msg)) is not None
+    ):
+        add("fr_not_joined", collective=int(fr.group(1)))  # PyTorch's flight recorder analyser
+    if "missing ranks:" in msg and (fm := FR_MISSING_RE.match(msg.strip())) is not None:
+        add("fr_missing_ranks", ranks=fm.group(1))
+    if "collective: " in msg and (fc := FR_COLLECTIVE_RE.fullmatch(msg.strip())) is not None:
+        add("fr_collective", backend=fc.group(1), op=fc.group(2))
     if "memory capacity is unbalanced" in msg:  # SGLang's check of free memory across its GPUs
         add("gpu_memory_unbalanced")
     if "ncclDevCommCreate failed" in msg:  # PyTorch's symmetric memory on NCCL's device API
@@ -1514,7 +1530,9 @@ SCREEN_WORDS = (
     "master_addr=", "master-addr=", "MASTER_ADDR expected", "did not receive grad",
     "Expected to have finished reduction", "Could not find:", "tuner plugin can not be loaded",
     "NET/OFI Adding NCCL_", "unknown result code", "Invalid __", "at nccl",
-    "memory capacity is unbalanced", "ncclDevCommCreate failed", "CUDA out of memory", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
+    "memory capacity is unbalanced", "ncclDevCommCreate failed", "CUDA out of memory",
+    "same CUDA device for multiple distinct roles", "Not all ranks joining collective", "missing ranks:",
+    "collective: ", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
