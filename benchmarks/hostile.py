@@ -169,6 +169,8 @@ BACKTRACKING_PREFIXES = (
     "deepspeed --master_addr=", "Using IP address of ", "node1:1:2 [0] NCCL INFO NET/Plugin: Could not find: ",
     "========= Invalid __global__ write of size 1", "=========     at nccl",
     "Not all ranks joining collective 1", "missing ranks: {1, ",
+    "[ 1.0] RIP: 0010:", "[ 1.0] IP: [<ffffffffc0740f8f>] ", "duplicate mac found! both '",
+    'violates PodSecurity "',
 )  # fmt: skip
 
 

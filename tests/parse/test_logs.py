@@ -741,6 +741,9 @@ OTHER_WORDINGS = {
     # the flight recorder's analyser with several missing ranks; a flash-attn build without this GPU
     "Not all ranks joining collective 12 at entry 11\ngroup info: 0:default_pg\ncollective: nccl:broadcast\nmissing ranks: {2, 3}": "flight-recorder-ranks-missing",
     "[rank0]: RuntimeError: CUDA error: no kernel image is available for execution on the device": "program-kernels-missing-for-gpu",
+    # a newer kernel's oops in the driver's UVM module; the GPU Operator's pods under restricted
+    "[ 1203.4] RIP: 0010:uvm_va_block_make_resident+0x1c/0x3a0 [nvidia_uvm]": "nvidia-driver-kernel-oops",
+    'Error creating: pods "nvidia-driver-daemonset-x" is forbidden: violates PodSecurity "restricted:latest": privileged (container "nvidia-driver-ctr" must not set securityContext.privileged=true)': "k8s-pod-security-forbids-driver-pods",
     # a Python traceback's last line that no rule names: the exception is quoted as the failure
     "[rank1]: Traceback (most recent call last):\n[rank1]:   File \"train.py\", line 88, in <module>\n[rank1]: ValueError: Expected input batch_size (8) to match target batch_size (4).": "python-exception-unexplained",
     "mscclpp._mscclpp.CuError: (700) an illegal memory access happened somewhere": "python-exception-unexplained",
@@ -846,6 +849,14 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     assert "program-kernels-missing-for-gpu" not in _rules_of(
         "node1:1:2 [0] enqueue.cc:58 NCCL WARN Cuda failure 'no kernel image is available for execution on the device'"
     )
+    # an oops in another module, an IP line of another program, a MIG layout applied
+    for text in ("[ 12.3] RIP: 0010:ext4_map_blocks+0x1c/0x3a0 [ext4]", "Bootstrap IP: 10.0.0.1 [nvidia]",
+                 "Updating MIG config: map[2g.10gb:3]"):  # fmt: skip
+        found = _rules_of(text)
+        assert not found & {"nvidia-driver-kernel-oops", "mig-reconfigure-gpu-in-use"}, (
+            text,
+            found,
+        )
     # an invalid handle after the GPU's memory ran out is the out-of-memory's, not a device mix-up
     after_oom = "n1:1:2 [0] NCCL WARN Cuda failure 'out of memory'\nn1:1:2 [0] NCCL WARN Cuda failure 'invalid resource handle'"
     assert "nccl-cuda-invalid-handle" not in _rules_of(after_oom)

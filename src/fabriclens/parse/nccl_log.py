@@ -368,6 +368,16 @@ NCCL_WORD_RE = re.compile(r"NCCL")
 # collective 5 at entry 4`, then `missing ranks: {1}`
 FR_NOT_JOINED_RE = re.compile(r"Not all ranks joining collective (\d{1,12}) at entry \d{1,12}")
 FR_MISSING_RE = re.compile(r"missing ranks: \{([\d, ]{1,200})\}")
+# a kernel oops inside the NVIDIA driver: `IP: [<ffffffffc0740f8f>] _nv011740rm+0x1f/0x170 [nvidia]`
+# (`RIP: 0010:_nv...+0x1f/0x170 [nvidia]` on newer kernels)
+NVIDIA_OOPS_RE = re.compile(
+    r"\bR?IP: (?:\d{4}:)?(?:\[<[0-9a-f]{1,16}>\] {1,2}){0,2}[\w.$]{1,120}\+0x[0-9a-f]{1,16}/0x[0-9a-f]{1,16} \[(nvidia(?:_uvm|_drm|_modeset|_peermem)?)\]"
+)
+# cloud-init stopping on two interfaces of one MAC (an IPoIB interface beside Ethernet):
+# `RuntimeError: duplicate mac found! both 'eth1' and 'ib0' have mac`
+DUPLICATE_MAC_RE = re.compile(r"duplicate mac found! both '([^'\n]{1,40})' and '([^'\n]{1,40})'")
+# Kubernetes' Pod Security Admission refusing a pod: `violates PodSecurity "baseline:latest"`
+POD_SECURITY_RE = re.compile(r'violates PodSecurity "(\w{1,20}):[^"\n]{0,20}"')
 FR_COLLECTIVE_RE = re.compile(r"collective: (\w{1,40}):(\w{1,60})")  # `collective: nccl:all_reduce`
 BUS_ERROR_RE = re.compile(r"\b[Bb]us error\b(?!s)")  # SIGBUS, not a counter of PCIe bus errors
 # vLLM's pynccl: `Loading nccl from library /root/.config/vllm/nccl/cu12/libnccl.so.2.18.1`
@@ -798,6 +808,14 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("sanitizer_invalid_access", access=sa.group(1), size=int(sa.group(2)))
     if "at nccl" in msg and (sf := SANITIZER_NCCL_FRAME_RE.match(msg)) is not None:
         add("sanitizer_nccl_frame", function=sf.group(1))
+    if "IP: " in msg and (oo := NVIDIA_OOPS_RE.search(msg)) is not None:
+        add("nvidia_driver_oops", module=oo.group(1))
+    if "duplicate mac found" in msg and (dm := DUPLICATE_MAC_RE.search(msg)) is not None:
+        add("duplicate_mac", iface_a=dm.group(1), iface_b=dm.group(2))
+    if "In use by another client" in msg and "MigConfig" in msg:  # the GPU Operator's MIG manager
+        add("mig_in_use")
+    if "violates PodSecurity" in msg and (ps := POD_SECURITY_RE.search(msg)) is not None:
+        add("pod_security_forbidden", level=ps.group(1))
     if "same CUDA device for multiple distinct roles" in msg:  # TRL: trainer and vLLM server
         add("duplicate_gpu", rank_a=None, rank_b=None, device=None)
     if (
@@ -1532,7 +1550,8 @@ SCREEN_WORDS = (
     "NET/OFI Adding NCCL_", "unknown result code", "Invalid __", "at nccl",
     "memory capacity is unbalanced", "ncclDevCommCreate failed", "CUDA out of memory",
     "same CUDA device for multiple distinct roles", "Not all ranks joining collective", "missing ranks:",
-    "collective: ", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
+    "collective: ", "IP: ", "duplicate mac found", "In use by another client", "MigConfig",
+    "violates PodSecurity", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
