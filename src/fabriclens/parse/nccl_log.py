@@ -378,6 +378,11 @@ NVIDIA_OOPS_RE = re.compile(
 DUPLICATE_MAC_RE = re.compile(r"duplicate mac found! both '([^'\n]{1,40})' and '([^'\n]{1,40})'")
 # Kubernetes' Pod Security Admission refusing a pod: `violates PodSecurity "baseline:latest"`
 POD_SECURITY_RE = re.compile(r'violates PodSecurity "(\w{1,20}):[^"\n]{0,20}"')
+# slurmd: `gres/gpu GRES autodetected core affinity 0-7 on node node0 doesn't match socket
+# boundaries. (Socket 0 is cores 0-1)`
+SLURM_GPU_AFFINITY_RE = re.compile(
+    r"gres/gpu GRES autodetected core affinity (\S{1,60}) on node (\S{1,255}) doesn't match socket boundaries"
+)
 FR_COLLECTIVE_RE = re.compile(r"collective: (\w{1,40}):(\w{1,60})")  # `collective: nccl:all_reduce`
 BUS_ERROR_RE = re.compile(r"\b[Bb]us error\b(?!s)")  # SIGBUS, not a counter of PCIe bus errors
 # vLLM's pynccl: `Loading nccl from library /root/.config/vllm/nccl/cu12/libnccl.so.2.18.1`
@@ -808,6 +813,8 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("sanitizer_invalid_access", access=sa.group(1), size=int(sa.group(2)))
     if "at nccl" in msg and (sf := SANITIZER_NCCL_FRAME_RE.match(msg)) is not None:
         add("sanitizer_nccl_frame", function=sf.group(1))
+    if "match socket boundaries" in msg and (sg := SLURM_GPU_AFFINITY_RE.search(msg)) is not None:
+        add("slurm_gpu_affinity_socket", cores=sg.group(1), node=sg.group(2))
     if "IP: " in msg and (oo := NVIDIA_OOPS_RE.search(msg)) is not None:
         add("nvidia_driver_oops", module=oo.group(1))
     if "duplicate mac found" in msg and (dm := DUPLICATE_MAC_RE.search(msg)) is not None:
@@ -1551,7 +1558,7 @@ SCREEN_WORDS = (
     "memory capacity is unbalanced", "ncclDevCommCreate failed", "CUDA out of memory",
     "same CUDA device for multiple distinct roles", "Not all ranks joining collective", "missing ranks:",
     "collective: ", "IP: ", "duplicate mac found", "In use by another client", "MigConfig",
-    "violates PodSecurity", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
+    "violates PodSecurity", "match socket boundaries", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
