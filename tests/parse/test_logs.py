@@ -746,6 +746,9 @@ OTHER_WORDINGS = {
     'Error creating: pods "nvidia-driver-daemonset-x" is forbidden: violates PodSecurity "restricted:latest": privileged (container "nvidia-driver-ctr" must not set securityContext.privileged=true)': "k8s-pod-security-forbids-driver-pods",
     # slurmd's check on another node's topology
     "[2026-01-01T10:00:00.000] error: _check_core_range_matches_sock: gres/gpu GRES autodetected core affinity 16-31 on node gpu-a17 doesn't match socket boundaries. (Socket 0 is cores 0-7)": "slurm-gpu-affinity-not-socket-aligned",
+    # Gloo's full mesh on one line, a private registry's refusal
+    "[rank3]: RuntimeError: Gloo connectFullMesh failed with [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:144] no error": "gloo-full-mesh-failed",
+    "[ERROR] URL https://nvcr.io/v2/nvidia/pytorch/manifests/24.05-py3 returned error code: 401 Unauthorized": "container-registry-unauthorized",
     # a Python traceback's last line that no rule names: the exception is quoted as the failure
     "[rank1]: Traceback (most recent call last):\n[rank1]:   File \"train.py\", line 88, in <module>\n[rank1]: ValueError: Expected input batch_size (8) to match target batch_size (4).": "python-exception-unexplained",
     "mscclpp._mscclpp.CuError: (700) an illegal memory access happened somewhere": "python-exception-unexplained",

@@ -458,6 +458,8 @@ EVENT_WORDS = {
     "mig_in_use": "the MIG manager could not destroy an instance: in use by another client",
     "pod_security_forbidden": "Kubernetes Pod Security ({level}) refused the pod",
     "slurm_gpu_affinity_socket": "slurmd: the GPU's cores {cores} on {node} do not match Slurm's sockets",
+    "registry_unauthorized": "the registry {registry} refused the pull of {image} (401)",
+    "gloo_full_mesh_failed": "PyTorch's Gloo group could not connect every pair of ranks",
     "nccl_version_mismatch": "rank {rank_a} runs NCCL {version_a}, rank {rank_b} NCCL {version_b}",
     "dnf_releasever_stale": "dnf asked for OS release {releasever}; the running kernel is release {kernel_release}'s",
     "nvml_version_mismatch": "NVML: the driver's kernel module and its libraries are of different releases",
@@ -614,6 +616,8 @@ def describe(event: Event) -> str:
             how += " (signal {}, {}: {})".format(-code, *SIGNALS[-code])
         node = f" on {d['node']}" if d["node"] else ""
         parts.append(f"the launcher reports rank {d['process_rank']}'s process exited{how}{node}")
+    elif event.kind == "nccl_symbol_missing" and not d["library"]:  # a wrapped paste's path
+        parts.append(f"a library needs {d['symbol']}, which the libnccl.so.2 it loaded lacks")
     elif event.kind == "ddp_unused_params":
         on = f" on rank {d['on_rank']}" if d["on_rank"] is not None else ""
         names = f": {d['params']}" if d["params"] else ""
@@ -687,6 +691,8 @@ EVENT_FACTS = (
     "mig_in_use",
     "pod_security_forbidden",
     "slurm_gpu_affinity_socket",
+    "registry_unauthorized",
+    "gloo_full_mesh_failed",
     "collective_desync",
     "nccl_config_invalid",
     "store_port_in_use",

@@ -141,7 +141,12 @@ INCARNATION_RE = re.compile(r"incarnation id \d+ is not connected")  # JAX: a ta
 ENROOT_MKDIR_RE = re.compile(r"mkdir: cannot create directory '([^']{1,200})': Permission denied")
 ENROOT_BY_RE = re.compile(r"pyxis|enroot")  # before the mkdir: the runtime's log, not any mkdir
 USERNS_RE = re.compile(r"failed to create user namespace: (\S[^\n]{0,60})")
-PYXIS_FAILED_RE = re.compile(r"pyxis: (couldn't execute enroot command|couldn't start container|container start failed[^\n]{0,40})")  # fmt: skip
+PYXIS_FAILED_RE = re.compile(r"pyxis: (couldn't execute enroot command|couldn't start container|container start failed[^\n]{0,40}|failed to import docker image)")  # fmt: skip
+# enroot's pull refused by a registry: `URL https://registry-1.docker.io/v2/public.ecr.aws/
+# hpc-cloud/nccl-tests/manifests/latest returned error code: 401 Unauthorized`
+REGISTRY_401_RE = re.compile(
+    r"URL https://([^/\s]{1,255})/v2/(\S{1,300}?)/manifests/\S{1,128} returned error code: 401"
+)
 # Fabric Manager's start script on NVLink 5 systems, and NVLSM's umad_init, without ib_umad
 FM_UMAD_RE = re.compile(r"ib_umad\W{0,2} (?:has not been loaded|module loaded\?)")
 # GKE's TCPXO receive-data-path manager (RxDM) counting the GPUs it can pair with NICs
@@ -714,9 +719,13 @@ _NCCL_ONLY_CUDA_CODES = frozenset({1, 400, 801})
 
 def _nccl_symbol_missing(msg: str) -> tuple[str, str] | None:
     """`<path>/libtorch_cuda.so: undefined symbol: ncclMemFree`: (the library's file name, the
-    symbol). The literal is found first and the path read back from it (a pattern for the path
-    would try every position of a long line)."""
+    symbol; "" where a pasted message wrapped the path onto the line before). The literal is found
+    first and the path read back from it (a pattern for the path would try every position of a
+    long line)."""
     at = msg.find(": undefined symbol: nccl")
+    if at < 0 and msg.lstrip().startswith("undefined symbol: nccl"):  # the path on the line before
+        sym = NCCL_SYMBOL_RE.match(msg.lstrip(), len("undefined symbol: "))
+        return ("", sym.group(0)) if sym is not None else None
     if at < 0 or (sym := NCCL_SYMBOL_RE.match(msg, at + len(": undefined symbol: "))) is None:
         return None
     before = msg[max(0, at - 200) : at].split()
@@ -1014,6 +1023,10 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("userns_failed", reason=un.group(1).strip())  # enroot-nsenter, and others
     if "pyxis" in msg and (px := PYXIS_FAILED_RE.search(msg)) is not None:
         add("pyxis_failed", step=px.group(1))
+    if "returned error code: 401" in msg and (rg := REGISTRY_401_RE.search(msg)) is not None:
+        add("registry_unauthorized", registry=rg.group(1), image=rg.group(2))
+    if "connectFullMesh failed" in msg:  # PyTorch's Gloo group: every pair of ranks over TCP
+        add("gloo_full_mesh_failed")
     if "ib_umad" in msg and FM_UMAD_RE.search(msg) is not None:
         add("fm_ib_umad_missing")
     if "NV_WARN_NOTHING_TO_DO" in msg:  # Fabric Manager, with no NVSwitch to set up
@@ -1558,7 +1571,8 @@ SCREEN_WORDS = (
     "memory capacity is unbalanced", "ncclDevCommCreate failed", "CUDA out of memory",
     "same CUDA device for multiple distinct roles", "Not all ranks joining collective", "missing ranks:",
     "collective: ", "IP: ", "duplicate mac found", "In use by another client", "MigConfig",
-    "violates PodSecurity", "match socket boundaries", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
+    "violates PodSecurity", "match socket boundaries", "returned error code: 401",
+    "connectFullMesh failed", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
