@@ -170,7 +170,7 @@ BACKTRACKING_PREFIXES = (
     "========= Invalid __global__ write of size 1", "=========     at nccl",
     "Not all ranks joining collective 1", "missing ranks: {1, ",
     "[ 1.0] RIP: 0010:", "[ 1.0] IP: [<ffffffffc0740f8f>] ", "duplicate mac found! both '",
-    'violates PodSecurity "', "gres/gpu GRES autodetected core affinity 0-7 on node ", "URL https://registry-1.docker.io/v2/",
+    'violates PodSecurity "', "gres/gpu GRES autodetected core affinity 0-7 on node ", "URL https://registry-1.docker.io/v2/", "Could not find NET with id 1",
 )  # fmt: skip
 
 

@@ -749,6 +749,8 @@ OTHER_WORDINGS = {
     # Gloo's full mesh on one line, a private registry's refusal
     "[rank3]: RuntimeError: Gloo connectFullMesh failed with [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:144] no error": "gloo-full-mesh-failed",
     "[ERROR] URL https://nvcr.io/v2/nvidia/pytorch/manifests/24.05-py3 returned error code: 401 Unauthorized": "container-registry-unauthorized",
+    # NCCL's topology bug with its usual prefix
+    "node3:12:34 [5] graph/topo.h:230 NCCL WARN Could not find NET with id 0": "nccl-net-id-not-found",
     # a Python traceback's last line that no rule names: the exception is quoted as the failure
     "[rank1]: Traceback (most recent call last):\n[rank1]:   File \"train.py\", line 88, in <module>\n[rank1]: ValueError: Expected input batch_size (8) to match target batch_size (4).": "python-exception-unexplained",
     "mscclpp._mscclpp.CuError: (700) an illegal memory access happened somewhere": "python-exception-unexplained",

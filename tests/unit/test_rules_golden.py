@@ -426,6 +426,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "slurm-gpu-affinity-not-socket-aligned": {"slurm_gpu_affinity_socket": 1},
     "container-registry-unauthorized": {"registry_unauthorized": 1},
     "gloo-full-mesh-failed": {"gloo_full_mesh_failed": 1},
+    "nccl-net-id-not-found": {"net_id_missing": 1},
     "nccl-cuda-error-unexplained": {"unhandled_cuda_error": 1},
     "nccl-system-error-unexplained": {"system_error": 1},
     "duplicate-gpu": {"duplicate_gpu": 1},

@@ -388,6 +388,7 @@ POD_SECURITY_RE = re.compile(r'violates PodSecurity "(\w{1,20}):[^"\n]{0,20}"')
 SLURM_GPU_AFFINITY_RE = re.compile(
     r"gres/gpu GRES autodetected core affinity (\S{1,60}) on node (\S{1,255}) doesn't match socket boundaries"
 )
+NET_ID_MISSING_RE = re.compile(r"Could not find NET with id (\d{1,6})")  # graph/topo.h
 FR_COLLECTIVE_RE = re.compile(r"collective: (\w{1,40}):(\w{1,60})")  # `collective: nccl:all_reduce`
 BUS_ERROR_RE = re.compile(r"\b[Bb]us error\b(?!s)")  # SIGBUS, not a counter of PCIe bus errors
 # vLLM's pynccl: `Loading nccl from library /root/.config/vllm/nccl/cu12/libnccl.so.2.18.1`
@@ -1246,6 +1247,8 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
         add("ring_mismatch", ring=int(rl.group(1)))
     if "cannot be captured in a graph" in msg:
         add("graph_capture_unsupported")
+    if "Could not find NET with id" in msg and (ni := NET_ID_MISSING_RE.search(msg)) is not None:
+        add("net_id_missing", net_id=int(ni.group(1)))
     if "Could not find:" in msg and (pm := PLUGIN_MISSING_RE.search(msg)) is not None:
         # the names, then ". " and what NCCL does instead (`Using internal net plugin.`)
         names = [n.rstrip(".") for n in pm.group(2).split(". ", 1)[0].split()]
@@ -1572,7 +1575,7 @@ SCREEN_WORDS = (
     "same CUDA device for multiple distinct roles", "Not all ranks joining collective", "missing ranks:",
     "collective: ", "IP: ", "duplicate mac found", "In use by another client", "MigConfig",
     "violates PodSecurity", "match socket boundaries", "returned error code: 401",
-    "connectFullMesh failed", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
+    "connectFullMesh failed", "Could not find NET with id", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
