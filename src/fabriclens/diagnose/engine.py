@@ -236,7 +236,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "cuda_init_error": _count("cuda_init_error", nccl),
         "cuda_not_supported": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "operation not supported" and e.detail["where"] != "nvls"),
         "cuda_oom": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "out of memory"),
-        "cuda_invalid_handle": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "invalid resource handle"),
+        "cuda_invalid_handle": _count("cuda_invalid_handle", nccl),
         "ib_access_violation": sum(1 for e in nccl.of("ib_async_event") if "access violation" in str(e.detail["event"]).lower()),
         "socket_wrong_magic": len(nccl.of("socket_wrong_magic")),
         "gdr_distance_disabled": len(nccl.of("gdr_distance")),
