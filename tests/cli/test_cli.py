@@ -134,6 +134,20 @@ def test_plan_inference_on_a_mac_runs_ollama(capsys: pytest.CaptureFixture[str])
     assert doc["gpu"] == "m2-max-64gb"
 
 
+def test_an_inference_option_makes_an_inference_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    """`plan llama3.1:8b --engine ollama` is a newcomer's question about serving: it was
+    answered with a pretraining plan on eight GPUs. Without -w an inference option implies
+    -w inference, and the plan says so; a LoRA rank implies -w lora."""
+    doc = _json(capsys, "plan", "llama3.1:8b", "--gpu", "rtx-4090", "--engine", "ollama")
+    assert isinstance(doc, dict)
+    assert doc["workload"] == "inference" and doc["layout"]["engine"] == "ollama"
+    assert any("implied by --engine" in a for a in doc["assumptions"])
+    lora = _plan_json(capsys, "plan", "llama-3.1-8b", "--lora-rank", "8")
+    assert lora["workload"] == "lora"
+    plain = _plan_json(capsys, "plan", "llama-3.1-8b")
+    assert plain["workload"] == "pretrain"
+
+
 def test_inference_without_gpus_takes_the_fewest_that_hold_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -271,6 +285,17 @@ BAD = [
     ),
     (["plan", "llama-3.1-70b", "-w", "inference", "--gpus", "4", "--tp", "2"], "tp x pp"),
     (["plan"], "no model given"),
+    # an option the workload does not read was ignored without a word (the plan answered
+    # another question); each names the option and the fix
+    (
+        ["plan", "llama-3.1-8b", "-w", "pretrain", "--engine", "ollama"],
+        "--engine applies to inference",
+    ),
+    (["plan", "llama-3.1-8b", "-w", "inference", "--zero", "3"], "--zero applies to training"),
+    (["plan", "llama-3.1-8b", "--batch", "4", "--micro-batch", "2"], "describes an inference plan"),
+    (["plan", "llama-3.1-8b", "-w", "pretrain", "--lora-rank", "8"], "-w lora or qlora"),
+    # a KV cache precision no engine stores was a KeyError (exit 3)
+    (["plan", "llama-3.1-8b", "-w", "inference", "--kv-precision", "int2"], "KV cache precision"),
     (["collective", "all_reduce", "1XB"], "as a size"),
     (["collective", "bogus", "1GB"], "unknown collective"),
     (["collective", "all_reduce", "1GB", "--ranks", "1"], "at least 2 ranks"),

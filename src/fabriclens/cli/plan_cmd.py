@@ -34,11 +34,14 @@ def plan(
         ),
     ] = None,
     workload: Annotated[
-        str,
+        str | None,
         typer.Option(
-            "--workload", "-w", help="pretrain | full-finetune | lora | qlora | inference"
+            "--workload",
+            "-w",
+            help="pretrain | full-finetune | lora | qlora | inference [default: pretrain; "
+            "inference when an inference option (--engine, --batch ...) is given]",
         ),
-    ] = "pretrain",
+    ] = None,
     gpu: Annotated[str, typer.Option(help="GPU SKU (fabriclens catalog gpus)")] = "h100-sxm",
     gpus: Annotated[
         int | None,
@@ -86,14 +89,20 @@ def plan(
         str | None, typer.Option(help="bf16 | fp16 | fp8 (inference also int8, int4)")
     ] = None,
     flash_attention: Annotated[bool, typer.Option("--flash-attention/--no-flash-attention")] = True,
-    lora_rank: Annotated[int, typer.Option(help="LoRA adapter rank")] = 16,
+    lora_rank: Annotated[int | None, typer.Option(help="LoRA adapter rank [default: 16]")] = None,
     framework: Annotated[str | None, typer.Option(help=FRAMEWORK_HELP)] = None,
     grad_reduce: Annotated[str | None, typer.Option(help=GRAD_REDUCE_HELP)] = None,
     moe_dispatch: Annotated[str | None, typer.Option(help=MOE_DISPATCH_HELP)] = None,
     ep_overlap: Annotated[bool, typer.Option("--ep-overlap", help=EP_OVERLAP_HELP)] = False,
-    batch: Annotated[int, typer.Option(help="Inference: concurrent sequences")] = 1,
-    prompt_tokens: Annotated[int, typer.Option(help="Inference: prompt length")] = 1024,
-    output_tokens: Annotated[int, typer.Option(help="Inference: generated tokens")] = 256,
+    batch: Annotated[
+        int | None, typer.Option(help="Inference: concurrent sequences [default: 1]")
+    ] = None,
+    prompt_tokens: Annotated[
+        int | None, typer.Option(help="Inference: prompt length [default: 1024]")
+    ] = None,
+    output_tokens: Annotated[
+        int | None, typer.Option(help="Inference: generated tokens [default: 256]")
+    ] = None,
     engine: Annotated[
         str | None,
         typer.Option(
@@ -135,7 +144,27 @@ def plan(
     from fabriclens.cli._model_arg import resolve_model
     from fabriclens.errors import ExitStatus
     from fabriclens.plan.planner import default_engine, make_plans
-    from fabriclens.plan.request import PlanRequest
+    from fabriclens.plan.request import PlanRequest, settle_workload
+
+    typed = {
+        "--engine": engine,
+        "--batch": batch,
+        "--prompt-tokens": prompt_tokens,
+        "--output-tokens": output_tokens,
+        "--kv-precision": kv_precision,
+        "--zero": zero,
+        "--recompute": recompute,
+        "--global-batch": global_batch,
+        "--micro-batch": micro_batch,
+        "--interleave": interleave,
+        "--framework": framework,
+        "--grad-reduce": grad_reduce,
+        "--ep-overlap": ep_overlap or None,
+        "--lora-rank": lora_rank,
+    }
+    workload, implied = settle_workload(
+        workload, {flag for flag, value in typed.items() if value is not None}
+    )
 
     spec = resolve_model(
         model,
@@ -189,17 +218,18 @@ def plan(
         interleave=interleave,
         precision=precision,
         flash_attention=flash_attention,
-        lora_rank=lora_rank,
+        lora_rank=16 if lora_rank is None else lora_rank,
         framework=framework,
         grad_reduce=grad_reduce,
         moe_dispatch=moe_dispatch,
         ep_overlap=ep_overlap,
-        batch=batch,
-        prompt_tokens=prompt_tokens,
-        output_tokens=output_tokens,
+        batch=1 if batch is None else batch,
+        prompt_tokens=1024 if prompt_tokens is None else prompt_tokens,
+        output_tokens=256 if output_tokens is None else output_tokens,
         engine=engine,
         kv_precision=kv_precision,
         fabric_design=design,
+        extra_notes=(implied,) if implied else (),
     )
     plans = make_plans(req)
     from fabriclens.report.json_doc import plan_doc

@@ -709,6 +709,11 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     if precision == "fp8" and gpu.fp8_flops_per_s == 0:
         notes.append(f"{gpu.title} has no FP8 tensor cores: fp8 weights, bf16 compute")
     kv_precision = req.kv_precision or ("fp8" if precision == "fp8" else "bf16")
+    if kv_precision not in WEIGHT_BYTES:
+        raise InputError(
+            f"KV cache precision {kv_precision!r} is not supported",
+            f"use {', '.join(WEIGHT_BYTES)}",
+        )
     for name, value in (
         ("batch", req.batch),
         ("prompt-tokens", req.prompt_tokens),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fabriclens.catalog.schema import ModelSpec
+from fabriclens.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -51,3 +52,69 @@ class PlanRequest:
     kv_precision: str | None = None
     extra_notes: tuple[str, ...] = field(default_factory=tuple)
     fabric_design: object | None = None  # a fabric.topology.FabricDesign (`plan --fabric`)
+
+
+# Options that only one kind of plan reads: given with the other kind they would be ignored
+# without a word, and the plan would answer a question the user did not ask.
+INFERENCE_OPTIONS = ("--engine", "--batch", "--prompt-tokens", "--output-tokens", "--kv-precision")
+TRAINING_OPTIONS = (
+    "--zero",
+    "--recompute",
+    "--global-batch",
+    "--micro-batch",
+    "--interleave",
+    "--framework",
+    "--grad-reduce",
+    "--ep-overlap",
+)
+LORA_OPTIONS = ("--lora-rank",)
+
+
+def _these(flags: list[str], one: str, many: str) -> str:
+    return f"{', '.join(flags)} {one if len(flags) == 1 else many}"
+
+
+def _them(flags: list[str]) -> str:
+    return "it" if len(flags) == 1 else "them"
+
+
+def settle_workload(workload: str | None, given: set[str]) -> tuple[str, str | None]:
+    """The workload a plan evaluates, from ``-w`` (None when left out) and the options the user
+    typed (``given``, by flag name), and the note that says so when the options implied it.
+
+    Without ``-w``, an inference option (``--engine ollama``) makes it an inference plan; with a
+    workload that does not read an option the user typed, the answer would silently ignore it,
+    so that is an error naming the option and the fix."""
+    inference = [o for o in INFERENCE_OPTIONS if o in given]
+    training = [o for o in TRAINING_OPTIONS if o in given]
+    lora = [o for o in LORA_OPTIONS if o in given]
+    if workload is None:
+        if inference and (training or lora):
+            raise InputError(
+                f"{_these(inference, 'describes', 'describe')} an inference plan and "
+                f"{', '.join(training + lora)} a training plan",
+                "choose one with -w inference | pretrain | full-finetune | lora | qlora "
+                "and drop the other's options",
+            )
+        if inference:
+            return "inference", f"workload: inference, implied by {inference[0]} (set -w)"
+        if lora:
+            return "lora", f"workload: lora, implied by {lora[0]} (set -w lora or qlora)"
+        return "pretrain", None
+    if workload == "inference" and (training or lora):
+        raise InputError(
+            f"{_these(training + lora, 'applies', 'apply')} to training plans, not -w inference",
+            f"drop {_them(training + lora)}, or plan training with "
+            "-w pretrain | full-finetune | lora | qlora",
+        )
+    if workload != "inference" and inference:
+        raise InputError(
+            f"{_these(inference, 'applies', 'apply')} to inference plans, not -w {workload}",
+            f"add -w inference, or drop {_them(inference)}",
+        )
+    if workload in ("pretrain", "full-finetune") and lora:
+        raise InputError(
+            f"--lora-rank applies to -w lora or qlora, not -w {workload}",
+            "add -w lora (or qlora), or drop --lora-rank",
+        )
+    return workload, None
