@@ -28,6 +28,20 @@ EXPECTED = {
     "gpt-oss-120b.json": 116.83e9,  # model card: 116.83B total
     "gemma-2-9b.json": 9.241705984e9,  # keras-hub gemma2_9b_en preset
     "gemma-3-4b.json": 3.880099328e9,  # keras-hub gemma3_4b_text preset (the language model)
+    # 1,026,470,731,056 counted from the safetensors (a public dump of the checkpoint's tensors)
+    "kimi-k2-instruct.json": 1.026470731056e12,
+}
+
+# Published totals and active counts given to two figures (model cards, papers, names): held
+# within 2%.
+ROUNDED = {
+    # dbrx-instruct model card: "132B total parameters of which 36B parameters are active"
+    "dbrx-instruct.json": (132e9, 36e9),
+    # OLMoE paper (arXiv 2409.02060) and model card: 7B total (6.9B), 1.3B active (NVIDIA
+    # Megatron-Bridge's model table; the paper rounds it to 1B)
+    "olmoe-1b-7b-0924-sft.json": (6.9e9, 1.3e9),
+    # the model's name: 57B total, 14B active
+    "qwen2-57b-a14b.json": (57e9, 14e9),
 }
 
 
@@ -35,6 +49,108 @@ EXPECTED = {
 def test_config_json_gives_published_parameter_count(name: str) -> None:
     spec = find_model(str(FIXTURES / "hf" / name))
     assert count_params(spec).total == pytest.approx(EXPECTED[name], rel=2e-3)
+
+
+@pytest.mark.parametrize("name", sorted(ROUNDED))
+def test_config_json_gives_published_total_and_active_counts(name: str) -> None:
+    spec = find_model(str(FIXTURES / "hf" / name))
+    counts = count_params(spec)
+    total, active = ROUNDED[name]
+    assert counts.total == pytest.approx(total, rel=0.02)
+    assert counts.active == pytest.approx(active, rel=0.02)
+
+
+def test_more_families_are_read_as_their_configs_describe_them() -> None:
+    """Falcon (its first RefinedWebModel config and the in-library one give one model; the 40B's
+    new decoder has 8 KV heads), StarCoder2 (a GELU MLP with biases, LayerNorm, a 4,096-token
+    window), Granite and OLMo 2 (llama-like), DBRX's nested blocks, Qwen2-MoE's shared expert
+    (20,480 wide: eight experts of 2,560), Kimi K2 (DeepSeek-V3's layout)."""
+    hf = FIXTURES / "hf"
+    first, later = (
+        find_model(str(hf / "falcon-7b-refinedweb.json")),
+        find_model(str(hf / "falcon-7b-instruct.json")),
+    )
+    assert count_params(first) == count_params(later)
+    assert (first.kv_heads, first.mlp, first.norm, first.tied_embeddings) == (
+        1,
+        "gelu",
+        "layer",
+        True,
+    )
+    assert find_model(str(hf / "falcon-40b.json")).kv_heads == 8
+    sc = find_model(str(hf / "starcoder2-15b.json"))
+    assert (sc.mlp, sc.norm, sc.mlp_bias, sc.qkv_bias, sc.sliding_window) == (
+        "gelu",
+        "layer",
+        True,
+        True,
+        4096,
+    )
+    assert sc.name == "15b"  # _name_or_path is the file's own path: its folder names it
+    granite = find_model(str(hf / "granite-3.1-8b-instruct.json"))
+    assert (granite.kv_heads, granite.tied_embeddings, granite.is_moe) == (8, True, False)
+    assert find_model(str(hf / "olmo-2-1124-7b.json")).kv_heads == 32
+    dbrx = find_model(str(hf / "dbrx-instruct.json"))
+    assert (dbrx.experts, dbrx.experts_per_token, dbrx.moe_ffn, dbrx.kv_heads) == (16, 4, 10752, 8)
+    qwen = find_model(str(hf / "qwen2-57b-a14b.json"))
+    assert (qwen.experts, qwen.experts_per_token, qwen.moe_ffn, qwen.shared_experts) == (
+        64,
+        8,
+        2560,
+        8,
+    )
+    assert qwen.qkv_bias
+    kimi = find_model(str(hf / "kimi-k2-instruct.json"))
+    assert kimi.is_mla and (kimi.experts, kimi.shared_experts, kimi.first_dense_layers) == (
+        384,
+        1,
+        1,
+    )
+
+
+def _llama_text(model_type: str) -> dict[str, object]:
+    return {
+        **json.loads((FIXTURES / "hf" / "llama-3.1-8b.json").read_text()),
+        "model_type": model_type,
+    }
+
+
+def test_a_multimodal_checkpoint_is_planned_by_its_language_model(tmp_path: Path) -> None:
+    """Mistral 3 and LLaVA wrap a text_config (mistral, llama): that model is planned, the same
+    as its own config.json; a text_config of an unsupported kind is one clear error."""
+    path = tmp_path / "config.json"
+    plain = count_params(find_model(str(FIXTURES / "hf" / "llama-3.1-8b.json")))
+    for wrapper, inner in (("mistral3", "mistral"), ("llava", "llama")):
+        path.write_text(json.dumps({"model_type": wrapper, "text_config": _llama_text(inner),
+                                    "vision_config": {"hidden_size": 1024}}))  # fmt: skip
+        assert count_params(find_model(str(path))) == plain, wrapper
+    path.write_text(json.dumps({"model_type": "llava", "text_config": _llama_text("t5")}))
+    with pytest.raises(InputError, match="language model of this llava checkpoint"):
+        find_model(str(path))
+
+
+def test_llama4_scout_shape_and_maverick_interleave(tmp_path: Path) -> None:
+    """Llama 4's text_config (transformers' Llama4TextConfig names: intermediate_size for each
+    expert and the shared one, intermediate_size_mlp for dense layers) at Scout's published
+    shape (5,120 wide, 48 layers, 40 heads, 8 KV heads, 16 experts, top-1, vocabulary 202,048):
+    its model card gives 17B active and 109B total (the vision encoder in it, not planned here).
+    Maverick puts MoE in every other layer (interleave_moe_layer_step 2): not modelled, refused."""
+    text = {"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+            "intermediate_size_mlp": 16384, "num_attention_heads": 40, "num_key_value_heads": 8,
+            "head_dim": 128, "num_hidden_layers": 48, "num_local_experts": 16,
+            "num_experts_per_tok": 1, "interleave_moe_layer_step": 1, "vocab_size": 202048}  # fmt: skip
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "llama4", "text_config": text}))
+    scout = count_params(find_model(str(path)))
+    assert scout.active == pytest.approx(17e9, rel=0.02)
+    assert 105e9 < scout.total < 109e9
+    path.write_text(
+        json.dumps(
+            {"model_type": "llama4", "text_config": {**text, "interleave_moe_layer_step": 2}}
+        )
+    )
+    with pytest.raises(InputError, match="one layer of every 2"):
+        find_model(str(path))
 
 
 def test_config_json_matches_catalog_entry() -> None:

@@ -1,7 +1,11 @@
 """Map a Hugging Face ``config.json`` (already parsed) to a :class:`ModelSpec`.
 
-Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt_oss, deepseek_v3,
-gemma2, gemma3 (its ``text_config``: the language model), gemma3_text, phi3, gpt2, gpt_neox, mpt.
+Supported ``model_type``: the llama-like families (llama, mistral, qwen2, qwen3, olmo, olmo2,
+granite, cohere, smollm3, glm4, phi3, gemma2, gemma3_text), their mixtures of experts (mixtral,
+qwen2_moe, qwen3_moe, olmoe, glm4_moe, gpt_oss, deepseek_v2, deepseek_v3, kimi_k2, dbrx), falcon,
+starcoder2, gpt2, gpt_neox, mpt, and the multimodal checkpoints whose language model is one of
+them (gemma3, llama4, mistral3, llava, llava_next: their ``text_config``; the vision encoder is
+not planned).
 """
 
 from __future__ import annotations
@@ -12,8 +16,22 @@ from typing import Any
 from fabriclens.catalog.schema import ModelSpec
 from fabriclens.errors import InputError
 
-SUPPORTED = ("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gpt_oss", "deepseek_v3",
-             "gemma2", "gemma3", "gemma3_text", "phi3", "gpt2", "gpt_neox", "mpt")  # fmt: skip
+# the same keys as LlamaConfig (hidden_size, num_attention_heads, num_key_value_heads,
+# intermediate_size, num_hidden_layers, vocab_size) and a gated (SwiGLU) MLP; what each adds
+# (QK norms, logit and residual multipliers, partial rotary) moves no weights or FLOPs that count
+LLAMA_LIKE = ("llama", "mistral", "qwen2", "qwen3", "olmo", "olmo2", "granite", "cohere",
+              "smollm3", "glm4", "phi3", "gemma2", "gemma3_text")  # fmt: skip
+MIXTURES = ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "glm4_moe", "gpt_oss", "deepseek_v2",
+            "deepseek_v3", "kimi_k2", "dbrx")  # fmt: skip
+# Falcon's first releases name it RefinedWebModel (7B) and RefinedWeb (40B)
+OTHERS = ("falcon", "refinedwebmodel", "refinedweb", "starcoder2", "gpt2", "gpt_neox", "mpt")
+# multimodal checkpoints: the language model is their text_config
+MULTIMODAL = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "", "llava": "",
+              "llava_next": ""}  # fmt: skip
+SUPPORTED = (*LLAMA_LIKE, *MIXTURES, *OTHERS, *MULTIMODAL, "llama4_text")
+# DeepSeek's layout (multi-head latent attention, shared experts, dense first layers, routing
+# groups) under other names
+DEEPSEEK_LIKE = ("deepseek_v2", "deepseek_v3", "kimi_k2")
 
 # The keys a Gemma config.json may leave out, at the defaults of transformers' Gemma2Config and
 # Gemma3TextConfig (configuration_gemma2.py, configuration_gemma3.py): the released Gemma 3
@@ -65,6 +83,8 @@ def name_in_config(cfg: Mapping[str, Any]) -> tuple[str, str] | None:
         if not isinstance(value, str) or not value.strip():
             continue
         text = value.strip().replace("\\", "/").rstrip("/")
+        if text.endswith("/config.json"):  # the file itself: its folder names the model
+            text = text.removesuffix("/config.json")
         is_hub_id = text.count("/") <= 1 and not text.startswith((".", "/", "~"))
         name = text if is_hub_id else text.rsplit("/", 1)[-1]
         if name and name not in (".", ".."):
@@ -99,6 +119,106 @@ def _windowed_layers(cfg: Mapping[str, Any]) -> int:
     return sum(1 for t in layer_types if t == "sliding_attention")
 
 
+def _text_config(cfg: Mapping[str, Any], model_type: str) -> dict[str, Any]:
+    """A multimodal checkpoint's language model: its text_config, typed."""
+    text = cfg.get("text_config")
+    if not isinstance(text, Mapping):
+        raise InputError(
+            f"config.json of model_type {model_type} has no text_config", "fix the file"
+        )
+    inner = MULTIMODAL[model_type] or str(text.get("model_type", "")).lower()
+    if inner not in SUPPORTED or inner in MULTIMODAL:
+        raise InputError(
+            f"config.json: the language model of this {model_type} checkpoint has model_type "
+            f"{inner or '(missing)'!r}, which is not supported",
+            "describe it with --layers/--hidden/--heads flags",
+        )
+    return {**text, "model_type": inner}
+
+
+def _every_layer_moe(cfg: Mapping[str, Any], key: str, model_type: str) -> None:
+    """Refuse an interleave of dense and MoE layers (one MoE layer in every ``key`` layers)."""
+    if _int(cfg, key, default=1) != 1:
+        raise InputError(
+            f"config.json: {model_type} with MoE in one layer of every {cfg[key]} ({key}) is not "
+            "modelled: only leading dense layers are",
+            "describe it with --layers/--hidden/--heads/--experts flags",
+        )
+
+
+def _llama_like(cfg: Mapping[str, Any], model_type: str) -> dict[str, Any]:
+    heads = _int(cfg, "num_attention_heads")
+    windowed = _windowed_layers(cfg)
+    layers = _int(cfg, "num_hidden_layers")
+    if windowed:  # layer_types names the windowed layers (gpt-oss, OLMo 3, Gemma)
+        window = _int(cfg, "sliding_window")
+        partial = windowed if windowed < layers else 0
+    elif cfg.get("use_sliding_window", model_type in ("mistral", "starcoder2")):
+        window, partial = _int(cfg, "sliding_window", default=0), 0
+    else:
+        window, partial = 0, 0
+    return dict(
+        layers=layers,
+        hidden=_int(cfg, "hidden_size"),
+        heads=heads,
+        kv_heads=_int(cfg, "num_key_value_heads", default=heads),
+        head_dim=_int(cfg, "head_dim", default=0),
+        ffn=_int(cfg, "intermediate_size"),
+        vocab=_int(cfg, "vocab_size"),
+        max_positions=_int(cfg, "max_position_embeddings", default=4096),
+        tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        qkv_bias=model_type in ("qwen2", "qwen2_moe") or bool(cfg.get("attention_bias", False)),
+        sliding_window=window,
+        sliding_window_layers=partial,
+    )
+
+
+def _mixture(cfg: Mapping[str, Any], model_type: str, layers: int) -> dict[str, Any]:
+    """The expert fields of each mixture family, by its config's names."""
+    if model_type in ("mixtral", "olmoe", "gpt_oss"):  # every layer; the experts are the MLP
+        return dict(
+            experts=_int(cfg, "num_local_experts", "num_experts"),
+            experts_per_token=_int(cfg, "num_experts_per_tok", "experts_per_token"),
+            moe_ffn=_int(cfg, "intermediate_size"),
+        )
+    if model_type in ("qwen2_moe", "qwen3_moe"):
+        moe_ffn = _int(cfg, "moe_intermediate_size")
+        shared = _int(cfg, "shared_expert_intermediate_size", default=0)
+        if shared % moe_ffn:
+            raise InputError(
+                f"config.json: a shared expert of {shared} is not a whole number of experts of "
+                f"{moe_ffn}",
+                "describe it with --layers/--hidden/--heads/--experts flags",
+            )
+        return dict(
+            experts=_int(cfg, "num_experts"),
+            experts_per_token=_int(cfg, "num_experts_per_tok"),
+            moe_ffn=moe_ffn,
+            # Qwen2-MoE's shared expert is one MLP as wide as that many routed experts
+            shared_experts=shared // moe_ffn,
+            first_dense_layers=_qwen3_moe_dense_prefix(cfg, layers),
+        )
+    if model_type == "llama4_text":  # Llama 4: each MoE layer adds one shared expert
+        _every_layer_moe(cfg, "interleave_moe_layer_step", model_type)
+        return dict(
+            experts=_int(cfg, "num_local_experts"),
+            experts_per_token=_int(cfg, "num_experts_per_tok"),
+            moe_ffn=_int(cfg, "intermediate_size"),
+            ffn=_int(cfg, "intermediate_size_mlp", "intermediate_size"),
+            shared_experts=1,
+        )
+    # DeepSeek's names: DeepSeek-V2/V3, Kimi K2, GLM-4.5
+    return dict(
+        experts=_int(cfg, "n_routed_experts"),
+        experts_per_token=_int(cfg, "num_experts_per_tok"),
+        moe_ffn=_int(cfg, "moe_intermediate_size"),
+        shared_experts=_int(cfg, "n_shared_experts", default=0),
+        expert_groups=_int(cfg, "n_group", default=0),
+        expert_groups_per_token=_int(cfg, "topk_group", default=0),
+        first_dense_layers=_int(cfg, "first_k_dense_replace", default=0),
+    )
+
+
 def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> ModelSpec:
     """Build a model spec from a parsed config.json; raises InputError on what it can't use."""
     model_type = str(cfg.get("model_type", "")).lower()
@@ -107,11 +227,8 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
             f"config.json model_type {model_type or '(missing)'!r} is not supported",
             f"supported: {', '.join(SUPPORTED)}; or describe it with --layers/--hidden/--heads flags",
         )
-    if model_type == "gemma3":  # the multimodal checkpoint: plan its language model
-        text = cfg.get("text_config")
-        if not isinstance(text, Mapping):
-            raise InputError("config.json of model_type gemma3 has no text_config", "fix the file")
-        return spec_from_hf_config({**text, "model_type": "gemma3_text"}, name, source)
+    if model_type in MULTIMODAL:  # a multimodal checkpoint: plan its language model
+        return spec_from_hf_config(_text_config(cfg, model_type), name, source)
     if model_type in GEMMA_DEFAULTS:
         cfg = {**GEMMA_DEFAULTS[model_type], **{k: v for k, v in cfg.items() if v is not None}}
     fields: dict[str, Any] = {"name": name, "title": name, "family": model_type, "source": source}
@@ -150,6 +267,51 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
             qkv_bias=not no_bias,
             mlp_bias=not no_bias,
         )
+    elif model_type == "dbrx":  # DbrxConfig: attention and experts in nested blocks
+        attn, ffn = cfg.get("attn_config") or {}, cfg.get("ffn_config") or {}
+        if not isinstance(attn, Mapping) or not isinstance(ffn, Mapping):
+            raise InputError(
+                "config.json: dbrx attn_config / ffn_config are not objects", "fix the file"
+            )
+        heads = _int(cfg, "n_heads")
+        fields.update(
+            layers=_int(cfg, "n_layers"),
+            hidden=_int(cfg, "d_model"),
+            heads=heads,
+            kv_heads=_int(attn, "kv_n_heads", default=heads),
+            ffn=_int(ffn, "ffn_hidden_size"),
+            vocab=_int(cfg, "vocab_size"),
+            max_positions=_int(cfg, "max_seq_len", default=2048),
+            tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+            norm="layer",
+            experts=_int(ffn, "moe_num_experts"),
+            experts_per_token=_int(ffn, "moe_top_k"),
+            moe_ffn=_int(ffn, "ffn_hidden_size"),
+        )
+    elif model_type in ("falcon", "refinedwebmodel", "refinedweb"):  # a GELU MLP, LayerNorm
+        hidden = _int(cfg, "hidden_size")
+        heads = _int(cfg, "num_attention_heads", "n_head")
+        if cfg.get("new_decoder_architecture") or model_type == "refinedweb":  # 40B, 180B
+            kv_heads = _int(cfg, "num_kv_heads", "n_head_kv")
+        else:  # Falcon-7B: one KV head (multi_query), else as many as the heads
+            kv_heads = 1 if cfg.get("multi_query", True) else heads
+        bias = bool(cfg.get("bias", False))
+        fields.update(
+            layers=_int(cfg, "num_hidden_layers", "n_layer"),
+            hidden=hidden,
+            heads=heads,
+            kv_heads=kv_heads,
+            ffn=_int(cfg, "ffn_hidden_size", default=4 * hidden),
+            vocab=_int(cfg, "vocab_size"),
+            max_positions=_int(cfg, "max_position_embeddings", default=2048),
+            tied_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+            mlp="gelu",
+            positions="alibi" if cfg.get("alibi") else "rotary",
+            norm="layer",
+            attn_bias=bias,
+            qkv_bias=bias,
+            mlp_bias=bias,
+        )
     elif model_type == "gpt_neox":
         hidden = _int(cfg, "hidden_size")
         fields.update(
@@ -166,26 +328,14 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
             qkv_bias=True,
             mlp_bias=True,
         )
-    else:  # llama-like: llama, mistral, qwen2, qwen3(_moe), mixtral, gpt_oss, deepseek_v3, gemma, phi3
-        heads = _int(cfg, "num_attention_heads")
-        fields.update(
-            layers=_int(cfg, "num_hidden_layers"),
-            hidden=_int(cfg, "hidden_size"),
-            heads=heads,
-            kv_heads=_int(cfg, "num_key_value_heads", default=heads),
-            head_dim=_int(cfg, "head_dim", default=0),
-            ffn=_int(cfg, "intermediate_size"),
-            vocab=_int(cfg, "vocab_size"),
-            max_positions=_int(cfg, "max_position_embeddings", default=4096),
-            tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-            qkv_bias=model_type == "qwen2" or bool(cfg.get("attention_bias", False)),
-            sliding_window=_int(cfg, "sliding_window", default=0)
-            if cfg.get("use_sliding_window", model_type == "mistral")
-            else 0,
-        )
-        if model_type in GEMMA_DEFAULTS:
-            # local (windowed) and global layers: layer_types where given, else Gemma 2's
-            # alternation (local first) or Gemma 3's pattern (every 6th layer global)
+    else:  # llama-like attention: the LLAMA_LIKE families, the mixtures, StarCoder2
+        fields.update(_llama_like(cfg, model_type))
+        if model_type == "starcoder2":  # a GELU MLP (c_fc, c_proj) and LayerNorm, biases
+            bias = bool(cfg.get("use_bias", True))
+            fields.update(mlp="gelu", norm="layer", attn_bias=bias, qkv_bias=bias, mlp_bias=bias)
+        if model_type in GEMMA_DEFAULTS and "layer_types" not in cfg:
+            # local (windowed) and global layers without layer_types: Gemma 2's alternation
+            # (local first) or Gemma 3's pattern (every 6th layer global)
             layers = fields["layers"]
             pattern = 2 if model_type == "gemma2" else _int(cfg, "sliding_window_pattern")
             if pattern < 1:
@@ -193,47 +343,21 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
                     f"config.json field sliding_window_pattern = {pattern} is below 1",
                     "fix the file (Gemma 3: 6, one global layer in six)",
                 )
-            windowed = _windowed_layers(cfg) if "layer_types" in cfg else layers - layers // pattern
+            windowed = layers - layers // pattern
             fields.update(
                 sliding_window=_int(cfg, "sliding_window") if windowed else 0,
                 sliding_window_layers=windowed if windowed < layers else 0,
             )
-        if model_type == "mixtral":
+        if model_type == "gpt_oss":  # every projection has a bias
             fields.update(
-                experts=_int(cfg, "num_local_experts"),
-                experts_per_token=_int(cfg, "num_experts_per_tok"),
-                moe_ffn=_int(cfg, "intermediate_size"),
-            )
-        if model_type == "gpt_oss":
-            # every projection has a bias; windowed and full-attention layers alternate
-            # (layer_types); the experts are the MLP (intermediate_size each)
-            windowed = _windowed_layers(cfg)
-            fields.update(
-                experts=_int(cfg, "num_local_experts"),
-                experts_per_token=_int(cfg, "num_experts_per_tok", "experts_per_token"),
-                moe_ffn=_int(cfg, "intermediate_size"),
                 attn_bias=bool(cfg.get("attention_bias", True)),
                 qkv_bias=bool(cfg.get("attention_bias", True)),
                 mlp_bias=True,
-                sliding_window=_int(cfg, "sliding_window", default=0) if windowed else 0,
-                sliding_window_layers=windowed if windowed < fields["layers"] else 0,
             )
-        if model_type == "qwen3_moe":
+        if model_type in MIXTURES or model_type == "llama4_text":
+            fields.update(_mixture(cfg, model_type, fields["layers"]))
+        if model_type in DEEPSEEK_LIKE:  # multi-head latent attention
             fields.update(
-                experts=_int(cfg, "num_experts"),
-                experts_per_token=_int(cfg, "num_experts_per_tok"),
-                moe_ffn=_int(cfg, "moe_intermediate_size"),
-                first_dense_layers=_qwen3_moe_dense_prefix(cfg, fields["layers"]),
-            )
-        if model_type == "deepseek_v3":
-            fields.update(
-                experts=_int(cfg, "n_routed_experts"),
-                experts_per_token=_int(cfg, "num_experts_per_tok"),
-                moe_ffn=_int(cfg, "moe_intermediate_size"),
-                shared_experts=_int(cfg, "n_shared_experts", default=0),
-                expert_groups=_int(cfg, "n_group", default=0),
-                expert_groups_per_token=_int(cfg, "topk_group", default=0),
-                first_dense_layers=_int(cfg, "first_k_dense_replace", default=0),
                 q_lora_rank=_int(cfg, "q_lora_rank", default=0),
                 kv_lora_rank=_int(cfg, "kv_lora_rank"),
                 qk_rope_head_dim=_int(cfg, "qk_rope_head_dim"),
