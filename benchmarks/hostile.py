@@ -171,6 +171,8 @@ BACKTRACKING_PREFIXES = (
     "Not all ranks joining collective 1", "missing ranks: {1, ",
     "[ 1.0] RIP: 0010:", "[ 1.0] IP: [<ffffffffc0740f8f>] ", "duplicate mac found! both '",
     'violates PodSecurity "', "gres/gpu GRES autodetected core affinity 0-7 on node ", "URL https://registry-1.docker.io/v2/", "Could not find NET with id 1",
+    "Out of memory: Killed process 1 (", "Memory cgroup out of memory: Killed process 1 (", "debug\tenvoy connection\t",
+    "Some NCCL operations have failed or timed out",
 )  # fmt: skip
 
 

@@ -571,6 +571,11 @@ def test_a_launcher_s_report_of_a_dead_rank_is_a_failure() -> None:
 # Causes of tests/fixtures/real/logs 107-128 in other wordings users paste (NCCL's own lines,
 # other tools, other releases): each must fire the rule its real log fires.
 OTHER_WORDINGS = {
+    # a container's limit, and the kernel's older wording without the memory figures
+    "[12.3] Memory cgroup out of memory: Killed process 7781 (pt_main_thread) total-vm:1kB, anon-rss:1kB": "host-oom-killer-ended-rank",
+    "Out of memory: Killed process 4242 (torchrun)": "host-oom-killer-ended-rank",
+    "2024-05-01T10:00:00.000000Z\twarning\tenvoy config\tStreamAggregatedResources gRPC config stream closed": "service-mesh-sidecar-in-job",
+    "[E ProcessGroupNCCL.cpp:1207] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels": "nccl-operation-failed-no-cause",
     "node1:1:1 [0] init.cc:1 NCCL WARN Cuda failure 'system not yet initialized'": "cuda-system-not-initialized",
     "node1:1:1 [0] NCCL WARN NET/OFI OFI fi_getinfo() call failed: No such device": "ofi-no-provider",
     "node1:1:1 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : port error": "ib-port-flap",
@@ -864,6 +869,14 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
             text,
             found,
         )
+    # a rank's own out-of-memory, a word "envoy" in prose, the teardown beside its named cause
+    for text, rule in (("torch.OutOfMemoryError: CUDA out of memory. Killed process? no", "host-oom-killer-ended-rank"),
+                       ("we sent an envoy upstream to ask the maintainers", "service-mesh-sidecar-in-job")):  # fmt: skip
+        assert rule not in _rules_of(text), (text, rule)
+    named = ("[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, "
+             "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800328 milliseconds before timing out.\n"
+             "[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out.")  # fmt: skip
+    assert "nccl-operation-failed-no-cause" not in _rules_of(named)
     # an invalid handle after the GPU's memory ran out is the out-of-memory's, not a device mix-up
     after_oom = "n1:1:2 [0] NCCL WARN Cuda failure 'out of memory'\nn1:1:2 [0] NCCL WARN Cuda failure 'invalid resource handle'"
     assert "nccl-cuda-invalid-handle" not in _rules_of(after_oom)

@@ -379,6 +379,18 @@ NVIDIA_OOPS_RE = re.compile(
     r"\bR?IP: (?:\d{4}:)?(?:\[<[0-9a-f]{1,16}>\] {1,2}){0,2}[\w.$]{1,120}\+0x[0-9a-f]{1,16}/0x[0-9a-f]{1,16} \[(nvidia(?:_uvm|_drm|_modeset|_peermem)?)\]"
 )
 # cloud-init stopping on two interfaces of one MAC (an IPoIB interface beside Ethernet):
+# the kernel's out-of-memory killer (dmesg): `Out of memory: Killed process 410126 (python)
+# total-vm:79905000kB, anon-rss:22957108kB, ...`; in a container `Memory cgroup out of memory: ...`
+OOM_KILL_RE = re.compile(
+    r"(?:(Memory cgroup) out|Out) of memory: Killed process (\d{1,10}) \(([^)\n]{1,64})\)"
+    r"(?:[^\n]{0,80}?anon-rss:(\d{1,12})kB)?"
+)
+# an Envoy proxy's own log lines (Istio's sidecar): `2022-07-19T18:01:59.173796Z	debug	envoy
+# connection	[C72] remote early close`
+ENVOY_RE = re.compile(
+    r"\b(?:trace|debug|info|warning|error|critical)\s+envoy "
+    r"(?:connection|upstream|main|conn_handler|filter|http|pool|router|config|client)\s"
+)
 # `RuntimeError: duplicate mac found! both 'eth1' and 'ib0' have mac`
 DUPLICATE_MAC_RE = re.compile(r"duplicate mac found! both '([^'\n]{1,40})' and '([^'\n]{1,40})'")
 # Kubernetes' Pod Security Admission refusing a pod: `violates PodSecurity "baseline:latest"`
@@ -829,6 +841,16 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("nvidia_driver_oops", module=oo.group(1))
     if "duplicate mac found" in msg and (dm := DUPLICATE_MAC_RE.search(msg)) is not None:
         add("duplicate_mac", iface_a=dm.group(1), iface_b=dm.group(2))
+    if "Killed process" in msg and (ok := OOM_KILL_RE.search(msg)) is not None:
+        rss = ok.group(4)
+        add("host_oom_killed", pid=int(ok.group(2)), program=ok.group(3),
+            rss_gb=round(int(rss) / 1e6, 1) if rss else None,
+            cgroup=ok.group(1) is not None)  # fmt: skip
+    if "envoy " in msg and ENVOY_RE.search(msg) is not None:
+        add("envoy_sidecar")
+    # PyTorch's ProcessGroupNCCL ending the process after a failed or timed-out NCCL operation
+    if "Some NCCL operations have failed or timed out" in msg:
+        add("pg_nccl_aborted")
     if "In use by another client" in msg and "MigConfig" in msg:  # the GPU Operator's MIG manager
         add("mig_in_use")
     if "violates PodSecurity" in msg and (ps := POD_SECURITY_RE.search(msg)) is not None:
@@ -1576,7 +1598,8 @@ SCREEN_WORDS = (
     "collective: ", "IP: ", "duplicate mac found", "In use by another client", "MigConfig",
     "violates PodSecurity", "match socket boundaries", "returned error code: 401",
     "connectFullMesh failed", "Could not find NET with id", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
-    "Driver/library version mismatch", "Upgrade: ", *ERRNO_TEXTS,
+    "Driver/library version mismatch", "Upgrade: ", "Killed process", "envoy ",
+    "Some NCCL operations have failed or timed out", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
