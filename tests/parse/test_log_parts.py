@@ -35,6 +35,8 @@ def _doc(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
     doc = dataclasses.asdict(nccl) | {"torch": dataclasses.asdict(torch)}
     doc.pop("orphan_traces")  # bookkeeping for joining, not a finding
     doc.pop("seen_hosts")  # ``hosts`` as a set
+    for key in ("p2p_carry", "p2p_lead", "p2p_lead_whole", "p2p_read"):
+        doc.pop(key)  # the matrix lines kept for joining, not a finding
     return doc
 
 

@@ -422,6 +422,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "nvidia-driver-kernel-oops": {"nvidia_driver_oops": 1},
     "cloud-init-duplicate-mac-ib": {"duplicate_mac": 1},
     "host-oom-killer-ended-rank": {"host_oom_killed": 1},
+    "gpu-p2p-slower-than-host-copy": {"p2p_slower_than_host": 1},
     "service-mesh-sidecar-in-job": {"envoy_sidecar": 1},
     "nccl-operation-failed-no-cause": {"pg_nccl_aborted": 1},
     "mig-reconfigure-gpu-in-use": {"mig_in_use": 1},

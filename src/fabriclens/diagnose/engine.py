@@ -180,6 +180,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "logs_read": nccl.lines + len(torch.timeouts) + len(torch.last_completed) + len(torch.timeout_frames) + len(nccl.events) + len(nccl.ifaces) + len(nccl.errors) + sum(nccl.net_dirs.values()),
         "single_node": len(nccl.hosts) == 1,
         "error_lines": len(nccl.errors) + len(torch.timeouts),
+        "p2p_slower_than_host": sum(1 for pair in nccl.p2p_slowest.values() if pair.slow),
         "ib_local_protection": sum(1 for s, _ in nccl.completion_errors if s == 4),
         "ib_wr_flush": sum(1 for s, _ in nccl.completion_errors if s == 5),
         "qp_timeout": sum(1 for e in nccl.of("qp_error") if e.detail["errno"] == 110),
@@ -941,6 +942,13 @@ def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
             if good
             else []
         )
+    if name == "p2p_slower_than_host":
+        return [
+            f"{direction} P2P GPU {p[1]} -> GPU {p[2]} at {p[0]:g} GB/s, the slowest copy through "
+            f"host memory {pair.host:g} GB/s  <- {p[3]}"
+            for direction, pair in sorted(nccl.p2p_slowest.items())
+            if pair.slow and (p := pair.p2p) is not None
+        ]
     if name == "virtual_ifaces":
         names = [x.split(":")[0] for x in nccl.socket_ifaces]
         out = []

@@ -22,6 +22,10 @@ from typing import Any, NamedTuple, TypeVar
 from fabriclens.parse._prefix import strip_prefixes, strip_prefixes_all
 from fabriclens.parse.cuda_errors import cuda_error
 from fabriclens.parse.dmesg import XID_RE as XID_LINE_RE
+from fabriclens.parse.p2p_matrix import SlowestPair
+from fabriclens.parse.p2p_matrix import carry as p2p_carry
+from fabriclens.parse.p2p_matrix import lead as p2p_lead
+from fabriclens.parse.p2p_matrix import note as note_p2p
 
 _LOC = r"(?:(?P<loc>[\w./-]{1,255}\.(?:cc|cu|c|cpp|h|hpp):\d+)\s+)?"
 # the level word is found first, then the head in front of it (see ``_split``)
@@ -544,6 +548,13 @@ class NcclLog:
     # the last event read came past MAX_RECORDS and was not kept: the trace lines after it
     # name its stage, not the last kept event's
     events_cut: bool = False
+    # pasted p2pBandwidthLatencyTest matrices: the slowest pairs by direction; the lines carried
+    # into the next batch or part, and this log's first lines, which may continue the part before
+    p2p_slowest: dict[str, SlowestPair] = field(default_factory=dict)
+    p2p_carry: str = ""
+    p2p_lead: str = ""
+    p2p_lead_whole: bool = False  # the lead is all this log (part) holds
+    p2p_read: bool = False  # a batch was read
     seen_hosts: set[str] = field(default_factory=set, repr=False)  # ``hosts``, for lookups
 
     def room(self, mapping: Collection[Any], key: object) -> bool:
@@ -593,6 +604,25 @@ class NcclLog:
         else:
             self.dropped_records += 1
 
+    def _extend_p2p(self, later: NcclLog) -> None:
+        """A matrix cut between the two parts is read from this one's carried lines and the
+        later one's first; then the later part's slowest pairs and its carried lines."""
+        if not later.p2p_read:
+            return
+        carried = later.p2p_carry
+        if self.p2p_carry and later.p2p_lead:
+            joined = f"{self.p2p_carry}\n{later.p2p_lead}"
+            note_p2p(self.p2p_slowest, joined)
+            if later.p2p_lead_whole:  # the later part was all rows: the matrix may go on
+                carried = p2p_carry(joined)
+        for direction, pair in later.p2p_slowest.items():
+            mine = self.p2p_slowest.get(direction, SlowestPair())
+            self.p2p_slowest[direction] = mine.merged(pair)
+        self.p2p_carry = carried
+        if not self.p2p_read:
+            self.p2p_read, self.p2p_lead = True, later.p2p_lead
+            self.p2p_lead_whole = later.p2p_lead_whole
+
     def extend(self, later: NcclLog) -> None:
         """Add what the next part of the same log says (read on its own, e.g. by another
         process): the result is what reading both parts in one pass gives."""
@@ -603,6 +633,7 @@ class NcclLog:
                     _add_stage(self.events[-1], host, stage)
             elif len(self.orphan_traces) < MAX_RECORDS:
                 self.orphan_traces.append((host, stage))
+        self._extend_p2p(later)
         self.lines += later.lines
         self.unparsed_lines += later.unparsed_lines
         self.found_other_lines += later.found_other_lines
@@ -1628,13 +1659,31 @@ def _screened(text: str) -> bool:
     return any(w in lower for w in SCREEN_LOWER)
 
 
+def _note_p2p(out: NcclLog, text: str) -> None:
+    """A batch's part in reading pasted p2pBandwidthLatencyTest matrices (parse/p2p_matrix.py):
+    its first lines kept where it is a log's first batch (they may continue a matrix an earlier
+    part cut), its matrices, with the lines carried from the batch before, folded into the
+    slowest pairs, and the lines to carry into the next."""
+    if not out.p2p_read or out.p2p_lead_whole:  # all read so far may continue a matrix
+        out.p2p_lead, out.p2p_lead_whole = p2p_lead(
+            f"{out.p2p_lead}\n{text}" if out.p2p_read else text
+        )
+        out.p2p_read = True
+    if out.p2p_carry or "P2P=" in text:  # CUDA's p2pBandwidthLatencyTest pasted into the log
+        joined = f"{out.p2p_carry}\n{text}" if out.p2p_carry else text
+        note_p2p(out.p2p_slowest, joined)
+        out.p2p_carry = p2p_carry(joined)
+
+
 def add_nccl_lines(out: NcclLog, lines: Sequence[str], text: str | None = None) -> None:
     """Add a batch of lines to ``out``. When none of them holds a screen word (a COLL trace:
     `AllReduce: opCount ... count ... datatype ...`, a training log's iteration lines), each
     line is only matched against the layout, counted and its host noted; otherwise each is added
     as ``add_nccl_line`` does. The batch's prefixes are stripped in one pass. ``text``: the
     lines joined by newlines, where the caller has it."""
-    if _screened("\n".join(lines) if text is None else text):
+    text = "\n".join(lines) if text is None else text
+    _note_p2p(out, text)
+    if _screened(text):
         # a line seen before as it is (every rank, every step) is known at once; the others
         # lose their prefixes in one pass and are looked up without them, else read
         raw_lines, misses = _RAW_LINES, _RAW_MISSES
@@ -1723,6 +1772,7 @@ def add_nccl_line(out: NcclLog, raw: str) -> None:
     """Add one line of NCCL debug output to ``out``. A line seen before is not read again; a
     plain line (the layout and nothing a reader keeps) is counted and its host noted, and a line
     of the same shape as an earlier plain one is known plain without being read."""
+    _note_p2p(out, raw)
     known = _RAW_LINES.get(raw)
     if known is None:
         (known,) = _known_all([raw], [_stripped(raw)])
