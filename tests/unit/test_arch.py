@@ -35,7 +35,9 @@ def test_every_catalog_model_matches_its_published_count() -> None:
         # all; its 318 GB 8-bit checkpoint agrees with ~316B)
         digits = len(f"{spec.params_published:.15g}".replace(".", "").rstrip("0").lstrip("0"))
         half_digit = 0.5 * 10 ** (math.floor(math.log10(spec.params_published)) - digits + 1)
-        loose = {"mpt-7b": 0.01, "grok-1": 0.01}
+        # Llama 4 Scout's 109B counts its vision encoder, which the catalog's language model
+        # leaves out (107.8B)
+        loose = {"mpt-7b": 0.01, "grok-1": 0.01, "llama-4-scout": 0.015}
         tol = loose.get(spec.name, max(1e-3, half_digit / spec.params_published))
         assert count_params(spec).total == pytest.approx(spec.params_published, rel=tol), spec.name
 

@@ -153,6 +153,23 @@ def test_llama4_scout_shape_and_maverick_interleave(tmp_path: Path) -> None:
         find_model(str(path))
 
 
+@pytest.mark.parametrize(
+    ("fixture", "entry"),
+    [("dbrx-instruct.json", "dbrx"), ("olmoe-1b-7b-0924-sft.json", "olmoe-1b-7b"),
+     ("qwen2-57b-a14b.json", "qwen2-57b-a14b"), ("kimi-k2-instruct.json", "kimi-k2"),
+     ("falcon-7b-refinedweb.json", "falcon-7b"), ("falcon-40b.json", "falcon-40b"),
+     ("granite-3.1-8b-instruct.json", "granite-3.1-8b")],
+)  # fmt: skip
+def test_catalog_entries_equal_their_configs(fixture: str, entry: str) -> None:
+    from_file = find_model(str(FIXTURES / "hf" / fixture))
+    from_catalog = find_model(entry)
+    assert count_params(from_file) == count_params(from_catalog)
+    assert kv_bytes_per_token(from_file) == kv_bytes_per_token(from_catalog)
+    for field in ("experts", "experts_per_token", "moe_ffn", "shared_experts", "first_dense_layers",
+                  "mlp", "norm", "tied_embeddings", "kv_heads", "qkv_bias"):  # fmt: skip
+        assert getattr(from_file, field) == getattr(from_catalog, field), (fixture, field)
+
+
 def test_config_json_matches_catalog_entry() -> None:
     from_file = find_model(str(FIXTURES / "hf" / "llama-3.1-8b.json"))
     from_catalog = find_model("llama-3.1-8b")
