@@ -129,6 +129,16 @@ def test_a_multimodal_checkpoint_is_planned_by_its_language_model(tmp_path: Path
         find_model(str(path))
 
 
+def test_a_qwen2_moe_expert_width_of_zero_is_one_clear_error(tmp_path: Path) -> None:
+    """A width of 0 divided the shared expert's width by zero (exit 3)."""
+    cfg = json.loads((FIXTURES / "hf" / "qwen2-57b-a14b.json").read_text())
+    path = tmp_path / "config.json"
+    for width, message in ((0, "not an expert's width"), (1000, "not a whole number of experts")):
+        path.write_text(json.dumps(cfg | {"moe_intermediate_size": width}))
+        with pytest.raises(InputError, match=message):
+            find_model(str(path))
+
+
 def test_llama4_scout_shape_and_maverick_interleave(tmp_path: Path) -> None:
     """Llama 4's text_config (transformers' Llama4TextConfig names: intermediate_size for each
     expert and the shared one, intermediate_size_mlp for dense layers) at Scout's published

@@ -184,6 +184,11 @@ def _mixture(cfg: Mapping[str, Any], model_type: str, layers: int) -> dict[str, 
     if model_type in ("qwen2_moe", "qwen3_moe"):
         moe_ffn = _int(cfg, "moe_intermediate_size")
         shared = _int(cfg, "shared_expert_intermediate_size", default=0)
+        if moe_ffn < 1:
+            raise InputError(
+                f"config.json field moe_intermediate_size = {moe_ffn} is not an expert's width",
+                "fix the file",
+            )
         if shared % moe_ffn:
             raise InputError(
                 f"config.json: a shared expert of {shared} is not a whole number of experts of "
