@@ -168,9 +168,12 @@ def test_framework_in_json_and_errors(capsys: pytest.CaptureFixture[str]) -> Non
     assert fw["kernel_level_tokens_per_s"] > doc["throughput"]["tokens_per_s"]
     assert run(["plan", "llama-3.1-8b", "--gpus", "8", "--framework", "torchtitan", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["layout"]["framework"] == "pytorch"  # an alias
+    # an inference plan reads no training framework: the option is refused as such
+    assert run(["plan", "llama-3.1-8b", "-w", "inference", "--framework", "caffe"]) == 2
+    err = capsys.readouterr().err
+    assert "--framework applies to training plans" in err and err.count("\n") == 1
     for argv in (
         ["plan", "llama-3.1-8b", "--framework", "caffe"],
-        ["plan", "llama-3.1-8b", "-w", "inference", "--framework", "caffe"],
         ["search", "llama-3.1-8b", "--framework", "caffe"],
         ["advise", "llama-3.1-8b", "--framework", "caffe"],
     ):
