@@ -172,7 +172,8 @@ BACKTRACKING_PREFIXES = (
     "[ 1.0] RIP: 0010:", "[ 1.0] IP: [<ffffffffc0740f8f>] ", "duplicate mac found! both '",
     'violates PodSecurity "', "gres/gpu GRES autodetected core affinity 0-7 on node ", "URL https://registry-1.docker.io/v2/", "Could not find NET with id 1",
     "Out of memory: Killed process 1 (", "Memory cgroup out of memory: Killed process 1 (", "debug\tenvoy connection\t",
-    "Some NCCL operations have failed or timed out",
+    "Some NCCL operations have failed or timed out", "NIXL_ERR_", "UCX_TLS=", "VRAM memory is detected as host",
+    "ibgda_alloc_and_map_qp_uar failed", "GID is NULL, please check your GID index by specifying MC_GID_INDEX",
 )  # fmt: skip
 
 

@@ -571,6 +571,13 @@ def test_a_launcher_s_report_of_a_dead_rank_is_a_failure() -> None:
 # Causes of tests/fixtures/real/logs 107-128 in other wordings users paste (NCCL's own lines,
 # other tools, other releases): each must fire the rule its real log fires.
 OTHER_WORDINGS = {
+    # an environment dump with another list without CUDA, UCX's own warning alone
+    "UCX_TLS=rc,tcp,self\nW ucx_utils.cpp:631] 8 NVIDIA GPU(s) were detected, but UCX CUDA support was not found!": "ucx-tls-excludes-cuda",
+    "E nixl_agent.cpp:1] VRAM memory is detected as host by UCX.": "ucx-cuda-support-missing",
+    "[1.0] [h:1:0] rc_mlx5_ep.c:1 UCX  ERROR cannot find remote protocol for: ucp_context_0 inter-node cfg#0 | put(multi) from cuda/GPU1 to cuda/GPU1": "ucx-no-protocol-for-gpu-memory",
+    "nvshmem/src/modules/transport/ibgda/ibgda.cpp:1951: non-zero status: 12 ibgda_alloc_and_map_qp_uar failed": "nvshmem-ibgda-uar-exhausted",
+    "E20260101 transfer_engine.cpp:1] GID is NULL, please check your GID index by specifying MC_GID_INDEX": "mooncake-gid-not-found",
+    "nixl._bindings.nixlBackendError: NIXL_ERR_BACKEND": "nixl-transfer-failed-unexplained",
     # a container's limit, and the kernel's older wording without the memory figures
     "[12.3] Memory cgroup out of memory: Killed process 7781 (pt_main_thread) total-vm:1kB, anon-rss:1kB": "host-oom-killer-ended-rank",
     "Out of memory: Killed process 4242 (torchrun)": "host-oom-killer-ended-rank",
@@ -869,6 +876,19 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
             text,
             found,
         )
+    # UCX_TLS lists that keep CUDA, and UCX's errors in an MPI job without NIXL
+    for text in ("UCX_TLS=cuda_copy,cuda_ipc,rc\nVRAM memory is detected as host by UCX.",
+                 "UCX_TLS=^cuda_ipc\nVRAM memory is detected as host by UCX.", "UCX_TLS=all\nVRAM memory is detected as host by UCX."):  # fmt: skip
+        found = _rules_of(text)
+        assert "ucx-tls-excludes-cuda" not in found and "ucx-cuda-support-missing" in found, (
+            text,
+            found,
+        )
+    assert "ucx-tls-excludes-cuda" in _rules_of(
+        "UCX_TLS=^cuda\nVRAM memory is detected as host by UCX."
+    )
+    mpi = "[1.0] [n1:1:0] ib_iface.c:1 UCX  ERROR send completion with error on mlx5_0: Work Request Flushed Error"
+    assert "mpi-ucx-error" in _rules_of(mpi) and "nixl-ucx-on-efa-flushed" not in _rules_of(mpi)
     # a rank's own out-of-memory, a word "envoy" in prose, the teardown beside its named cause
     for text, rule in (("torch.OutOfMemoryError: CUDA out of memory. Killed process? no", "host-oom-killer-ended-rank"),
                        ("we sent an envoy upstream to ask the maintainers", "service-mesh-sidecar-in-job")):  # fmt: skip

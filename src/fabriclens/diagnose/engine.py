@@ -254,6 +254,9 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "host_clash": len(nccl.host_clash),
         "cuda_ipc_failed": _count("cuda_ipc_failed", nccl),
         "cuda_kernel_fault": _count("cuda_kernel_fault", nccl),
+        "ucx_efa_error": _count("ucx_efa_error", nccl),
+        "ucx_no_protocol": _count("ucx_no_protocol", nccl),
+        "ucx_tls_no_cuda": _count("ucx_tls_no_cuda", nccl),
         "chunk_size_set": _count("chunk_size_set", nccl) + int("NCCL_CHUNK_SIZE" in env),
         "gloo_iface_exclusion": sum(1 for e in nccl.of("gloo_iface_missing") if str(e.detail["name"]).startswith("^")),
         # GPUDirect RDMA on some InfiniBand channels, and receives without it elsewhere (a
@@ -347,7 +350,7 @@ EVENT_WORDS = {
     "vllm_workers_wait": "vLLM's engine waited a minute for its workers",
     "nvml_missing": "NCCL could not load the driver's NVML library ({library})",
     "mpi_ofi_abort": "Open MPI's libfabric layer (OFI MTL) aborted the job",
-    "ucx_error": "UCX (MPI's transport): {error}",
+    "ucx_error": "UCX: {error}",
     "engine_custom_ar_no_p2p": "the engine's own all-reduce kernel needs GPU peer access, which these GPUs lack",
     "ray_version_mismatch": "Ray refused a process whose Ray version differs from the cluster's",
     "ofi_rails_mismatch": "aws-ofi-nccl: NIC {nic} has {got} rails on the peer, {expected} here",
@@ -458,6 +461,11 @@ EVENT_WORDS = {
     "duplicate_mac": "cloud-init: {iface_a} and {iface_b} have one MAC",
     "mig_in_use": "the MIG manager could not destroy an instance: in use by another client",
     "host_oom_killed": "the kernel's OOM killer ended process {pid} ({program})",
+    "nixl_error": "NIXL reports NIXL_ERR_{code}",
+    "ucx_vram_as_host": "UCX took GPU memory for host memory: it has no CUDA support loaded",
+    "ucx_tls": "UCX_TLS={value}",
+    "nvshmem_uar_failed": "NVSHMEM's IBGDA could not allocate a UAR (doorbell page) on the NIC",
+    "mooncake_gid_null": "Mooncake found no GID for its RDMA device (MC_GID_INDEX)",
     "envoy_sidecar": "an Envoy proxy (Istio's sidecar) logs the pod's connections",
     "pg_nccl_aborted": "PyTorch ended the process after an NCCL operation failed or timed out",
     "pod_security_forbidden": "Kubernetes Pod Security ({level}) refused the pod",
@@ -695,6 +703,11 @@ EVENT_FACTS = (
     "duplicate_mac",
     "mig_in_use",
     "host_oom_killed",
+    "nixl_error",
+    "ucx_vram_as_host",
+    "ucx_tls",
+    "nvshmem_uar_failed",
+    "mooncake_gid_null",
     "envoy_sidecar",
     "pg_nccl_aborted",
     "pod_security_forbidden",
@@ -885,8 +898,22 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     # a kernel's fault: the errors that leave the context lost (parse.cuda_errors.STICKY_CODES)
     "cuda_kernel_fault": (("cuda_error",), lambda e: _cuda_code(e) in STICKY_CODES),
     "chunk_size_set": (("chunk_size_set",), None),
+    # UCX over EFA: its devices are rdmapNsM; its protocol selection finding no way between ends
+    "ucx_efa_error": (("ucx_error",), lambda e: "rdmap" in str(e.detail["error"])),
+    "ucx_no_protocol": (("ucx_error",), lambda e: "cannot find remote protocol" in str(e.detail["error"])),
+    "ucx_tls_no_cuda": (("ucx_tls",), lambda e: not _tls_has_cuda(str(e.detail["value"]))),
     **{kind: ((kind,), None) for kind in EVENT_FACTS},
 }  # fmt: skip
+
+
+def _tls_has_cuda(value: str) -> bool:
+    """Whether a UCX_TLS list leaves UCX its CUDA memory domain: named (cuda, cuda_copy,
+    cuda_ipc), all transports (empty, "all"), or an exclusion list (^...) that spares cuda and
+    cuda_copy (the copy transport holds the domain; excluding cuda_ipc alone keeps it)."""
+    v = value.lower()
+    if v.startswith("^"):
+        return not {"cuda", "cuda_copy"} & set(v[1:].split(","))
+    return "cuda" in v or v in ("", "all")
 
 
 def _cuda_meaning(text: str) -> str | None:

@@ -383,6 +383,10 @@ NVIDIA_OOPS_RE = re.compile(
     r"\bR?IP: (?:\d{4}:)?(?:\[<[0-9a-f]{1,16}>\] {1,2}){0,2}[\w.$]{1,120}\+0x[0-9a-f]{1,16}/0x[0-9a-f]{1,16} \[(nvidia(?:_uvm|_drm|_modeset|_peermem)?)\]"
 )
 # cloud-init stopping on two interfaces of one MAC (an IPoIB interface beside Ethernet):
+# NIXL's status codes (ai-dynamo/nixl: `NIXL_ERR_REMOTE_DISCONNECT`, `NIXL_ERR_BACKEND` ...)
+NIXL_ERR_RE = re.compile(r"\bNIXL_ERR_([A-Z_]{2,32})")
+# UCX's transport list as a line shows it (an environment dump, NIXL's agent init)
+UCX_TLS_RE = re.compile(r"\bUCX_TLS=([\w,^.+-]{0,120})")
 # the kernel's out-of-memory killer (dmesg): `Out of memory: Killed process 410126 (python)
 # total-vm:79905000kB, anon-rss:22957108kB, ...`; in a container `Memory cgroup out of memory: ...`
 OOM_KILL_RE = re.compile(
@@ -872,6 +876,16 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("nvidia_driver_oops", module=oo.group(1))
     if "duplicate mac found" in msg and (dm := DUPLICATE_MAC_RE.search(msg)) is not None:
         add("duplicate_mac", iface_a=dm.group(1), iface_b=dm.group(2))
+    if "NIXL_ERR_" in msg and (nx := NIXL_ERR_RE.search(msg)) is not None:
+        add("nixl_error", code=nx.group(1))
+    if "VRAM memory is detected as host" in msg or "UCX CUDA support was not found" in msg:
+        add("ucx_vram_as_host")  # NIXL's UCX backend: UCX opened no CUDA memory domain
+    if "UCX_TLS=" in msg and (tl := UCX_TLS_RE.search(msg)) is not None:
+        add("ucx_tls", value=tl.group(1))
+    if "mlx5dv_devx_uar" in msg or "ibgda_alloc_and_map_qp_uar failed" in msg:
+        add("nvshmem_uar_failed")  # NVSHMEM's IBGDA transport (DeepEP) out of NIC doorbell pages
+    if "GID is NULL" in msg and "MC_GID_INDEX" in msg:  # Mooncake's transfer engine
+        add("mooncake_gid_null")
     if "Killed process" in msg and (ok := OOM_KILL_RE.search(msg)) is not None:
         rss = ok.group(4)
         add("host_oom_killed", pid=int(ok.group(2)), program=ok.group(3),
@@ -1630,7 +1644,8 @@ SCREEN_WORDS = (
     "violates PodSecurity", "match socket boundaries", "returned error code: 401",
     "connectFullMesh failed", "Could not find NET with id", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", "Killed process", "envoy ",
-    "Some NCCL operations have failed or timed out", *ERRNO_TEXTS,
+    "Some NCCL operations have failed or timed out", "NIXL_ERR_", "VRAM memory is detected as host",
+    "mlx5dv_devx_uar", "ibgda_alloc_and_map_qp_uar failed", "GID is NULL", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
