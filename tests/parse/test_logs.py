@@ -571,6 +571,9 @@ def test_a_launcher_s_report_of_a_dead_rank_is_a_failure() -> None:
 # Causes of tests/fixtures/real/logs 107-128 in other wordings users paste (NCCL's own lines,
 # other tools, other releases): each must fire the rule its real log fires.
 OTHER_WORDINGS = {
+    # older releases' wordings: the errno after the text, NCCL 2.3's socket transport
+    "h1:1:2 [0] misc/ibvwrap.cc:206 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out errno 110": "ibv-modify-qp-timeout",
+    "h1:1:2 [0] transport/net_socket.cu:39 NCCL WARN NET/Socket : no interface found": "socket-no-interface",
     # an environment dump with another list without CUDA, UCX's own warning alone
     "UCX_TLS=rc,tcp,self\nW ucx_utils.cpp:631] 8 NVIDIA GPU(s) were detected, but UCX CUDA support was not found!": "ucx-tls-excludes-cuda",
     "E nixl_agent.cpp:1] VRAM memory is detected as host by UCX.": "ucx-cuda-support-missing",

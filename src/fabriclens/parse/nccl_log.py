@@ -70,8 +70,11 @@ COMPLETION_RE = re.compile(
 VENDOR_RE = re.compile(r"vendor err (\d+)")
 DIRECTION_RE = re.compile(r"\((Send|Recv)\)")
 GIDS_RE = re.compile(r"localGid\s*(?P<local>\S+)\s+remoteGids?\s*(?P<remote>\S+)")
+# `failed with 110 Connection timed out, local GID ...`; older releases `failed with error
+# Invalid argument errno 22`
 QP_RE = re.compile(
-    r"Call to ibv_modify_qp failed with (?:error\s+)?(?:(?P<errno>\d+)\s+)?(?P<text>[A-Za-z][\w ]*?)(?:[,_.]|$)"
+    r"Call to ibv_modify_qp failed with (?:error\s+)?(?:(?P<errno>\d+)\s+)?(?P<text>[A-Za-z][\w ]*?)"
+    r"(?:\s+errno\s+(?P<errno_after>\d+))?(?:[,_.]|$)"
 )
 QP_GID_RE = re.compile(r"local GID index (\d+)")
 QP_STATE_RE = re.compile(r"curr state (\w+), next state (\w+)")
@@ -263,9 +266,10 @@ IBV_REG_RE = re.compile(r"Call to (ibv_reg_\w+) failed with error (\S(?:.*\S)?)"
 # bootstrap.cc / socket.cc: no interface for NCCL's sockets (the filter matched none, or none
 # has an address): `Bootstrap : no socket interface found`, `NET/Socket : No usable listening
 # interface found`, `no device found matching =eth9, verify NCCL_OOB_NET_IFNAME`, `Net : No
-# interface found in the same subnet as remote address 10.0.0.2<1234>`
+# interface found in the same subnet as remote address 10.0.0.2<1234>`; NCCL 2.3's `NET/Socket :
+# no interface found`
 NO_IFACE_RE = re.compile(
-    r"no socket interface found|No usable listening interface found"
+    r"no socket interface found|No usable listening interface found|NET/Socket : no interface found"
     r"|no NCCL_SOCKET_IFNAME interface found|(?P<subnet>No interface found in the same subnet)"
     r"|(?P<oob>no device found (?:matching|after excluding) \S{0,64}?,? verify NCCL_OOB_NET_IFNAME)"
 )
@@ -1229,7 +1233,8 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
         text = q.group("text").strip()
         gid = QP_GID_RE.search(msg)
         state = QP_STATE_RE.search(msg)
-        add("qp_error", errno=_int(q.group("errno")) or ERRNO.get(text.lower()), text=text,
+        errno = _int(q.group("errno") or q.group("errno_after"))
+        add("qp_error", errno=errno or ERRNO.get(text.lower()), text=text,
             gid_index=_int(gid.group(1)) if gid else None,
             next_state=state.group(2) if state else None)  # fmt: skip
     if ("CUDA IPC" in msg or "Cuda failure" in msg or "CUDA failure" in msg) and (
