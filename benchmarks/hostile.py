@@ -174,6 +174,7 @@ BACKTRACKING_PREFIXES = (
     "Out of memory: Killed process 1 (", "Memory cgroup out of memory: Killed process 1 (", "debug\tenvoy connection\t",
     "Some NCCL operations have failed or timed out", "NIXL_ERR_", "UCX_TLS=", "VRAM memory is detected as host",
     "ibgda_alloc_and_map_qp_uar failed", "GID is NULL, please check your GID index by specifying MC_GID_INDEX",
+    "initializing ddp: GLOBAL_RANK: 1", "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 1",
 )  # fmt: skip
 
 

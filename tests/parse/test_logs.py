@@ -571,6 +571,8 @@ def test_a_launcher_s_report_of_a_dead_rank_is_a_failure() -> None:
 # Causes of tests/fixtures/real/logs 107-128 in other wordings users paste (NCCL's own lines,
 # other tools, other releases): each must fire the rule its real log fires.
 OTHER_WORDINGS = {
+    # Lightning's newer wording, two nodes each starting ranks 0-1
+    "0: Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4\n0: Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/4\n1: Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4": "slurm-global-ranks-duplicated",
     # older releases' wordings: the errno after the text, NCCL 2.3's socket transport
     "h1:1:2 [0] misc/ibvwrap.cc:206 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out errno 110": "ibv-modify-qp-timeout",
     "h1:1:2 [0] transport/net_socket.cu:39 NCCL WARN NET/Socket : no interface found": "socket-no-interface",
@@ -892,6 +894,13 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     )
     mpi = "[1.0] [n1:1:0] ib_iface.c:1 UCX  ERROR send completion with error on mlx5_0: Work Request Flushed Error"
     assert "mpi-ucx-error" in _rules_of(mpi) and "nixl-ucx-on-efa-flushed" not in _rules_of(mpi)
+    # every rank starting once, under SLURM: no finding
+    healthy = "\n".join(["Multi-processing is handled by Slurm."] + [
+        f"Initializing distributed: GLOBAL_RANK: {r}, MEMBER: {r + 1}/4" for r in range(4)])  # fmt: skip
+    assert not _rules_of(healthy) & {
+        "slurm-global-ranks-duplicated",
+        "slurm-tasks-not-started-by-srun",
+    }
     # a rank's own out-of-memory, a word "envoy" in prose, the teardown beside its named cause
     for text, rule in (("torch.OutOfMemoryError: CUDA out of memory. Killed process? no", "host-oom-killer-ended-rank"),
                        ("we sent an envoy upstream to ask the maintainers", "service-mesh-sidecar-in-job")):  # fmt: skip

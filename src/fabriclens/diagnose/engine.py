@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -255,6 +256,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "cuda_ipc_failed": _count("cuda_ipc_failed", nccl),
         "cuda_kernel_fault": _count("cuda_kernel_fault", nccl),
         "ucx_efa_error": _count("ucx_efa_error", nccl),
+        **_pl_rank_facts(nccl),
         "ucx_no_protocol": _count("ucx_no_protocol", nccl),
         "ucx_tls_no_cuda": _count("ucx_tls_no_cuda", nccl),
         "chunk_size_set": _count("chunk_size_set", nccl) + int("NCCL_CHUNK_SIZE" in env),
@@ -462,6 +464,9 @@ EVENT_WORDS = {
     "mig_in_use": "the MIG manager could not destroy an instance: in use by another client",
     "host_oom_killed": "the kernel's OOM killer ended process {pid} ({program})",
     "nixl_error": "NIXL reports NIXL_ERR_{code}",
+    "pl_rank": "global rank {global_rank} starts (member {member} of {world})",
+    "pl_slurm_handled": "Lightning: multi-processing is handled by SLURM",
+    "nemo_slurm_not_handling": "NeMo: multi-node training without SLURM handling the processes",
     "ucx_vram_as_host": "UCX took GPU memory for host memory: it has no CUDA support loaded",
     "ucx_tls": "UCX_TLS={value}",
     "nvshmem_uar_failed": "NVSHMEM's IBGDA could not allocate a UAR (doorbell page) on the NIC",
@@ -704,6 +709,8 @@ EVENT_FACTS = (
     "mig_in_use",
     "host_oom_killed",
     "nixl_error",
+    "pl_slurm_handled",
+    "nemo_slurm_not_handling",
     "ucx_vram_as_host",
     "ucx_tls",
     "nvshmem_uar_failed",
@@ -900,10 +907,23 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "chunk_size_set": (("chunk_size_set",), None),
     # UCX over EFA: its devices are rdmapNsM; its protocol selection finding no way between ends
     "ucx_efa_error": (("ucx_error",), lambda e: "rdmap" in str(e.detail["error"])),
+    "pl_rank": (("pl_rank",), None),
     "ucx_no_protocol": (("ucx_error",), lambda e: "cannot find remote protocol" in str(e.detail["error"])),
     "ucx_tls_no_cuda": (("ucx_tls",), lambda e: not _tls_has_cuda(str(e.detail["value"]))),
     **{kind: ((kind,), None) for kind in EVENT_FACTS},
 }  # fmt: skip
+
+
+def _pl_rank_facts(nccl: NcclLog) -> dict[str, int]:
+    """Lightning's (and NeMo's) rank lines: the distinct global ranks that started, the largest
+    world size they name, and the ranks that started more than once."""
+    starts = Counter(int(e.detail["global_rank"] or 0) for e in nccl.of("pl_rank"))
+    world = max((int(e.detail["world"] or 0) for e in nccl.of("pl_rank")), default=0)
+    return {
+        "pl_ranks_seen": len(starts),
+        "pl_world": world,
+        "pl_ranks_duplicated": sum(1 for n in starts.values() if n > 1),
+    }
 
 
 def _tls_has_cuda(value: str) -> bool:

@@ -391,6 +391,11 @@ NVIDIA_OOPS_RE = re.compile(
 NIXL_ERR_RE = re.compile(r"\bNIXL_ERR_([A-Z_]{2,32})")
 # UCX's transport list as a line shows it (an environment dump, NIXL's agent init)
 UCX_TLS_RE = re.compile(r"\bUCX_TLS=([\w,^.+-]{0,120})")
+# Lightning (and NeMo through it): `initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/8` (older),
+# `Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/8`
+PL_RANK_RE = re.compile(
+    r"(?:initializing ddp|Initializing distributed): GLOBAL_RANK: (\d{1,7}), MEMBER: (\d{1,7})/(\d{1,7})"
+)
 # the kernel's out-of-memory killer (dmesg): `Out of memory: Killed process 410126 (python)
 # total-vm:79905000kB, anon-rss:22957108kB, ...`; in a container `Memory cgroup out of memory: ...`
 OOM_KILL_RE = re.compile(
@@ -880,6 +885,14 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("nvidia_driver_oops", module=oo.group(1))
     if "duplicate mac found" in msg and (dm := DUPLICATE_MAC_RE.search(msg)) is not None:
         add("duplicate_mac", iface_a=dm.group(1), iface_b=dm.group(2))
+    if "GLOBAL_RANK: " in msg and (pr := PL_RANK_RE.search(msg)) is not None:
+        add(
+            "pl_rank", global_rank=int(pr.group(1)), member=int(pr.group(2)), world=int(pr.group(3))
+        )
+    if "Multi-processing is handled by Slurm" in msg:  # Lightning found SLURM's environment
+        add("pl_slurm_handled")
+    if "without SLURM handling the processes" in msg:  # NeMo's exp_manager
+        add("nemo_slurm_not_handling")
     if "NIXL_ERR_" in msg and (nx := NIXL_ERR_RE.search(msg)) is not None:
         add("nixl_error", code=nx.group(1))
     if "VRAM memory is detected as host" in msg or "UCX CUDA support was not found" in msg:
@@ -1650,7 +1663,8 @@ SCREEN_WORDS = (
     "connectFullMesh failed", "Could not find NET with id", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
     "Driver/library version mismatch", "Upgrade: ", "Killed process", "envoy ",
     "Some NCCL operations have failed or timed out", "NIXL_ERR_", "VRAM memory is detected as host",
-    "mlx5dv_devx_uar", "ibgda_alloc_and_map_qp_uar failed", "GID is NULL", *ERRNO_TEXTS,
+    "mlx5dv_devx_uar", "ibgda_alloc_and_map_qp_uar failed", "GID is NULL", "GLOBAL_RANK: ",
+    "Multi-processing is handled by Slurm", "without SLURM handling the processes", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
