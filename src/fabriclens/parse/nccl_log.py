@@ -386,7 +386,6 @@ FR_MISSING_RE = re.compile(r"missing ranks: \{([\d, ]{1,200})\}")
 NVIDIA_OOPS_RE = re.compile(
     r"\bR?IP: (?:\d{4}:)?(?:\[<[0-9a-f]{1,16}>\] {1,2}){0,2}[\w.$]{1,120}\+0x[0-9a-f]{1,16}/0x[0-9a-f]{1,16} \[(nvidia(?:_uvm|_drm|_modeset|_peermem)?)\]"
 )
-# cloud-init stopping on two interfaces of one MAC (an IPoIB interface beside Ethernet):
 # NIXL's status codes (ai-dynamo/nixl: `NIXL_ERR_REMOTE_DISCONNECT`, `NIXL_ERR_BACKEND` ...)
 NIXL_ERR_RE = re.compile(r"\bNIXL_ERR_([A-Z_]{2,32})")
 # UCX's transport list as a line shows it (an environment dump, NIXL's agent init)
@@ -408,6 +407,7 @@ ENVOY_RE = re.compile(
     r"\b(?:trace|debug|info|warning|error|critical)\s+envoy "
     r"(?:connection|upstream|main|conn_handler|filter|http|pool|router|config|client)\s"
 )
+# cloud-init stopping on two interfaces of one MAC (an IPoIB interface beside Ethernet):
 # `RuntimeError: duplicate mac found! both 'eth1' and 'ib0' have mac`
 DUPLICATE_MAC_RE = re.compile(r"duplicate mac found! both '([^'\n]{1,40})' and '([^'\n]{1,40})'")
 # Kubernetes' Pod Security Admission refusing a pod: `violates PodSecurity "baseline:latest"`

@@ -14,9 +14,9 @@ measurement as a matrix, a header naming it and one row per GPU::
 
 With P2P disabled, a copy between two GPUs goes through host memory; enabled, one GPU writes into
 the other's memory over NVLink or PCIe, which is never slower on a healthy machine. The slowest
-pair with P2P well below the slowest copy through the host is P2P broken on the way: an IOMMU translating (or
-faulting) every peer access, PCIe ACS sending it up to the root complex, a BIOS or a virtual
-machine that does not pass peer traffic (stas00/ml-engineering#1: AMD's IOMMU, 1.6-2.6 GB/s with
+pair with P2P well below the slowest copy through the host is P2P broken on the way: an IOMMU
+translating (or faulting) every peer access, PCIe ACS sending it up to the root complex, a BIOS
+or a virtual machine that does not pass peer traffic (stas00/ml-engineering#1: AMD's IOMMU, 1.6-2.6 GB/s with
 P2P against 13-22 GB/s without; NCCL's troubleshooting guide, "PCI Access Control Services").
 
 Pure: the caller hands over the text of a batch of lines.
