@@ -175,6 +175,7 @@ BACKTRACKING_PREFIXES = (
     "Some NCCL operations have failed or timed out", "NIXL_ERR_", "UCX_TLS=", "VRAM memory is detected as host",
     "ibgda_alloc_and_map_qp_uar failed", "GID is NULL, please check your GID index by specifying MC_GID_INDEX",
     "initializing ddp: GLOBAL_RANK: 1", "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 1",
+    "Number of GPUs detected in the PCI tree 1", "dma-buf attach failed: topology not supported",
 )  # fmt: skip
 
 

@@ -571,6 +571,10 @@ def test_a_launcher_s_report_of_a_dead_rank_is_a_failure() -> None:
 # Causes of tests/fixtures/real/logs 107-128 in other wordings users paste (NCCL's own lines,
 # other tools, other releases): each must fire the rule its real log fires.
 OTHER_WORDINGS = {
+    # RxDM's first wording; the address-vector line under NCCL's own prefix
+    "Number of GPUs detected 6 is not equal to the actual number of GPUs 8": "tcpxo-rxdm-gpu-count",
+    "h1:1:2 [0] NCCL WARN NET/OFI Unable to insert remote address into address vector for device 0. RC: -22": "efa-address-vector-insert-failed",
+    "[ 12.3] NVRM: dma-buf attach failed: topology not supported": "driver-dmabuf-topology-refused",
     # Lightning's newer wording, two nodes each starting ranks 0-1
     "0: Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4\n0: Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/4\n1: Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4": "slurm-global-ranks-duplicated",
     # older releases' wordings: the errno after the text, NCCL 2.3's socket transport
@@ -894,6 +898,10 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     )
     mpi = "[1.0] [n1:1:0] ib_iface.c:1 UCX  ERROR send completion with error on mlx5_0: Work Request Flushed Error"
     assert "mpi-ucx-error" in _rules_of(mpi) and "nixl-ucx-on-efa-flushed" not in _rules_of(mpi)
+    # RxDM finding no GPU in the PCI tree is its own rule, not a count mismatch
+    assert "tcpxo-rxdm-gpu-count" not in _rules_of(
+        "Number of GPUs detected in the PCI tree 0 is not equal to the actual number of GPUs reported by CUDA 8"
+    )
     # every rank starting once, under SLURM: no finding
     healthy = "\n".join(["Multi-processing is handled by Slurm."] + [
         f"Initializing distributed: GLOBAL_RANK: {r}, MEMBER: {r + 1}/4" for r in range(4)])  # fmt: skip

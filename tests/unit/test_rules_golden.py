@@ -429,6 +429,8 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "ucx-no-protocol-for-gpu-memory": {"ucx_no_protocol": 1},
     "nvshmem-ibgda-uar-exhausted": {"nvshmem_uar_failed": 1},
     "mooncake-gid-not-found": {"mooncake_gid_null": 1},
+    "efa-address-vector-insert-failed": {"ofi_av_insert_failed": 1},
+    "driver-dmabuf-topology-refused": {"dmabuf_topology_refused": 1},
     "slurm-global-ranks-duplicated": {"pl_ranks_duplicated": 1},
     "slurm-tasks-not-started-by-srun": {"pl_slurm_handled": 1, "pl_ranks_seen": 1, "pl_world": 8},
     "nixl-transfer-failed-unexplained": {"nixl_error": 1},

@@ -157,7 +157,10 @@ REGISTRY_401_RE = re.compile(
 # Fabric Manager's start script on NVLink 5 systems, and NVLSM's umad_init, without ib_umad
 FM_UMAD_RE = re.compile(r"ib_umad\W{0,2} (?:has not been loaded|module loaded\?)")
 # GKE's TCPXO receive-data-path manager (RxDM) counting the GPUs it can pair with NICs
-RXDM_COUNT_RE = re.compile(r"Number of GPUs detected (\d+) is not equal to the actual number of GPUs (\d+)")  # fmt: skip
+# (`Number of GPUs detected 7 is not equal to the actual number of GPUs 8`, and later `... detected in
+# the PCI tree 7 is not equal to the actual number of GPUs reported by CUDA 8`; none at all is
+# RXDM_PCI_RE's)
+RXDM_COUNT_RE = re.compile(r"Number of GPUs detected (?:in the PCI tree )?([1-9]\d{0,3}) is not equal to the actual number of GPUs (?:reported by CUDA )?(\d{1,4})")  # fmt: skip
 RXDM_PCI_RE = re.compile(r"Number of GPUs detected in the PCI tree 0\b")
 # Huawei's HCCL (Ascend): its configuration and consistency checks
 HCCL_IFNAME_RE = re.compile(r"set ifname to \[([^\]]{0,64})\] by HCCL_SOCKET_IFNAME, but not found")
@@ -394,6 +397,12 @@ UCX_TLS_RE = re.compile(r"\bUCX_TLS=([\w,^.+-]{0,120})")
 # `Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/8`
 PL_RANK_RE = re.compile(
     r"(?:initializing ddp|Initializing distributed): GLOBAL_RANK: (\d{1,7}), MEMBER: (\d{1,7})/(\d{1,7})"
+)
+# aws-ofi-nccl: `NET/OFI Unable to insert remote address into address vector for device 1. RC: 0`
+# the NVIDIA driver refusing a dma-buf mapping (R595's PCIe topology check):
+# `NVRM: dma-buf attach failed: topology not supported for mapping type FORCE_PCIE`
+DMABUF_TOPOLOGY_RE = re.compile(
+    r"dma-buf attach failed: topology not supported(?: for mapping type (\w{1,32}))?"
 )
 # the kernel's out-of-memory killer (dmesg): `Out of memory: Killed process 410126 (python)
 # total-vm:79905000kB, anon-rss:22957108kB, ...`; in a container `Memory cgroup out of memory: ...`
@@ -885,6 +894,8 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("nvidia_driver_oops", module=oo.group(1))
     if "duplicate mac found" in msg and (dm := DUPLICATE_MAC_RE.search(msg)) is not None:
         add("duplicate_mac", iface_a=dm.group(1), iface_b=dm.group(2))
+    if "dma-buf attach failed" in msg and (db := DMABUF_TOPOLOGY_RE.search(msg)) is not None:
+        add("dmabuf_topology_refused", mapping=db.group(1))
     if "GLOBAL_RANK: " in msg and (pr := PL_RANK_RE.search(msg)) is not None:
         add(
             "pl_rank", global_rank=int(pr.group(1)), member=int(pr.group(2)), world=int(pr.group(3))
@@ -1317,6 +1328,8 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
     if ("interface found" in msg or "OOB_NET_IFNAME" in msg) and (ni := NO_IFACE_RE.search(msg)) is not None:  # fmt: skip
         add("no_socket_iface", subnet=int(ni.group("subnet") is not None),
             oob=int(ni.group("oob") is not None))  # fmt: skip
+    if "insert remote address into address vector" in msg:  # aws-ofi-nccl's WARN, or quoted
+        add("ofi_av_insert_failed")  # as PyTorch's "Last error:"
     if "Duplicate GPU" in msg and (dg := DUPLICATE_GPU_RE.search(msg)) is not None:
         add("duplicate_gpu", rank_a=int(dg.group(1)), rank_b=int(dg.group(2)), device=dg.group(3))
     if "Multiple Ranks are using the same GPU" in msg:  # the same check's words since 2.23
@@ -1664,7 +1677,8 @@ SCREEN_WORDS = (
     "Driver/library version mismatch", "Upgrade: ", "Killed process", "envoy ",
     "Some NCCL operations have failed or timed out", "NIXL_ERR_", "VRAM memory is detected as host",
     "mlx5dv_devx_uar", "ibgda_alloc_and_map_qp_uar failed", "GID is NULL", "GLOBAL_RANK: ",
-    "Multi-processing is handled by Slurm", "without SLURM handling the processes", *ERRNO_TEXTS,
+    "Multi-processing is handled by Slurm", "without SLURM handling the processes",
+    "insert remote address into address vector", "dma-buf attach failed", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
