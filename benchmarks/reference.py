@@ -4,7 +4,8 @@ Each case names its source row; `accuracy.py` prints them and the unit tests ass
 tolerances. Kernel efficiencies come from the catalog, whose sources are vendor specs, NCCL's own
 topology constants and the MAMF table; the one constant taken from these rows is each training
 framework's share of the kernel-level step, from the calibration rows only
-(`calibrate_frameworks.py`).
+(`calibrate_frameworks.py`), and the share of a host's memory bandwidth llama.cpp's CPU kernels
+reach, from the offload rows with no layer on the GPU (`offload_cases`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import csv
 import hashlib
 import statistics
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from itertools import pairwise
 from pathlib import Path
@@ -22,6 +23,7 @@ from fabriclens.catalog import (
     find_engine,
     find_framework,
     find_gpu,
+    find_host,
     find_link,
     find_model,
     find_network,
@@ -31,6 +33,7 @@ from fabriclens.model.arch import count_params
 from fabriclens.model.collectives import Fabric, estimate_collective
 from fabriclens.model.inference import estimate_inference, serving_tpot_s
 from fabriclens.model.layout import TrainConfig
+from fabriclens.model.offload import estimate_offload
 from fabriclens.model.step import estimate_training_step
 
 REPO = Path(__file__).resolve().parent.parent
@@ -452,6 +455,36 @@ def reference_row_ids() -> dict[str, list[tuple[str, str]]]:
     files = ("training.csv", "collectives.csv", "inference.csv", "training_more.csv",
              "collectives_more.csv", "inference_more.csv")  # fmt: skip
     return {name: [(row["id"], row["split"]) for row in _rows(name)] for name in files}
+
+
+def offload_cases(host_efficiency: float | None = None) -> list[Case]:
+    """offload.csv: llama.cpp's decode speed with ``-ngl`` layers on the GPU and the rest in host
+    memory (model/offload.py), at the catalog's host efficiency (the same for every host entry)
+    unless ``host_efficiency`` is given. The rows with no layer on the GPU measure the host's rate
+    alone: they calibrate that efficiency; every row with layers on the GPU is held out."""
+    engine = find_engine("ollama")
+    reference = find_host("desktop-ddr5")
+    eff = reference.efficiency if host_efficiency is None else host_efficiency
+    cases = []
+    for row in _rows("offload.csv"):
+        spec = find_model(row["model"])
+        gpu = find_gpu(row["gpu"])
+        bits = float(row["bits_per_weight"]) if row["bits_per_weight"] else None
+        host = replace(reference, name=row["host"], title=row["host"],
+                       memory_bw_bytes_per_s=float(row["host_peak_GBps"]) * 1e9, efficiency=eff)  # fmt: skip
+        est = estimate_offload(
+            spec, count_params(spec), gpu, engine, host, gpus=1, batch=1,
+            prompt_tokens=int(row["prompt_tokens"]), output_tokens=int(row["output_tokens"]),
+            weight_bytes_per_param=bits / 8 if bits else engine.bytes_per_weight("int4"),
+            kv_bytes_per_value=2.0, host_link_bytes_per_s=find_link(gpu.host_link).bw_bytes_per_s,
+            gpu_layers=int(row["ngl"]),
+        )  # fmt: skip
+        cases.append(Case(
+            f"{row['model']} {row['gpu']} -ngl {row['ngl']} ({row['host']})",
+            float(row["measured_tps"]), est.decode_tokens_per_s, "tokens/s", row["source"],
+            note=row["note"], row_id=row["id"], split=row["split"],
+        ))  # fmt: skip
+    return cases
 
 
 def all_training_cases(kernel_level: bool = False) -> list[Case]:

@@ -188,6 +188,34 @@ def test_ollama_splits_layers_over_gpus_in_plan_and_capacity(
     assert isinstance(pinned, dict) and (pinned["layout"]["tp"], pinned["layout"]["pp"]) == (2, 1)
 
 
+def test_ollama_runs_a_model_too_large_for_the_gpu_from_host_memory(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """llama.cpp keeps the layers beyond -ngl in host memory (common/arg.cpp); a 70B Q4_K_M on one
+    12 GB card does not fit in GPU memory (the verdict, exit 1) and the plan says what Ollama
+    makes of it: the layers it places on the GPU, the rest read from host memory, whose rate
+    (--host-memory) then sets the speed."""
+    argv = ["plan", "llama-3.1-70b", "--engine", "ollama", "--gpu", "rtx-3060", "--gpus", "1"]
+    doc = _plan_json(capsys, *argv)
+    off = doc["offload"]
+    assert isinstance(off, dict) and not doc["memory"]["fits"]  # type: ignore[index]
+    assert 0 < off["gpu_layers"] < off["layers"] == 80 and not off["output_on_gpu"]
+    assert off["reported"] == f"{off['gpu_layers']}/81" and off["host"] == "desktop-ddr5"
+    slow = off["decode_tokens_per_s"]
+    assert slow < doc["inference"]["decode_tokens_per_s"] / 2  # type: ignore[index]
+    fast = _plan_json(capsys, *argv, "--host-memory", "200GB/s")["offload"]
+    assert isinstance(fast, dict) and fast["host_bw_GBps"] == pytest.approx(200)
+    assert fast["decode_tokens_per_s"] > 2 * slow
+    assert run(argv) == 1
+    out = capsys.readouterr().out
+    assert "With host memory" in out and f"offloaded {off['reported']} layers" in out
+    # a model that fits keeps no offload; the rate is then not used, and the plan says so
+    fits = _plan_json(capsys, "plan", "llama-3.1-8b", "--engine", "ollama", "--gpu", "rtx-3060",
+                      "--gpus", "1", "--host-memory", "ddr4")  # fmt: skip
+    assert "offload" not in fits
+    assert any("--host-memory is not used" in a for a in fits["assumptions"])  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("workload", ["pretrain", "full-finetune", "lora", "qlora"])
 def test_every_training_workload_runs(capsys: pytest.CaptureFixture[str], workload: str) -> None:
     doc = _json(capsys, "plan", "qwen2.5-7b", "-w", workload, "--gpus", "8")
@@ -248,7 +276,7 @@ def test_commands_read_op_spellings_alike(capsys: pytest.CaptureFixture[str]) ->
         assert "allsum" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("kind", ["gpus", "links", "networks", "models", "engines"])
+@pytest.mark.parametrize("kind", ["gpus", "links", "networks", "models", "engines", "hosts"])
 def test_catalog_lists(capsys: pytest.CaptureFixture[str], kind: str) -> None:
     entries = _json(capsys, "catalog", kind)
     assert isinstance(entries, list) and entries and all(e["source"] for e in entries)
@@ -296,6 +324,10 @@ BAD = [
     (["plan", "llama-3.1-8b", "-w", "pretrain", "--lora-rank", "8"], "-w lora or qlora"),
     # a KV cache precision no engine stores was a KeyError (exit 3)
     (["plan", "llama-3.1-8b", "-w", "inference", "--kv-precision", "int2"], "KV cache precision"),
+    # the host memory of a model too large for the GPUs: a catalog name or a rate
+    (["plan", "llama-3.1-70b", "--engine", "ollama", "--host-memory", "ddr9"], "unknown host"),
+    (["plan", "llama-3.1-70b", "--engine", "ollama", "--host-memory", "60GB"], "60GB"),
+    (["plan", "llama-3.1-70b", "-w", "pretrain", "--host-memory", "ddr5"], "--host-memory applies"),
     (["collective", "all_reduce", "1XB"], "as a size"),
     (["collective", "bogus", "1GB"], "unknown collective"),
     (["collective", "all_reduce", "1GB", "--ranks", "1"], "at least 2 ranks"),

@@ -1,27 +1,39 @@
-"""The built-in catalog: GPUs, intra-node links, networks, switches, engines, training frameworks and models, each entry with its source."""
+"""The built-in catalog: GPUs, intra-node links, networks, switches, engines, host memory, training frameworks and models, each entry with its source."""
 
 from fabriclens.catalog.load import (
     engines,
     find_engine,
     find_framework,
     find_gpu,
+    find_host,
     find_link,
     find_model,
     find_network,
     find_switch,
     frameworks,
     gpus,
+    hosts,
     links,
     models,
     networks,
     switches,
 )
-from fabriclens.catalog.schema import Engine, Framework, Gpu, IntraLink, ModelSpec, Network, Switch
+from fabriclens.catalog.schema import (
+    Engine,
+    Framework,
+    Gpu,
+    Host,
+    IntraLink,
+    ModelSpec,
+    Network,
+    Switch,
+)
 
 __all__ = [
     "Engine",
     "Framework",
     "Gpu",
+    "Host",
     "IntraLink",
     "ModelSpec",
     "Network",
@@ -30,12 +42,14 @@ __all__ = [
     "find_engine",
     "find_framework",
     "find_gpu",
+    "find_host",
     "find_link",
     "find_model",
     "find_network",
     "find_switch",
     "frameworks",
     "gpus",
+    "hosts",
     "links",
     "models",
     "networks",

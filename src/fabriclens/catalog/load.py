@@ -28,6 +28,7 @@ from fabriclens.catalog.schema import (
     Engine,
     Framework,
     Gpu,
+    Host,
     IntraLink,
     ModelSpec,
     Network,
@@ -55,8 +56,8 @@ USER_CATALOG_ENV = "FABRICLENS_CATALOG"
 USER_CATALOG_MAX_BYTES = 4 << 20  # a catalog is a few kB; refuse to read a huge or endless file
 ENTRY_CLASSES: dict[str, type[_Entry]] = {"gpus": Gpu, "links": IntraLink, "networks": Network,
                                           "engines": Engine, "models": ModelSpec, "switches": Switch,
-                                          "frameworks": Framework}  # fmt: skip
-TABLES = {"gpus": "gpu", "links": "link", "networks": "network", "engines": "engine", "models": "model", "switches": "switch", "frameworks": "framework"}  # fmt: skip
+                                          "frameworks": Framework, "hosts": Host}  # fmt: skip
+TABLES = {"gpus": "gpu", "links": "link", "networks": "network", "engines": "engine", "models": "model", "switches": "switch", "frameworks": "framework", "hosts": "host"}  # fmt: skip
 
 
 # what an entry never takes from its base: its identity
@@ -246,6 +247,12 @@ def frameworks() -> tuple[Framework, ...]:
     return _merged("frameworks", "frameworks.toml", Framework)
 
 
+@functools.cache
+def hosts() -> tuple[Host, ...]:
+    """All host memory systems: the built-in catalog and the user's."""
+    return _merged("hosts", "hosts.toml", Host)
+
+
 def share_owner(name: str) -> str:
     """The built-in framework whose calibrated share ``name`` runs at: itself, or the base it
     takes its ``efficiency`` from (pytorch-compile is eager PyTorch's stack with its elementwise
@@ -261,7 +268,7 @@ def share_owner(name: str) -> str:
 
 def reset_caches() -> None:
     """Forget what was loaded (after FABRICLENS_CATALOG changes; for tests)."""
-    for f in (_user_doc, gpus, links, networks, engines, models, switches, frameworks):
+    for f in (_user_doc, gpus, links, networks, engines, models, switches, frameworks, hosts):
         f.cache_clear()
 
 
@@ -364,6 +371,11 @@ def find_switch(name: str) -> Switch:
 def find_engine(name: str) -> Engine:
     """Look an inference engine up by name or alias."""
     return _find(engines(), name, "engine", "engines")
+
+
+def find_host(name: str) -> Host:
+    """Look a host memory system up by name or alias."""
+    return _find(hosts(), name, "host memory", "hosts")
 
 
 def find_framework(name: str) -> Framework:

@@ -492,6 +492,9 @@ class Engine(_Entry):
     custom_all_reduce_source: str = "default: NCCL"
     # how one replica spreads over several GPUs when the user names no --tp/--pp
     multi_gpu: str = "tensor"  # "tensor" (tensor parallel) | "layers" (layers split in stages)
+    # whether a model too large for the GPUs runs with some layers in host memory (model/offload.py)
+    host_offload: bool = False
+    host_offload_source: str = "default: the engine refuses a model that does not fit"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -514,6 +517,9 @@ class Engine(_Entry):
         _check(isinstance(self.measured_caveat, str), "measured_caveat", "must be text")
         _check(isinstance(self.prefill_mixed, bool), "prefill_mixed", "must be true or false")
         _check(self.multi_gpu in ("tensor", "layers"), "multi_gpu", "must be tensor or layers")
+        _check(isinstance(self.host_offload, bool), "host_offload", "must be true or false")
+        _check(len(self.host_offload_source) >= 3, "host_offload_source",
+               "must say where the value comes from")  # fmt: skip
         _check(isinstance(self.custom_all_reduce, bool), "custom_all_reduce",
                "must be true or false")  # fmt: skip
         _check(len(self.custom_all_reduce_source) >= 3, "custom_all_reduce_source",
@@ -535,6 +541,28 @@ class Engine(_Entry):
         if precision == "int8":
             return self.int8_bits_per_weight / 8
         return {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}[precision]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Host(_Entry):
+    """A host's memory: where an engine that keeps some layers off the GPU (Ollama, llama.cpp)
+    reads them on the CPU at every decoded token."""
+
+    memory_bw_bytes_per_s: float  # peak: channels x transfers per second x 8 bytes
+    efficiency: float  # what the CPU's matrix-vector kernels reach of the peak
+    efficiency_source: str
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _positive(self, "memory_bw_bytes_per_s")
+        _fraction(self, "efficiency")
+        _check(len(self.efficiency_source) >= 3, "efficiency_source",
+               "must say where the value comes from")  # fmt: skip
+
+    @property
+    def achievable_bytes_per_s(self) -> float:
+        """The rate a decode step reads host-resident weights at."""
+        return self.memory_bw_bytes_per_s * self.efficiency
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,7 +7,7 @@ import typer
 
 from fabriclens.cli._output import print_json, print_rich
 
-KINDS = ("gpus", "links", "networks", "models", "engines", "switches", "frameworks")
+KINDS = ("gpus", "links", "networks", "models", "engines", "switches", "frameworks", "hosts")
 
 
 def _complete_kind(incomplete: str) -> list[str]:
@@ -18,7 +18,7 @@ def catalog(
     kind: Annotated[
         str,
         typer.Argument(
-            help="gpus | links | networks | models | engines | switches | frameworks",
+            help="gpus | links | networks | models | engines | switches | frameworks | hosts",
             autocompletion=_complete_kind,
         ),
     ],
@@ -149,6 +149,18 @@ def catalog(
             for e in entries
         ]
         cols = ["name", "switch", "kind", "ports", "rel. cost", "source"]
+    elif kind == "hosts":
+        rows = [
+            (
+                h.name,
+                h.title,
+                f"{h.memory_bw_bytes_per_s / 1e9:.1f} GB/s",
+                f"{h.efficiency:.2f}",
+                h.source,
+            )
+            for h in entries
+        ]
+        cols = ["name", "host memory", "peak", "reached", "source"]
     elif kind == "frameworks":
         rows = [
             (

@@ -112,6 +112,14 @@ def plan(
     kv_precision: Annotated[
         str | None, typer.Option(help="Inference: KV cache precision [default: bf16]")
     ] = None,
+    host_memory: Annotated[
+        str | None,
+        typer.Option(
+            help="Inference, a model larger than the GPUs (Ollama, llama.cpp): the host memory its "
+            "other layers are read from, a `catalog hosts` name or a measured rate such as 60GB/s "
+            "[default: desktop-ddr5 beside a GeForce card, else server-ddr5]"
+        ),
+    ] = None,
     layers: Annotated[int | None, typer.Option(help="Custom model: decoder layers")] = None,
     hidden: Annotated[int | None, typer.Option(help="Custom model: hidden size")] = None,
     heads: Annotated[int | None, typer.Option(help="Custom model: attention heads")] = None,
@@ -152,6 +160,7 @@ def plan(
         "--prompt-tokens": prompt_tokens,
         "--output-tokens": output_tokens,
         "--kv-precision": kv_precision,
+        "--host-memory": host_memory,
         "--zero": zero,
         "--recompute": recompute,
         "--global-batch": global_batch,
@@ -228,6 +237,7 @@ def plan(
         output_tokens=256 if output_tokens is None else output_tokens,
         engine=engine,
         kv_precision=kv_precision,
+        host_memory=host_memory,
         fabric_design=design,
         extra_notes=(implied,) if implied else (),
     )

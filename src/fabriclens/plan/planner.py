@@ -7,12 +7,20 @@ import math
 import re
 from dataclasses import dataclass, replace
 
-from fabriclens.catalog import find_engine, find_framework, find_gpu, find_link, find_network
+from fabriclens.catalog import (
+    find_engine,
+    find_framework,
+    find_gpu,
+    find_host,
+    find_link,
+    find_network,
+)
 from fabriclens.catalog.schema import (
     GRAD_REDUCE_DTYPES,
     MOE_DISPATCH_MODES,
     Framework,
     Gpu,
+    Host,
     IntraLink,
     ModelSpec,
     Network,
@@ -23,13 +31,14 @@ from fabriclens.model.collectives import Fabric
 from fabriclens.model.inference import InferenceEstimate, estimate_inference
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
 from fabriclens.model.memory import training_memory
+from fabriclens.model.offload import Offload, estimate_offload
 from fabriclens.model.step import StepEstimate, estimate_training_step
 from fabriclens.plan.fit import first_fit, min_gpus_inference, min_gpus_training
 from fabriclens.plan.layouts import check_tp as _check_tp
 from fabriclens.plan.layouts import layout_config
 from fabriclens.plan.layouts import validate_layout as _validate_layout
 from fabriclens.plan.request import PlanRequest
-from fabriclens.units import format_number, parse_rate
+from fabriclens.units import format_number, parse_bandwidth, parse_rate
 
 WORKLOADS = ("pretrain", "full-finetune", "lora", "qlora", "inference")
 DEFAULT_MULTI_NODE_NETWORK = "ndr-ib"
@@ -63,6 +72,9 @@ class Plan:
     min_gpus: int | None = None
     framework: Framework | None = None  # training plans: the framework the step time assumes
     kernel_level: StepEstimate | None = None  # the same layout at the kernel-level step (1.0)
+    # inference too large for the GPUs on an engine that keeps layers in host memory
+    offload: Offload | None = None
+    host: Host | None = None
 
     @property
     def nodes(self) -> int:
@@ -688,6 +700,26 @@ def default_engine(gpu: Gpu) -> str:
     return "ollama" if gpu.unified_memory else "vllm"
 
 
+def default_host(gpu: Gpu) -> str:
+    """The host memory a plan assumes beside a GPU: a desktop's two DDR5 channels beside a
+    GeForce card, a server socket's eight beside any other."""
+    return "desktop-ddr5" if "GeForce" in gpu.title else "server-ddr5"
+
+
+def host_or_rate(name: str) -> Host:
+    """A catalog host, or a read rate the user measured ("60GB/s"), taken as reached."""
+    if not re.match(r"\s*[0-9.]", name):
+        return find_host(name)
+    rate = parse_bandwidth(name)
+    if rate <= 0:
+        raise InputError(
+            f"--host-memory {name} is not a positive rate", "give a rate such as 60GB/s"
+        )
+    return Host(name=name, title=f"{format_number(rate / 1e9)} GB/s, given", memory_bw_bytes_per_s=rate,
+                efficiency=1.0, efficiency_source="a rate given on the command line, taken as reached",
+                source="the command line")  # fmt: skip
+
+
 def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     spec, counts, gpu, fabric, notes = _setup(req, network_name)
     engine = find_engine(req.engine)
@@ -760,6 +792,38 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         kv_precision=kv_precision,
         weight_bytes_per_param=engine.bytes_per_weight(precision),  # the engine's format
     )
+    offload = host = None
+    if req.host_memory is not None or (engine.host_offload and not est.memory.fits):
+        host = host_or_rate(req.host_memory or default_host(gpu))
+    if engine.host_offload and not est.memory.fits and tp == 1 and not gpu.unified_memory:
+        assert host is not None
+        if req.host_memory is None:
+            notes.append(f"host memory: {host.title} (--host-memory to set yours)")
+        offload = estimate_offload(
+            spec,
+            counts,
+            gpu,
+            engine,
+            host,
+            gpus=pp,
+            batch=req.batch,
+            prompt_tokens=req.prompt_tokens,
+            output_tokens=req.output_tokens,
+            weight_bytes_per_param=engine.bytes_per_weight(precision),
+            kv_bytes_per_value=WEIGHT_BYTES[kv_precision],
+            host_link_bytes_per_s=find_link(gpu.host_link).bw_bytes_per_s,
+        )
+    elif req.host_memory is not None:
+        why = (
+            f"{engine.title} does not keep layers in host memory"
+            if not engine.host_offload
+            else "the model fits in the GPUs"
+            if est.memory.fits
+            else "Apple GPUs share one memory with the CPU"
+            if gpu.unified_memory
+            else "layers split by tensor parallelism stay on the GPUs"
+        )
+        notes.append(f"--host-memory is not used: {why}")
     return Plan(
         req,
         spec,
@@ -785,6 +849,8 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
             precision=precision,
             kv_bytes_per_value=WEIGHT_BYTES[kv_precision],
         ),
+        offload=offload,
+        host=host,
     )
 
 

@@ -50,13 +50,22 @@ class PlanRequest:
     output_tokens: int = 256
     engine: str = "vllm"
     kv_precision: str | None = None
+    # host memory a model too large for the GPUs is partly read from (catalog hosts, or a rate)
+    host_memory: str | None = None
     extra_notes: tuple[str, ...] = field(default_factory=tuple)
     fabric_design: object | None = None  # a fabric.topology.FabricDesign (`plan --fabric`)
 
 
 # Options that only one kind of plan reads: given with the other kind they would be ignored
 # without a word, and the plan would answer a question the user did not ask.
-INFERENCE_OPTIONS = ("--engine", "--batch", "--prompt-tokens", "--output-tokens", "--kv-precision")
+INFERENCE_OPTIONS = (
+    "--engine",
+    "--batch",
+    "--prompt-tokens",
+    "--output-tokens",
+    "--kv-precision",
+    "--host-memory",
+)
 TRAINING_OPTIONS = (
     "--zero",
     "--recompute",

@@ -152,6 +152,25 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "engine_caveat": inf.engine_caveat,
         }
         doc["bottleneck"] = "memory capacity" if not mem.fits else inf.decode_bound
+        if plan.offload is not None and plan.host is not None:
+            off = plan.offload
+            shown, of = off.reported_layers
+            doc["offload"] = {
+                "engine": plan.request.engine,
+                "gpu_layers": off.gpu_layers,
+                "layers": off.layers,
+                "output_on_gpu": off.output_on_gpu,
+                "reported": f"{shown}/{of}",
+                "host": plan.host.name,
+                "host_title": plan.host.title,
+                "host_bw_GBps": _r(off.host_bw_bytes_per_s / 1e9, 4),
+                "host_bytes": round(off.host_bytes),
+                "gpu_bytes_per_gpu": round(off.gpu_bytes_per_gpu),
+                "ttft_s": _r(off.prefill_s),
+                "decode_step_s": _r(off.decode_step_s),
+                "decode_host_s": _r(off.decode_host_s),
+                "decode_tokens_per_s": _r(off.decode_tokens_per_s),
+            }
         doc["comm"] = [
             {
                 "group": c.group,

@@ -138,12 +138,43 @@ def plan_summary(doc: dict[str, Any], with_network: bool = True) -> list[Rendera
 
 
 def not_fitting_line(doc: dict[str, Any]) -> Text:
-    """The verdict above the numbers of a plan that does not fit: they are hypothetical."""
+    """The verdict above the numbers of a plan that does not fit: they are hypothetical (an
+    engine that keeps layers in host memory runs it anyway: that comes first)."""
+    if doc.get("offload"):
+        return Text(
+            f"DOES NOT FIT: {doc['gpus']} x {doc['gpu']} cannot hold this job in GPU memory; "
+            f"{doc['offload']['engine']} runs it with host memory (next lines), and the times "
+            "after them are what it would take if it fit (hypothetical)",
+            style="bold red",
+        )
     return Text(
         f"DOES NOT FIT: {doc['gpus']} x {doc['gpu']} cannot hold this job; the times below are "
         "what it would take if it fit (hypothetical)",
         style="bold red",
     )
+
+
+def offload_lines(doc: dict[str, Any]) -> Text:
+    """What an engine that keeps layers in host memory makes of a model too large for the GPUs."""
+    off = doc["offload"]
+    text = Text()
+    text.append("With host memory ", style="bold")
+    host_layers = off["layers"] - off["gpu_layers"]
+    text.append(
+        f"{off['engine']} keeps {off['gpu_layers']} of {off['layers']} layers on the "
+        f'GPU{"s" if doc["gpus"] > 1 else ""} (its log: "offloaded {off["reported"]} layers to '
+        f'GPU") and {host_layers} {"layer" if host_layers == 1 else "layers"}'
+        f"{'' if off['output_on_gpu'] else ' and the output layer'} "
+        f"({format_decimal_bytes(off['host_bytes'])}) in host memory, read at "
+        f"{off['host_bw_GBps']:.3g} GB/s ({off['host_title']}; --host-memory):\n"
+    )
+    share = off["decode_host_s"] / off["decode_step_s"] if off["decode_step_s"] else 0.0
+    text.append(
+        f"  decode {off['decode_tokens_per_s']:.2g} tokens/s per sequence, "
+        f"{format_time(off['decode_step_s'])} per token ({share:.0%} of it reading host memory) · "
+        f"time to first token {format_time(off['ttft_s'])}"
+    )
+    return text
 
 
 def step_lines(doc: dict[str, Any]) -> list[RenderableType]:
@@ -229,6 +260,8 @@ def plan_renderables(doc: dict[str, Any], explain: bool) -> list[RenderableType]
     out: list[RenderableType] = [*plan_summary(doc), memory_table(doc)]
     if not doc["memory"]["fits"]:
         out.append(not_fitting_line(doc))
+        if doc.get("offload"):
+            out.append(offload_lines(doc))
     if doc["workload"] == "inference":
         out += inference_lines(doc)
     else:
