@@ -176,6 +176,10 @@ BACKTRACKING_PREFIXES = (
     "ibgda_alloc_and_map_qp_uar failed", "GID is NULL, please check your GID index by specifying MC_GID_INDEX",
     "initializing ddp: GLOBAL_RANK: 1", "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 1",
     "Number of GPUs detected in the PCI tree 1", "dma-buf attach failed: topology not supported",
+    "amdgpu is not supported (supported types:[", "offloaded 1/", "layers.model=1 layers.offload=",
+    'memory.required.kv="', "--ctx-size ", "allocating 1 MiB on device ", 'type=iGPU total="',
+    "libdirs=", "n_ctx = ", "Your ", "The model's max seq len (", "# GPU blocks: ", "max_seq_len=",
+    "block_size=", "Maximum concurrency for 1", "ValueError] ",
 )  # fmt: skip
 
 

@@ -775,6 +775,23 @@ OTHER_WORDINGS = {
     # a Python traceback's last line that no rule names: the exception is quoted as the failure
     "[rank1]: Traceback (most recent call last):\n[rank1]:   File \"train.py\", line 88, in <module>\n[rank1]: ValueError: Expected input batch_size (8) to match target batch_size (4).": "python-exception-unexplained",
     "mscclpp._mscclpp.CuError: (700) an illegal memory access happened somewhere": "python-exception-unexplained",
+    # Ollama and llama.cpp in other releases' words: newer llama.cpp's loader, Ollama's older
+    # offload line, a ROCm card of RDNA3 rejected, a driver too old on Linux
+    "load_tensors: offloaded 20/81 layers to GPU": "llm-partial-offload",
+    'time=2024-06-01T10:00:00.000Z level=INFO source=memory.go:309 msg="offload to cuda" layers.requested=-1 layers.model=33 layers.offload=28 layers.split="" memory.available="[7.6 GiB]"': "llm-partial-offload",
+    'level=WARN source=amd_linux.go:1 msg="amdgpu is not supported (supported types:[gfx1030 gfx1100])" gpu_type=gfx1103 gpu=0 library=/usr/lib/ollama': "ollama-rocm-gfx-unsupported",
+    'level=INFO source=gpu.go:1 msg="no compatible GPUs were discovered"': "ollama-no-gpu",
+    "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 11200.00 MiB on device 1: cudaMalloc failed: out of memory": "llama-cpp-gpu-out-of-memory",
+    "llama_context: n_ctx         = 131072\nllama_kv_cache_init: failed to allocate buffer for kv cache": "llama-cpp-kv-cache-allocation-failed",
+    # vLLM's newer wordings: the explicit refusal, V1's concurrency below one request, Docker's
+    # service prefix before the logger's
+    "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in KV cache (21056). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.": "vllm-kv-cache-shorter-than-max-len",
+    "INFO 05-01 10:00:00 [kv_cache_utils.py:1] Maximum concurrency for 131,072 tokens per request: 0.47x": "vllm-kv-cache-shorter-than-max-len",
+    "vllm-1  | ERROR 11-18 18:07:28 engine.py:366] ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-SXM2-32GB GPU has compute capability 7.0.": "bf16-on-gpu-before-ampere",
+    "(VllmWorker rank=0 pid=1) ERROR 01-01 00:00:00 [core.py:1] RuntimeError: CUDA error: out of memory": "program-cuda-out-of-memory",
+    # NCCL's InfiniBand receives without GPUDirect RDMA; its socket transport alone
+    "n1:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0\nn1:1:1 [0] NCCL INFO Channel 01/0 : 1[0] -> 0[0] [receive] via NET/IB/1": "ib-without-gdr",
+    "n1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>": "nccl-socket-transport-set-up",
 }  # fmt: skip
 
 
@@ -1076,6 +1093,31 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
         healthy + "\nn2:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0"
     )
     assert "gdr-one-sided" in _rules_of(one_sided)
+    # every layer on the GPU; an integrated GPU's count that is not half off; a KV cache that
+    # holds more than one request; a CUDA-graph frame without running out of memory
+    assert "llm-partial-offload" not in _rules_of("llm_load_tensors: offloaded 33/33 layers to GPU")
+    igpu = ('msg="inference compute" library=ROCm compute=gfx1150 libdirs=ollama,rocm_v7_2 '
+            'type=iGPU total="24.0 GiB" available="{}"')  # fmt: skip
+    assert "ollama-rocm-igpu-memory-undercounted" not in _rules_of(igpu.format("20.1 GiB"))
+    assert "ollama-rocm-igpu-memory-undercounted" in _rules_of(igpu.format("5.6 GiB"))
+    enough = ("INFO 01-11 15:51:02 llm_engine.py:70] ... max_seq_len=4096, download_dir=None\n"
+              "INFO 01-11 15:51:18 llm_engine.py:275] # GPU blocks: 2290, # CPU blocks: 512")  # fmt: skip
+    assert "vllm-kv-cache-shorter-than-max-len" not in _rules_of(enough)
+    assert "vllm-kv-cache-shorter-than-max-len" in _rules_of(enough.replace("2290", "229"))
+    assert "vllm-kv-cache-shorter-than-max-len" not in _rules_of(
+        "Maximum concurrency for 4,096 tokens per request: 12.50x"
+    )
+    assert "cuda-graph-capture-out-of-memory" not in _rules_of(
+        '  File "graphs.py", line 84, in capture_end\n    super().capture_end()'
+    )
+    # NCCL's own out-of-memory stays NCCL's; sockets beside InfiniBand are not sockets alone
+    nccl_oom = "n1:1:1 [0] include/alloc.h:1 NCCL WARN Cuda failure 'out of memory'"
+    assert {"cuda-out-of-memory"} <= _rules_of(
+        nccl_oom
+    ) and "program-cuda-out-of-memory" not in _rules_of(nccl_oom)
+    both = ("n1:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n"
+            "n1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>")  # fmt: skip
+    assert "nccl-socket-transport-set-up" not in _rules_of(both)
 
 
 def test_warnings_already_explained_are_not_quoted_again() -> None:

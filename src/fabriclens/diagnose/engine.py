@@ -237,7 +237,8 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ofi_register_failed": len(nccl.of("ofi_register_failed")),
         "cuda_init_error": _count("cuda_init_error", nccl),
         "cuda_not_supported": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "operation not supported" and e.detail["where"] != "nvls"),
-        "cuda_oom": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "out of memory"),
+        "cuda_oom": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "out of memory" and not e.detail.get("by_program")),
+        "program_cuda_oom": _count("program_cuda_oom", nccl),
         "cuda_invalid_handle": _count("cuda_invalid_handle", nccl),
         "ib_access_violation": sum(1 for e in nccl.of("ib_async_event") if "access violation" in str(e.detail["event"]).lower()),
         "socket_wrong_magic": len(nccl.of("socket_wrong_magic")),
@@ -259,10 +260,27 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         **_pl_rank_facts(nccl),
         "ucx_no_protocol": _count("ucx_no_protocol", nccl),
         "ucx_tls_no_cuda": _count("ucx_tls_no_cuda", nccl),
+        "gpu_offload_partial": _count("gpu_offload_partial", nccl),
+        "vllm_kv_too_small": _vllm_kv_too_small(nccl),
+        # out of GPU memory while a CUDA graph was captured (a program's CUDA error, or PyTorch's
+        # allocator), the traceback running through the capture
+        "cudagraph_oom": int(bool(nccl.of("cudagraph_capture_frame")) and (
+            _count("program_cuda_oom", nccl) + len(nccl.of("torch_cuda_oom")) > 0)),
+        "ollama_igpu_undercounted": _count("ollama_igpu_undercounted", nccl),
         "chunk_size_set": _count("chunk_size_set", nccl) + int("NCCL_CHUNK_SIZE" in env),
         "gloo_iface_exclusion": sum(1 for e in nccl.of("gloo_iface_missing") if str(e.detail["name"]).startswith("^")),
         # GPUDirect RDMA on some InfiniBand channels, and receives without it elsewhere (a
         # receive writes GPU memory whenever the node can; only sends may skip GDR by design)
+        # InfiniBand receives and no channel with GPUDirect RDMA, nothing saying why (no GPU's GDR
+        # turned off by its distance, no 'GPU Direct RDMA Enabled/Disabled' line)
+        # NCCL's socket transport set up (NET/Socket : Using ...), and not a word of RDMA: no
+        # NET/IB device list, no 'No device found', no 'Using network' line, no NET/IB channel
+        "socket_only_seen": int(bool(nccl.socket_ifaces) and not nccl.ib_devices and not nccl.ib_no_device
+                                and not nccl.transport and sum(nccl.net_dirs.values()) == 0),
+        # (receives: a send may skip GDR by design, a receive uses it wherever the node can)
+        "gdr_none_on_ib": int(nccl.net_dirs[("receive", False)] > 0
+                              and nccl.net_dirs[("send", True)] + nccl.net_dirs[("receive", True)] == 0
+                              and nccl.gdr is None and not nccl.of("gdr_distance")),
         "gdr_receive_missing": int(nccl.net_dirs[("receive", False)] > 0
                                    and nccl.net_dirs[("send", True)] + nccl.net_dirs[("receive", True)] > 0
                                    and not nccl.of("gdr_distance")),
@@ -473,6 +491,16 @@ EVENT_WORDS = {
     "ucx_tls": "UCX_TLS={value}",
     "nvshmem_uar_failed": "NVSHMEM's IBGDA could not allocate a UAR (doorbell page) on the NIC",
     "mooncake_gid_null": "Mooncake found no GID for its RDMA device (MC_GID_INDEX)",
+    "ollama_gfx_unsupported": "Ollama's ROCm libraries have no kernels for {gpu_type}",
+    "ollama_no_gpu": "Ollama found no GPU it can use: models run on the CPU",
+    "llama_ctx_size": "the runner's context is {ctx} tokens (num_ctx)",
+    "ollama_igpu": "Ollama counts {available_gib} of the integrated GPU's {total_gib} GiB as free ({libdirs})",
+    "llama_kv_alloc_failed": "llama.cpp could not allocate its KV cache",
+    "vllm_no_kv_memory": "vLLM found no GPU memory left for its KV cache",
+    "vllm_kv_short": "vLLM's KV cache holds {kv_tokens} tokens, fewer than one request of max_model_len {max_len}",
+    "vllm_gpu_blocks": "vLLM's KV cache: {blocks} blocks",
+    "vllm_concurrency": "vLLM's KV cache holds {times}x one request of {tokens} tokens",
+    "cudagraph_capture_frame": "the traceback runs through CUDA-graph capture",
     "envoy_sidecar": "an Envoy proxy (Istio's sidecar) logs the pod's connections",
     "pg_nccl_aborted": "PyTorch ended the process after an NCCL operation failed or timed out",
     "pod_security_forbidden": "Kubernetes Pod Security ({level}) refused the pod",
@@ -645,6 +673,21 @@ def describe(event: Event) -> str:
     elif event.kind == "host_buffer_import":
         how = "cuMem (NCCL_CUMEM_HOST_ENABLE)" if d["via"] == "cumem" else "a /dev/shm file (mmap)"
         parts.append(f"a local peer's host buffer imported through {how}")
+    elif event.kind == "gpu_offload":
+        on = "no layer" if d["gpu_layers"] == 0 else f"{d['gpu_layers']} of {d['layers']} layers"
+        kv = f"; its KV cache alone needs {d['kv']}" if d["kv"] else ""
+        parts.append(f"{on} on the GPUs, the rest on the CPU{kv}"
+                     if int(str(d["gpu_layers"])) < int(str(d["layers"]))
+                     else f"all {d['layers']} layers on the GPUs")  # fmt: skip
+    elif event.kind == "bf16_unsupported":
+        on = f": this {d['gpu']} has compute capability {d['cc']}" if d["gpu"] else ""
+        parts.append(f"BF16 needs a GPU of compute capability 8.0 or more{on}")
+    elif event.kind == "vllm_max_len":
+        size = f", {d['block_size']} tokens a block" if d["block_size"] else ""
+        parts.append(f"vLLM's longest request (max_seq_len) is {d['max_len']} tokens{size}")
+    elif event.kind == "ggml_gpu_oom":
+        size = f" of {d['mib']} MiB on device {d['device']}" if d["mib"] else ""
+        parts.append(f"llama.cpp could not allocate a GPU buffer{size}: out of memory")
     elif event.kind == "host_unresolved" and d["name"] is None:  # a message naming no host
         parts.append("a host name does not resolve")
     elif event.kind in EVENT_WORDS:
@@ -719,6 +762,18 @@ EVENT_FACTS = (
     "ucx_tls",
     "nvshmem_uar_failed",
     "mooncake_gid_null",
+    "ollama_gfx_unsupported",
+    "ollama_no_gpu",
+    "llama_ctx_size",
+    "ggml_gpu_oom",
+    "llama_kv_alloc_failed",
+    "bf16_unsupported",
+    "vllm_no_kv_memory",
+    "vllm_kv_short",
+    "vllm_gpu_blocks",
+    "vllm_max_len",
+    "vllm_concurrency",
+    "cudagraph_capture_frame",
     "envoy_sidecar",
     "pg_nccl_aborted",
     "pod_security_forbidden",
@@ -890,7 +945,9 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ofi_register_failed": (("ofi_register_failed",), None),
     "cuda_init_error": (("cuda_error",), lambda e: e.detail["text"] == "initialization error"),
     "cuda_not_supported": (("cuda_error",), lambda e: e.detail["text"] == "operation not supported"),
-    "cuda_oom": (("cuda_error",), lambda e: e.detail["text"] in ("out of memory", "invalid resource handle")),
+    "cuda_oom": (("cuda_error",), lambda e: e.detail["text"] in ("out of memory", "invalid resource handle") and not e.detail.get("by_program")),
+    # another program's CUDA call out of memory (PyTorch's `CUDA error: out of memory`), not NCCL's
+    "program_cuda_oom": (("cuda_error",), lambda e: e.detail["text"] == "out of memory" and bool(e.detail.get("by_program"))),
     "cuda_invalid_handle": (("cuda_error",), lambda e: e.detail["text"] == "invalid resource handle"),
     "ib_async_event": (("ib_async_event",), None),
     "socket_wrong_magic": (("socket_wrong_magic",), None),
@@ -914,6 +971,11 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "pl_rank": (("pl_rank",), None),
     "ucx_no_protocol": (("ucx_error",), lambda e: "cannot find remote protocol" in str(e.detail["error"])),
     "ucx_tls_no_cuda": (("ucx_tls",), lambda e: not _tls_has_cuda(str(e.detail["value"]))),
+    "gpu_offload_partial": (("gpu_offload",), lambda e: e.detail["gpu_layers"] < e.detail["layers"]),
+    # Ollama 0.30's bundled ROCm 7 counts an integrated GPU's free memory as the system's free
+    # RAM (MemAvailable): half or less of the shared memory it reports
+    "ollama_igpu_undercounted": (("ollama_igpu",), lambda e: "rocm_v7" in str(e.detail["libdirs"])
+                                 and e.detail["available_gib"] < 0.5 * e.detail["total_gib"]),
     **{kind: ((kind,), None) for kind in EVENT_FACTS},
 }  # fmt: skip
 
@@ -928,6 +990,23 @@ def _pl_rank_facts(nccl: NcclLog) -> dict[str, int]:
         "pl_world": world,
         "pl_ranks_duplicated": sum(1 for n in starts.values() if n > 1),
     }
+
+
+VLLM_BLOCK_TOKENS = 16  # vLLM's default KV-cache block (--block-size 16 on CUDA)
+
+
+def _vllm_kv_too_small(nccl: NcclLog) -> int:
+    """Whether vLLM's KV cache cannot hold one request of its longest length: its own error, its
+    V1 concurrency below 1x, or V0's block count x the block size below the config's
+    max_seq_len."""
+    if nccl.of("vllm_kv_short") or any(
+        float(e.detail["times"] or 0) < 1 for e in nccl.of("vllm_concurrency")
+    ):
+        return 1
+    blocks = [int(e.detail["blocks"] or 0) for e in nccl.of("vllm_gpu_blocks")]
+    lens = [(int(e.detail["max_len"] or 0), int(e.detail["block_size"] or VLLM_BLOCK_TOKENS))
+            for e in nccl.of("vllm_max_len")]  # fmt: skip
+    return int(bool(blocks and lens) and min(blocks) * lens[-1][1] < lens[-1][0])
 
 
 def _tls_has_cuda(value: str) -> bool:

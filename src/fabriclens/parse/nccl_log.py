@@ -398,7 +398,47 @@ UCX_TLS_RE = re.compile(r"\bUCX_TLS=([\w,^.+-]{0,120})")
 PL_RANK_RE = re.compile(
     r"(?:initializing ddp|Initializing distributed): GLOBAL_RANK: (\d{1,7}), MEMBER: (\d{1,7})/(\d{1,7})"
 )
+# Ollama's GPU discovery: `msg="amdgpu is not supported (supported types:[gfx1030 ...])"
+# gpu_type=gfx1031`
+OLLAMA_GFX_RE = re.compile(
+    r"amdgpu is not supported \(supported types:\[[^\]\n]{0,400}\]\)\"? gpu_type=(gfx[0-9a-f]{3,5})"
+)
+# llama.cpp's `llm_load_tensors: offloaded 31/33 layers to GPU` (the output layer counted) and
+# Ollama's `msg=offload ... layers.model=81 layers.offload=44 ... memory.required.kv="19.5 GiB"`
+LLAMA_OFFLOADED_RE = re.compile(r"offloaded (\d{1,4})/(\d{1,4}) layers to GPU")
+OLLAMA_OFFLOAD_RE = re.compile(r"layers\.model=(\d{1,4}) layers\.offload=(\d{1,4})")
+OLLAMA_KV_RE = re.compile(r"memory\.required\.kv=\"([0-9.]{1,10} [KMGT]?i?B)\"")
+# the runner Ollama starts: `ollama runner --model ... --ctx-size 64000 --batch-size 512 ...`
+CTX_SIZE_RE = re.compile(r"--ctx-size (\d{1,9})\b")
+# ggml's CUDA buffer: `allocating 2508.00 MiB on device 0: cudaMalloc failed: out of memory`
+GGML_OOM_RE = re.compile(
+    r"allocating ([0-9.]{1,12}) MiB on device (\d{1,3}): cudaMalloc failed: out of memory"
+)
+# Ollama's inference compute line of an integrated GPU: `library=ROCm ... libdirs=ollama,rocm_v7_2
+# ... type=iGPU total="24.0 GiB" available="5.6 GiB"`
+OLLAMA_IGPU_RE = re.compile(
+    r"type=iGPU total=\"([0-9.]{1,8}) GiB\" available=\"([0-9.]{1,8}) GiB\""
+)
+OLLAMA_LIBDIRS_RE = re.compile(r"libdirs=([^\s\"]{1,120})")
 # aws-ofi-nccl: `NET/OFI Unable to insert remote address into address vector for device 1. RC: 0`
+# llama.cpp's context: `llama_new_context_with_model: n_ctx      = 163840`
+LLAMA_N_CTX_RE = re.compile(r"\bn_ctx {1,16}= (\d{1,9})\b")
+# vLLM on a GPU before Ampere: `Bfloat16 is only supported on GPUs with compute capability of at
+# least 8.0. Your Tesla T4 GPU has compute capability 7.5.`
+BF16_CC_RE = re.compile(r"Your ([^\n]{1,60}?) GPU has compute capability (\d{1,2}\.\d)")
+# vLLM's KV cache against the longest request: `The model's max seq len (4096) is larger than the
+# maximum number of tokens that can be stored in KV cache (3664)`; V0's `# GPU blocks: 229` (16
+# tokens a block by default) beside its config's `max_seq_len=4096`; V1's `Maximum concurrency for
+# 4,096 tokens per request: 0.89x`
+VLLM_KV_SHORT_RE = re.compile(
+    r"max seq len \((\d{1,9})\) is larger than the maximum number of tokens that can be stored in KV cache \((\d{1,9})\)"
+)
+VLLM_BLOCKS_RE = re.compile(r"# GPU blocks: (\d{1,9})")
+VLLM_MAX_LEN_RE = re.compile(r"\bmax_seq_len=(\d{1,9})\b")
+VLLM_BLOCK_SIZE_RE = re.compile(r"\bblock_size=(\d{1,5})\b")
+VLLM_CONCURRENCY_RE = re.compile(
+    r"Maximum concurrency for ([\d,]{1,12}) tokens per request: ([0-9.]{1,10})x"
+)
 # the NVIDIA driver refusing a dma-buf mapping (R595's PCIe topology check):
 # `NVRM: dma-buf attach failed: topology not supported for mapping type FORCE_PCIE`
 DMABUF_TOPOLOGY_RE = re.compile(
@@ -878,8 +918,10 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("store_connect_failed", address=st.group(3), port=int(st.group(4)), errno=110,
             error=f"timed out after {st.group(1)} {st.group(2)}")  # fmt: skip
     if ("Error" in msg or "Exception" in msg) and (
-        pe := PY_EXCEPTION_RE.match(msg.strip())
-    ) is not None:
+        # after a logger's own prefix too: vLLM's `ERROR 11-18 18:07:28 engine.py:366] ValueError:`
+        (pe := PY_EXCEPTION_RE.match(msg.strip())) is not None
+        or (pe := PY_EXCEPTION_RE.match(msg.rpartition("] ")[2].strip())) is not None
+    ):
         add("python_exception", exception=pe.group(1), message=(pe.group(2) or "").strip())
     unknown_result = "unknown result code" in msg  # ncclGetErrorString's default
     if unknown_result and NCCL_WORD_RE.search(msg) is not None:
@@ -894,6 +936,8 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("nvidia_driver_oops", module=oo.group(1))
     if "duplicate mac found" in msg and (dm := DUPLICATE_MAC_RE.search(msg)) is not None:
         add("duplicate_mac", iface_a=dm.group(1), iface_b=dm.group(2))
+    _detect_llama_cpp(msg, add)
+    _detect_serving(msg, add)
     if "dma-buf attach failed" in msg and (db := DMABUF_TOPOLOGY_RE.search(msg)) is not None:
         add("dmabuf_topology_refused", mapping=db.group(1))
     if "GLOBAL_RANK: " in msg and (pr := PL_RANK_RE.search(msg)) is not None:
@@ -1171,6 +1215,70 @@ def _detect_outside(msg: str, add: Any) -> None:
             node=None)  # fmt: skip
         if te.group(1) == "-7":  # a negative status is the signal that ended it: 7 is SIGBUS
             add("bus_error")
+
+
+def _detect_llama_cpp(msg: str, add: Any) -> None:
+    """Ollama's and llama.cpp's own lines: GPU discovery, the layers placed on the GPUs, the
+    buffers they could not allocate."""
+    if "amdgpu is not supported" in msg and (gx := OLLAMA_GFX_RE.search(msg)) is not None:
+        add("ollama_gfx_unsupported", gpu_type=gx.group(1))
+    if "no compatible GPUs were discovered" in msg:
+        add("ollama_no_gpu")
+    # Ollama's CUDA probe: the driver's library lacks an entry point its runtime needs
+    if "nvidia driver is too old" in msg or "cuCtxCreate_v3 failed" in msg:
+        add("cuda_driver_old")
+    if "layers to GPU" in msg and (ol := LLAMA_OFFLOADED_RE.search(msg)) is not None:
+        add("gpu_offload", gpu_layers=int(ol.group(1)), layers=int(ol.group(2)), kv=None)
+    if "layers.offload=" in msg and (oo := OLLAMA_OFFLOAD_RE.search(msg)) is not None:
+        kv = OLLAMA_KV_RE.search(msg)
+        add("gpu_offload", gpu_layers=int(oo.group(2)), layers=int(oo.group(1)),
+            kv=kv.group(1) if kv else None)  # fmt: skip
+    if "--ctx-size" in msg and (cs := CTX_SIZE_RE.search(msg)) is not None:
+        add("llama_ctx_size", ctx=int(cs.group(1)))
+    if "cudaMalloc failed: out of memory" in msg:
+        go = GGML_OOM_RE.search(msg)
+        add(
+            "ggml_gpu_oom",
+            mib=go.group(1) if go else None,
+            device=_int(go.group(2)) if go else None,
+        )
+    elif "failed to allocate compute buffers" in msg:
+        add("ggml_gpu_oom", mib=None, device=None)
+    if "n_ctx" in msg and (nc := LLAMA_N_CTX_RE.search(msg)) is not None:
+        add("llama_ctx_size", ctx=int(nc.group(1)))
+    if "failed to allocate buffer for kv cache" in msg or "llama_kv_cache_init() failed" in msg:
+        add("llama_kv_alloc_failed")
+    if (
+        "type=iGPU" in msg
+        and "library=ROCm" in msg
+        and (ig := OLLAMA_IGPU_RE.search(msg)) is not None
+    ):
+        libdirs = OLLAMA_LIBDIRS_RE.search(msg)
+        add("ollama_igpu", total_gib=float(ig.group(1)), available_gib=float(ig.group(2)),
+            libdirs=libdirs.group(1) if libdirs else None)  # fmt: skip
+
+
+def _detect_serving(msg: str, add: Any) -> None:
+    """A serving engine's start-up on one machine: the GPU's capability, the memory its KV cache
+    gets against the longest request it must hold, CUDA-graph capture."""
+    if "Bfloat16 is only supported" in msg:
+        bc = BF16_CC_RE.search(msg)
+        add("bf16_unsupported", gpu=bc.group(1) if bc else None, cc=bc.group(2) if bc else None)
+    if "No available memory for the cache blocks" in msg:
+        add("vllm_no_kv_memory")
+    if "stored in KV cache" in msg and (ks := VLLM_KV_SHORT_RE.search(msg)) is not None:
+        add("vllm_kv_short", max_len=int(ks.group(1)), kv_tokens=int(ks.group(2)))
+    if "# GPU blocks" in msg and (gb := VLLM_BLOCKS_RE.search(msg)) is not None:
+        add("vllm_gpu_blocks", blocks=int(gb.group(1)))
+    if "max_seq_len=" in msg and (ml := VLLM_MAX_LEN_RE.search(msg)) is not None:
+        bs = VLLM_BLOCK_SIZE_RE.search(msg)
+        add("vllm_max_len", max_len=int(ml.group(1)), block_size=int(bs.group(1)) if bs else None)
+    if "Maximum concurrency for" in msg and (mc := VLLM_CONCURRENCY_RE.search(msg)) is not None:
+        add("vllm_concurrency", tokens=int(mc.group(1).replace(",", "")), times=float(mc.group(2)))
+    if (
+        "capture_end()" in msg or "torch.cuda.graph(" in msg
+    ):  # a traceback through CUDA-graph capture
+        add("cudagraph_capture_frame")
 
 
 def _ucx_no_locked_memory(msg: str) -> bool:
@@ -1678,7 +1786,13 @@ SCREEN_WORDS = (
     "Some NCCL operations have failed or timed out", "NIXL_ERR_", "VRAM memory is detected as host",
     "mlx5dv_devx_uar", "ibgda_alloc_and_map_qp_uar failed", "GID is NULL", "GLOBAL_RANK: ",
     "Multi-processing is handled by Slurm", "without SLURM handling the processes",
-    "insert remote address into address vector", "dma-buf attach failed", *ERRNO_TEXTS,
+    "insert remote address into address vector", "dma-buf attach failed", "amdgpu is not supported",
+    "no compatible GPUs were discovered", "nvidia driver is too old", "cuCtxCreate_v3 failed",
+    "layers to GPU", "layers.offload=", "--ctx-size", "cudaMalloc failed",
+    "failed to allocate compute buffers", "type=iGPU", "n_ctx", "failed to allocate buffer for kv cache",
+    "llama_kv_cache_init() failed", "Bfloat16 is only supported", "No available memory for the cache blocks",
+    "stored in KV cache", "# GPU blocks", "max_seq_len=", "Maximum concurrency for", "capture_end()",
+    "torch.cuda.graph(", *ERRNO_TEXTS,
 )  # fmt: skip
 # (and the crash words that mark another program's line as an error, those "error" misses)
 SCREEN_LOWER = ("error", "invalid", "connection", "broken pipe", "unreachable", "no route",
