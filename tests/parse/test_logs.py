@@ -196,6 +196,11 @@ def test_cli_logs_says_when_the_nccl_version_is_not_in_the_log(
     )
     run(["logs", str(log)])
     assert capsys.readouterr().out.startswith("NCCL 2.21.5+cuda12.4 · transport IB")
+    # a log without one NCCL line (Ollama's server log) opens with what was read, not NCCL's
+    ollama = tmp_path / "ollama.log"
+    ollama.write_text("llm_load_tensors: offloaded 31/33 layers to GPU\n")
+    run(["logs", str(ollama)])
+    assert capsys.readouterr().out.startswith("read 0 NCCL lines from 0 hosts, 1 other line")
 
 
 # NCCL unwinding a failure: the WARN names the error, the trace lines after it name the stage

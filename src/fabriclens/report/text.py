@@ -630,13 +630,18 @@ def logs_renderables(doc: dict[str, Any]) -> list[RenderableType]:
 
     if "lines" not in nccl:  # a report saved before the counts were added
         return [head, *findings_renderables(doc["findings"])]
+    # a log without one NCCL line or fact (Ollama's, vLLM's start-up) gets no NCCL heading
+    nccl_seen = nccl["lines"] or any(
+        nccl[k] for k in ("version", "transport", "ib_devices", "socket_ifaces", "env")
+    )
     found = nccl.get("other_lines_read", 0)  # (absent from a report saved before it)
     read = (f"read {count(nccl['lines'], 'NCCL line')} from {count(len(nccl['hosts']), 'host')}, "
             f"{count(nccl['other_lines'] + found, 'other line')}"
             + (f" ({found:,} with something it reads)" if found else ""))  # fmt: skip
     if nccl["records_not_kept"]:
         read += f"; {count(nccl['records_not_kept'], 'record')} past the caps counted, not kept"
-    return [head, Text(read, style="dim"), *findings_renderables(doc["findings"])]
+    heading = [head] if nccl_seen else []
+    return [*heading, Text(read, style="dim"), *findings_renderables(doc["findings"])]
 
 
 def findings_renderables(findings: list[dict[str, Any]]) -> list[RenderableType]:
