@@ -179,7 +179,9 @@ BACKTRACKING_PREFIXES = (
     "amdgpu is not supported (supported types:[", "offloaded 1/", "layers.model=1 layers.offload=",
     'memory.required.kv="', "--ctx-size ", "allocating 1 MiB on device ", 'type=iGPU total="',
     "libdirs=", "n_ctx = ", "Your ", "The model's max seq len (", "# GPU blocks: ", "max_seq_len=",
-    "block_size=", "Maximum concurrency for 1", "ValueError] ",
+    "block_size=", "Maximum concurrency for 1", "ValueError] ", "CUDA error 1 at ",
+    "CUDA runtime error in ", "Current Version: 1, Serialized Engine Version: ", "check inlen(1) <= max_inlen(",
+    "nvml vram init failure: ", "Cannot retrieve Static function, error: ",
 )  # fmt: skip
 
 

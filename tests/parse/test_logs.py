@@ -280,12 +280,12 @@ def test_records_keep_at_most_max_kept_chars_of_a_line() -> None:
 _NESTED_GATES = {"nvls", "shm", "p2p", "IPC", "peer access is not supported", "No device found",
                  "NET/Socket", "GPU Direct RDMA Enabled", "GPU Direct RDMA Disabled", "80FE",
                  "gdr", "multicast", "operation not permitted", "userbuffers", "without libuv",
-                 "TensileLibrary"}  # fmt: skip
+                 "TensileLibrary", "GPU", "ctx", "alloc", "cache", "graph", "library=ROCm", "cuInit"}  # fmt: skip
 
 
 def test_every_gate_of_the_reader_holds_a_screen_word() -> None:
     """A batch with no screen word is only matched against the layout (add_nccl_lines): every
-    word ``_read``, ``_detect``, ``_detect_outside`` and ``_detect_hccl`` test a line for must hold a screen word
+    word ``_read``, ``_detect``, ``_detect_outside`` and its helpers test a line for must hold a screen word
     (case-sensitive) or a lower-cased one, else a gate added later would be skipped in such
     batches. Read from their source, so the list cannot drift."""
     import ast
@@ -294,7 +294,8 @@ def test_every_gate_of_the_reader_holds_a_screen_word() -> None:
     from fabriclens.parse import nccl_log
 
     words: set[str] = set()
-    for fn in (nccl_log._read, nccl_log._detect, nccl_log._detect_outside, nccl_log._detect_hccl):
+    for fn in (nccl_log._read, nccl_log._detect, nccl_log._detect_outside, nccl_log._detect_hccl,
+               nccl_log._detect_llama_cpp, nccl_log._detect_serving):  # fmt: skip
         tree = ast.parse(inspect.getsource(inspect.unwrap(fn)))
         for node in ast.walk(tree):
             if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In | ast.NotIn):
@@ -797,6 +798,19 @@ OTHER_WORDINGS = {
     # NCCL's InfiniBand receives without GPUDirect RDMA; its socket transport alone
     "n1:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0\nn1:1:1 [0] NCCL INFO Channel 01/0 : 1[0] -> 0[0] [receive] via NET/IB/1": "ib-without-gdr",
     "n1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>": "nccl-socket-transport-set-up",
+    # TensorRT-LLM's newer releases and the C++ runtime's wording; llama.cpp's newer CUDA check
+    "[TensorRT-LLM][ERROR] 1: [stdArchiveReader.cpp::stdArchiveReaderInitCommon::47] Error Code 1: Serialization (Serialization assertion stdVersionRead == kSERIALIZATION_VERSION failed.Version tag does not match. Note: Current Version: 237, Serialized Engine Version: 239)": "trt-engine-from-another-tensorrt",
+    "[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMalloc(ptr, n): out of memory (/src/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmBuffers.h:125)": "trtllm-out-of-memory-loading-engine",
+    "[WARNING] check inlen(2048) <= max_inlen(1024) and outlen(128) <= max_outlen(1024) failed, skipping.": "trtllm-request-longer-than-engine",
+    "CUDA error: the provided PTX was compiled with an unsupported toolchain.\n  current device: 0, in function ggml_cuda_compute_forward at ggml-cuda.cu:1": "cuda-driver-too-old",
+    "CUDA error: invalid device function\n  current device: 0, in function ggml_cuda_op_mul_mat at ggml/src/ggml-cuda/ggml-cuda.cu:1": "program-kernels-missing-for-gpu",
+    "CUDA error 217 at ggml-cuda.cu:6292: peer access is not supported between these two devices": "llama-cpp-peer-access-unsupported",
+    # PyTorch's macOS wheel; the driver API's own name for cuInit's failure; another NVML error
+    "  File \"train.py\", line 9\nRuntimeError: Distributed package doesn't have NCCL built in": "torch-without-nccl",
+    "E0101 cuda_driver.cc:1] failed call to cuInit: CUDA_ERROR_NOT_FOUND: named symbol not found": "cuinit-driver-library-mismatch",
+    "2024/02/01 10:00:00 gpu.go:88: CUDA not detected: nvml vram init failure: 18": "ollama-nvml-not-started",
+    "WARNING 01-01 00:00:00 [cache_engine.py:1] Using 'pin_memory=False' as WSL is detected. This may slow down the performance.": "vllm-wsl-no-pinned-memory",
+    ":1:hip_platform.cpp:110 : 1 us: Cannot retrieve Static function, error: 209": "program-kernels-missing-for-gpu",
 }  # fmt: skip
 
 
@@ -1123,6 +1137,22 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     both = ("n1:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n"
             "n1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>")  # fmt: skip
     assert "nccl-socket-transport-set-up" not in _rules_of(both)
+    # an engine of the same release; requests within the engine's limits; PyTorch's peer error
+    assert "trt-engine-from-another-tensorrt" not in _rules_of("Note: Current Version: 226")
+    assert "trtllm-request-longer-than-engine" not in _rules_of(
+        "[INFO] check inlen(128) <= max_inlen(512) and outlen(128) <= max_outlen(200) passed"
+    )
+    torch_p2p = (
+        "[rank0]: RuntimeError: CUDA error: peer access is not supported between these two devices"
+    )
+    assert "llama-cpp-peer-access-unsupported" not in _rules_of(torch_p2p)
+    # a HIP error of another kind; cuInit failing otherwise
+    assert "program-kernels-missing-for-gpu" not in _rules_of(
+        "Cannot retrieve Static function, error: 100"
+    )
+    assert "cuinit-driver-library-mismatch" not in _rules_of(
+        "failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected"
+    )
 
 
 def test_warnings_already_explained_are_not_quoted_again() -> None:

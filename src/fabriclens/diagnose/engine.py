@@ -195,7 +195,8 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "peer_gone": len(nccl.of("peer_reset")) + len(nccl.of("peer_closed")),
         "bad_address_family": len(nccl.of("bad_address_family")),
         "socket_ifname_set": "NCCL_SOCKET_IFNAME" in env,
-        "p2p_unsupported": sum(1 for e in nccl.of("cuda_error") if e.detail["p2p_unsupported"] and e.detail["where"] != "shm"),
+        "p2p_unsupported": sum(1 for e in nccl.of("cuda_error") if e.detail["p2p_unsupported"] and e.detail["where"] != "shm"
+                               and "ggml" not in e.line and "TensorRT-LLM" not in e.line),
         "shm_p2p_unsupported": sum(1 for e in nccl.of("cuda_error") if e.detail["p2p_unsupported"] and e.detail["where"] == "shm"),
         "topology_sysfs": len(nccl.of("topology_sysfs")),
         "max_shared_mem": len(nccl.of("max_shared_mem")),
@@ -261,6 +262,8 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ucx_no_protocol": _count("ucx_no_protocol", nccl),
         "ucx_tls_no_cuda": _count("ucx_tls_no_cuda", nccl),
         "gpu_offload_partial": _count("gpu_offload_partial", nccl),
+        "ggml_p2p_unsupported": _count("ggml_p2p_unsupported", nccl),
+        "trtllm_oom": _count("trtllm_oom", nccl),
         "vllm_kv_too_small": _vllm_kv_too_small(nccl),
         # out of GPU memory while a CUDA graph was captured (a program's CUDA error, or PyTorch's
         # allocator), the traceback running through the capture
@@ -501,6 +504,13 @@ EVENT_WORDS = {
     "vllm_gpu_blocks": "vLLM's KV cache: {blocks} blocks",
     "vllm_concurrency": "vLLM's KV cache holds {times}x one request of {tokens} tokens",
     "cudagraph_capture_frame": "the traceback runs through CUDA-graph capture",
+    "trt_engine_version": "TensorRT reads serialization version {current}; the engine was written as {engine}",
+    "trt_length_over_engine": "a request of {inlen} in / {outlen} out tokens against an engine built for {max_inlen} / {max_outlen}",
+    "torch_no_nccl": "this PyTorch build has no NCCL",
+    "cuinit_not_found": "cuInit failed with CUDA_ERROR_NOT_FOUND: the driver library the process loaded lacks a symbol",
+    "nvml_init_failed": "NVML failed to start (error {code}: {name})",
+    "vllm_wsl_no_pin": "vLLM turned pinned host memory off: it runs under WSL",
+    "hip_no_kernel": "HIP could not load a kernel: error {code} ({name}): no code object for this GPU",
     "envoy_sidecar": "an Envoy proxy (Istio's sidecar) logs the pod's connections",
     "pg_nccl_aborted": "PyTorch ended the process after an NCCL operation failed or timed out",
     "pod_security_forbidden": "Kubernetes Pod Security ({level}) refused the pod",
@@ -526,7 +536,10 @@ CUDA_HINTS = {
     "cudaErrorDevicesUnavailable": "the GPU is in exclusive mode and another process holds it",
     "cudaErrorNoDevice": "the process sees no GPU: the driver not loaded, CUDA_VISIBLE_DEVICES empty, or a container started without GPUs",
     "cudaErrorInvalidDevice": "a GPU index beyond the GPUs this process sees",
+    "cudaErrorInvalidDeviceFunction": "no code built for this GPU's architecture (or the kernel is not one of this device's)",
     "cudaErrorNoKernelImageForDevice": "no code built for this GPU's architecture",
+    "cudaErrorInvalidPtx": "the driver could not compile the program's PTX for this GPU",
+    "cudaErrorUnsupportedPtxVersion": "the program's PTX comes from a CUDA toolkit newer than the driver",
     "cudaErrorSymbolNotFound": "no code built for this GPU's architecture",
     "cudaErrorECCUncorrectable": f"an uncorrectable memory error on the GPU (hardware: an Xid 48, 94 or 95 in dmesg); {_LOST}",
     "cudaErrorPeerAccessUnsupported": "these two GPUs cannot map each other's memory",
@@ -774,6 +787,12 @@ EVENT_FACTS = (
     "vllm_max_len",
     "vllm_concurrency",
     "cudagraph_capture_frame",
+    "trt_engine_version",
+    "trt_length_over_engine",
+    "torch_no_nccl",
+    "cuinit_not_found",
+    "nvml_init_failed",
+    "vllm_wsl_no_pin",
     "envoy_sidecar",
     "pg_nccl_aborted",
     "pod_security_forbidden",
@@ -931,7 +950,9 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     # NCCL's own CUDA calls; another program's line quoting the error (PyTorch's `CUDA error: ...`)
     # is that program's kernels
     "cuda_arch_missing": (("cuda_error",), lambda e: e.detail["text"] in ARCH_MISSING and not e.detail.get("by_program")),
-    "program_arch_missing": (("cuda_error",), lambda e: e.detail["text"] in ARCH_MISSING and bool(e.detail.get("by_program"))),
+    # (cuInit's CUDA_ERROR_NOT_FOUND is a driver library's missing symbol, not a kernel's)
+    "program_arch_missing": (("cuda_error", "hip_no_kernel"), lambda e: e.kind == "hip_no_kernel" or (
+        e.detail["text"] in ARCH_MISSING and bool(e.detail.get("by_program")) and "cuInit" not in e.line)),
     "ring_mismatch": (("ring_mismatch",), None),
     "ibv_reg_failed": (("ibv_reg_failed",), None),
     "duplicate_gpu": (("duplicate_gpu",), None),
@@ -972,6 +993,9 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ucx_no_protocol": (("ucx_error",), lambda e: "cannot find remote protocol" in str(e.detail["error"])),
     "ucx_tls_no_cuda": (("ucx_tls",), lambda e: not _tls_has_cuda(str(e.detail["value"]))),
     "gpu_offload_partial": (("gpu_offload",), lambda e: e.detail["gpu_layers"] < e.detail["layers"]),
+    # llama.cpp's and TensorRT-LLM's own CUDA checks: their fixes are theirs, not NCCL's
+    "ggml_p2p_unsupported": (("cuda_error",), lambda e: e.detail["p2p_unsupported"] and "ggml" in e.line),
+    "trtllm_oom": (("cuda_error",), lambda e: e.detail["text"] == "out of memory" and "TensorRT-LLM" in e.line),
     # Ollama 0.30's bundled ROCm 7 counts an integrated GPU's free memory as the system's free
     # RAM (MemAvailable): half or less of the shared memory it reports
     "ollama_igpu_undercounted": (("ollama_igpu",), lambda e: "rocm_v7" in str(e.detail["libdirs"])

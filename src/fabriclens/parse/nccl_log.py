@@ -421,6 +421,31 @@ OLLAMA_IGPU_RE = re.compile(
 )
 OLLAMA_LIBDIRS_RE = re.compile(r"libdirs=([^\s\"]{1,120})")
 # aws-ofi-nccl: `NET/OFI Unable to insert remote address into address vector for device 1. RC: 0`
+# llama.cpp's CUDA check of 2023: `CUDA error 217 at ggml-cuda.cu:6292: peer access is not supported`
+LLAMA_CUDA_ERROR_RE = re.compile(r"CUDA error \d{1,4} at [^\s:]{1,300}:\d{1,7}: ")
+# TensorRT's engine from another release: `Version tag does not match. Note: Current Version: 226,
+# Serialized Engine Version: 228`
+TRT_VERSION_RE = re.compile(r"Current Version: (\d{1,6}), Serialized Engine Version: (\d{1,6})")
+# TensorRT-LLM's benchmark against the engine's build-time limits: `check inlen(128) <=
+# max_inlen(512) and outlen(512) <= max_outlen(200) failed, skipping.`
+TRT_LEN_RE = re.compile(
+    r"check inlen\((\d{1,9})\) <= max_inlen\((\d{1,9})\) and outlen\((\d{1,9})\) <= max_outlen\((\d{1,9})\) failed"
+)
+# HIP's runtime without a code object for the GPU: `Cannot retrieve Static function, error: 218`
+HIP_STATIC_FUNC_RE = re.compile(r"Cannot retrieve Static function, error: (\d{1,4})")
+HIP_KERNEL_ERRORS = {
+    209: "hipErrorNoBinaryForGpu",
+    218: "hipErrorInvalidKernelFile",
+    98: "hipErrorInvalidDeviceFunction",
+}
+# Ollama's early NVML probe: `CUDA not detected: nvml vram init failure: 9`
+NVML_INIT_RE = re.compile(r"nvml vram init failure: (\d{1,3})")
+NVML_ERRORS = {
+    9: "NVML_ERROR_DRIVER_NOT_LOADED",
+    12: "NVML_ERROR_LIBRARY_NOT_FOUND",
+    13: "NVML_ERROR_FUNCTION_NOT_FOUND",
+    18: "NVML_ERROR_LIB_RM_VERSION_MISMATCH",
+}
 # llama.cpp's context: `llama_new_context_with_model: n_ctx      = 163840`
 LLAMA_N_CTX_RE = re.compile(r"\bn_ctx {1,16}= (\d{1,9})\b")
 # vLLM on a GPU before Ampere: `Bfloat16 is only supported on GPUs with compute capability of at
@@ -852,6 +877,12 @@ def _cuda_error_quoted(msg: str) -> tuple[str, int, str] | None:
     at = msg.find("CUDA error: ")
     if at >= 0:
         rest = msg[at + len("CUDA error: ") :]
+    elif (
+        ll := LLAMA_CUDA_ERROR_RE.search(msg)
+    ) is not None:  # llama.cpp 2023: `CUDA error 217 at f:1: `
+        rest = msg[ll.end() :]
+    elif (at := msg.find("CUDA runtime error in ")) >= 0 and (end := msg.find("): ", at)) >= 0:
+        rest = msg[end + 3 :]  # TensorRT-LLM: `CUDA runtime error in ::cudaMallocAsync(...): `
     elif (at := msg.find(": ", msg.find("CUDA_ERROR_"))) >= 0:
         rest = msg[at + 2 :]
     else:
@@ -882,10 +913,13 @@ def _detect_outside(msg: str, add: Any) -> None:
     if "invalid device ordinal" in msg and "Cuda failure" not in msg:  # else the CUDA error's
         add("device_ordinal")
     # PyTorch's `CUDA error: <text>`, the driver API's `CUDA_ERROR_X: <text>`
-    quoted = _cuda_error_quoted(msg) if "CUDA error: " in msg or "CUDA_ERROR_" in msg else None
+    quoted = (_cuda_error_quoted(msg) if "CUDA error" in msg or "CUDA_ERROR_" in msg
+              or "CUDA runtime error in" in msg else None)  # fmt: skip
     if quoted is not None and quoted[1] not in _NCCL_ONLY_CUDA_CODES:
         add("cuda_error", code=quoted[1], text=quoted[0], where=None, by_program=1,
             p2p_unsupported=int(quoted[1] == 217))  # fmt: skip
+        if quoted[1] == 222:  # PTX from a newer toolkit than the driver: the driver is too old
+            add("cuda_driver_old")
     if "Process name:" in msg and (mp := MPI_PROCESS_RE.search(msg)) is not None:
         add("process_exit", process_rank=int(mp.group(1)), code=None, signal=None, node=None)
     if "exited on signal" in msg and (ms := MPI_SIGNAL_RE.search(msg)) is not None:
@@ -1219,43 +1253,42 @@ def _detect_outside(msg: str, add: Any) -> None:
 
 def _detect_llama_cpp(msg: str, add: Any) -> None:
     """Ollama's and llama.cpp's own lines: GPU discovery, the layers placed on the GPUs, the
-    buffers they could not allocate."""
+    buffers they could not allocate. (Grouped under a shorter word each: most lines that reach
+    here hold none, and one test instead of three is a few percent of a distinct line's cost.)"""
+    if "GPU" in msg:
+        if "no compatible GPUs were discovered" in msg:
+            add("ollama_no_gpu")
+        if "layers to GPU" in msg and (ol := LLAMA_OFFLOADED_RE.search(msg)) is not None:
+            add("gpu_offload", gpu_layers=int(ol.group(1)), layers=int(ol.group(2)), kv=None)
+        if "type=iGPU" in msg and "library=ROCm" in msg and (ig := OLLAMA_IGPU_RE.search(msg)) is not None:  # fmt: skip
+            libdirs = OLLAMA_LIBDIRS_RE.search(msg)
+            add("ollama_igpu", total_gib=float(ig.group(1)), available_gib=float(ig.group(2)),
+                libdirs=libdirs.group(1) if libdirs else None)  # fmt: skip
+        if "# GPU blocks" in msg and (gb := VLLM_BLOCKS_RE.search(msg)) is not None:  # vLLM V0
+            add("vllm_gpu_blocks", blocks=int(gb.group(1)))
     if "amdgpu is not supported" in msg and (gx := OLLAMA_GFX_RE.search(msg)) is not None:
         add("ollama_gfx_unsupported", gpu_type=gx.group(1))
-    if "no compatible GPUs were discovered" in msg:
-        add("ollama_no_gpu")
     # Ollama's CUDA probe: the driver's library lacks an entry point its runtime needs
     if "nvidia driver is too old" in msg or "cuCtxCreate_v3 failed" in msg:
         add("cuda_driver_old")
-    if "layers to GPU" in msg and (ol := LLAMA_OFFLOADED_RE.search(msg)) is not None:
-        add("gpu_offload", gpu_layers=int(ol.group(1)), layers=int(ol.group(2)), kv=None)
     if "layers.offload=" in msg and (oo := OLLAMA_OFFLOAD_RE.search(msg)) is not None:
         kv = OLLAMA_KV_RE.search(msg)
         add("gpu_offload", gpu_layers=int(oo.group(2)), layers=int(oo.group(1)),
             kv=kv.group(1) if kv else None)  # fmt: skip
-    if "--ctx-size" in msg and (cs := CTX_SIZE_RE.search(msg)) is not None:
-        add("llama_ctx_size", ctx=int(cs.group(1)))
-    if "cudaMalloc failed: out of memory" in msg:
-        go = GGML_OOM_RE.search(msg)
-        add(
-            "ggml_gpu_oom",
-            mib=go.group(1) if go else None,
-            device=_int(go.group(2)) if go else None,
-        )
-    elif "failed to allocate compute buffers" in msg:
-        add("ggml_gpu_oom", mib=None, device=None)
-    if "n_ctx" in msg and (nc := LLAMA_N_CTX_RE.search(msg)) is not None:
-        add("llama_ctx_size", ctx=int(nc.group(1)))
-    if "failed to allocate buffer for kv cache" in msg or "llama_kv_cache_init() failed" in msg:
-        add("llama_kv_alloc_failed")
-    if (
-        "type=iGPU" in msg
-        and "library=ROCm" in msg
-        and (ig := OLLAMA_IGPU_RE.search(msg)) is not None
-    ):
-        libdirs = OLLAMA_LIBDIRS_RE.search(msg)
-        add("ollama_igpu", total_gib=float(ig.group(1)), available_gib=float(ig.group(2)),
-            libdirs=libdirs.group(1) if libdirs else None)  # fmt: skip
+    if "ctx" in msg:
+        if "--ctx-size" in msg and (cs := CTX_SIZE_RE.search(msg)) is not None:
+            add("llama_ctx_size", ctx=int(cs.group(1)))
+        if "n_ctx" in msg and (nc := LLAMA_N_CTX_RE.search(msg)) is not None:
+            add("llama_ctx_size", ctx=int(nc.group(1)))
+    if "alloc" in msg:
+        if "cudaMalloc failed: out of memory" in msg:
+            go = GGML_OOM_RE.search(msg)
+            add("ggml_gpu_oom", mib=go.group(1) if go else None,
+                device=_int(go.group(2)) if go else None)  # fmt: skip
+        elif "failed to allocate compute buffers" in msg:
+            add("ggml_gpu_oom", mib=None, device=None)
+        if "failed to allocate buffer for kv cache" in msg:
+            add("llama_kv_alloc_failed")
 
 
 def _detect_serving(msg: str, add: Any) -> None:
@@ -1264,21 +1297,39 @@ def _detect_serving(msg: str, add: Any) -> None:
     if "Bfloat16 is only supported" in msg:
         bc = BF16_CC_RE.search(msg)
         add("bf16_unsupported", gpu=bc.group(1) if bc else None, cc=bc.group(2) if bc else None)
-    if "No available memory for the cache blocks" in msg:
-        add("vllm_no_kv_memory")
-    if "stored in KV cache" in msg and (ks := VLLM_KV_SHORT_RE.search(msg)) is not None:
-        add("vllm_kv_short", max_len=int(ks.group(1)), kv_tokens=int(ks.group(2)))
-    if "# GPU blocks" in msg and (gb := VLLM_BLOCKS_RE.search(msg)) is not None:
-        add("vllm_gpu_blocks", blocks=int(gb.group(1)))
+    if "cache" in msg:
+        if "No available memory for the cache blocks" in msg:
+            add("vllm_no_kv_memory")
+        if "stored in KV cache" in msg and (ks := VLLM_KV_SHORT_RE.search(msg)) is not None:
+            add("vllm_kv_short", max_len=int(ks.group(1)), kv_tokens=int(ks.group(2)))
     if "max_seq_len=" in msg and (ml := VLLM_MAX_LEN_RE.search(msg)) is not None:
         bs = VLLM_BLOCK_SIZE_RE.search(msg)
         add("vllm_max_len", max_len=int(ml.group(1)), block_size=int(bs.group(1)) if bs else None)
     if "Maximum concurrency for" in msg and (mc := VLLM_CONCURRENCY_RE.search(msg)) is not None:
         add("vllm_concurrency", tokens=int(mc.group(1).replace(",", "")), times=float(mc.group(2)))
+    if "graph" in msg and ("capture_end()" in msg or "torch.cuda.graph(" in msg):
+        add("cudagraph_capture_frame")  # a traceback through CUDA-graph capture
+    if "doesn't have NCCL built in" in msg:  # PyTorch's Windows and macOS wheels
+        add("torch_no_nccl")
+    if "CUDA_ERROR_NOT_FOUND" in msg and "cuInit" in msg:
+        add("cuinit_not_found")
+    if "nvml vram init failure" in msg and (nv := NVML_INIT_RE.search(msg)) is not None:
+        code = int(nv.group(1))
+        add("nvml_init_failed", code=code, name=NVML_ERRORS.get(code, "see nvml.h"))
+    if "as WSL is detected" in msg:
+        add("vllm_wsl_no_pin")
     if (
-        "capture_end()" in msg or "torch.cuda.graph(" in msg
-    ):  # a traceback through CUDA-graph capture
-        add("cudagraph_capture_frame")
+        "Cannot retrieve Static function" in msg
+        and (hs := HIP_STATIC_FUNC_RE.search(msg)) is not None
+    ):
+        code = int(hs.group(1))
+        if code in HIP_KERNEL_ERRORS:
+            add("hip_no_kernel", code=code, name=HIP_KERNEL_ERRORS[code])
+    if "Serialized Engine Version" in msg and (tv := TRT_VERSION_RE.search(msg)) is not None:
+        add("trt_engine_version", current=int(tv.group(1)), engine=int(tv.group(2)))
+    if "max_outlen(" in msg and (tl := TRT_LEN_RE.search(msg)) is not None:
+        add("trt_length_over_engine", inlen=int(tl.group(1)), max_inlen=int(tl.group(2)),
+            outlen=int(tl.group(3)), max_outlen=int(tl.group(4)))  # fmt: skip
 
 
 def _ucx_no_locked_memory(msg: str) -> bool:
@@ -1790,7 +1841,9 @@ SCREEN_WORDS = (
     "no compatible GPUs were discovered", "nvidia driver is too old", "cuCtxCreate_v3 failed",
     "layers to GPU", "layers.offload=", "--ctx-size", "cudaMalloc failed",
     "failed to allocate compute buffers", "type=iGPU", "n_ctx", "failed to allocate buffer for kv cache",
-    "llama_kv_cache_init() failed", "Bfloat16 is only supported", "No available memory for the cache blocks",
+    "Bfloat16 is only supported", "CUDA runtime error in", "Serialized Engine Version", "max_outlen(",
+    "doesn't have NCCL built in", "CUDA_ERROR_NOT_FOUND", "nvml vram init failure", "as WSL is detected",
+    "Cannot retrieve Static function", "No available memory for the cache blocks",
     "stored in KV cache", "# GPU blocks", "max_seq_len=", "Maximum concurrency for", "capture_end()",
     "torch.cuda.graph(", *ERRNO_TEXTS,
 )  # fmt: skip
