@@ -201,6 +201,10 @@ def test_ollama_runs_a_model_too_large_for_the_gpu_from_host_memory(
     assert isinstance(off, dict) and not doc["memory"]["fits"]  # type: ignore[index]
     assert 0 < off["gpu_layers"] < off["layers"] == 80 and not off["output_on_gpu"]
     assert off["reported"] == f"{off['gpu_layers']}/81" and off["host"] == "desktop-ddr5"
+    from fabriclens.catalog import find_host
+
+    share = f"x {find_host('desktop-ddr5').efficiency:.2f}"  # the calibrated share, stated
+    assert any(a.startswith("offload (") and share in a for a in doc["assumptions"])  # type: ignore[attr-defined]
     slow = off["decode_tokens_per_s"]
     assert slow < doc["inference"]["decode_tokens_per_s"] / 2  # type: ignore[index]
     fast = _plan_json(capsys, *argv, "--host-memory", "200GB/s")["offload"]

@@ -31,7 +31,13 @@ from fabriclens.model.collectives import Fabric
 from fabriclens.model.inference import InferenceEstimate, estimate_inference
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
 from fabriclens.model.memory import training_memory
-from fabriclens.model.offload import Offload, estimate_offload
+from fabriclens.model.offload import (
+    H2D_EFFICIENCY,
+    OFFLOAD_MIN_BATCH,
+    UBATCH_TOKENS,
+    Offload,
+    estimate_offload,
+)
 from fabriclens.model.step import StepEstimate, estimate_training_step
 from fabriclens.plan.fit import first_fit, min_gpus_inference, min_gpus_training
 from fabriclens.plan.layouts import check_tp as _check_tp
@@ -799,6 +805,15 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         assert host is not None
         if req.host_memory is None:
             notes.append(f"host memory: {host.title} (--host-memory to set yours)")
+        notes.append(
+            f"offload ({engine.title}): whole decoder layers on the GPUs while they fit beside the "
+            "CUDA context, the engine's reserve and one micro-batch's buffers, the last ones first, "
+            "the output layer only once all are there; the rest read at "
+            f"{host.memory_bw_bytes_per_s / 1e9:.3g} GB/s x {host.efficiency:.2f} "
+            f"({host.efficiency_source}); prompts of {OFFLOAD_MIN_BATCH}+ tokens copy the host "
+            f"layers' weights to the GPU once per {UBATCH_TOKENS}-token micro-batch at "
+            f"{H2D_EFFICIENCY:.0%} of the host link ({engine.host_offload_source})"
+        )
         offload = estimate_offload(
             spec,
             counts,
