@@ -147,9 +147,19 @@ class ParamCounts:
     norms: int
 
     @property
+    def layers_dense(self) -> int:
+        """Decoder-layer weights every token reads, all layers: all but the routed experts."""
+        return self.attention + self.dense_mlp + self.shared_and_router + self.norms
+
+    @property
     def layer_matmul_active(self) -> int:
         """Matmul weights touched per token inside the decoder layers (all layers)."""
         return self.attention + self.dense_mlp + self.experts_active + self.shared_and_router
+
+
+def head_params(spec: ModelSpec, counts: ParamCounts) -> int:
+    """The output projection's weights: a tied model's head is the embedding."""
+    return counts.lm_head or spec.vocab * spec.hidden
 
 
 def count_params(spec: ModelSpec) -> ParamCounts:

@@ -20,6 +20,7 @@ from fabriclens.model.arch import (
     attention_core_flops_per_token,
     decode_attention_flops_per_token,
     expert_params,
+    head_params,
     k_width,
     kv_bytes_per_token,
     moe_layers,
@@ -185,11 +186,9 @@ def estimate_inference(
     h = spec.hidden
     L = spec.layers
     stage_layers = stage_layer_counts(L, pp)
-    per_layer_dense = (
-        counts.attention + counts.dense_mlp + counts.shared_and_router + counts.norms
-    ) / L
+    per_layer_dense = counts.layers_dense / L
     moe_share = moe_layers(spec) / L  # MoE layers per decoder layer
-    head_params = counts.lm_head or spec.vocab * h  # a tied model's head is the embedding
+    head_weights = head_params(spec, counts)  # a tied model's head is the embedding
 
     # --- communication: tensor-parallel all-reduces, pipeline sends ---
     tokens = batch * prompt_tokens
@@ -247,7 +246,7 @@ def estimate_inference(
     for i, n in enumerate(stage_layers):
         last, first = i == pp - 1, i == 0
         held = n * per_layer_dense + n * moe_share * spec.experts * expert_params(spec)
-        held += (counts.embedding if first else 0.0) + (head_params if last else 0.0)
+        held += (counts.embedding if first else 0.0) + (head_weights if last else 0.0)
         mm = 2.0 * tokens * matmul_per_layer * n / tp
         core = tokens * attention_core_flops_per_token(spec, prompt_tokens) / 2 * n / tp
         head = 2.0 * batch * h * spec.vocab / tp if last else 0.0
@@ -255,7 +254,7 @@ def estimate_inference(
         prefill_s += max(prefill_compute, held / tp * wbytes / mem_rate)
         prefill_compute_sum += prefill_compute
         read = n * per_layer_dense + n * moe_share * touched * expert_params(spec)
-        read += (batch * h if first else 0.0) + (head_params if last else 0.0)
+        read += (batch * h if first else 0.0) + (head_weights if last else 0.0)
         stage_read = read / tp * wbytes
         weights_read = max(weights_read, stage_read)
         kv_read = batch * attended * kv_per_layer_token * n

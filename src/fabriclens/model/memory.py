@@ -313,6 +313,16 @@ def _training_stage_memory(
     return comp, tuple(notes)
 
 
+def activation_bytes(
+    spec: ModelSpec, chunk_tokens: int, batch: int, tp: int = 1, lm_head: bool = True
+) -> float:
+    """One prefill chunk's activations (hidden states, the MLP's intermediates) and, where the
+    LM head is, the batch's fp32 logits."""
+    f = (spec.moe_ffn or spec.ffn) * max(1, spec.experts_per_token)
+    logits = 4 * batch * spec.vocab / tp if lm_head else 0.0
+    return chunk_tokens * (4 * spec.hidden + 6 * f / tp) + logits
+
+
 def inference_memory(
     spec: ModelSpec,
     counts: ParamCounts,
@@ -337,7 +347,6 @@ def inference_memory(
     kv_shard = 1.0 if spec.is_mla else min(tp, spec.kv_heads)
     kv_per_layer_token = kv_bytes_per_token(spec, kv_bytes_per_value) / kv_shard / spec.layers
     cached = attended_tokens(spec, context_tokens)  # a sliding window keeps W positions
-    f = (spec.moe_ffn or spec.ffn) * max(1, spec.experts_per_token)
     best: dict[str, float] = {}
     where = ""
     for stage in pipeline_stages(spec.layers, pp):
@@ -345,8 +354,7 @@ def inference_memory(
         comp: dict[str, float] = {"weights": wbytes * share.total}
         comp["kv_cache"] = batch * cached * kv_per_layer_token * stage.layers
         # fp32 logits of the batch sit with the LM head, on the last stage
-        logits = 4 * batch * spec.vocab / tp if stage.lm_head else 0.0
-        comp["activations"] = prefill_chunk_tokens * (4 * spec.hidden + 6 * f / tp) + logits
+        comp["activations"] = activation_bytes(spec, prefill_chunk_tokens, batch, tp, stage.lm_head)
         comp["comm_buffers"] = NCCL_BUFFER_BYTES if tp * pp > 1 else 0.0
         allocated = sum(comp.values())
         comp["framework_overhead"] = CUDA_CONTEXT_BYTES + FRAGMENTATION * allocated

@@ -26,11 +26,12 @@ from fabriclens.model.arch import (
     attended_tokens,
     attention_core_flops_per_token,
     expert_params,
+    head_params,
     kv_bytes_per_token,
     moe_layers,
 )
 from fabriclens.model.inference import experts_touched
-from fabriclens.model.memory import CUDA_CONTEXT_BYTES, FRAGMENTATION
+from fabriclens.model.memory import CUDA_CONTEXT_BYTES, FRAGMENTATION, activation_bytes
 from fabriclens.model.step import peak_flops
 
 # ggml-cuda's offload_op: an operation on host-resident weights runs on the GPU when its batch
@@ -100,20 +101,17 @@ def estimate_offload(
     L = spec.layers
     h = spec.hidden
     moe_share = moe_layers(spec) / L
-    per_layer_params = (
-        counts.attention + counts.dense_mlp + counts.shared_and_router + counts.norms
-    ) / L + moe_share * spec.experts * expert_params(spec)
-    head_params = counts.lm_head or spec.vocab * h
+    dense = counts.layers_dense / L
+    per_layer_params = dense + moe_share * spec.experts * expert_params(spec)
+    head = head_params(spec, counts)
     context = prompt_tokens + output_tokens
     kv_layer_token = kv_bytes_per_token(spec, kv_bytes_per_value) / L
     kv_layer = batch * attended_tokens(spec, context) * kv_layer_token
     layer_bytes = per_layer_params * wbytes * (1 + FRAGMENTATION) + kv_layer
-    head_bytes = head_params * wbytes * (1 + FRAGMENTATION)
+    head_bytes = head * wbytes * (1 + FRAGMENTATION)
     # the GPU's fixed part: the CUDA context, the engine's reserve, the compute buffers of one
     # micro-batch (hidden states, the MLP's intermediates, the logits)
-    f = (spec.moe_ffn or spec.ffn) * max(1, spec.experts_per_token)
-    chunk = min(batch * prompt_tokens, UBATCH_TOKENS)
-    buffers = chunk * (4 * h + 6 * f) + 4 * batch * spec.vocab
+    buffers = activation_bytes(spec, min(batch * prompt_tokens, UBATCH_TOKENS), batch)
     capacity = gpu.memory_bytes if capacity_bytes is None else capacity_bytes
     room = capacity - CUDA_CONTEXT_BYTES - engine.reserved_bytes - buffers
     if gpu_layers is None:
@@ -125,15 +123,13 @@ def estimate_offload(
 
     # decode: every layer's weights (the experts the batch touches) and KV cache, where they are
     touched = experts_touched(spec.experts, spec.experts_per_token, batch) if spec.is_moe else 0.0
-    read_params = (
-        counts.attention + counts.dense_mlp + counts.shared_and_router + counts.norms
-    ) / L + moe_share * touched * expert_params(spec)
+    read_params = dense + moe_share * touched * expert_params(spec)
     avg_context = prompt_tokens + output_tokens / 2
     kv_read = batch * attended_tokens(spec, avg_context) * kv_layer_token
     layer_read = read_params * wbytes + kv_read
     gpu_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
     host_rate = host.achievable_bytes_per_s
-    head_read = head_params * wbytes
+    head_read = head * wbytes
     host_s = (L - g) * layer_read / host_rate + (0.0 if output_on_gpu else head_read / host_rate)
     gpu_s = g * layer_read / gpu_rate + (head_read / gpu_rate if output_on_gpu else 0.0)
     overhead = engine.step_overhead_s + engine.layer_overhead_s * L
@@ -149,9 +145,7 @@ def estimate_offload(
     layer_compute = per_layer_flops / mm_rate + core / attn_rate
     head_compute = 2.0 * batch * h * spec.vocab / mm_rate
     h2d = host_link_bytes_per_s * H2D_EFFICIENCY
-    host_weights = (L - g) * per_layer_params * wbytes + (
-        0.0 if output_on_gpu else head_params * wbytes
-    )
+    host_weights = (L - g) * per_layer_params * wbytes + (0.0 if output_on_gpu else head_read)
     if batch * prompt_tokens >= OFFLOAD_MIN_BATCH:
         passes = math.ceil(tokens / UBATCH_TOKENS)
         host_prefill = passes * host_weights / h2d + (L - g) * layer_compute
@@ -162,8 +156,7 @@ def estimate_offload(
         layers=L,
         gpu_layers=g,
         output_on_gpu=output_on_gpu,
-        host_bytes=(L - g) * (per_layer_params * wbytes + kv_layer)
-        + (0.0 if output_on_gpu else head_params * wbytes),
+        host_bytes=host_weights + (L - g) * kv_layer,
         gpu_bytes_per_gpu=per_gpu + CUDA_CONTEXT_BYTES + engine.reserved_bytes + buffers,
         decode_step_s=step,
         decode_host_s=host_s,

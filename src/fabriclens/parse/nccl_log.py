@@ -951,12 +951,13 @@ def _detect_outside(msg: str, add: Any) -> None:
     if "client socket has timed out" in msg and (st := STORE_TIMEOUT_RE.search(msg)) is not None:
         add("store_connect_failed", address=st.group(3), port=int(st.group(4)), errno=110,
             error=f"timed out after {st.group(1)} {st.group(2)}")  # fmt: skip
-    if ("Error" in msg or "Exception" in msg) and (
+    if "Error" in msg or "Exception" in msg:
+        pe = PY_EXCEPTION_RE.match(msg.strip())
         # after a logger's own prefix too: vLLM's `ERROR 11-18 18:07:28 engine.py:366] ValueError:`
-        (pe := PY_EXCEPTION_RE.match(msg.strip())) is not None
-        or (pe := PY_EXCEPTION_RE.match(msg.rpartition("] ")[2].strip())) is not None
-    ):
-        add("python_exception", exception=pe.group(1), message=(pe.group(2) or "").strip())
+        if pe is None and (cut := msg.rfind("] ")) >= 0:
+            pe = PY_EXCEPTION_RE.match(msg[cut + 2 :].strip())
+        if pe is not None:
+            add("python_exception", exception=pe.group(1), message=(pe.group(2) or "").strip())
     unknown_result = "unknown result code" in msg  # ncclGetErrorString's default
     if unknown_result and NCCL_WORD_RE.search(msg) is not None:
         add("nccl_unknown_result")

@@ -783,6 +783,7 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
             "set --gpus to tp x pp (plan replicas with `fabriclens capacity`)",
         )
     _check_tp(spec, tp)
+    wbytes = engine.bytes_per_weight(precision)  # the engine's format (GGUF Q4_K_M: 4.89 bits)
     est = estimate_inference(
         spec,
         counts,
@@ -796,7 +797,7 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         output_tokens=req.output_tokens,
         precision=precision,
         kv_precision=kv_precision,
-        weight_bytes_per_param=engine.bytes_per_weight(precision),  # the engine's format
+        weight_bytes_per_param=wbytes,
     )
     offload = host = None
     if req.host_memory is not None or (engine.host_offload and not est.memory.fits):
@@ -824,7 +825,7 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
             batch=req.batch,
             prompt_tokens=req.prompt_tokens,
             output_tokens=req.output_tokens,
-            weight_bytes_per_param=engine.bytes_per_weight(precision),
+            weight_bytes_per_param=wbytes,
             kv_bytes_per_value=WEIGHT_BYTES[kv_precision],
             host_link_bytes_per_s=find_link(gpu.host_link).bw_bytes_per_s,
         )
