@@ -220,6 +220,34 @@ def test_ollama_runs_a_model_too_large_for_the_gpu_from_host_memory(
     assert any("--host-memory is not used" in a for a in fits["assumptions"])  # type: ignore[attr-defined]
 
 
+def test_gpu_layers_sets_the_split_as_ngl_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """--gpu-layers is llama.cpp's -ngl (Ollama's num_gpu): a model that fits, split on purpose,
+    runs at the split's speed and still fits (exit 0); more layers than the GPU holds is the
+    engine's out-of-memory, with the most that fit; above the layer count, all on the GPU."""
+    argv = ["plan", "llama-3.1-8b", "--engine", "llama.cpp", "--gpu", "rtx-3060", "--gpus", "1"]
+    whole = _plan_json(capsys, *argv)
+    half = _plan_json(capsys, *argv, "--gpu-layers", "16")
+    off = half["offload"]
+    assert "offload" not in whole and half["memory"]["fits"]  # type: ignore[index]
+    assert isinstance(off, dict) and off["gpu_layers_requested"] == 16 and off["fits"]
+    assert off["reported"] == "16/33" and off["max_gpu_layers"] == 32
+    assert off["decode_tokens_per_s"] < whole["inference"]["decode_tokens_per_s"] / 2  # type: ignore[index]
+    assert run([*argv, "--gpu-layers", "16"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "With --gpu-layers 16" in out and "the times below: every layer on the GPU" in out
+    big = ["plan", "llama-3.1-70b", "--engine", "ollama", "--gpu", "rtx-3060", "--gpus", "1"]
+    auto = _plan_json(capsys, *big)["offload"]
+    over = _plan_json(capsys, *big, "--gpu-layers", "60")["offload"]
+    assert isinstance(auto, dict) and isinstance(over, dict)
+    assert not over["fits"] and over["max_gpu_layers"] == auto["gpu_layers"] < 60
+    assert run([*big, "--gpu-layers", "60"]) == 1
+    out = " ".join(capsys.readouterr().out.split())  # as wrapped to the terminal's width
+    assert f"At most {auto['gpu_layers']} layers fit (--gpu-layers {auto['gpu_layers']})" in out
+    every = _plan_json(capsys, *argv, "--gpu-layers", "999", "--host-memory", "ddr4")
+    assert "offload" not in every
+    assert any("every layer is on the GPUs" in a for a in every["assumptions"])  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("workload", ["pretrain", "full-finetune", "lora", "qlora"])
 def test_every_training_workload_runs(capsys: pytest.CaptureFixture[str], workload: str) -> None:
     doc = _json(capsys, "plan", "qwen2.5-7b", "-w", workload, "--gpus", "8")
@@ -332,6 +360,26 @@ BAD = [
     (["plan", "llama-3.1-70b", "--engine", "ollama", "--host-memory", "ddr9"], "unknown host"),
     (["plan", "llama-3.1-70b", "--engine", "ollama", "--host-memory", "60GB"], "60GB"),
     (["plan", "llama-3.1-70b", "-w", "pretrain", "--host-memory", "ddr5"], "--host-memory applies"),
+    # llama.cpp's -ngl: for the engines that keep layers in host memory, on a GPU with its own
+    (["plan", "llama-3.1-8b", "--engine", "vllm", "--gpu-layers", "8"], "keeps every layer on"),
+    (["plan", "llama-3.1-8b", "--gpu", "m2-ultra", "--gpu-layers", "8"], "shares one memory"),
+    (
+        [
+            "plan",
+            "llama-3.1-8b",
+            "--engine",
+            "ollama",
+            "--gpus",
+            "2",
+            "--tp",
+            "2",
+            "--gpu-layers",
+            "8",
+        ],
+        "tensor parallelism",
+    ),
+    (["plan", "llama-3.1-8b", "--engine", "ollama", "--gpu-layers", "-3"], "negative"),
+    (["plan", "llama-3.1-8b", "-w", "pretrain", "--gpu-layers", "8"], "--gpu-layers applies"),
     (["collective", "all_reduce", "1XB"], "as a size"),
     (["collective", "bogus", "1GB"], "unknown collective"),
     (["collective", "all_reduce", "1GB", "--ranks", "1"], "at least 2 ranks"),

@@ -47,6 +47,28 @@ def test_more_gpu_memory_holds_more_layers_and_runs_faster() -> None:
     assert small.reported_layers == (small.gpu_layers, 81)  # Ollama's count: output layer too
 
 
+def test_asking_for_the_split_that_fits_is_the_automatic_split() -> None:
+    """--gpu-layers (llama.cpp's -ngl) at the count the engine would place gives the same plan;
+    one layer more than fits does not fit, and each layer moved to the host costs its read."""
+    auto = _offload("llama-3.1-70b", "rtx-3060")
+    asked = _offload("llama-3.1-70b", "rtx-3060", gpu_layers=auto.gpu_layers)
+    assert auto.requested is None and asked.requested == auto.gpu_layers
+    assert dataclasses.replace(asked, requested=None) == auto
+    assert auto.fits and auto.max_gpu_layers == auto.gpu_layers
+    over = _offload("llama-3.1-70b", "rtx-3060", gpu_layers=auto.gpu_layers + 1)
+    assert not over.fits and over.gpu_bytes_per_gpu > find_gpu("rtx-3060").memory_bytes
+    assert over.max_gpu_layers == auto.gpu_layers
+    fewer = _offload("llama-3.1-70b", "rtx-3060", gpu_layers=auto.gpu_layers - 10)
+    assert fewer.fits and fewer.gpu_bytes_per_gpu < auto.gpu_bytes_per_gpu
+    assert fewer.decode_host_s > auto.decode_host_s
+    # -ngl 0: every decoder layer and the output layer in host memory; above the layer count
+    # (-ngl 999, a common spelling of "all"): the output layer joins the GPU too
+    none = _offload("llama-3.1-8b", "rtx-4090", gpu_layers=0)
+    assert none.gpu_layers == 0 and not none.output_on_gpu and none.reported_layers == (0, 33)
+    every = _offload("llama-3.1-8b", "rtx-4090", gpu_layers=999)
+    assert every.gpu_layers == 32 and every.output_on_gpu and every.decode_host_s == 0.0
+
+
 def test_where_the_bytes_live_does_not_matter_at_equal_rates() -> None:
     """Host memory as fast as the GPU's (and no engine overhead): the split step takes what the
     whole model on one GPU takes, since a decode step reads the same bytes either way."""

@@ -120,6 +120,13 @@ def plan(
             "[default: desktop-ddr5 beside a GeForce card, else server-ddr5]"
         ),
     ] = None,
+    gpu_layers: Annotated[
+        int | None,
+        typer.Option(
+            help="Inference with Ollama or llama.cpp: decoder layers kept on the GPUs, the rest in "
+            "host memory (llama.cpp's -ngl, Ollama's num_gpu) [default: as many as fit]"
+        ),
+    ] = None,
     layers: Annotated[int | None, typer.Option(help="Custom model: decoder layers")] = None,
     hidden: Annotated[int | None, typer.Option(help="Custom model: hidden size")] = None,
     heads: Annotated[int | None, typer.Option(help="Custom model: attention heads")] = None,
@@ -161,6 +168,7 @@ def plan(
         "--output-tokens": output_tokens,
         "--kv-precision": kv_precision,
         "--host-memory": host_memory,
+        "--gpu-layers": gpu_layers,
         "--zero": zero,
         "--recompute": recompute,
         "--global-batch": global_batch,
@@ -238,6 +246,7 @@ def plan(
         engine=engine,
         kv_precision=kv_precision,
         host_memory=host_memory,
+        gpu_layers=gpu_layers,
         fabric_design=design,
         extra_notes=(implied,) if implied else (),
     )

@@ -57,6 +57,14 @@ class Offload:
     prefill_s: float
     host_bw_bytes_per_s: float  # achievable
     h2d_bytes_per_s: float  # host link, achievable
+    max_gpu_layers: int  # decoder layers that fit beside the GPUs' fixed part (the automatic split)
+    capacity_bytes: float  # of one GPU
+    requested: int | None = None  # -ngl / num_gpu as given, None: what fits
+
+    @property
+    def fits(self) -> bool:
+        """Each GPU holds its share: the layers asked for, or (the automatic split) its fixed part."""
+        return self.gpu_bytes_per_gpu <= self.capacity_bytes
 
     @property
     def reported_layers(self) -> tuple[int, int]:
@@ -114,8 +122,9 @@ def estimate_offload(
     buffers = activation_bytes(spec, min(batch * prompt_tokens, UBATCH_TOKENS), batch)
     capacity = gpu.memory_bytes if capacity_bytes is None else capacity_bytes
     room = capacity - CUDA_CONTEXT_BYTES - engine.reserved_bytes - buffers
+    fit = place_layers([room] * gpus, layer_bytes, L)
     if gpu_layers is None:
-        g = place_layers([room] * gpus, layer_bytes, L)
+        g = fit
         output_on_gpu = g == L and room * gpus - g * layer_bytes >= head_bytes
     else:
         g, output_on_gpu = min(max(gpu_layers, 0), L), gpu_layers > L
@@ -163,4 +172,7 @@ def estimate_offload(
         prefill_s=prefill,
         host_bw_bytes_per_s=host_rate,
         h2d_bytes_per_s=h2d,
+        max_gpu_layers=fit,
+        capacity_bytes=capacity,
+        requested=gpu_layers,
     )

@@ -18,6 +18,7 @@ from fabriclens.catalog import (
 from fabriclens.catalog.schema import (
     GRAD_REDUCE_DTYPES,
     MOE_DISPATCH_MODES,
+    Engine,
     Framework,
     Gpu,
     Host,
@@ -726,6 +727,39 @@ def host_or_rate(name: str) -> Host:
                 source="the command line")  # fmt: skip
 
 
+def _check_gpu_layers(
+    n: int, engine: Engine, gpu: Gpu, tp: int, layers: int, fits: bool, notes: list[str]
+) -> None:
+    """--gpu-layers: llama.cpp's -ngl (Ollama's num_gpu), for the engines that keep the other
+    layers in host memory; one line and exit status 2 where it cannot apply."""
+    if n < 0:
+        raise InputError(
+            f"--gpu-layers must be 0 or more (got {n})",
+            "give the decoder layers to keep on the GPUs, as llama.cpp's -ngl counts them",
+        )
+    if not engine.host_offload:
+        raise InputError(
+            f"--gpu-layers: {engine.title} keeps every layer on the GPUs",
+            "use --engine ollama or --engine llama.cpp, which keep the other layers in host memory",
+        )
+    if gpu.unified_memory:
+        raise InputError(
+            f"--gpu-layers: {gpu.name} shares one memory with the CPU, so no layer is read over a "
+            "host link",
+            "leave out --gpu-layers (the plan reads every layer from the shared memory)",
+        )
+    if tp > 1:
+        raise InputError(
+            "--gpu-layers: layers split by tensor parallelism stay on the GPUs",
+            "use --tp 1 (llama.cpp and Ollama split the layers over GPUs, --pp)",
+        )
+    if n > layers:
+        notes.append(
+            f"--gpu-layers {n}: all {layers} decoder layers and the output layer on the GPUs"
+            + ("" if fits else ", more than they hold (the memory table)")
+        )
+
+
 def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     spec, counts, gpu, fabric, notes = _setup(req, network_name)
     engine = find_engine(req.engine)
@@ -800,16 +834,27 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         weight_bytes_per_param=wbytes,
     )
     offload = host = None
-    if req.host_memory is not None or (engine.host_offload and not est.memory.fits):
+    split = req.gpu_layers is not None and req.gpu_layers <= spec.layers
+    if req.gpu_layers is not None:
+        _check_gpu_layers(req.gpu_layers, engine, gpu, tp, spec.layers, est.memory.fits, notes)
+    # -ngl above the layer count keeps every layer on the GPUs: the plan without host memory
+    wants_host = engine.host_offload and (split or (req.gpu_layers is None and not est.memory.fits))
+    if req.host_memory is not None or wants_host:
         host = host_or_rate(req.host_memory or default_host(gpu))
-    if engine.host_offload and not est.memory.fits and tp == 1 and not gpu.unified_memory:
+    if wants_host and tp == 1 and not gpu.unified_memory:
         assert host is not None
         if req.host_memory is None:
             notes.append(f"host memory: {host.title} (--host-memory to set yours)")
+        placement = (
+            "whole decoder layers on the GPUs while they fit beside the CUDA context, the "
+            "engine's reserve and one micro-batch's buffers, the last ones first, the output "
+            "layer only once all are there"
+            if req.gpu_layers is None
+            else f"the last {min(req.gpu_layers, spec.layers)} decoder layers on the GPUs "
+            "(--gpu-layers, placed as llama.cpp's -ngl and Ollama's num_gpu place them)"
+        )
         notes.append(
-            f"offload ({engine.title}): whole decoder layers on the GPUs while they fit beside the "
-            "CUDA context, the engine's reserve and one micro-batch's buffers, the last ones first, "
-            "the output layer only once all are there; the rest read at "
+            f"offload ({engine.title}): {placement}; the rest read at "
             f"{host.memory_bw_bytes_per_s / 1e9:.3g} GB/s x {host.efficiency:.2f} "
             f"({host.efficiency_source}); prompts of {OFFLOAD_MIN_BATCH}+ tokens copy the host "
             f"layers' weights to the GPU once per {UBATCH_TOKENS}-token micro-batch at "
@@ -828,11 +873,14 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
             weight_bytes_per_param=wbytes,
             kv_bytes_per_value=WEIGHT_BYTES[kv_precision],
             host_link_bytes_per_s=find_link(gpu.host_link).bw_bytes_per_s,
+            gpu_layers=req.gpu_layers,
         )
     elif req.host_memory is not None:
         why = (
             f"{engine.title} does not keep layers in host memory"
             if not engine.host_offload
+            else "every layer is on the GPUs (--gpu-layers)"
+            if req.gpu_layers is not None and not split
             else "the model fits in the GPUs"
             if est.memory.fits
             else "Apple GPUs share one memory with the CPU"

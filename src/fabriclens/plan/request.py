@@ -52,6 +52,7 @@ class PlanRequest:
     kv_precision: str | None = None
     # host memory a model too large for the GPUs is partly read from (catalog hosts, or a rate)
     host_memory: str | None = None
+    gpu_layers: int | None = None  # llama.cpp's -ngl, Ollama's num_gpu; None: what fits
     extra_notes: tuple[str, ...] = field(default_factory=tuple)
     fabric_design: object | None = None  # a fabric.topology.FabricDesign (`plan --fabric`)
 
@@ -65,6 +66,7 @@ INFERENCE_OPTIONS = (
     "--output-tokens",
     "--kv-precision",
     "--host-memory",
+    "--gpu-layers",
 )
 TRAINING_OPTIONS = (
     "--zero",

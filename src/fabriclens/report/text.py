@@ -155,24 +155,44 @@ def not_fitting_line(doc: dict[str, Any]) -> Text:
 
 
 def offload_lines(doc: dict[str, Any]) -> Text:
-    """What an engine that keeps layers in host memory makes of a model too large for the GPUs."""
+    """What an engine that keeps layers in host memory makes of the model: the split it makes of
+    a model too large for the GPUs, or the one --gpu-layers asks for."""
     off = doc["offload"]
+    gpus = "GPUs" if doc["gpus"] > 1 else "GPU"
     text = Text()
-    text.append("With host memory ", style="bold")
+    asked = off["gpu_layers_requested"]
+    text.append(
+        "With host memory " if asked is None else f"With --gpu-layers {asked} ", style="bold"
+    )
     host_layers = off["layers"] - off["gpu_layers"]
     text.append(
         f"{off['engine']} keeps {off['gpu_layers']} of {off['layers']} layers on the "
-        f'GPU{"s" if doc["gpus"] > 1 else ""} (its log: "offloaded {off["reported"]} layers to '
-        f'GPU") and {host_layers} {"layer" if host_layers == 1 else "layers"}'
+        f'{gpus} (its log: "offloaded {off["reported"]} layers to GPU") and {host_layers} '
+        f"{'layer' if host_layers == 1 else 'layers'}"
         f"{'' if off['output_on_gpu'] else ' and the output layer'} "
         f"({format_decimal_bytes(off['host_bytes'])}) in host memory, read at "
         f"{off['host_bw_GBps']:.3g} GB/s ({off['host_title']}; --host-memory):\n"
     )
+    if not off["fits"]:
+        most = off["max_gpu_layers"]
+        text.append(
+            f"  DOES NOT FIT: that needs {format_bytes(off['gpu_bytes_per_gpu'])} per GPU, "
+            f"more than its {format_bytes(off['capacity_bytes'])}; the engine fails to "
+            f"allocate its buffers (cudaMalloc: out of memory). "
+            + (
+                f"At most {most} layers fit (--gpu-layers {most})\n"
+                if most > 0
+                else "Not one layer fits beside the CUDA context and the engine's buffers\n"
+            ),
+            style="bold red",
+        )
     share = off["decode_host_s"] / off["decode_step_s"] if off["decode_step_s"] else 0.0
     text.append(
         f"  decode {off['decode_tokens_per_s']:.2g} tokens/s per sequence, "
         f"{format_time(off['decode_step_s'])} per token ({share:.0%} of it reading host memory) · "
         f"time to first token {format_time(off['ttft_s'])}"
+        + (" (if it fit)" if not off["fits"] else "")
+        + (f"\n  the times below: every layer on the {gpus}" if doc["memory"]["fits"] else "")
     )
     return text
 
@@ -260,8 +280,8 @@ def plan_renderables(doc: dict[str, Any], explain: bool) -> list[RenderableType]
     out: list[RenderableType] = [*plan_summary(doc), memory_table(doc)]
     if not doc["memory"]["fits"]:
         out.append(not_fitting_line(doc))
-        if doc.get("offload"):
-            out.append(offload_lines(doc))
+    if doc.get("offload"):
+        out.append(offload_lines(doc))
     if doc["workload"] == "inference":
         out += inference_lines(doc)
     else:
