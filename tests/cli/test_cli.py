@@ -23,7 +23,8 @@ def _plan_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, obje
     status = run([*argv, "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert isinstance(doc, dict)
-    assert status == (0 if doc["memory"]["fits"] else 1)
+    assert status == (0 if doc["fits"] else 1)
+    assert doc["fits"] <= doc["memory"]["fits"]  # type: ignore[index,operator]
     return doc
 
 
@@ -248,6 +249,32 @@ def test_gpu_layers_sets_the_split_as_ngl_does(capsys: pytest.CaptureFixture[str
     assert any("every layer is on the GPUs" in a for a in every["assumptions"])  # type: ignore[attr-defined]
 
 
+def test_host_ram_checks_the_layers_left_in_host_memory(capsys: pytest.CaptureFixture[str]) -> None:
+    """Ollama refuses a split whose host part exceeds free RAM + swap (llm/server.go: "model
+    requires more system memory (X) than is available (Y)"); --host-ram checks it. A split the
+    GPU holds but the host does not is no plan that runs: exit 1."""
+    argv = ["plan", "llama-3.1-8b", "--engine", "ollama", "--gpu", "rtx-3060", "--gpus", "1",
+            "--gpu-layers", "10"]  # fmt: skip
+    free = _plan_json(capsys, *argv)["offload"]
+    assert isinstance(free, dict) and free["host_ram_bytes"] is None and free["host_fits"] is None
+    need = free["host_bytes"]
+    roomy = _plan_json(capsys, *argv, "--host-ram", f"{need + 10**9}B")["offload"]
+    tight = _plan_json(capsys, *argv, "--host-ram", f"{need - 10**6}B")["offload"]
+    assert isinstance(roomy, dict) and isinstance(tight, dict)
+    assert roomy["host_fits"] is True and tight["host_fits"] is False
+    assert run([*argv, "--host-ram", f"{need + 10**9}B"]) == 0
+    capsys.readouterr()
+    assert run([*argv, "--host-ram", f"{need - 10**6}B"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "DOES NOT FIT in host memory" in out and "model requires more system memory" in out
+    assert "up to --gpu-layers 32" in out  # the split asked for leaves room on the GPU
+    # no layer in host memory: the size is not used, and the plan says so
+    whole = _plan_json(capsys, "plan", "llama-3.1-8b", "--engine", "ollama", "--gpu", "rtx-3060",
+                       "--gpus", "1", "--host-ram", "1GB")  # fmt: skip
+    assert "offload" not in whole
+    assert any("--host-ram is not used" in a for a in whole["assumptions"])  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("workload", ["pretrain", "full-finetune", "lora", "qlora"])
 def test_every_training_workload_runs(capsys: pytest.CaptureFixture[str], workload: str) -> None:
     doc = _json(capsys, "plan", "qwen2.5-7b", "-w", workload, "--gpus", "8")
@@ -380,6 +407,10 @@ BAD = [
     ),
     (["plan", "llama-3.1-8b", "--engine", "ollama", "--gpu-layers", "-3"], "negative"),
     (["plan", "llama-3.1-8b", "-w", "pretrain", "--gpu-layers", "8"], "--gpu-layers applies"),
+    # a bare number would be bytes: the unit is asked for
+    (["plan", "llama-3.1-70b", "--engine", "ollama", "--host-ram", "32"], "give the unit"),
+    (["plan", "llama-3.1-70b", "--engine", "ollama", "--host-ram", "0GB"], "not a memory size"),
+    (["plan", "llama-3.1-70b", "--engine", "ollama", "--host-ram", "lots"], "lots"),
     (["collective", "all_reduce", "1XB"], "as a size"),
     (["collective", "bogus", "1GB"], "unknown collective"),
     (["collective", "all_reduce", "1GB", "--ranks", "1"], "at least 2 ranks"),

@@ -127,6 +127,13 @@ def plan(
             "host memory (llama.cpp's -ngl, Ollama's num_gpu) [default: as many as fit]"
         ),
     ] = None,
+    host_ram: Annotated[
+        str | None,
+        typer.Option(
+            help="Inference with Ollama or llama.cpp, layers in host memory: the host's free "
+            "memory, RAM plus swap as Ollama counts it (`free -h`: available + swap free), e.g. 64GB"
+        ),
+    ] = None,
     layers: Annotated[int | None, typer.Option(help="Custom model: decoder layers")] = None,
     hidden: Annotated[int | None, typer.Option(help="Custom model: hidden size")] = None,
     heads: Annotated[int | None, typer.Option(help="Custom model: attention heads")] = None,
@@ -169,6 +176,7 @@ def plan(
         "--kv-precision": kv_precision,
         "--host-memory": host_memory,
         "--gpu-layers": gpu_layers,
+        "--host-ram": host_ram,
         "--zero": zero,
         "--recompute": recompute,
         "--global-batch": global_batch,
@@ -247,6 +255,7 @@ def plan(
         kv_precision=kv_precision,
         host_memory=host_memory,
         gpu_layers=gpu_layers,
+        host_ram=host_ram,
         fabric_design=design,
         extra_notes=(implied,) if implied else (),
     )
@@ -254,8 +263,9 @@ def plan(
     from fabriclens.report.json_doc import plan_doc
 
     docs = [plan_doc(p) for p in plans]
-    # one verdict: a job that does not fit in memory is not a plan that runs (exit status 1)
-    status = int(ExitStatus.OK if all(d["memory"]["fits"] for d in docs) else ExitStatus.FINDINGS)
+    # one verdict: a job that does not fit in memory is not a plan that runs (exit status 1); nor
+    # is a split (--gpu-layers, --host-ram) that the GPU or the host cannot hold
+    status = int(ExitStatus.OK if all(p.fits for p in plans) else ExitStatus.FINDINGS)
     if json_out:
         print_json(docs[0] if len(docs) == 1 else docs)
         return status

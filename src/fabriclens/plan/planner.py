@@ -45,7 +45,7 @@ from fabriclens.plan.layouts import check_tp as _check_tp
 from fabriclens.plan.layouts import layout_config
 from fabriclens.plan.layouts import validate_layout as _validate_layout
 from fabriclens.plan.request import PlanRequest
-from fabriclens.units import format_number, parse_bandwidth, parse_rate
+from fabriclens.units import format_number, parse_bandwidth, parse_rate, parse_size
 
 WORKLOADS = ("pretrain", "full-finetune", "lora", "qlora", "inference")
 DEFAULT_MULTI_NODE_NETWORK = "ndr-ib"
@@ -82,6 +82,27 @@ class Plan:
     # inference too large for the GPUs on an engine that keeps layers in host memory
     offload: Offload | None = None
     host: Host | None = None
+    host_ram_bytes: int | None = None  # --host-ram: free host memory (RAM + swap), as given
+
+    @property
+    def host_fits(self) -> bool | None:
+        """The host holds the layers left there (None: --host-ram not given, or no offload)."""
+        if self.offload is None or self.host_ram_bytes is None:
+            return None
+        return self.offload.host_bytes <= self.host_ram_bytes
+
+    @property
+    def fits(self) -> bool:
+        """The one verdict: the job fits in GPU memory, and the split asked for in host memory
+        too (exit status 1 otherwise)."""
+        if self.inference is not None:
+            gpu_fits = self.inference.memory.fits
+        else:
+            assert self.training is not None
+            gpu_fits = self.training.memory.fits
+        if self.offload is None:
+            return gpu_fits
+        return gpu_fits and self.offload.fits and self.host_fits is not False
 
     @property
     def nodes(self) -> int:
@@ -760,6 +781,18 @@ def _check_gpu_layers(
         )
 
 
+def _host_ram(text: str) -> int:
+    """--host-ram: a size with its unit (a bare number would be read as bytes)."""
+    if text.strip().isdigit():
+        raise InputError(
+            f"--host-ram {text}: give the unit", f"e.g. --host-ram {text.strip()}GB or {text}GiB"
+        )
+    size = parse_size(text)
+    if size <= 0:
+        raise InputError(f"--host-ram {text} is not a memory size", "e.g. --host-ram 64GB")
+    return size
+
+
 def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     spec, counts, gpu, fabric, notes = _setup(req, network_name)
     engine = find_engine(req.engine)
@@ -834,6 +867,7 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         weight_bytes_per_param=wbytes,
     )
     offload = host = None
+    host_ram = _host_ram(req.host_ram) if req.host_ram is not None else None
     split = req.gpu_layers is not None and req.gpu_layers <= spec.layers
     if req.gpu_layers is not None:
         _check_gpu_layers(req.gpu_layers, engine, gpu, tp, spec.layers, est.memory.fits, notes)
@@ -875,7 +909,7 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
             host_link_bytes_per_s=find_link(gpu.host_link).bw_bytes_per_s,
             gpu_layers=req.gpu_layers,
         )
-    elif req.host_memory is not None:
+    else:
         why = (
             f"{engine.title} does not keep layers in host memory"
             if not engine.host_offload
@@ -887,7 +921,8 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
             if gpu.unified_memory
             else "layers split by tensor parallelism stay on the GPUs"
         )
-        notes.append(f"--host-memory is not used: {why}")
+        notes += [f"{flag} is not used: {why}" for flag, value in
+                  (("--host-memory", req.host_memory), ("--host-ram", req.host_ram)) if value]  # fmt: skip
     return Plan(
         req,
         spec,
@@ -915,6 +950,7 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         ),
         offload=offload,
         host=host,
+        host_ram_bytes=host_ram if offload is not None else None,
     )
 
 

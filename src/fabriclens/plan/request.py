@@ -53,6 +53,7 @@ class PlanRequest:
     # host memory a model too large for the GPUs is partly read from (catalog hosts, or a rate)
     host_memory: str | None = None
     gpu_layers: int | None = None  # llama.cpp's -ngl, Ollama's num_gpu; None: what fits
+    host_ram: str | None = None  # free host memory (RAM + swap) for the layers left there
     extra_notes: tuple[str, ...] = field(default_factory=tuple)
     fabric_design: object | None = None  # a fabric.topology.FabricDesign (`plan --fabric`)
 
@@ -67,6 +68,7 @@ INFERENCE_OPTIONS = (
     "--kv-precision",
     "--host-memory",
     "--gpu-layers",
+    "--host-ram",
 )
 TRAINING_OPTIONS = (
     "--zero",

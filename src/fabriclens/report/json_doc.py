@@ -38,6 +38,8 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "reading": plan.model.reading,
         },
         "workload": plan.workload,
+        # the one verdict (exit status 1 when false): GPU memory, and a split's host part
+        "fits": plan.fits,
         "gpu": plan.gpu.name,
         "gpus": plan.request.gpus,
         "gpus_per_node": plan.gpus_per_node,
@@ -170,6 +172,8 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
                 "max_gpu_layers": off.max_gpu_layers,
                 "fits": off.fits,
                 "capacity_bytes": round(off.capacity_bytes),
+                "host_ram_bytes": plan.host_ram_bytes,
+                "host_fits": plan.host_fits,
                 "ttft_s": _r(off.prefill_s),
                 "decode_step_s": _r(off.decode_step_s),
                 "decode_host_s": _r(off.decode_host_s),

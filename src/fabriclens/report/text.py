@@ -170,7 +170,7 @@ def offload_lines(doc: dict[str, Any]) -> Text:
         f'{gpus} (its log: "offloaded {off["reported"]} layers to GPU") and {host_layers} '
         f"{'layer' if host_layers == 1 else 'layers'}"
         f"{'' if off['output_on_gpu'] else ' and the output layer'} "
-        f"({format_decimal_bytes(off['host_bytes'])}) in host memory, read at "
+        f"({format_bytes(off['host_bytes'])}) in host memory, read at "
         f"{off['host_bw_GBps']:.3g} GB/s ({off['host_title']}; --host-memory):\n"
     )
     if not off["fits"]:
@@ -186,12 +186,32 @@ def offload_lines(doc: dict[str, Any]) -> Text:
             ),
             style="bold red",
         )
+    if off["host_fits"] is False:
+        need, free = format_bytes(off["host_bytes"]), format_bytes(off["host_ram_bytes"])
+        most, asked = off["max_gpu_layers"], off["gpu_layers_requested"]
+        more = (
+            f"keep more layers on the GPU (up to --gpu-layers {most}), "
+            if asked is not None and asked < most
+            else ""
+        )
+        text.append(
+            f"  DOES NOT FIT in host memory: {need} of layers, {free} free (--host-ram); "
+            + (
+                f'Ollama refuses to load it ("model requires more system memory ({need}) than is '
+                f'available"): free memory, add swap, {more}or take a smaller quantisation'
+                if off["engine"] == "ollama"
+                else "llama.cpp maps the model file, so what does not fit is read from disk at "
+                "every token, far slower than shown"
+            )
+            + "\n",
+            style="bold red",
+        )
     share = off["decode_host_s"] / off["decode_step_s"] if off["decode_step_s"] else 0.0
     text.append(
         f"  decode {off['decode_tokens_per_s']:.2g} tokens/s per sequence, "
         f"{format_time(off['decode_step_s'])} per token ({share:.0%} of it reading host memory) · "
         f"time to first token {format_time(off['ttft_s'])}"
-        + (" (if it fit)" if not off["fits"] else "")
+        + (" (if it fit)" if not off["fits"] or off["host_fits"] is False else "")
         + (f"\n  the times below: every layer on the {gpus}" if doc["memory"]["fits"] else "")
     )
     return text
