@@ -182,6 +182,11 @@ BACKTRACKING_PREFIXES = (
     "block_size=", "Maximum concurrency for 1", "ValueError] ", "CUDA error 1 at ",
     "CUDA runtime error in ", "Current Version: 1, Serialized Engine Version: ", "check inlen(1) <= max_inlen(",
     "nvml vram init failure: ", "Cannot retrieve Static function, error: ",
+    "ValueError: host not found: ", "cannot be retrieved (gai error: -2 addresses of (", "connect [",
+    'memory.required.full="1 GiB" memory.required.partial="', 'free="1 GiB" free_swap="',
+    'model request too large for system requested="1 GiB" ', "requires more system memory (1 GiB) than is available (",
+    "ggml_aligned_malloc: insufficient memory (attempted to allocate ", "failed to mlock ",
+    "Cuda error custom_all_reduce.cuh:1 '",
 )  # fmt: skip
 
 

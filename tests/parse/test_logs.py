@@ -280,7 +280,7 @@ def test_records_keep_at_most_max_kept_chars_of_a_line() -> None:
 _NESTED_GATES = {"nvls", "shm", "p2p", "IPC", "peer access is not supported", "No device found",
                  "NET/Socket", "GPU Direct RDMA Enabled", "GPU Direct RDMA Disabled", "80FE",
                  "gdr", "multicast", "operation not permitted", "userbuffers", "without libuv",
-                 "TensileLibrary", "GPU", "ctx", "alloc", "cache", "graph", "library=ROCm", "cuInit"}  # fmt: skip
+                 "TensileLibrary", "GPU", "ctx", "alloc", "cache", "graph", "library=ROCm", "cuInit", "memory"}  # fmt: skip
 
 
 def test_every_gate_of_the_reader_holds_a_screen_word() -> None:
@@ -811,6 +811,19 @@ OTHER_WORDINGS = {
     "2024/02/01 10:00:00 gpu.go:88: CUDA not detected: nvml vram init failure: 18": "ollama-nvml-not-started",
     "WARNING 01-01 00:00:00 [cache_engine.py:1] Using 'pin_memory=False' as WSL is detected. This may slow down the performance.": "vllm-wsl-no-pinned-memory",
     ":1:hip_platform.cpp:110 : 1 us: Cannot retrieve Static function, error: 209": "program-kernels-missing-for-gpu",
+    # c10d's store client given the loopback name; the other spellings of a name that does not resolve
+    "[W socket.cpp:1] [c10d] The client socket has failed to connect to [127.0.1.1]:29500 (errno: 111 - Connection refused).": "connect-loopback",
+    "ValueError: host not found: Temporary failure in name resolution": "hostname-unresolvable",
+    "[W socket.cpp:1] [c10d] The IPv4 network addresses of (worker-1.svc, 29400) cannot be retrieved (gai error: -2 - Name or service not known).": "hostname-unresolvable",
+    # Ollama's client-side error; llama.cpp's newer host buffer wording; the runner under its
+    # older name; NCCL's registration of a receive buffer; SGLang's copy of the kernel
+    "Error: model requires more system memory (15.3 GiB) than is available (11.2 GiB)": "ollama-host-memory-too-small",
+    "llama_model_load: error loading model: unable to allocate CPU buffer": "llama-cpp-host-buffer-alloc-failed",
+    'level=ERROR source=sched.go:1 msg="error loading llama server" error="llama runner process has terminated: signal: killed"': "ollama-runner-killed",
+    "warning: failed to mlock 4096000-byte buffer (after previously locking 0 bytes): Resource temporarily unavailable": "llama-cpp-mlock-limit",
+    "n1:1:2 [0] transport/nvls.cc:1 NCCL WARN rank 3 failed to NVLS register recvbuff 0x7f sendbuffSize 0 recvbuff 0x7f recvbuffSize 1048576": "nvls-buffer-registration-failed",
+    "n1:1:2 [0] misc/socket.cc:1 NCCL WARN Call to bind failed: Address already in use": "nccl-bind-address-in-use",
+    "Failed: Cuda error /sgl-workspace/sgl-kernel/csrc/allreduce/custom_all_reduce.cuh:120 'invalid resource handle'": "vllm-custom-allreduce-cuda-error",
 }  # fmt: skip
 
 
@@ -1153,6 +1166,30 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     assert "cuinit-driver-library-mismatch" not in _rules_of(
         "failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected"
     )
+    # a peer refused at a routable address; an address family c10d cannot use (gai -9), a page
+    # not found, a bracketed address in prose
+    # Ollama's estimate with room to spare; a runner ended by its own exit; NVLS set up without
+    # registration; a store's port in use (the store's rule), the kernel without a location
+    roomy = ('msg=offload memory.required.full="20.0 GiB" memory.required.partial="10.0 GiB"\n'
+             'msg="system memory" total="62.6 GiB" free="40.0 GiB" free_swap="8.0 GiB"')  # fmt: skip
+    exited = "llama runner process has terminated: exit status 2"
+    nvls = "n1:1:2 [0] NCCL INFO NVLS multicast support is available on dev 0"
+    store = "The server socket has failed to bind to 0.0.0.0:29500 (errno: 98 - Address already in use)."
+    kernel = "vLLM's custom_all_reduce is disabled: Cuda error not checked"
+    for text, rule in ((roomy, "ollama-host-memory-nearly-full"), (exited, "ollama-runner-killed"),
+                       (nvls, "nvls-buffer-registration-failed"), (store, "nccl-bind-address-in-use"),
+                       (kernel, "vllm-custom-allreduce-cuda-error")):  # fmt: skip
+        assert rule not in _rules_of(text), (text, rule)
+    assert "ollama-host-memory-nearly-full" in _rules_of(
+        roomy.replace('free="40.0 GiB"', 'free="2.5 GiB"')
+    )
+    refused = "gloo/transport/tcp/pair.cc:1] connect [10.0.0.2]:3210: Connection refused"
+    found = _rules_of(refused)
+    assert "socket-connect-failed" in found and "connect-loopback" not in found
+    for text in ("[c10d] The IPv6 network addresses of (node1, 29500) cannot be retrieved (gai error: -9 - Address family for hostname not supported).",
+                 "404: host not found on this server", "we connect [127.0.1.1]:80 in the docs"):  # fmt: skip
+        found = _rules_of(text)
+        assert not found & {"hostname-unresolvable", "connect-loopback"}, (text, found)
 
 
 def test_warnings_already_explained_are_not_quoted_again() -> None:

@@ -270,6 +270,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "cudagraph_oom": int(bool(nccl.of("cudagraph_capture_frame")) and (
             _count("program_cuda_oom", nccl) + len(nccl.of("torch_cuda_oom")) > 0)),
         "ollama_igpu_undercounted": _count("ollama_igpu_undercounted", nccl),
+        "ollama_host_share_pct": _ollama_host_share_pct(nccl),
         "chunk_size_set": _count("chunk_size_set", nccl) + int("NCCL_CHUNK_SIZE" in env),
         "gloo_iface_exclusion": sum(1 for e in nccl.of("gloo_iface_missing") if str(e.detail["name"]).startswith("^")),
         # GPUDirect RDMA on some InfiniBand channels, and receives without it elsewhere (a
@@ -497,6 +498,16 @@ EVENT_WORDS = {
     "ollama_gfx_unsupported": "Ollama's ROCm libraries have no kernels for {gpu_type}",
     "ollama_no_gpu": "Ollama found no GPU it can use: models run on the CPU",
     "llama_ctx_size": "the runner's context is {ctx} tokens (num_ctx)",
+    "nvls_register_failed": "NCCL could not register a user buffer for NVLS",
+    "nccl_bind_in_use": "NCCL could not bind a listening socket: the address is in use",
+    "vllm_custom_ar_error": "vLLM's custom all-reduce: CUDA error '{error}' ({where})",
+    "ollama_host_short": "Ollama: the model needs {requested} of host memory, more than the {available} available",
+    "ollama_required": "Ollama's estimate: {full} for the whole model, {gpu} of it on the GPUs",
+    "ollama_system_memory": "the host's free memory as Ollama reads it: {free}, swap {swap}",
+    "llama_runner_killed": "the model runner was killed (SIGKILL)",
+    "ggml_host_alloc_failed": "llama.cpp could not allocate the CPU's buffer{size}",
+    "llama_no_mmap": "the runner reads the model into RAM whole (--no-mmap)",
+    "llama_mlock_failed": "llama.cpp could not lock {size} bytes of the model in RAM (--mlock)",
     "ollama_igpu": "Ollama counts {available_gib} of the integrated GPU's {total_gib} GiB as free ({libdirs})",
     "llama_kv_alloc_failed": "llama.cpp could not allocate its KV cache",
     "vllm_no_kv_memory": "vLLM found no GPU memory left for its KV cache",
@@ -739,6 +750,16 @@ SIGNALS = {
 
 # events that are their own fact: counted by rules, their lines quoted as evidence
 EVENT_FACTS = (
+    "nvls_register_failed",
+    "nccl_bind_in_use",
+    "vllm_custom_ar_error",
+    "ollama_host_short",
+    "ollama_required",
+    "ollama_system_memory",
+    "llama_runner_killed",
+    "ggml_host_alloc_failed",
+    "llama_no_mmap",
+    "llama_mlock_failed",
     "no_socket_iface",
     "fm_driver_mismatch",
     "container_file_exists",
@@ -1019,6 +1040,34 @@ def _pl_rank_facts(nccl: NcclLog) -> dict[str, int]:
 VLLM_BLOCK_TOKENS = 16  # vLLM's default KV-cache block (--block-size 16 on CUDA)
 
 
+_BYTE_UNITS = {"B": 0, "KB": 1, "KiB": 1, "MB": 2, "MiB": 2, "GB": 3, "GiB": 3, "TB": 4, "TiB": 4}
+
+
+def _gib(text: object) -> float:
+    """Ollama's sizes (format.HumanBytes2: "59.1 GiB", "215.1 MiB", "0 B") in GiB."""
+    number, _, unit = str(text).partition(" ")
+    try:
+        return float(number) / 1024.0 ** (3 - _BYTE_UNITS[unit])
+    except (KeyError, ValueError):
+        return 0.0
+
+
+def _ollama_host_share(nccl: NcclLog) -> tuple[float, float, float] | None:
+    """Ollama's estimate of the model's part in host memory (the whole model less the GPUs'
+    part, as its own check counts it: llm/server.go) and the free RAM and swap it reported."""
+    required, system = nccl.of("ollama_required"), nccl.of("ollama_system_memory")
+    if not required or not system:
+        return None
+    host = _gib(required[-1].detail["full"]) - _gib(required[-1].detail["gpu"])
+    free, swap = _gib(system[-1].detail["free"]), _gib(system[-1].detail["swap"])
+    return (host, free, swap) if host > 0 and free + swap > 0 else None
+
+
+def _ollama_host_share_pct(nccl: NcclLog) -> int:
+    share = _ollama_host_share(nccl)
+    return 0 if share is None else round(100 * share[0] / (share[1] + share[2]))
+
+
 def _vllm_kv_too_small(nccl: NcclLog) -> int:
     """Whether vLLM's KV cache cannot hold one request of its longest length: its own error, its
     V1 concurrency below 1x, or V0's block count x the block size below the config's
@@ -1096,6 +1145,10 @@ def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
             if good
             else []
         )
+    if name == "ollama_host_share" and (share := _ollama_host_share(nccl)) is not None:
+        host, free, swap = share
+        return [f"Ollama's estimate puts {host:.1f} GiB in host memory, {host / (free + swap):.0%} of "
+                f"the {free + swap:.1f} GiB free (RAM {free:.1f} GiB + swap {swap:.1f} GiB)"]  # fmt: skip
     if name == "p2p_slower_than_host":
         return [
             f"{direction} P2P GPU {p[1]} -> GPU {p[2]} at {p[0]:g} GB/s, the slowest copy through "

@@ -63,6 +63,8 @@ NET_DEV_RE = re.compile(r"\bvia\s+(NET/[\w ]+/\d+)")
 SOCKET_DEV_RE = re.compile(r"NET/Socket\s*:\s*GPU Direct RDMA Disabled for HCA (\d+) '([^']+)'")
 RANK_PREFIX_RE = re.compile(r"^\W{0,3}\[?rank(\d+)\]?:", re.I)
 PEER_RE = re.compile(r"(?:from|to|peer)\s+(?:peer\s+)?(\S+?)<\d+>")
+# Gloo's `connect [127.0.1.1]:3210: Connection refused` and c10d's `connect to [host]:29500`
+BRACKET_PEER_RE = re.compile(r"connect (?:to )?\[([^\]\s]+)\]:\d+")
 
 COMPLETION_RE = re.compile(
     r"Got completion (?:from peer (?P<peer>\S+?)(?:<\d+>)?\s+)?with (?:status=|error\s*)(?P<status>\d+)"
@@ -331,6 +333,10 @@ SHARP_LOCK_RE = re.compile(r"lock failed")  # the SHARP plugin's `Streaming Tree
 RESOLVE_RE = re.compile(
     r"[Cc]ould not resolve hostname (\S+?):|getaddrinfo\S* failed.*?host[:\s]+\[?([\w.-]+)"
 )
+HOST_NOT_FOUND_RE = re.compile(
+    r"host not found: (?:Name or service not known|Temporary failure in name)"
+)
+GAI_NAME_RE = re.compile(r"addresses of \(([^,\s]+), \d+\) cannot be retrieved \(gai error: -[23] ")
 # c10d's store client: `The client socket has failed to connect to [::ffff:255.255.0.0]:29500
 # (errno: 110 - Connection timed out)`
 STORE_CONNECT_RE = re.compile(
@@ -408,6 +414,29 @@ OLLAMA_GFX_RE = re.compile(
 LLAMA_OFFLOADED_RE = re.compile(r"offloaded (\d{1,4})/(\d{1,4}) layers to GPU")
 OLLAMA_OFFLOAD_RE = re.compile(r"layers\.model=(\d{1,4}) layers\.offload=(\d{1,4})")
 OLLAMA_KV_RE = re.compile(r"memory\.required\.kv=\"([0-9.]{1,10} [KMGT]?i?B)\"")
+# what Ollama's estimate puts where (`memory.required.full="68.3 GiB" memory.required.partial=
+# "10.9 GiB"`: the whole model, and the GPUs' part) and the host's memory (`msg="system memory"
+# total="62.6 GiB" free="59.1 GiB" free_swap="215.1 MiB"`), server.go
+_GIB = r"([0-9.]{1,10} [KMGT]?i?B)"
+OLLAMA_REQUIRED_RE = re.compile(
+    rf"memory\.required\.full=\"{_GIB}\" memory\.required\.partial=\"{_GIB}\""
+)
+OLLAMA_SYSTEM_MEMORY_RE = re.compile(rf"free=\"{_GIB}\" free_swap=\"{_GIB}\"")
+# its refusal: `msg="model request too large for system" requested="75.2 GiB" available=66355601408
+# total="31.2 GiB" free="29.8 GiB" swap="32.0 GiB"`, and the error the client gets: `model requires
+# more system memory (15.3 GiB) than is available (11.2 GiB)`
+OLLAMA_TOO_LARGE_RE = re.compile(rf"requested=\"{_GIB}\".{{0,160}}?free=\"{_GIB}\" swap=\"{_GIB}\"")
+OLLAMA_MORE_SYSTEM_RE = re.compile(
+    rf"requires more system memory \({_GIB}\) than is available \({_GIB}\)"
+)
+# ggml's host buffer: `ggml_aligned_malloc: insufficient memory (attempted to allocate 236119.06 MB)`
+GGML_HOST_ALLOC_RE = re.compile(r"insufficient memory \(attempted to allocate ([0-9.]{1,14}) MB\)")
+# llama.cpp's --mlock under a lower RLIMIT_MEMLOCK: `warning: failed to mlock 139264000-byte buffer
+# (after previously locking 0 bytes): Cannot allocate memory`
+MLOCK_FAILED_RE = re.compile(r"failed to mlock (\d{1,15})-byte buffer")
+# vLLM's (and SGLang's) custom all-reduce kernel: `Cuda error /workspace/csrc/custom_all_reduce.cuh:143
+# 'invalid resource handle'`
+CUSTOM_AR_ERROR_RE = re.compile(r"Cuda error \S*custom_all_reduce\.cuh:(\d{1,6}) '([^'\n]{1,80})'")
 # the runner Ollama starts: `ollama runner --model ... --ctx-size 64000 --batch-size 512 ...`
 CTX_SIZE_RE = re.compile(r"--ctx-size (\d{1,9})\b")
 # ggml's CUDA buffer: `allocating 2508.00 MiB on device 0: cudaMalloc failed: out of memory`
@@ -1108,6 +1137,8 @@ def _detect_outside(msg: str, add: Any) -> None:
             add("ucx_error", error=ux.group(1)[:160])
     if ("custom_all_reduce" in msg or "TensorRT-LLM][ERROR]" in msg) and "peer access is not supported" in msg:  # fmt: skip
         add("engine_custom_ar_no_p2p")  # vLLM's / SGLang's / TensorRT-LLM's own all-reduce kernel
+    elif "custom_all_reduce" in msg and (ca := CUSTOM_AR_ERROR_RE.search(msg)) is not None:
+        add("vllm_custom_ar_error", error=ca.group(2), where=f"custom_all_reduce.cuh:{ca.group(1)}")
     if "Version mismatch: The cluster was started with" in msg:  # Ray's check_version_info
         add("ray_version_mismatch")
     if "NCCL_CHUNK_SIZE=" in msg and (cs := CHUNK_SIZE_RE.search(msg)) is not None:
@@ -1243,6 +1274,13 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("open_files_exhausted")
     if "DNS resolution failed" in msg:  # MindSpore's msrun, and others, in their own words
         add("host_unresolved", name=None)
+    # PyTorch's TCPStore before 1.11 and torchelastic: `ValueError: host not found: Name or
+    # service not known`; c10d's socket.cpp: `The IPv6 network addresses of (node1, 29500) cannot
+    # be retrieved (gai error: -3 - Temporary failure in name resolution)` (EAI_NONAME -2 too)
+    if "host not found: " in msg and HOST_NOT_FOUND_RE.search(msg) is not None:
+        add("host_unresolved", name=None)
+    if "cannot be retrieved (gai error: -" in msg and (gn := GAI_NAME_RE.search(msg)) is not None:
+        add("host_unresolved", name=gn.group(1))
     if "Can't pickle" in msg:  # a spawned worker's arguments (multiprocessing spawn)
         add("spawn_pickle_error")
     if "exitcode" in msg and (te := TORCHRUN_EXIT_RE.search(msg)) is not None:
@@ -1290,6 +1328,28 @@ def _detect_llama_cpp(msg: str, add: Any) -> None:
             add("ggml_gpu_oom", mib=None, device=None)
         if "failed to allocate buffer for kv cache" in msg:
             add("llama_kv_alloc_failed")
+        if "insufficient memory" in msg and (ha := GGML_HOST_ALLOC_RE.search(msg)) is not None:
+            add("ggml_host_alloc_failed", size=f" of {ha.group(1)} MB")
+        elif "unable to allocate CPU buffer" in msg:
+            add("ggml_host_alloc_failed", size="")
+    if "--no-mmap" in msg:  # the runner's command line: the host's layers read into RAM whole
+        add("llama_no_mmap")
+    if "mlock" in msg and (mf := MLOCK_FAILED_RE.search(msg)) is not None:
+        add("llama_mlock_failed", size=int(mf.group(1)))
+    if "memory" in msg:
+        if "memory.required.full=" in msg and (rq := OLLAMA_REQUIRED_RE.search(msg)) is not None:
+            add("ollama_required", full=rq.group(1), gpu=rq.group(2))
+        if "free_swap=" in msg and (sm := OLLAMA_SYSTEM_MEMORY_RE.search(msg)) is not None:
+            add("ollama_system_memory", free=sm.group(1), swap=sm.group(2))
+        if "more system memory" in msg and (ms := OLLAMA_MORE_SYSTEM_RE.search(msg)) is not None:
+            add("ollama_host_short", requested=ms.group(1), available=ms.group(2))
+    if "too large for system" in msg and (tl := OLLAMA_TOO_LARGE_RE.search(msg)) is not None:
+        add("ollama_host_short", requested=tl.group(1),
+            available=f"{tl.group(2)} free + {tl.group(3)} of swap")  # fmt: skip
+    # Ollama's runner ended by SIGKILL (`llama runner process has terminated: signal: killed`;
+    # `llama-server process ...` in newer releases): the kernel's OOM killer or a memory limit
+    if "process has terminated: signal: killed" in msg:
+        add("llama_runner_killed")
 
 
 def _detect_serving(msg: str, add: Any) -> None:
@@ -1444,8 +1504,17 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
             add("cuda_driver_old")
         elif text == "system not yet initialized":
             add("cuda_not_initialized")
-    if "NVLS" in msg and (nv := NVLS_BIND_RE.search(msg)) is not None:
-        add("nvls_bind", size=int(nv.group(1)), code=int(nv.group(2)), error=nv.group(3))
+    if "NVLS" in msg:
+        if (nv := NVLS_BIND_RE.search(msg)) is not None:
+            add("nvls_bind", size=int(nv.group(1)), code=int(nv.group(2)), error=nv.group(3))
+        # a user buffer NCCL could not register for NVLS (transport/nvls.cc: `rank 0 failed to
+        # NVLS register sendbuff 0x... sendbuffSize 1073741824 ...`): it falls back, unregistered
+        if "failed to NVLS register" in msg:
+            add("nvls_register_failed")
+    # NCCL's listening socket (misc/socket.cc: `Call to bind failed: Address already in use`):
+    # on port 0 no ephemeral port was free; else a fixed port (NCCL_COMM_ID) is held
+    if "Call to bind failed: Address already in use" in msg:
+        add("nccl_bind_in_use")
     if "socketFinalizeAccept" in msg and (st := SOCKET_TYPE_RE.search(msg)) is not None:
         got, expected = int(st.group(1)), int(st.group(2))
         add("socket_type_mismatch", peer_type=SOCKET_TYPES.get(got, str(got)),
@@ -1565,7 +1634,7 @@ def _detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Fou
                     or "no route" in lower)  # fmt: skip
     for kind, pattern in SOCKET_ERRORS if socket_words else ():
         if pattern.search(lower):
-            peer = PEER_RE.search(msg)
+            peer = PEER_RE.search(msg) or BRACKET_PEER_RE.search(msg)
             closed = re.search(r"remote peer\s+(\S+?)(?:<\d+>|$)", msg)
             add(kind, peer=peer.group(1) if peer else (closed.group(1) if closed else None))
             break
@@ -1809,7 +1878,9 @@ SCREEN_WORDS = (
     "driver rpc error: timed out", "XidCriticalError", "In Progress",
     "JAX distributed service detected fatal errors", "/job:", "remote target coordination_service",
     "incarnation id", "Can't pickle", "OMPI was not built with SLURM", "UCX worker address",
-    "resolve UCX endpoint", "DNS resolution failed", "cannot create directory",
+    "resolve UCX endpoint", "DNS resolution failed", "Call to bind failed", "--no-mmap", "process has terminated",
+    "mlock", "free_swap=", "memory.required.full=", "too large for system", "more system memory",
+    "insufficient memory", "unable to allocate CPU buffer", "host not found: ", "(gai error: -", "cannot create directory",
     "failed to create user namespace", "pyxis", "ib_umad", "NV_WARN_NOTHING_TO_DO",
     "Number of GPUs detected", "HCCL_SOCKET_IFNAME", 'for config "tls" is invalid',
     "CMD information", "device ip family", "load library failed", "OFI addrinfo() failed",
