@@ -186,7 +186,10 @@ BACKTRACKING_PREFIXES = (
     'memory.required.full="1 GiB" memory.required.partial="', 'free="1 GiB" free_swap="',
     'model request too large for system requested="1 GiB" ', "requires more system memory (1 GiB) than is available (",
     "ggml_aligned_malloc: insufficient memory (attempted to allocate ", "failed to mlock ",
-    "Cuda error custom_all_reduce.cuh:1 '",
+    "Cuda error custom_all_reduce.cuh:1 '", "curl: (7) Failed to connect to ", "dial tcp [", "dial tcp: lookup ",
+    "HTTPConnectionPool(host='", "Cannot connect to host [", "NewConnectionError [Errno 111] ",
+    "Proxy request sent, awaiting response... ", 'HTTP Request: POST http://127.0.0.1:', "Listening on [",
+    "server is listening on http://", "upstream timed out (110: ", "Starting RPC server on [", "x invoked oom-killer: ",
 )  # fmt: skip
 
 

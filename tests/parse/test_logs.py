@@ -824,6 +824,18 @@ OTHER_WORDINGS = {
     "n1:1:2 [0] transport/nvls.cc:1 NCCL WARN rank 3 failed to NVLS register recvbuff 0x7f sendbuffSize 0 recvbuff 0x7f recvbuffSize 1048576": "nvls-buffer-registration-failed",
     "n1:1:2 [0] misc/socket.cc:1 NCCL WARN Call to bind failed: Address already in use": "nccl-bind-address-in-use",
     "Failed: Cuda error /sgl-workspace/sgl-kernel/csrc/allreduce/custom_all_reduce.cuh:120 'invalid resource handle'": "vllm-custom-allreduce-cuda-error",
+    # the same failures in other clients' words: requests', aiohttp's, Go's, curl's
+    "requests.exceptions.ConnectionError: HTTPConnectionPool(host='localhost', port=11434): Max retries exceeded with url: /api/chat (Caused by NewConnectionError('<urllib3.connection.HTTPConnection object at 0x7f>: Failed to establish a new connection: [Errno 111] Connection refused'))": "http-connect-refused",
+    "aiohttp.client_exceptions.ClientConnectorError: Cannot connect to host host.docker.internal:8000 ssl:default [Connect call failed ('172.17.0.1', 8000)] [Errno 111] Connect call failed": "http-server-listens-on-loopback",
+    'Error: Post "http://[::1]:11434/api/generate": dial tcp [::1]:11434: connect: connection refused': "http-ipv6-loopback-refused",
+    "curl: (7) Failed to connect to 172.17.0.1 port 8080 after 1 ms: Couldn't connect to server": "http-server-listens-on-loopback",
+    "aiohttp.client_exceptions.ClientConnectorError: Cannot connect to host localhost:8000 ssl:default [Errno 99] Cannot assign requested address": "client-local-ports-exhausted",
+    "aiohttp.client_exceptions.ClientPayloadError: Response payload is not completed": "response-cut-mid-stream",
+    "curl: (18) transfer closed with outstanding read data remaining": "response-cut-mid-stream",
+    "httpx.ReadTimeout: timed out": "client-request-timeout",
+    "<html><head><title>504 Gateway Time-out</title></head>": "gateway-timed-out",
+    "[   12.3] python3 invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0": "host-oom-killer-ended-rank",
+    "terminate called after throwing an instance of 'WriteSocketException'": "distributed-llama-peer-disconnected",
 }  # fmt: skip
 
 
@@ -1183,6 +1195,15 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
     assert "ollama-host-memory-nearly-full" in _rules_of(
         roomy.replace('free="40.0 GiB"', 'free="2.5 GiB"')
     )
+    # a training job's own refused store connection is not an HTTP client's; a 200 from a local
+    # URL, a proxy's 502 for a remote server, a listen line, a timeout that is torch's store's
+    for text, rule in (("ConnectionRefusedError: [Errno 111] Connection refused", "http-connect-refused"),
+                       ('HTTP Request: POST http://127.0.0.1:11434/v1/chat/completions "HTTP/1.1 200 OK"', "http-proxy-answers-for-local-server"),
+                       ('HTTP Request: POST http://api.example.com/v1/chat "HTTP/1.1 502 Bad Gateway"', "http-proxy-answers-for-local-server"),
+                       ("Listening on 127.0.0.1:11434 (version 0.5.7)", "http-connect-refused"),
+                       ("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients", "client-request-timeout"),
+                       ('dial tcp 10.0.0.5:11434: connect: connection refused', "http-server-listens-on-loopback")):  # fmt: skip
+        assert rule not in _rules_of(text), (text, rule)
     refused = "gloo/transport/tcp/pair.cc:1] connect [10.0.0.2]:3210: Connection refused"
     found = _rules_of(refused)
     assert "socket-connect-failed" in found and "connect-loopback" not in found

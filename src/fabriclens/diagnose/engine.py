@@ -36,6 +36,9 @@ ARCH_MISSING = (
     "invalid kernel file",  # HIP/RCCL: no code object for this GPU (rccl#876)
 )
 # the events of a connection that failed (parse/nccl_log.py: SOCKET_ERRORS)
+# the names a container reaches its host by (Docker Desktop; Docker Engine with host-gateway),
+# and the default bridge's gateway address
+DOCKER_HOST_NAMES = ("host.docker.internal", "gateway.docker.internal", "172.17.0.1")
 CONNECT_FAILURES = ("connect_abort", "connect_timeout", "connect_refused", "unreachable")
 
 
@@ -271,6 +274,9 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
             _count("program_cuda_oom", nccl) + len(nccl.of("torch_cuda_oom")) > 0)),
         "ollama_igpu_undercounted": _count("ollama_igpu_undercounted", nccl),
         "ollama_host_share_pct": _ollama_host_share_pct(nccl),
+        **{name: _count(name, nccl) for name in (
+            "http_client_errors", "http_refused", "http_refused_gateway", "http_refused_ipv6",
+            "http_loopback_timeout", "http_no_local_port", "host_oom_killed")},
         "chunk_size_set": _count("chunk_size_set", nccl) + int("NCCL_CHUNK_SIZE" in env),
         "gloo_iface_exclusion": sum(1 for e in nccl.of("gloo_iface_missing") if str(e.detail["name"]).startswith("^")),
         # GPUDirect RDMA on some InfiniBand channels, and receives without it elsewhere (a
@@ -498,6 +504,20 @@ EVENT_WORDS = {
     "ollama_gfx_unsupported": "Ollama's ROCm libraries have no kernels for {gpu_type}",
     "ollama_no_gpu": "Ollama found no GPU it can use: models run on the CPU",
     "llama_ctx_size": "the runner's context is {ctx} tokens (num_ctx)",
+    "http_connect_failed": "a client could not connect to {server}:{port} ({reason})",
+    "docker_host_unresolved": "host.docker.internal does not resolve inside the container",
+    "connect_unspecified": "a connection to an address that is not valid to connect to (WinError 10049: 0.0.0.0)",
+    "http_proxy_answered": "an HTTP proxy answered {code} for the local server",
+    "gateway_timeout": "a gateway gave up waiting for the server (504 Gateway Time-out{by})",
+    "stream_cut": "the response ended before its end: {words}",
+    "client_timeout": "the client's own time limit ran out ({exception})",
+    "icmp_policy_unreachable": "Windows' firewall dropped the packet (Source address failed ingress/egress policy)",
+    "server_listening": "the server listens on {address}:{port}",
+    "rpc_server_start": "llama.cpp's rpc-server starts on {address}:{port}",
+    "rpc_server_socket_failed": "llama.cpp's rpc-server could not open its listening socket",
+    "dllama_socket_closed": "distributed-llama: the socket to the other node closed (ReadSocketException)",
+    "exo_no_peers": "exo's discovery found no other node",
+    "host_oom_invoked": "the kernel's out-of-memory report (started by {program})",
     "nvls_register_failed": "NCCL could not register a user buffer for NVLS",
     "nccl_bind_in_use": "NCCL could not bind a listening socket: the address is in use",
     "vllm_custom_ar_error": "vLLM's custom all-reduce: CUDA error '{error}' ({where})",
@@ -750,6 +770,18 @@ SIGNALS = {
 
 # events that are their own fact: counted by rules, their lines quoted as evidence
 EVENT_FACTS = (
+    "docker_host_unresolved",
+    "connect_unspecified",
+    "http_proxy_answered",
+    "gateway_timeout",
+    "stream_cut",
+    "client_timeout",
+    "icmp_policy_unreachable",
+    "server_listening",
+    "rpc_server_socket_failed",
+    "rpc_server_start",
+    "dllama_socket_closed",
+    "exo_no_peers",
     "nvls_register_failed",
     "nccl_bind_in_use",
     "vllm_custom_ar_error",
@@ -786,7 +818,6 @@ EVENT_FACTS = (
     "nvidia_driver_oops",
     "duplicate_mac",
     "mig_in_use",
-    "host_oom_killed",
     "nixl_error",
     "ofi_av_insert_failed",
     "dmabuf_topology_refused",
@@ -944,6 +975,17 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "qp_error": (("qp_error",), None),
     "gid_selected": (("gid_selected",), None),
     "connect_failed": (CONNECT_FAILURES, None),
+    # a client's HTTP connection, by where it went and why it failed
+    "http_client_errors": (("http_connect_failed",), None),
+    "http_refused": (("http_connect_failed",), lambda e: e.detail["reason"] in ("refused", "unreachable")
+                     and str(e.detail["server"]) not in DOCKER_HOST_NAMES and e.detail["server"] != "::1"),
+    "http_refused_gateway": (("http_connect_failed",), lambda e: str(e.detail["server"]) in DOCKER_HOST_NAMES
+                             and e.detail["reason"] in ("refused", "timeout")),
+    "http_refused_ipv6": (("http_connect_failed",), lambda e: e.detail["server"] == "::1" and e.detail["reason"] == "refused"),
+    "http_loopback_timeout": (("http_connect_failed",), lambda e: e.detail["reason"] == "timeout"
+                              and str(e.detail["server"]).startswith(("127.", "localhost", "::1"))),
+    "http_no_local_port": (("http_connect_failed",), lambda e: e.detail["reason"] == "no local port"),
+    "host_oom_killed": (("host_oom_killed", "host_oom_invoked"), None),
     "peer_gone": (("peer_reset", "peer_closed", "proxy_failed"), None),
     "bad_address_family": (("bad_address_family",), None),
     "cuda_error": (("cuda_error",), None),

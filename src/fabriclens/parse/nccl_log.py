@@ -437,6 +437,66 @@ MLOCK_FAILED_RE = re.compile(r"failed to mlock (\d{1,15})-byte buffer")
 # vLLM's (and SGLang's) custom all-reduce kernel: `Cuda error /workspace/csrc/custom_all_reduce.cuh:143
 # 'invalid resource handle'`
 CUSTOM_AR_ERROR_RE = re.compile(r"Cuda error \S*custom_all_reduce\.cuh:(\d{1,6}) '([^'\n]{1,80})'")
+# A client of an LLM server that cannot reach it: curl's `curl: (7) Failed to connect to
+# host.docker.internal port 11434 after 0 ms: Couldn't connect to server`; Go's (Ollama's CLI and
+# most gateways) `dial tcp 127.0.0.1:11434: connect: connection refused` / `: i/o timeout` /
+# `: can't assign requested address`; Python's `HTTPConnectionPool(host='localhost', port=11434)
+# ... [Errno 111] Connection refused`, aiohttp's `Cannot connect to host localhost:8000`
+CURL_CONNECT_RE = re.compile(r"curl: \(7\) Failed to connect to (\S{1,253}) port (\d{1,5})")
+GO_DIAL_RE = re.compile(
+    r"dial tcp \[?([0-9A-Za-z.:%-]{1,253}?)\]?:(\d{1,5}): (?:connect: )?"
+    r"(connection refused|i/o timeout|no route to host|network is unreachable"
+    r"|can't assign requested address|cannot assign requested address)"
+)
+GO_LOOKUP_RE = re.compile(
+    r"dial tcp: lookup ([\w.-]{1,253}) on [^\s:]{1,64}(?::\d{1,5})?: no such host"
+)
+PY_POOL_RE = re.compile(r"HTTPS?ConnectionPool\(host='([^'\s]{1,253})', port=(\d{1,5})\)")
+AIOHTTP_CONNECT_RE = re.compile(
+    r"Cannot connect to host \[?([^\]\s:]{1,253}|[0-9a-fA-F:]{2,39})\]?:(\d{1,5})"
+)
+HTTP_CLIENT_ERRORS = (
+    "ConnectError",
+    "ClientConnectorError",
+    "NewConnectionError",
+    "Max retries exceeded",
+)
+PY_ERRNO_RE = re.compile(r"\[Errno (111|110|113|101|99|-2|-3|-5)\] ([A-Za-z][^\]'\"\n]{2,60})")
+# an HTTP proxy answering for a local server: wget's `Proxy request sent, awaiting response... 502
+# Bad Gateway`, httpx's `HTTP Request: POST http://127.0.0.1:11434/v1/chat/completions
+# "HTTP/1.1 502 Bad Gateway"`
+WGET_PROXY_RE = re.compile(r"Proxy request sent, awaiting response\.\.\. (\d{3})")
+HTTPX_LOCAL_502_RE = re.compile(
+    r"HTTP Request: [A-Z]{3,7} https?://(?:localhost|127\.0\.0\.1|\[::1\])[:/]\S*"
+    r" \"HTTP/[\d.]{1,3} (502) "
+)
+# what a server listens on: Ollama's `Listening on 127.0.0.1:11434 (version 0.1.0)`,
+# llama-server's `server is listening on http://127.0.0.1:8080`, Uvicorn's (vLLM, SGLang)
+# `Uvicorn running on http://0.0.0.0:8000`
+LISTEN_RE = re.compile(
+    r"(?:Listening on|server is listening on https?://|Uvicorn running on https?://)"
+    r"\[?([0-9A-Za-z.:-]{1,253}?)\]?:(\d{1,5})\b"
+)
+# a gateway in front of the server that gave up: nginx's `upstream timed out (110: ...) while
+# reading response header from upstream`; the 504 pages of nginx and HAProxy (`The server didn't
+# respond in time.`)
+NGINX_UPSTREAM_TIMEOUT_RE = re.compile(
+    r"upstream timed out \(110: [^)]{1,40}\) while (reading|connecting|sending)"
+)
+# a response cut before its end: httpx's `peer closed connection without sending complete message
+# body`, aiohttp's `Response payload is not completed`, curl's `(18) transfer closed with
+# outstanding read data remaining`
+STREAM_CUT_WORDS = ("peer closed connection without sending complete message body",
+                    "Response payload is not completed",
+                    "transfer closed with outstanding read data remaining")  # fmt: skip
+# a client's own time limit: asyncio's and aiohttp's TimeoutError, httpx's ReadTimeout
+CLIENT_TIMEOUT_RE = re.compile(
+    r"\b(asyncio\.(?:exceptions\.)?TimeoutError|aiohttp\.[\w.]{0,40}TimeoutError|ServerTimeoutError"
+    r"|httpx\.(?:ReadTimeout|TimeoutException)|Exception:TimeoutError\(\))"
+)
+# llama.cpp's rpc-server: `Starting RPC server on 0.0.0.0:50052, ...` then `Failed to create
+# server socket`
+RPC_SERVER_RE = re.compile(r"Starting RPC server on \[?([0-9A-Za-z.:-]{1,253}?)\]?:(\d{1,5})")
 # the runner Ollama starts: `ollama runner --model ... --ctx-size 64000 --batch-size 512 ...`
 CTX_SIZE_RE = re.compile(r"--ctx-size (\d{1,9})\b")
 # ggml's CUDA buffer: `allocating 2508.00 MiB on device 0: cudaMalloc failed: out of memory`
@@ -475,6 +535,8 @@ NVML_ERRORS = {
     13: "NVML_ERROR_FUNCTION_NOT_FOUND",
     18: "NVML_ERROR_LIB_RM_VERSION_MISMATCH",
 }
+# the first line of the kernel's out-of-memory report: `main invoked oom-killer: gfp_mask=...`
+OOM_INVOKED_RE = re.compile(r"(?:\]|^|\s)([^\s\]]{1,64}) invoked oom-killer: ")
 # llama.cpp's context: `llama_new_context_with_model: n_ctx      = 163840`
 LLAMA_N_CTX_RE = re.compile(r"\bn_ctx {1,16}= (\d{1,9})\b")
 # vLLM on a GPU before Ampere: `Bfloat16 is only supported on GPUs with compute capability of at
@@ -1002,6 +1064,7 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("duplicate_mac", iface_a=dm.group(1), iface_b=dm.group(2))
     _detect_llama_cpp(msg, add)
     _detect_serving(msg, add)
+    _detect_clients(msg, add)
     if "dma-buf attach failed" in msg and (db := DMABUF_TOPOLOGY_RE.search(msg)) is not None:
         add("dmabuf_topology_refused", mapping=db.group(1))
     if "GLOBAL_RANK: " in msg and (pr := PL_RANK_RE.search(msg)) is not None:
@@ -1027,6 +1090,8 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("host_oom_killed", pid=int(ok.group(2)), program=ok.group(3),
             rss_gb=round(int(rss) / 1e6, 1) if rss else None,
             cgroup=ok.group(1) is not None)  # fmt: skip
+    if "invoked oom-killer" in msg and (oi := OOM_INVOKED_RE.search(msg)) is not None:
+        add("host_oom_invoked", program=oi.group(1))  # the report's first line: who asked
     if "envoy " in msg and ENVOY_RE.search(msg) is not None:
         add("envoy_sidecar")
     # PyTorch's ProcessGroupNCCL ending the process after a failed or timed-out NCCL operation
@@ -1350,6 +1415,80 @@ def _detect_llama_cpp(msg: str, add: Any) -> None:
     # `llama-server process ...` in newer releases): the kernel's OOM killer or a memory limit
     if "process has terminated: signal: killed" in msg:
         add("llama_runner_killed")
+
+
+def _detect_clients(msg: str, add: Any) -> None:
+    """A client of an LLM server and what stands between them: connections that fail (refused,
+    a name that does not resolve, the wrong address), a proxy or gateway answering instead, a
+    response cut or timed out; what the server listens on; servers that split a model over
+    several machines (llama.cpp's RPC, distributed-llama, exo)."""
+    if "dial tcp" in msg and (gd := GO_DIAL_RE.search(msg)) is not None:
+        reason = gd.group(3)
+        add("http_connect_failed", server=gd.group(1), port=int(gd.group(2)),
+            reason="no local port" if "assign" in reason else
+            "refused" if "refused" in reason else "timeout" if "timeout" in reason else "unreachable")  # fmt: skip
+    if "onnect" in msg:  # curl's, Python's and aiohttp's connect errors (Connect, connect)
+        if "Failed to connect to" in msg and (cu := CURL_CONNECT_RE.search(msg)) is not None:
+            add("http_connect_failed", server=cu.group(1), port=int(cu.group(2)), reason="refused")
+        target = PY_POOL_RE.search(msg) or (
+            AIOHTTP_CONNECT_RE.search(msg) if "Cannot connect to host" in msg else None
+        )
+        errno = PY_ERRNO_RE.search(msg) if "[Errno " in msg else None
+        # an HTTP client's: httpx's ConnectError, aiohttp's ClientConnectorError, requests' and
+        # urllib3's NewConnectionError (a bare ConnectionRefusedError may be any program's)
+        http = target is not None or any(w in msg for w in HTTP_CLIENT_ERRORS)
+        if errno is not None and http:
+            code = int(errno.group(1))
+            reason = ("refused" if code == 111 else "timeout" if code == 110 else "no local port" if code == 99
+                      else "unresolved" if code in (-2, -3, -5) else "unreachable")  # fmt: skip
+            host = target.group(1) if target else None
+            if reason == "unresolved":
+                add("host_unresolved", name=host)
+            else:
+                add("http_connect_failed", server=host, port=int(target.group(2)) if target else None,
+                    reason=reason)  # fmt: skip
+    if "dial tcp: lookup" in msg and (gl := GO_LOOKUP_RE.search(msg)) is not None:
+        if gl.group(1) == "host.docker.internal":
+            add("docker_host_unresolved")
+        else:
+            add("host_unresolved", name=gl.group(1))
+    # ping's ICMP answer when Windows' (Hyper-V's) firewall drops a packet, as under WSL2's
+    # mirrored networking: `Destination unreachable: Source address failed ingress/egress policy`
+    if "failed ingress/egress policy" in msg:
+        add("icmp_policy_unreachable")
+    # Windows: a connection to 0.0.0.0 (a listen address, OLLAMA_HOST=0.0.0.0 read by a client)
+    if "WinError 10049" in msg or "requested address is not valid in its context" in msg:
+        add("connect_unspecified")
+    wp = WGET_PROXY_RE.search(msg) if "Proxy request sent" in msg else None
+    if wp is not None and wp.group(1).startswith("5"):
+        add("http_proxy_answered", code=int(wp.group(1)))
+    if "Bad Gateway" in msg and (hx := HTTPX_LOCAL_502_RE.search(msg)) is not None:
+        add("http_proxy_answered", code=int(hx.group(1)))
+    listens = "istening on" in msg or "Uvicorn running on" in msg
+    if listens and (ls := LISTEN_RE.search(msg)) is not None:
+        add("server_listening", address=ls.group(1), port=int(ls.group(2)))
+    if "upstream timed out" in msg and (nu := NGINX_UPSTREAM_TIMEOUT_RE.search(msg)) is not None:
+        add("gateway_timeout", by=f": nginx's upstream timeout while {nu.group(1)}")
+    if "504 Gateway Time" in msg:  # the page nginx, HAProxy and most gateways return
+        add("gateway_timeout", by="")
+    if "respond in time" in msg and "The server didn't respond in time" in msg:  # HAProxy's page
+        add("gateway_timeout", by=": HAProxy's page")
+    if "complete" in msg or "closed" in msg:
+        for words in STREAM_CUT_WORDS:
+            if words in msg:
+                add("stream_cut", words=words)
+                break
+    if "Timeout" in msg and (ct := CLIENT_TIMEOUT_RE.search(msg)) is not None:
+        add("client_timeout", exception=ct.group(1))
+    # servers that split a model over machines
+    if "Starting RPC server on" in msg and (rp := RPC_SERVER_RE.search(msg)) is not None:
+        add("rpc_server_start", address=rp.group(1), port=int(rp.group(2)))
+    if "Failed to create server socket" in msg:
+        add("rpc_server_socket_failed")
+    if "ReadSocketException" in msg or "WriteSocketException" in msg:  # distributed-llama
+        add("dllama_socket_closed")
+    if "known peers: 0" in msg or "No new peers discovered" in msg:  # exo's discovery
+        add("exo_no_peers")
 
 
 def _detect_serving(msg: str, add: Any) -> None:
@@ -1878,7 +2017,13 @@ SCREEN_WORDS = (
     "driver rpc error: timed out", "XidCriticalError", "In Progress",
     "JAX distributed service detected fatal errors", "/job:", "remote target coordination_service",
     "incarnation id", "Can't pickle", "OMPI was not built with SLURM", "UCX worker address",
-    "resolve UCX endpoint", "DNS resolution failed", "Call to bind failed", "--no-mmap", "process has terminated",
+    "resolve UCX endpoint", "DNS resolution failed", "Failed to connect to", "dial tcp",
+    "ConnectionPool(", "Cannot connect to host", "[Errno ", "WinError 10049", "not valid in its context",
+    "Proxy request sent", "Bad Gateway", "istening on", "Uvicorn running on", "upstream timed out",
+    "504 Gateway Time", "respond in time", "complete message body", "payload is not completed",
+    "outstanding read data", "TimeoutError", "ReadTimeout", "TimeoutException", "Starting RPC server on",
+    "Failed to create server socket", "SocketException", "failed ingress/egress policy", "known peers: 0", "No new peers discovered",
+    "invoked oom-killer", "Call to bind failed", "--no-mmap", "process has terminated",
     "mlock", "free_swap=", "memory.required.full=", "too large for system", "more system memory",
     "insufficient memory", "unable to allocate CPU buffer", "host not found: ", "(gai error: -", "cannot create directory",
     "failed to create user namespace", "pyxis", "ib_umad", "NV_WARN_NOTHING_TO_DO",
