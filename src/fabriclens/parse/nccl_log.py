@@ -448,6 +448,10 @@ GO_DIAL_RE = re.compile(
     r"(connection refused|i/o timeout|no route to host|network is unreachable"
     r"|can't assign requested address|cannot assign requested address)"
 )
+GO_DIAL_REASONS = {"connection refused": "refused", "i/o timeout": "timeout",
+                   "no route to host": "unreachable", "network is unreachable": "unreachable",
+                   "can't assign requested address": "no local port",
+                   "cannot assign requested address": "no local port"}  # fmt: skip
 GO_LOOKUP_RE = re.compile(
     r"dial tcp: lookup ([\w.-]{1,253}) on [^\s:]{1,64}(?::\d{1,5})?: no such host"
 )
@@ -1423,10 +1427,8 @@ def _detect_clients(msg: str, add: Any) -> None:
     response cut or timed out; what the server listens on; servers that split a model over
     several machines (llama.cpp's RPC, distributed-llama, exo)."""
     if "dial tcp" in msg and (gd := GO_DIAL_RE.search(msg)) is not None:
-        reason = gd.group(3)
         add("http_connect_failed", server=gd.group(1), port=int(gd.group(2)),
-            reason="no local port" if "assign" in reason else
-            "refused" if "refused" in reason else "timeout" if "timeout" in reason else "unreachable")  # fmt: skip
+            reason=GO_DIAL_REASONS[gd.group(3)])  # fmt: skip
     if "onnect" in msg:  # curl's, Python's and aiohttp's connect errors (Connect, connect)
         if "Failed to connect to" in msg and (cu := CURL_CONNECT_RE.search(msg)) is not None:
             add("http_connect_failed", server=cu.group(1), port=int(cu.group(2)), reason="refused")
@@ -1460,7 +1462,7 @@ def _detect_clients(msg: str, add: Any) -> None:
     if "WinError 10049" in msg or "requested address is not valid in its context" in msg:
         add("connect_unspecified")
     wp = WGET_PROXY_RE.search(msg) if "Proxy request sent" in msg else None
-    if wp is not None and wp.group(1).startswith("5"):
+    if wp is not None and wp.group(1)[0] == "5":
         add("http_proxy_answered", code=int(wp.group(1)))
     if "Bad Gateway" in msg and (hx := HTTPX_LOCAL_502_RE.search(msg)) is not None:
         add("http_proxy_answered", code=int(hx.group(1)))
