@@ -190,6 +190,8 @@ BACKTRACKING_PREFIXES = (
     "HTTPConnectionPool(host='", "Cannot connect to host [", "NewConnectionError [Errno 111] ",
     "Proxy request sent, awaiting response... ", 'HTTP Request: POST http://127.0.0.1:', "Listening on [",
     "server is listening on http://", "upstream timed out (110: ", "Starting RPC server on [", "x invoked oom-killer: ",
+    "Failed to resolve '", "part 1 attempt 1 failed: ", "HfHubHTTPError: 5", "HTTPS_PROXY=", "ray start --address=",
+    "Failed to connect to GCS at address ", "Could not establish connection to redis ",
 )  # fmt: skip
 
 

@@ -281,7 +281,7 @@ _NESTED_GATES = {"nvls", "shm", "p2p", "IPC", "peer access is not supported", "N
                  "NET/Socket", "GPU Direct RDMA Enabled", "GPU Direct RDMA Disabled", "80FE",
                  "gdr", "multicast", "operation not permitted", "userbuffers", "without libuv",
                  "TensileLibrary", "GPU", "ctx", "alloc", "cache", "graph", "library=ROCm", "cuInit", "memory",
-                 "onnect", "complete", "closed", "Timeout"}  # fmt: skip
+                 "onnect", "complete", "closed", "Timeout", "ollama "}  # fmt: skip
 
 
 def test_every_gate_of_the_reader_holds_a_screen_word() -> None:
@@ -837,6 +837,16 @@ OTHER_WORDINGS = {
     "<html><head><title>504 Gateway Time-out</title></head>": "gateway-timed-out",
     "[   12.3] python3 invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0": "host-oom-killer-ended-rank",
     "terminate called after throwing an instance of 'WriteSocketException'": "distributed-llama-peer-disconnected",
+    # downloads in other tools' words; Ray's GCS in its older and newer wordings
+    "requests.exceptions.ConnectionError: (MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded (Caused by NameResolutionError(\"<urllib3.connection.HTTPSConnection object>: Failed to resolve 'huggingface.co' ([Errno -3] Temporary failure in name resolution)\"))\"))": "model-download-dns-failed",
+    'Error: pull model manifest: Get "https://registry.ollama.ai/v2/library/llama3/manifests/latest": dial tcp: lookup registry.ollama.ai on 127.0.0.53:53: read udp 127.0.0.1:41234->127.0.0.53:53: i/o timeout': "model-download-dns-failed",
+    'Error: pull model manifest: Get "https://registry.ollama.ai/v2/": dial tcp 104.21.75.227:443: i/o timeout': "http-host-unreachable",
+    'time=2025-01-01T00:00:00.000Z level=INFO source=download.go:370 msg="b5a2 part 3 attempt 2 failed: unexpected EOF, retrying in 4s"': "model-download-connection-cut",
+    "huggingface_hub.errors.HfHubHTTPError: 503 Server Error: Service Unavailable for url: https://huggingface.co/api/models/x": "model-hub-server-error",
+    "$ https_proxy=http://10.0.0.1:3128 ollama pull llama3": "ollama-proxy-set-on-client",
+    "[2025-01-01 00:00:00,000 W 1 1] gcs_rpc_client.h:1: Failed to connect to GCS at address 10.0.0.1:6379 within 5 seconds.": "ray-gcs-unreachable",
+    "ray start --address='localhost:6379' --num-gpus 8": "ray-worker-joins-loopback",
+    "(raylet) The node with node id: abc and address: 10.0.0.2 and node name: 10.0.0.2 has been marked dead because the detector has missed too many heartbeats from it.": "ray-node-marked-dead",
 }  # fmt: skip
 
 
@@ -1205,6 +1215,17 @@ def test_look_alikes_of_those_causes_do_not_fire_them() -> None:
                        ("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients", "client-request-timeout"),
                        ('dial tcp 10.0.0.5:11434: connect: connection refused', "http-server-listens-on-loopback")):  # fmt: skip
         assert rule not in _rules_of(text), (text, rule)
+    # a launcher's name is not a download's; a head's own start; a download that went through
+    for text, rule in (("ssh: Could not resolve hostname gpu-07: Name or service not known", "model-download-dns-failed"),
+                       ("ray start --head --port=6379", "ray-worker-joins-loopback"),
+                       ("ray start --address=10.0.0.1:6379", "ray-gcs-address-empty"),
+                       ('msg="downloading 60e05f210007 in 16 292 MB part(s)"', "model-download-connection-cut"),
+                       ("HfHubHTTPError: 404 Client Error: Not Found for url: https://huggingface.co/x", "model-hub-server-error"),
+                       ("HTTPS_PROXY=http://p:3128 ollama serve", "ollama-proxy-set-on-client")):  # fmt: skip
+        assert rule not in _rules_of(text), (text, rule)
+    assert "hostname-unresolvable" not in _rules_of(
+        "dial tcp: lookup registry.ollama.ai: no such host"
+    )
     refused = "gloo/transport/tcp/pair.cc:1] connect [10.0.0.2]:3210: Connection refused"
     found = _rules_of(refused)
     assert "socket-connect-failed" in found and "connect-loopback" not in found

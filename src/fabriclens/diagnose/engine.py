@@ -38,6 +38,10 @@ ARCH_MISSING = (
 # the events of a connection that failed (parse/nccl_log.py: SOCKET_ERRORS)
 # the names a container reaches its host by (Docker Desktop; Docker Engine with host-gateway),
 # and the default bridge's gateway address
+# the hosts models are downloaded from: the Hugging Face Hub and its mirror, Ollama's registry
+# and the storage it redirects to, ModelScope
+DOWNLOAD_HOSTS = ("huggingface.co", "hf.co", "hf-mirror.com", "ollama.ai", "ollama.com",
+                  "r2.cloudflarestorage.com", "modelscope.cn")  # fmt: skip
 DOCKER_HOST_NAMES = ("host.docker.internal", "gateway.docker.internal", "172.17.0.1")
 CONNECT_FAILURES = ("connect_abort", "connect_timeout", "connect_refused", "unreachable")
 
@@ -276,7 +280,8 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ollama_host_share_pct": _ollama_host_share_pct(nccl),
         **{name: _count(name, nccl) for name in (
             "http_client_errors", "http_refused", "http_refused_gateway", "http_refused_ipv6",
-            "http_loopback_timeout", "http_no_local_port", "host_oom_killed")},
+            "http_loopback_timeout", "http_no_local_port", "host_oom_killed", "http_unreachable",
+            "host_unresolved", "download_host_unresolved", "ray_address_loopback", "ray_address_empty")},
         "chunk_size_set": _count("chunk_size_set", nccl) + int("NCCL_CHUNK_SIZE" in env),
         "gloo_iface_exclusion": sum(1 for e in nccl.of("gloo_iface_missing") if str(e.detail["name"]).startswith("^")),
         # GPUDirect RDMA on some InfiniBand channels, and receives without it elsewhere (a
@@ -504,6 +509,13 @@ EVENT_WORDS = {
     "ollama_gfx_unsupported": "Ollama's ROCm libraries have no kernels for {gpu_type}",
     "ollama_no_gpu": "Ollama found no GPU it can use: models run on the CPU",
     "llama_ctx_size": "the runner's context is {ctx} tokens (num_ctx)",
+    "download_part_failed": "a part of the download failed: {error}",
+    "hub_server_error": "the Hugging Face Hub answered {code} (a server error)",
+    "hub_unreachable": "no connection to https://huggingface.co and no cached copy",
+    "ollama_client_proxy": "a proxy set on Ollama's client command line (ollama run / pull)",
+    "ray_start_address": "a Ray node joins the head at '{address}:{port}'",
+    "ray_gcs_unreachable": "Ray could not reach the head's GCS at '{address}:{port}'",
+    "ray_node_dead": "Ray's GCS marked a node dead: it missed too many heartbeats",
     "http_connect_failed": "a client could not connect to {server}:{port} ({reason})",
     "docker_host_unresolved": "host.docker.internal does not resolve inside the container",
     "connect_unspecified": "a connection to an address that is not valid to connect to (WinError 10049: 0.0.0.0)",
@@ -770,6 +782,13 @@ SIGNALS = {
 
 # events that are their own fact: counted by rules, their lines quoted as evidence
 EVENT_FACTS = (
+    "download_part_failed",
+    "hub_server_error",
+    "hub_unreachable",
+    "ollama_client_proxy",
+    "ray_start_address",
+    "ray_gcs_unreachable",
+    "ray_node_dead",
     "docker_host_unresolved",
     "connect_unspecified",
     "http_proxy_answered",
@@ -863,7 +882,6 @@ EVENT_FACTS = (
     "mpirun_env_prefix",
     "nccl_tests_output",
     "kernel_arg_missing",
-    "host_unresolved",
     "gpu_xid",
     "bus_error",
     "store_no_libuv",
@@ -977,8 +995,15 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "connect_failed": (CONNECT_FAILURES, None),
     # a client's HTTP connection, by where it went and why it failed
     "http_client_errors": (("http_connect_failed",), None),
-    "http_refused": (("http_connect_failed",), lambda e: e.detail["reason"] in ("refused", "unreachable")
+    "http_refused": (("http_connect_failed",), lambda e: e.detail["reason"] == "refused"
                      and str(e.detail["server"]) not in DOCKER_HOST_NAMES and e.detail["server"] != "::1"),
+    "http_unreachable": (("http_connect_failed",), lambda e: e.detail["reason"] == "unreachable" or (
+        e.detail["reason"] == "timeout" and not str(e.detail["server"]).startswith(("127.", "localhost", "::1"))
+        and str(e.detail["server"]) not in DOCKER_HOST_NAMES)),
+    "host_unresolved": (("host_unresolved",), lambda e: not _download_host(e.detail["name"])),
+    "download_host_unresolved": (("host_unresolved",), lambda e: _download_host(e.detail["name"])),
+    "ray_address_loopback": (("ray_start_address",), lambda e: str(e.detail["address"]).startswith(("127.", "localhost"))),
+    "ray_address_empty": (("ray_start_address", "ray_gcs_unreachable"), lambda e: e.detail["address"] == ""),
     "http_refused_gateway": (("http_connect_failed",), lambda e: str(e.detail["server"]) in DOCKER_HOST_NAMES
                              and e.detail["reason"] in ("refused", "timeout")),
     "http_refused_ipv6": (("http_connect_failed",), lambda e: e.detail["server"] == "::1" and e.detail["reason"] == "refused"),
@@ -1103,6 +1128,12 @@ def _ollama_host_share(nccl: NcclLog) -> tuple[float, float, float] | None:
     host = _gib(required[-1].detail["full"]) - _gib(required[-1].detail["gpu"])
     free, swap = _gib(system[-1].detail["free"]), _gib(system[-1].detail["swap"])
     return (host, free, swap) if host > 0 and free + swap > 0 else None
+
+
+def _download_host(name: object) -> bool:
+    """A host models are downloaded from (DOWNLOAD_HOSTS, or one of their subdomains)."""
+    n = str(name or "").lower()
+    return any(n == h or n.endswith("." + h) for h in DOWNLOAD_HOSTS)
 
 
 def _ollama_host_share_pct(nccl: NcclLog) -> int:

@@ -453,9 +453,35 @@ GO_DIAL_REASONS = {"connection refused": "refused", "i/o timeout": "timeout",
                    "can't assign requested address": "no local port",
                    "cannot assign requested address": "no local port"}  # fmt: skip
 GO_LOOKUP_RE = re.compile(
-    r"dial tcp: lookup ([\w.-]{1,253}) on [^\s:]{1,64}(?::\d{1,5})?: no such host"
+    r"dial tcp: lookup ([\w.-]{1,253})(?: on [^\s:]{1,64}(?::\d{1,5})?)?: "
+    r"(no such host|server misbehaving|i/o timeout|read udp [^\n]{0,80}?i/o timeout)"
 )
-PY_POOL_RE = re.compile(r"HTTPS?ConnectionPool\(host='([^'\s]{1,253})', port=(\d{1,5})\)")
+# urllib3 2.x: `NameResolutionError(... Failed to resolve 'huggingface.co' ([Errno -3] ...))`
+PY_RESOLVE_RE = re.compile(r"Failed to resolve '([\w.-]{1,253})'")
+# Ollama's download of a model's parts (server/download.go): `60e05f210007 part 5 attempt 0
+# failed: EOF, retrying in 1s`, and the client's `Error: max retries exceeded: EOF`
+OLLAMA_PART_FAILED_RE = re.compile(
+    r"part \d{1,4} attempt \d{1,3} failed: ([^,\n]{1,120}), retrying"
+)
+# the Hugging Face Hub: `HfHubHTTPError: 504 Server Error: Gateway Time-out for url:
+# https://huggingface.co/...`; transformers' `We couldn't connect to 'https://huggingface.co' to
+# load this file`
+HUB_SERVER_ERROR_RE = re.compile(r"HfHubHTTPError: (5\d\d) Server Error")
+# a proxy given on the command line of Ollama's client, not to the server that downloads
+OLLAMA_CLIENT_PROXY_RE = re.compile(
+    r"\b(?:HTTPS?_PROXY|https?_proxy)=\S{1,200} +ollama (?:run|pull)\b"
+)
+# Ray: `ray start --address=10.0.0.1:6379`; `Failed to connect to GCS at address :6379 within 5
+# seconds.`; `Could not establish connection to redis 161.97.0.1:12662`; GCS marking a node
+# dead: `has been marked dead because the detector has missed too many heartbeats`
+RAY_START_ADDRESS_RE = re.compile(
+    r"ray start\b[^\n]{0,200}?--address[= ]'?\"?([^\s:'\"]{0,253}):(\d{1,5})"
+)
+RAY_GCS_FAILED_RE = re.compile(r"Failed to connect to GCS at address ([^\s:]{0,253}):(\d{1,5})")
+RAY_REDIS_FAILED_RE = re.compile(
+    r"Could not establish connection to redis ([^\s:]{1,253}):(\d{1,5})"
+)
+PY_POOL_RE = re.compile(r"HTTPS?ConnectionPool\(host=\\?'([^'\s\\]{1,253})\\?', port=(\d{1,5})\)")
 AIOHTTP_CONNECT_RE = re.compile(
     r"Cannot connect to host \[?([^\]\s:]{1,253}|[0-9a-fA-F:]{2,39})\]?:(\d{1,5})"
 )
@@ -1454,6 +1480,28 @@ def _detect_clients(msg: str, add: Any) -> None:
             add("docker_host_unresolved")
         else:
             add("host_unresolved", name=gl.group(1))
+    if "Failed to resolve '" in msg and (pr := PY_RESOLVE_RE.search(msg)) is not None:
+        add("host_unresolved", name=pr.group(1))
+    # model downloads: Ollama's parts, the Hugging Face Hub
+    if "attempt " in msg and (op := OLLAMA_PART_FAILED_RE.search(msg)) is not None:
+        add("download_part_failed", error=op.group(1))
+    elif "max retries exceeded: EOF" in msg:
+        add("download_part_failed", error="EOF")
+    if "HfHubHTTPError: 5" in msg and (hs := HUB_SERVER_ERROR_RE.search(msg)) is not None:
+        add("hub_server_error", code=int(hs.group(1)))
+    if "couldn't connect to 'https://huggingface.co'" in msg:
+        add("hub_unreachable")
+    if "ollama " in msg and "_PROXY=" in msg.upper() and OLLAMA_CLIENT_PROXY_RE.search(msg):
+        add("ollama_client_proxy")
+    # Ray's cluster: the head's address a node joins, and what fails to reach it
+    if "ray start" in msg and (ra := RAY_START_ADDRESS_RE.search(msg)) is not None:
+        add("ray_start_address", address=ra.group(1), port=int(ra.group(2)))
+    if "Failed to connect to GCS" in msg and (rg := RAY_GCS_FAILED_RE.search(msg)) is not None:
+        add("ray_gcs_unreachable", address=rg.group(1), port=int(rg.group(2)))
+    if "connection to redis" in msg and (rr := RAY_REDIS_FAILED_RE.search(msg)) is not None:
+        add("ray_gcs_unreachable", address=rr.group(1), port=int(rr.group(2)))
+    if "missed too many heartbeats" in msg:
+        add("ray_node_dead")
     # ping's ICMP answer when Windows' (Hyper-V's) firewall drops a packet, as under WSL2's
     # mirrored networking: `Destination unreachable: Source address failed ingress/egress policy`
     if "failed ingress/egress policy" in msg:
@@ -2025,7 +2073,9 @@ SCREEN_WORDS = (
     "504 Gateway Time", "respond in time", "complete message body", "payload is not completed",
     "outstanding read data", "TimeoutError", "ReadTimeout", "TimeoutException", "Starting RPC server on",
     "Failed to create server socket", "SocketException", "failed ingress/egress policy", "known peers: 0", "No new peers discovered",
-    "invoked oom-killer", "Call to bind failed", "--no-mmap", "process has terminated",
+    "invoked oom-killer", "Failed to resolve '", "failed: EOF", "max retries exceeded: EOF",
+    "HfHubHTTPError: 5", "couldn't connect to 'https://huggingface.co'", "_PROXY=", "_proxy=", "ray start",
+    "Failed to connect to GCS", "connection to redis", "missed too many heartbeats", "attempt ", "Call to bind failed", "--no-mmap", "process has terminated",
     "mlock", "free_swap=", "memory.required.full=", "too large for system", "more system memory",
     "insufficient memory", "unable to allocate CPU buffer", "host not found: ", "(gai error: -", "cannot create directory",
     "failed to create user namespace", "pyxis", "ib_umad", "NV_WARN_NOTHING_TO_DO",
