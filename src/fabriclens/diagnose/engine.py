@@ -36,12 +36,12 @@ ARCH_MISSING = (
     "invalid kernel file",  # HIP/RCCL: no code object for this GPU (rccl#876)
 )
 # the events of a connection that failed (parse/nccl_log.py: SOCKET_ERRORS)
-# the names a container reaches its host by (Docker Desktop; Docker Engine with host-gateway),
-# and the default bridge's gateway address
 # the hosts models are downloaded from: the Hugging Face Hub and its mirror, Ollama's registry
 # and the storage it redirects to, ModelScope
 DOWNLOAD_HOSTS = ("huggingface.co", "hf.co", "hf-mirror.com", "ollama.ai", "ollama.com",
                   "r2.cloudflarestorage.com", "modelscope.cn")  # fmt: skip
+# the names a container reaches its host by (Docker Desktop; Docker Engine with host-gateway),
+# and the default bridge's gateway address
 DOCKER_HOST_NAMES = ("host.docker.internal", "gateway.docker.internal", "172.17.0.1")
 CONNECT_FAILURES = ("connect_abort", "connect_timeout", "connect_refused", "unreachable")
 
