@@ -42,6 +42,8 @@ DOWNLOAD_HOSTS = ("huggingface.co", "hf.co", "hf-mirror.com", "ollama.ai", "olla
                   "r2.cloudflarestorage.com", "modelscope.cn")  # fmt: skip
 # the names a container reaches its host by (Docker Desktop; Docker Engine with host-gateway),
 # and the default bridge's gateway address
+# how a loopback server is named (a prefix of its address)
+LOOPBACK_NAMES = ("127.", "localhost", "::1")
 DOCKER_HOST_NAMES = ("host.docker.internal", "gateway.docker.internal", "172.17.0.1")
 CONNECT_FAILURES = ("connect_abort", "connect_timeout", "connect_refused", "unreachable")
 
@@ -998,7 +1000,7 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "http_refused": (("http_connect_failed",), lambda e: e.detail["reason"] == "refused"
                      and str(e.detail["server"]) not in DOCKER_HOST_NAMES and e.detail["server"] != "::1"),
     "http_unreachable": (("http_connect_failed",), lambda e: e.detail["reason"] == "unreachable" or (
-        e.detail["reason"] == "timeout" and not str(e.detail["server"]).startswith(("127.", "localhost", "::1"))
+        e.detail["reason"] == "timeout" and not str(e.detail["server"]).startswith(LOOPBACK_NAMES)
         and str(e.detail["server"]) not in DOCKER_HOST_NAMES)),
     "host_unresolved": (("host_unresolved",), lambda e: not _download_host(e.detail["name"])),
     "download_host_unresolved": (("host_unresolved",), lambda e: _download_host(e.detail["name"])),
@@ -1008,7 +1010,7 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
                              and e.detail["reason"] in ("refused", "timeout")),
     "http_refused_ipv6": (("http_connect_failed",), lambda e: e.detail["server"] == "::1" and e.detail["reason"] == "refused"),
     "http_loopback_timeout": (("http_connect_failed",), lambda e: e.detail["reason"] == "timeout"
-                              and str(e.detail["server"]).startswith(("127.", "localhost", "::1"))),
+                              and str(e.detail["server"]).startswith(LOOPBACK_NAMES)),
     "http_no_local_port": (("http_connect_failed",), lambda e: e.detail["reason"] == "no local port"),
     "host_oom_killed": (("host_oom_killed", "host_oom_invoked"), None),
     "peer_gone": (("peer_reset", "peer_closed", "proxy_failed"), None),

@@ -413,11 +413,12 @@ OLLAMA_GFX_RE = re.compile(
 # Ollama's `msg=offload ... layers.model=81 layers.offload=44 ... memory.required.kv="19.5 GiB"`
 LLAMA_OFFLOADED_RE = re.compile(r"offloaded (\d{1,4})/(\d{1,4}) layers to GPU")
 OLLAMA_OFFLOAD_RE = re.compile(r"layers\.model=(\d{1,4}) layers\.offload=(\d{1,4})")
-OLLAMA_KV_RE = re.compile(r"memory\.required\.kv=\"([0-9.]{1,10} [KMGT]?i?B)\"")
+# a size as Ollama prints it (format.HumanBytes2: "19.5 GiB", "215.1 MiB")
+_GIB = r"([0-9.]{1,10} [KMGT]?i?B)"
+OLLAMA_KV_RE = re.compile(rf"memory\.required\.kv=\"{_GIB}\"")
 # what Ollama's estimate puts where (`memory.required.full="68.3 GiB" memory.required.partial=
 # "10.9 GiB"`: the whole model, and the GPUs' part) and the host's memory (`msg="system memory"
 # total="62.6 GiB" free="59.1 GiB" free_swap="215.1 MiB"`), server.go
-_GIB = r"([0-9.]{1,10} [KMGT]?i?B)"
 OLLAMA_REQUIRED_RE = re.compile(
     rf"memory\.required\.full=\"{_GIB}\" memory\.required\.partial=\"{_GIB}\""
 )
