@@ -654,7 +654,11 @@ def _evaluate_one_by_one(req: PlanRequest, prep: Prepared, top: int | None) -> E
     return Evaluated(prep, ranked[:top] if top else ranked, len(cands), fallback, fitting)
 
 
-def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
+def _plan_training(
+    req: PlanRequest, network_name: str | None, fewest: dict[object, int | None] | None = None
+) -> Plan:
+    """``fewest``: the fewest GPUs found so far for a layout base (memory alone decides it, so
+    the networks of one request share it)."""
     # a mixture of experts tries every layout `search` does (expert parallelism decides its
     # speed: DeepSeek-V3 on 1,024 GPUs runs 2.2x slower without it), so both give one answer;
     # a dense model tries the quick set (ZeRO 0 and 2 move a dense step by a few per cent)
@@ -694,7 +698,10 @@ def _plan_training(req: PlanRequest, network_name: str | None) -> Plan:
             f"global batch: {cfg.global_batch} sequences ({format_number(cfg.global_batch * cfg.seq_len / 1e6, 2)}M tokens)"
         )
     gpn = req.gpus_per_node or gpu.max_gpus_per_node
-    min_gpus = min_gpus_training(spec, counts, gpu, ev.base, gpn, req)
+    fewest = {} if fewest is None else fewest
+    if (ev.base, gpn) not in fewest:
+        fewest[ev.base, gpn] = min_gpus_training(spec, counts, gpu, ev.base, gpn, req)
+    min_gpus = fewest[ev.base, gpn]
     kernel_level = (
         estimate_training_step(spec, counts, gpu, fabric, kernel_level_config(cfg), est.memory)
         if kernel_level_config(cfg) != cfg
@@ -984,8 +991,10 @@ def make_plans(req: PlanRequest) -> list[Plan]:
     req = like_for_like(req, networks)
     if req.workload == "inference":
         req = _fewest_inference_gpus(req, networks[0])
-    run = _plan_inference if req.workload == "inference" else _plan_training
-    return [run(req, net) for net in networks]
+    if req.workload == "inference":
+        return [_plan_inference(req, net) for net in networks]
+    fewest: dict[object, int | None] = {}  # the same for every network: memory alone decides
+    return [_plan_training(req, net, fewest) for net in networks]
 
 
 def _fewest_inference_gpus(req: PlanRequest, network_name: str | None) -> PlanRequest:
