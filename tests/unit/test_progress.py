@@ -60,11 +60,16 @@ def test_doctor_peer_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     survey._peer_rows(opts, [], out, progress)
     assert survey.peer_steps(opts) == 10
     _counts_ok(calls, 10)
-    assert [(d, doing) for d, _, doing in calls[:-1]] == [
-        (0, "10.0.0.2 ping x20"), (1, "10.0.0.2 TCP connect"), (2, "10.0.0.2 path MTU"),
-        (3, "10.0.0.2 route (mtr)"), (4, "10.0.0.2 TCP throughput, 2 s"),
-        (5, "10.0.0.3 ping x20"), (6, "10.0.0.3 TCP connect"),
+    # the two paths are probed at once: each peer's steps in order, interleaved as they come;
+    # the throughput test after every path, one peer at a time
+    doing = [d for _, _, d in calls[:-1]]
+    assert sorted(d for d, _, _ in calls[:-1]) == [d for d, _, _ in calls[:-1]]
+    assert [d for d in doing if d.startswith("10.0.0.2")] == [
+        "10.0.0.2 ping x20", "10.0.0.2 TCP connect", "10.0.0.2 path MTU",
+        "10.0.0.2 route (mtr)", "10.0.0.2 TCP throughput, 2 s",
     ]  # fmt: skip
+    assert [d for d in doing if d.startswith("10.0.0.3")] == ["10.0.0.3 ping x20", "10.0.0.3 TCP connect"]  # fmt: skip
+    assert doing[-1] == "10.0.0.2 TCP throughput, 2 s" and len(doing) == 7
     assert [p["reachable"] for p in out.peers] == [True, False]
 
 

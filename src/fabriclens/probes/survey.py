@@ -7,7 +7,9 @@ command to run by hand instead of failing the survey.
 from __future__ import annotations
 
 import shutil
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,7 @@ from fabriclens.progress import Progress, no_progress
 
 PEER_TEST_S = 2.0  # seconds of TCP throughput test per peer
 PEER_TEST_STREAMS = 4
+PEER_PROBES_AT_ONCE = 8  # peers whose paths (pings, connects, path MTU, route) are probed at once
 
 
 def not_checked(rule: str, what: str, why: str, *commands: str) -> Finding:
@@ -237,31 +240,51 @@ def _peer_rows(
 
     mtus = {n.name: n.mtu for n in nics if n.mtu}
     total = peer_steps(opts)
-    per_host = total // len(opts.hosts)
-    for n, host in enumerate(opts.hosts):
-        first = n * per_host
+    lock = threading.Lock()
+    started = 0  # steps begun (or skipped) so far, over every peer
 
-        def step(i: int, name: str, first: int = first, host: str = host) -> None:
-            progress(first + i, total, f"{host} {name}")
+    def begin(what: str, steps: int = 1) -> None:
+        nonlocal started
+        with lock:
+            if what:
+                progress(started, total, what)
+            started += steps
 
-        probe = probe_peer(host, opts.tcp_port, mtus, opts.pings, step)
+    def probe(host: str) -> dict[str, Any]:
+        told: list[str] = []
+
+        def step(_i: int, name: str) -> None:
+            told.append(name)
+            begin(f"{host} {name}")
+
+        result = probe_peer(host, opts.tcp_port, mtus, opts.pings, step)
+        begin("", len(PEER_STEPS) - len(told))  # the steps an unreachable peer skips
+        return result
+
+    # the paths to the peers are probed at once (pings, connects and routes wait on the network,
+    # not on this host); throughput one peer at a time, as each test fills this host's link
+    with ThreadPoolExecutor(min(PEER_PROBES_AT_ONCE, len(opts.hosts))) as pool:
+        paths = list(pool.map(probe, opts.hosts))
+    for host, path in zip(opts.hosts, paths, strict=True):
         goodput = None
         expected, note = (
-            opts.expect if opts.expect[0] else _expected_from_nic(probe.get("device"), nics)
+            opts.expect if opts.expect[0] else _expected_from_nic(path.get("device"), nics)
         )
-        if probe["reachable"] and opts.throughput:
-            step(len(PEER_STEPS), f"TCP throughput, {PEER_TEST_S:g} s")
+        if path["reachable"] and opts.throughput:
+            begin(f"{host} TCP throughput, {PEER_TEST_S:g} s")
             try:
                 link = measure_link(
                     host, opts.test_port, [PEER_TEST_STREAMS], PEER_TEST_S, "auto", rtt=False
                 )
                 goodput = max(r["goodput_bits_per_s"] for r in link["runs"])
-                probe["throughput_test"] = link["runs"][0]["command"]
+                path["throughput_test"] = link["runs"][0]["command"]
             except InputError:
                 out.not_checked.append(not_checked(
                     "not-checked-throughput", f"throughput to {host} not checked: no test server answered there",
                     "the peer runs neither `fabriclens doctor --serve` nor iperf3 -s",
                     f"on {host}: fabriclens doctor --serve (or iperf3 -s); then again here"))  # fmt: skip
-        probe["expected_note"] = note
-        out.peers.append(peer_facts(probe, goodput, expected, opts.weights_bytes))
+        elif opts.throughput:
+            begin("")
+        path["expected_note"] = note
+        out.peers.append(peer_facts(path, goodput, expected, opts.weights_bytes))
     progress(total, total, "")
