@@ -695,9 +695,11 @@ MAX_RECORDS = 10_000  # per list of events, warnings, errors: beyond it only cou
 MAX_HOST_ADDRS = 4  # distinct socket addresses kept per host name
 MAX_KEYS = 10_000  # distinct hosts, interfaces, variables, paths...: beyond it only counted
 MAX_KEPT_CHARS = 500  # a line kept as evidence is cut here (NCCL's own lines are far shorter)
-# lines up to this long are remembered once read (NCCL's are shorter); longer ones, rare and
-# unlikely to repeat, are read each time, so the memory of lines stays a few MB
-MEMO_MAX_CHARS = 512
+# lines up to this long are remembered once read (NCCL prints at most 1,024 bytes a line; a
+# Python traceback's lines repeated by every rank run to several hundred); longer ones, rare and
+# unlikely to repeat, are read each time, so the memory of lines stays a few MB (a memo holds
+# MEMO_ENTRIES keys, each line's record at most MAX_KEPT_CHARS)
+MEMO_MAX_CHARS = 2048
 
 
 @dataclass(frozen=True)
@@ -2327,12 +2329,10 @@ def _known_all(raws: Sequence[str], lines: Sequence[str]) -> list[Line | str]:
     plain line ("" for none), else its Line. It depends on that text and the rank prefix alone,
     so lines that differ only in another prefix (a timestamp per line) are read once."""
     memo = _LINES
-    # the key: the text, after its rank where a rank prefix leads the raw line (the pattern
-    # needs `rank` within the first eight characters)
+    # the key: the text, after its rank where a rank prefix leads the raw line
+    match = RANK_PREFIX_RE.match
     keys = [
-        f"{m.group(1)}\0{line}"
-        if "rank" in raw[:9].lower() and (m := RANK_PREFIX_RE.match(raw)) is not None
-        else line
+        line if (m := match(raw)) is None else f"{m.group(1)}\0{line}"
         for raw, line in zip(raws, lines, strict=True)
     ]
     known: list[Line | str | None] = [memo.get(key) for key in keys]
