@@ -74,6 +74,14 @@ def capacity(
             help="Requests one replica runs at once (vLLM --max-num-seqs, OLLAMA_NUM_PARALLEL) [default: the engine's]"
         ),
     ] = None,
+    host_memory: Annotated[
+        str | None,
+        typer.Option(
+            help="Ollama / llama.cpp on --pp GPUs too small for the model: the host memory the "
+            "other layers are read from, a catalog host or a measured rate (60GB/s) [default: "
+            "desktop DDR5 beside a GeForce card, a server socket beside others]"
+        ),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> None:
     """How many GPUs and replicas serve N users (or a team of N people) at a per-token latency target."""
@@ -101,6 +109,7 @@ def capacity(
         ttft_slo_s=slo.get("ttft"), tp=tp, pp=pp, gpus_per_node=gpus_per_node, network=network,
         nics_per_node=nics_per_node, engine=engine, precision=precision,
         gpu_memory_utilization=gpu_memory_utilization, max_parallel=max_parallel,
+        host_memory=host_memory,
     )  # fmt: skip
     if team is not None:
         plan, demand = plan_team_capacity(

@@ -13,21 +13,35 @@ uses fewer GPUs), and the one that meets the targets on the fewest GPUs wins.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from fabriclens.catalog import find_engine, find_gpu
-from fabriclens.catalog.schema import Engine, Gpu, ModelSpec
+from fabriclens.catalog import find_engine, find_gpu, find_link
+from fabriclens.catalog.schema import Engine, Gpu, Host, ModelSpec
 from fabriclens.errors import InputError
 from fabriclens.model.arch import ParamCounts, count_params
 from fabriclens.model.collectives import Fabric
 from fabriclens.model.inference import InferenceEstimate, estimate_inference, serving_tpot_s
 from fabriclens.model.layout import WEIGHT_BYTES
 from fabriclens.model.memory import inference_memory
-from fabriclens.plan.planner import context_window_note, default_engine, resolve_fabric
+from fabriclens.model.offload import Offload, estimate_offload
+from fabriclens.plan.planner import (
+    context_window_note,
+    default_engine,
+    default_host,
+    host_or_rate,
+    resolve_fabric,
+)
 from fabriclens.plan.transfer import plan_transfer
-from fabriclens.units import counted, format_decimal_bytes, format_rate, format_time
+from fabriclens.units import (
+    counted,
+    format_bytes,
+    format_decimal_bytes,
+    format_rate,
+    format_time,
+)
 
 SSE_BYTES_PER_TOKEN = 150  # an OpenAI-style `data: {...}` chunk per token (estimate)
 MAX_BATCH = 4096
@@ -98,6 +112,9 @@ class CapacityPlan:
     options: tuple[ReplicaOption, ...]
     model: str = ""  # the catalog entry served
     gpu: str = ""  # the GPU SKU
+    # Ollama / llama.cpp on GPUs that cannot hold the model (--pp pinned): the split it makes
+    offload: Offload | None = None
+    host: Host | None = None  # the host memory the layers left there are read from
 
     @property
     def gpus(self) -> int:
@@ -154,6 +171,7 @@ class _Sized:
     ttft_s: float
     replicas: int
     slo_met: bool
+    offload: Offload | None = None  # layers in host memory (``_size_offload``)
 
     @property
     def gpus(self) -> int:
@@ -200,6 +218,22 @@ def _size(d: _Demand, tp: int, pp: int, fabric: Fabric, notes: tuple[str, ...]) 
             memory_capacity_bytes=d.limits.usable_bytes_per_gpu,
         )  # fmt: skip
 
+    return _choose_batch(d, tp, pp, fabric, notes, max_batch_kv, max_batch, run)
+
+
+def _choose_batch(
+    d: _Demand,
+    tp: int,
+    pp: int,
+    fabric: Fabric,
+    notes: tuple[str, ...],
+    max_batch_kv: int,
+    max_batch: int,
+    run: Callable[[int], InferenceEstimate],
+    offload: Callable[[int], Offload] | None = None,
+) -> _Sized:
+    """The largest batch up to ``max_batch`` whose time per output token (and TTFT) meets the
+    targets, else one request; replicas for the users at that batch."""
     single = run(1)
 
     def ttft(e: InferenceEstimate) -> float:
@@ -226,7 +260,52 @@ def _size(d: _Demand, tp: int, pp: int, fabric: Fabric, notes: tuple[str, ...]) 
         best_batch = d.users
         best = run(d.users)
     return _Sized(tp, pp, fabric, notes, max_batch_kv, best_batch, best, tpot(best, best_batch),
-                  ttft(best), replicas, slo_met)  # fmt: skip
+                  ttft(best), replicas, slo_met,
+                  offload(best_batch) if offload is not None else None)  # fmt: skip
+
+
+def _size_offload(d: _Demand, pp: int, fabric: Fabric, notes: tuple[str, ...], host: Host) -> _Sized:  # fmt: skip
+    """Replicas of ``pp`` GPUs that cannot hold the model: the engine keeps whole layers on the
+    GPUs while they fit and reads the rest from ``host`` memory (model/offload.py, the split
+    `plan` shows); each batch's decode step and prefill are the split's."""
+    link = find_link(d.gpu.host_link).bw_bytes_per_s
+    capacity = d.gpu.memory_bytes * d.limits.gpu_memory_utilization
+
+    def split(batch: int) -> Offload:
+        return estimate_offload(
+            d.spec, d.counts, d.gpu, d.engine, host, gpus=pp, batch=batch,
+            prompt_tokens=d.prompt_tokens, output_tokens=d.output_tokens,
+            weight_bytes_per_param=d.limits.bits_per_weight / 8,
+            kv_bytes_per_value=WEIGHT_BYTES[d.kv_precision], host_link_bytes_per_s=link,
+            capacity_bytes=capacity,
+        )  # fmt: skip
+
+    def run(batch: int) -> InferenceEstimate:
+        off = split(batch)
+        whole = estimate_inference(
+            d.spec, d.counts, d.gpu, fabric, d.engine, tp=1, pp=pp, batch=batch,
+            prompt_tokens=d.prompt_tokens, output_tokens=d.output_tokens, precision=d.precision,
+            kv_precision=d.kv_precision, weight_bytes_per_param=d.limits.bits_per_weight / 8,
+            memory_capacity_bytes=d.limits.usable_bytes_per_gpu,
+        )  # fmt: skip
+        step = off.decode_step_s
+        # the split's times; the rest (KV per token, the memory ledger) as if it fit
+        return replace(
+            whole, decode_step_s=step, decode_slack_s=0.0, decode_tokens_per_s=1.0 / step,
+            batch_tokens_per_s=batch / step, prefill_s=off.prefill_s,
+            prefill_compute_s=off.prefill_s, prefill_comm_s=0.0, ttft_s=off.prefill_s,
+            e2e_s=off.prefill_s + max(0, d.output_tokens - 1) * step,
+            decode_bound="host memory bandwidth" if off.decode_host_s > step / 2 else whole.decode_bound,
+        )  # fmt: skip
+
+    if not split(1).fits:
+        raise InputError(
+            f"{d.spec.name}: not even one layer fits on {d.gpu.name} beside the CUDA context, "
+            f"{d.engine.title}'s reserve and one micro-batch's buffers",
+            "use a larger GPU, more GPUs (--pp), or a shorter prompt",
+        )
+    max_batch = d.limits.max_parallel or 1
+    return _choose_batch(d, 1, pp, fabric, notes, max_batch, max_batch, run, split)
 
 
 def _shortfall(d: _Demand, s: _Sized) -> float:
@@ -300,6 +379,7 @@ def plan_capacity(
     kv_precision: str | None = None,
     gpu_memory_utilization: float | None = None,
     max_parallel: int | None = None,
+    host_memory: str | None = None,
 ) -> CapacityPlan:
     """Size an inference deployment for ``users`` concurrent streams.
 
@@ -308,7 +388,9 @@ def plan_capacity(
     4-bit experts), else the engine's (Ollama: Q4_K_M);
     ``gpu_memory_utilization`` and ``max_parallel`` override the engine's defaults. ``engine``
     defaults to vLLM, and to Ollama on Apple GPUs (unified memory), where vLLM, SGLang and
-    TensorRT-LLM do not run."""
+    TensorRT-LLM do not run. An engine that keeps layers in host memory (Ollama, llama.cpp) on
+    ``pp`` GPUs too small for one request runs the model anyway: each replica is that split, its
+    host layers read from ``host_memory`` (a catalog host or a rate; default: beside this GPU)."""
     for name, value in (
         ("users", users),
         ("output-tokens", output_tokens),
@@ -335,6 +417,26 @@ def plan_capacity(
                                         network_name=network, nics_per_node=nics_per_node)  # fmt: skip
         return fab, tuple(fab_notes)
 
+    if (eng.host_offload and not gpu.unified_memory and tp in (None, 1) and pp is not None
+            and not _fits(d, 1, pp, 1)):  # fmt: skip
+        host = host_or_rate(host_memory or default_host(gpu))
+        chosen = _size_offload(d, pp, *fabric_for(1, pp), host)
+        whole = _min_pp(d, 1)
+        whole_s = None
+        if whole is not None:
+            # (GPUs that do not fill whole nodes of --gpus-per-node: no speed given)
+            with contextlib.suppress(InputError):
+                whole_s = _size(d, 1, whole, *fabric_for(1, whole)).tpot_s
+        reason = (f"pp {pp}: set by --pp; {counted(pp, gpu.name + ' GPU')} cannot hold one request, "
+                  f"so {eng.title} keeps the layers that do not fit in host memory")  # fmt: skip
+        return _assemble(d, chosen, [chosen], reason, network, host, (whole, whole_s))
+    unused: tuple[str, ...] = ()
+    if host_memory is not None:
+        host_or_rate(host_memory)  # a bad value is refused even where it is not used
+        unused = ("--host-memory is not used: " + (
+            f"{eng.title} keeps every layer on the GPUs" if not eng.host_offload
+            else f"{gpu.name} shares one memory with the CPU" if gpu.unified_memory
+            else "only with --pp GPUs too small for one request (and --tp 1)"),)  # fmt: skip
     if tp is not None:
         if tp < 1:
             raise InputError(f"--tp {tp} must be at least 1", "give a positive --tp")
@@ -364,7 +466,7 @@ def plan_capacity(
             reason += f"; {eng.title} splits the layers over its GPUs (tensor parallel: --tp)"
         elif not across:
             reason += "; not across machines (name one with --network to search tp over it)"
-    return _assemble(d, chosen, sized, reason, network)
+    return _assemble(d, chosen, sized, reason, network, notes=unused)
 
 
 def _search_tp(
@@ -425,8 +527,17 @@ def _search_tp(
 
 
 def _assemble(
-    d: _Demand, s: _Sized, sized: list[_Sized], reason: str, network: str | None
+    d: _Demand,
+    s: _Sized,
+    sized: list[_Sized],
+    reason: str,
+    network: str | None,
+    host: Host | None = None,
+    whole: tuple[int | None, float | None] = (None, None),
+    notes: tuple[str, ...] = (),
 ) -> CapacityPlan:
+    """The plan for replica ``s``; ``host`` and ``whole`` (the fewest GPUs that hold every layer
+    and their time per output token) where ``s`` keeps layers in host memory."""
     best, tp, pp, lim = s.estimate, s.tp, s.pp, d.limits
     users, tpot_slo_s, ttft_slo_s = d.users, d.tpot_slo_s, d.ttft_slo_s
     egress = users / s.tpot_s * SSE_BYTES_PER_TOKEN * 8
@@ -449,7 +560,21 @@ def _assemble(
                       f"while the KV cache holds {s.max_batch_kv}: raise that limit "
                       f"({'OLLAMA_NUM_PARALLEL' if lim.engine == 'ollama' else 'the engine option'}, "
                       "then --max-parallel here) for fewer replicas")  # fmt: skip
-    if not s.slo_met and best.decode_step_s > tpot_slo_s:
+    off = s.offload
+    if off is not None:
+        host_layers = off.layers - off.gpu_layers
+        share = off.decode_host_s / off.decode_step_s
+        whole_pp, whole_s = whole
+        fits_on = (
+            f"every layer fits on {counted(whole_pp, d.gpu.name + ' GPU')} (--pp {whole_pp})"
+            + (f", {whole_s * 1e3:.0f} ms per token" if whole_s is not None else "")
+            if whole_pp is not None
+            else f"no count of {d.gpu.name} GPUs up to {d.spec.layers} holds every layer"
+        )
+        advice.insert(0, f"{counted(host_layers, 'layer')}{'' if off.output_on_gpu else ' and the output layer'} "
+                      f"are read from host memory at every token, {share:.0%} of its "
+                      f"{best.decode_step_s * 1e3:.0f} ms: {fits_on}")  # fmt: skip
+    elif not s.slo_met and best.decode_step_s > tpot_slo_s:
         advice.insert(
             0,
             f"even one request decodes at {best.decode_step_s * 1e3:.0f} ms per token, above the "
@@ -492,6 +617,14 @@ def _assemble(
            if d.engine.prefill_mixed else "as prefill passes the running requests wait for")
         + f" ({format_time(s.tpot_s - best.decode_step_s, 3)} here; {d.engine.prefill_mixed_source})",
         *s.notes,
+        *notes,
+        *(() if off is None or host is None else (
+            f"offload ({d.engine.title}): whole decoder layers on the GPUs while they fit beside "
+            "the CUDA context, the engine's reserve and one micro-batch's buffers, the last ones "
+            f"first; the rest read from host memory at {host.memory_bw_bytes_per_s / 1e9:.3g} GB/s "
+            f"x {host.efficiency:.2f} ({host.title}; {host.efficiency_source}; --host-memory to "
+            f"set yours); {format_bytes(off.host_bytes)} per replica in host memory, not checked "
+            f"against its free RAM ({d.engine.host_offload_source})",)),
         *best.assumptions,
     )  # fmt: skip
     return CapacityPlan(
@@ -502,5 +635,5 @@ def _assemble(
         weights_bytes=weights_bytes, weights_load_s=load_s,
         network=s.fabric.network.name if s.fabric.network else "none", advice=tuple(advice),
         assumptions=assumptions, limits=lim, tp_reason=reason, options=tuple(x.option() for x in sized),
-        model=d.spec.name, gpu=d.gpu.name,
+        model=d.spec.name, gpu=d.gpu.name, offload=off, host=host if off is not None else None,
     )  # fmt: skip

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # annotations only: `plan --json` need not import capacity and transfer
+    from fabriclens.catalog.schema import Host
     from fabriclens.model.collectives import CollectiveEstimate, Fabric
     from fabriclens.model.memory import MemoryLedger
+    from fabriclens.model.offload import Offload
     from fabriclens.plan.capacity import CapacityPlan
     from fabriclens.plan.planner import Plan
     from fabriclens.plan.transfer import TransferPlan
@@ -155,30 +157,9 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
         }
         doc["bottleneck"] = "memory capacity" if not mem.fits else inf.decode_bound
         if plan.offload is not None and plan.host is not None:
-            off = plan.offload
-            shown, of = off.reported_layers
-            doc["offload"] = {
-                "engine": plan.request.engine,
-                "gpu_layers": off.gpu_layers,
-                "layers": off.layers,
-                "output_on_gpu": off.output_on_gpu,
-                "reported": f"{shown}/{of}",
-                "host": plan.host.name,
-                "host_title": plan.host.title,
-                "host_bw_GBps": _r(off.host_bw_bytes_per_s / 1e9, 4),
-                "host_bytes": round(off.host_bytes),
-                "gpu_bytes_per_gpu": round(off.gpu_bytes_per_gpu),
-                "gpu_layers_requested": off.requested,
-                "max_gpu_layers": off.max_gpu_layers,
-                "fits": off.fits,
-                "capacity_bytes": round(off.capacity_bytes),
-                "host_ram_bytes": plan.host_ram_bytes,
-                "host_fits": plan.host_fits,
-                "ttft_s": _r(off.prefill_s),
-                "decode_step_s": _r(off.decode_step_s),
-                "decode_host_s": _r(off.decode_host_s),
-                "decode_tokens_per_s": _r(off.decode_tokens_per_s),
-            }
+            doc["offload"] = offload_doc(
+                plan.offload, plan.request.engine, plan.host, plan.host_ram_bytes, plan.host_fits
+            )
         doc["comm"] = [
             {
                 "group": c.group,
@@ -257,6 +238,35 @@ def _engine_limits_doc(plan: CapacityPlan) -> dict[str, Any]:
     }
 
 
+def offload_doc(
+    off: Offload, engine: str, host: Host, host_ram_bytes: int | None, host_fits: bool | None
+) -> dict[str, Any]:
+    """Where an engine that keeps layers in host memory puts them, and what a token costs."""
+    shown, of = off.reported_layers
+    return {
+        "engine": engine,
+        "gpu_layers": off.gpu_layers,
+        "layers": off.layers,
+        "output_on_gpu": off.output_on_gpu,
+        "reported": f"{shown}/{of}",
+        "host": host.name,
+        "host_title": host.title,
+        "host_bw_GBps": _r(off.host_bw_bytes_per_s / 1e9, 4),
+        "host_bytes": round(off.host_bytes),
+        "gpu_bytes_per_gpu": round(off.gpu_bytes_per_gpu),
+        "gpu_layers_requested": off.requested,
+        "max_gpu_layers": off.max_gpu_layers,
+        "fits": off.fits,
+        "capacity_bytes": round(off.capacity_bytes),
+        "host_ram_bytes": host_ram_bytes,
+        "host_fits": host_fits,
+        "ttft_s": _r(off.prefill_s),
+        "decode_step_s": _r(off.decode_step_s),
+        "decode_host_s": _r(off.decode_host_s),
+        "decode_tokens_per_s": _r(off.decode_tokens_per_s),
+    }
+
+
 def capacity_doc(plan: CapacityPlan, team: dict[str, Any] | None = None) -> dict[str, Any]:
     """The JSON object for `fabriclens capacity`; ``team`` is the team block (--team), if any."""
     est = plan.estimate
@@ -301,6 +311,9 @@ def capacity_doc(plan: CapacityPlan, team: dict[str, Any] | None = None) -> dict
             ],
         },
         "engine": _engine_limits_doc(plan),
+        "offload": offload_doc(plan.offload, plan.limits.engine, plan.host, None, None)
+        if plan.offload is not None and plan.host is not None
+        else None,
         "replicas": plan.replicas,
         "gpus": plan.gpus,
         "required_tokens_per_s": _r(plan.required_tokens_per_s),

@@ -475,11 +475,17 @@ def capacity_renderables(doc: dict[str, Any]) -> list[RenderableType]:
                 + (f"{counted(parallel, 'request')} at once per replica" if parallel else "no cap on requests per replica"))  # fmt: skip
     if eng.get("caveat"):
         head.append(f"\npublished runs: {eng['caveat']}")
+    off = doc.get("offload")
+    if off:
+        head.append("\n")
+        head.append(offload_lines({"offload": off, "gpus": rep["gpus"], "memory": {"fits": False}}))
     table = Table(title="One replica", box=box.SIMPLE, title_justify="left", show_header=False)
     table.add_column("")
     table.add_column("", justify="right")
     rows = [
-        ("concurrent requests the KV cache holds", f"{rep['max_batch_kv']}"),
+        ("requests at once (the engine's limit)", f"{rep['max_batch_kv']}")
+        if off
+        else ("concurrent requests the KV cache holds", f"{rep['max_batch_kv']}"),
         ("batch that meets the target", f"{rep['batch']}"),
         ("decode step", format_time(rep["decode_step_s"])),
         ("time per output token under load", format_time(rep["tpot_s"])),

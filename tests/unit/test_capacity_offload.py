@@ -1,0 +1,89 @@
+"""`capacity` for Ollama / llama.cpp on GPUs too small for the model (--pp pinned): each replica
+is the split the engine makes, the same one `plan` shows, its host layers read from host memory."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fabriclens.catalog import find_model
+from fabriclens.cli.app import run
+from fabriclens.errors import InputError
+from fabriclens.plan.capacity import plan_capacity
+
+COMMON = dict(output_tokens=256, prompt_tokens=1024, engine="ollama")
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, dict | None]:  # type: ignore[type-arg]
+    code = run([*argv, "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out) if code in (0, 1) else None
+
+
+def test_a_replica_too_small_for_the_model_is_the_split_plan_shows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Llama-3.1-70B in Ollama's Q4_K_M (43 GB) on one RTX 4090 (24 GiB): capacity and `plan -w
+    inference` place the same layers on the GPU and decode at the same speed (one request at
+    once, Ollama's default), and the verdict follows the target."""
+    argv = ["--gpu", "rtx-4090", "--engine", "ollama", "--prompt-tokens", "1024", "--output-tokens", "256"]  # fmt: skip
+    _, cap = _json(capsys, ["capacity", "llama-3.1-70b", "--users", "1", "--pp", "1", *argv])
+    _, plan = _json(capsys, ["plan", "llama-3.1-70b", "-w", "inference", "--gpus", "1", *argv])
+    assert cap is not None and plan is not None
+    off, poff = cap["offload"], plan["offload"]
+    assert off["gpu_layers"] == poff["gpu_layers"] and 0 < off["gpu_layers"] < off["layers"]
+    assert off["decode_step_s"] == pytest.approx(poff["decode_step_s"], rel=1e-4)
+    rep = cap["replica"]
+    assert (rep["tp"], rep["pp"], rep["batch"]) == (1, 1, 1)
+    assert rep["decode_step_s"] == pytest.approx(off["decode_step_s"], rel=1e-4)
+    assert rep["ttft_s"] == pytest.approx(off["ttft_s"] + off["decode_step_s"], rel=1e-4)
+    # ~0.36 s per token: a 50 ms target is not met, a 1 s one is
+    assert cap["slo_met"] is False
+    _, loose = _json(capsys, ["capacity", "llama-3.1-70b", "--users", "1", "--pp", "1",
+                              "--latency-slo", "tpot=1s", *argv])  # fmt: skip
+    assert loose is not None and loose["slo_met"] is True and loose["gpus"] == 1
+
+
+def test_the_advice_names_the_gpus_that_hold_every_layer() -> None:
+    """The host layers cost most of each token; the advice gives the fewest GPUs that hold every
+    layer and their speed, which is what `capacity --pp` of that many says."""
+    spec = find_model("llama-3.1-70b")
+    one = plan_capacity(spec, "rtx-4090", users=1, pp=1, **COMMON)  # type: ignore[arg-type]
+    two = plan_capacity(spec, "rtx-4090", users=1, pp=2, **COMMON)  # type: ignore[arg-type]
+    assert one.offload is not None and two.offload is None
+    assert one.offload.decode_host_s > 0.5 * one.offload.decode_step_s
+    assert f"(--pp 2), {two.tpot_s * 1e3:.0f} ms per token" in one.advice[0]
+
+
+def test_the_host_part_scales_with_the_host_memory_rate() -> None:
+    """A rate given with --host-memory is taken as reached: twice the rate, half the time the
+    host layers take per token; the GPU's part does not move."""
+    spec = find_model("llama-3.1-70b")
+    slow = plan_capacity(spec, "rtx-4090", users=1, pp=1, host_memory="40GB/s", **COMMON)  # type: ignore[arg-type]
+    fast = plan_capacity(spec, "rtx-4090", users=1, pp=1, host_memory="80GB/s", **COMMON)  # type: ignore[arg-type]
+    assert slow.offload is not None and fast.offload is not None
+    assert fast.offload.decode_host_s == pytest.approx(slow.offload.decode_host_s / 2, rel=1e-9)
+    gpu_part = slow.offload.decode_step_s - slow.offload.decode_host_s
+    assert fast.offload.decode_step_s - fast.offload.decode_host_s == pytest.approx(gpu_part)
+
+
+def test_engines_that_keep_every_layer_on_the_gpus_still_refuse() -> None:
+    """vLLM has no host offload: one request that does not fit on --tp 1 --pp 1 is one line,
+    exit 2 (without --tp it takes tensor parallelism instead)."""
+    spec = find_model("llama-3.1-70b")
+    with pytest.raises(InputError, match="does not fit on tp 1 x pp 1"):
+        plan_capacity(spec, "rtx-4090", users=1, tp=1, pp=1, output_tokens=256, engine="vllm")
+    wider = plan_capacity(spec, "rtx-4090", users=1, pp=1, output_tokens=256, engine="vllm")
+    assert wider.offload is None and wider.tp > 1
+
+
+def test_a_model_that_fits_has_no_offload_and_says_host_memory_is_unused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, doc = _json(capsys, ["capacity", "llama-3.1-8b", "--users", "1", "--gpu", "rtx-4090",
+                               "--engine", "ollama", "--pp", "1", "--host-memory", "60GB/s"])  # fmt: skip
+    assert code == 0 and doc is not None and doc["offload"] is None
+    assert any(a.startswith("--host-memory is not used") for a in doc["assumptions"])
+    assert run(["capacity", "llama-3.1-8b", "--gpu", "rtx-4090", "--host-memory", "0GB/s"]) == 2
+    assert "not a positive rate" in capsys.readouterr().err
