@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from fabriclens.catalog import find_model
+from fabriclens.catalog import find_gpu, find_model
 from fabriclens.catalog.model_names import read_model_name
 from fabriclens.errors import InputError
 
@@ -170,3 +170,21 @@ def test_a_training_plan_keeps_its_own_precision() -> None:
     plan = make_plans(PlanRequest(model=find_model("llama3.1:8b"), gpu="h100-sxm", gpus=8))[0]
     assert plan.config is not None and plan.config.precision == "bf16"
     assert any("a training plan keeps its own --precision" in d for d in plan.defaults)
+
+
+def test_an_ollama_tag_is_served_by_ollama_unless_an_engine_is_named() -> None:
+    """`llama3.1:8b` is what Ollama pulls and serves: without --engine, capacity and plan serve
+    it with Ollama (its Q4_K_M at 4.89 bits, one request at once), and say so; --engine vllm and
+    the catalog's own name keep vLLM."""
+    from fabriclens.plan.capacity import plan_capacity
+    from fabriclens.plan.planner import default_engine
+
+    tag, plain = find_model("llama3.1:8b"), find_model("llama-3.1-8b")
+    gpu = find_gpu("rtx-4090")
+    assert default_engine(gpu, tag) == "ollama" and default_engine(gpu, plain) == "vllm"
+    assert default_engine(find_gpu("h100-sxm"), find_model("meta-llama/Llama-3.1-8B")) == "vllm"
+    served = plan_capacity(tag, "rtx-4090", users=1, output_tokens=256)
+    assert served.limits.engine == "ollama" and served.limits.bits_per_weight == pytest.approx(4.89)
+    assert "served by Ollama unless --engine names another" in tag.reading
+    assert plan_capacity(tag, "rtx-4090", users=1, output_tokens=256, engine="vllm").limits.engine == "vllm"  # fmt: skip
+    assert plan_capacity(plain, "rtx-4090", users=1, output_tokens=256).limits.engine == "vllm"

@@ -418,6 +418,7 @@ def _find_model_name(text: str) -> ModelSpec:
         release_precision=name.precision or spec.release_precision,
         named_precision=name.precision,
         reading=f"{text!r}: {name.reading(spec.name)}",
+        named_by=name.kind,
     )
 
 

@@ -55,6 +55,9 @@ _DATE = re.compile(r"\d{4}")  # a release date suffix: Mistral's -2407, Qwen's -
 _SIZE = re.compile(r"(\d+x)?\d+(\.\d+)?[bm]|e\d+b|a\d+(\.\d+)?b")  # 8b, 3.8b, 8x7b, 270m, a3b
 
 
+OLLAMA_TAG = "Ollama tag"  # ModelName.kind of a name such as llama3.1:8b
+
+
 @dataclass(frozen=True, slots=True)
 class ModelName:
     """How a model name was read: the catalog names to try, best first, and what it said."""
@@ -69,7 +72,10 @@ class ModelName:
         weights = f", {self.quantization} weights as {self.precision}" if self.precision else ""
         if self.quantization and not self.precision:
             weights = f", {self.quantization} weights not modelled (the engine's precision is used)"
-        return f"{self.kind} read as the catalog's {catalog_name}{weights}"
+        served = (
+            "; served by Ollama unless --engine names another" if self.kind == OLLAMA_TAG else ""
+        )
+        return f"{self.kind} read as the catalog's {catalog_name}{weights}{served}"
 
 
 def _precision(word: str) -> str | None:
@@ -100,7 +106,7 @@ def read_model_name(text: str) -> ModelName:
     if ":" in name:  # an Ollama tag: family:size-variant-quantization
         name, _, tag = name.rpartition(":")
         tag_words = [w for w in tag.split("-") if w]
-        kind = "Ollama tag"
+        kind = OLLAMA_TAG
     if "/" in name:  # a Hugging Face id (or an Ollama hf.co/owner/repo pull)
         name = name.rstrip("/").rsplit("/", 1)[-1]
         kind = kind or "Hugging Face id"
@@ -136,7 +142,7 @@ def read_model_name(text: str) -> ModelName:
             candidates += _strip_variants("-".join([base, *sizes]))
     if not sizes and base in OLLAMA_LATEST:  # llama3.1, llama3.1:latest, llama3.1:instruct
         candidates.append(f"{base}-{OLLAMA_LATEST[base]}")
-        kind = "Ollama tag"
+        kind = OLLAMA_TAG
     if not sizes:  # a tag's size is never dropped: deepseek-r1:8b is not deepseek-r1
         candidates += _strip_variants(base)
     if kind == "Ollama tag" and not quantization:

@@ -408,6 +408,7 @@ class ModelSpec(_Entry):
     # was read, and the weights format the name gives ("" for none); not catalog data
     reading: str = ""
     named_precision: str = ""
+    named_by: str = ""  # the kind of name it was read from (model_names.ModelName.kind)
 
     def __post_init__(self) -> None:
         super().__post_init__()

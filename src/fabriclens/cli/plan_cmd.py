@@ -218,7 +218,7 @@ def plan(
     if engine is None:
         from fabriclens.catalog import find_gpu
 
-        engine = default_engine(find_gpu(gpu))
+        engine = default_engine(find_gpu(gpu), spec)
     req = PlanRequest(
         model=spec,
         gpu=gpu,

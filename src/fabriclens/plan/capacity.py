@@ -349,8 +349,9 @@ def _engine_limits(
     bits = eng.bytes_per_weight(precision) * 8
     nominal = WEIGHT_BYTES[precision] * 8
     bits_src = eng.weight_bits_source if bits != nominal else f"{precision}: {nominal:g} bits"
-    if released:
-        bits_src = f"{spec.name if spec else ''} is released in {released}; {bits_src}"
+    if released and spec is not None:
+        given = "its name gives" if spec.named_precision else f"{spec.name} is released in"
+        bits_src = f"{given} {released}; {bits_src}"
     usable = gpu.memory_bytes * util - eng.reserved_bytes
     return EngineLimits(
         engine=eng.name, gpu_memory_utilization=util, gpu_memory_utilization_source=util_src,
@@ -406,7 +407,7 @@ def plan_capacity(
     if gpus_per_node is not None and gpus_per_node < 1:
         raise InputError("--gpus-per-node must be at least 1", "give a positive --gpus-per-node")
     gpu = find_gpu(gpu_name)
-    eng = find_engine(engine or default_engine(gpu))
+    eng = find_engine(engine or default_engine(gpu, spec))
     limits = _engine_limits(gpu, eng, precision, gpu_memory_utilization, max_parallel, spec)
     kv_prec = kv_precision or ("fp8" if limits.precision == "fp8" else "bf16")
     d = _Demand(spec, count_params(spec), gpu, eng, users, prompt_tokens, output_tokens,

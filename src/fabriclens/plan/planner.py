@@ -15,6 +15,7 @@ from fabriclens.catalog import (
     find_link,
     find_network,
 )
+from fabriclens.catalog.model_names import OLLAMA_TAG
 from fabriclens.catalog.schema import (
     GRAD_REDUCE_DTYPES,
     MOE_DISPATCH_MODES,
@@ -729,10 +730,12 @@ def _plan_training(
     )
 
 
-def default_engine(gpu: Gpu) -> str:
-    """The serving engine a plan assumes when none is named: vLLM, and Ollama on Apple GPUs
-    (unified memory), where vLLM, SGLang and TensorRT-LLM do not run."""
-    return "ollama" if gpu.unified_memory else "vllm"
+def default_engine(gpu: Gpu, spec: ModelSpec | None = None) -> str:
+    """The serving engine a plan assumes when none is named: vLLM; Ollama on Apple GPUs (unified
+    memory), where vLLM, SGLang and TensorRT-LLM do not run, and for a model named by its Ollama
+    tag (llama3.1:8b), which is what Ollama pulls and serves."""
+    ollama = gpu.unified_memory or (spec is not None and spec.named_by == OLLAMA_TAG)
+    return "ollama" if ollama else "vllm"
 
 
 def default_host(gpu: Gpu) -> str:
