@@ -744,14 +744,27 @@ def default_host(gpu: Gpu) -> str:
     return "desktop-ddr5" if "GeForce" in gpu.title else "server-ddr5"
 
 
+# Slower than this is no host memory (a Raspberry Pi 5's reaches ~10 GB/s): a unit mistaken
+MIN_HOST_MEMORY_BYTES_PER_S = 1e8
+
+
 def host_or_rate(name: str) -> Host:
     """A catalog host, or a read rate the user measured ("60GB/s"), taken as reached."""
     if not re.match(r"\s*[0-9.]", name):
         return find_host(name)
+    if re.fullmatch(r"\s*[0-9.eE+-]+\s*", name):  # a bare number: bits or bytes per second?
+        raise InputError(
+            f"--host-memory {name}: give the unit", f"e.g. --host-memory {name.strip()}GB/s"
+        )
     rate = parse_bandwidth(name)
     if rate <= 0:
         raise InputError(
             f"--host-memory {name} is not a positive rate", "give a rate such as 60GB/s"
+        )
+    if rate < MIN_HOST_MEMORY_BYTES_PER_S:
+        raise InputError(
+            f"--host-memory {name} is slower than any host memory (under 0.1 GB/s)",
+            "give the rate the CPU reads its RAM at, e.g. 60GB/s",
         )
     return Host(name=name, title=f"{format_number(rate / 1e9)} GB/s, given", memory_bw_bytes_per_s=rate,
                 efficiency=1.0, efficiency_source="a rate given on the command line, taken as reached",
