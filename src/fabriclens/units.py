@@ -133,17 +133,21 @@ def parse_size(text: str | int | float) -> int:
 
 def parse_rate(text: str | int | float) -> float:
     """Parse a rate; returns bits per second. Bits: ``1gbit``, ``100G``, ``400Gbps``, ``10Gb/s``,
-    ``25GbE``; bytes (x8): ``2GB/s``, ``2GBps``, ``500MiB/s``. Ambiguous units (``1gb``) and
-    sizes (``1GB``) are refused with the two spellings to choose from."""
+    ``25GbE``; bytes (x8): ``2GB/s``, ``2GBps``, ``500MiB/s``. Ambiguous units (``1gb``), sizes
+    (``1GB``) and a number without a unit (but 0) are refused with the two spellings to choose
+    from."""
     if isinstance(text, int | float) and not isinstance(text, bool):
         return float(text)
     raw = str(text).strip()
     match = re.fullmatch(_NUM + r"\s*(?P<unit>[a-zA-Z/]*)", raw)
     if match is None:
         raise InputError(f"cannot read {raw!r} as a rate", f"write it like {RATE_EXAMPLE}")
-    value = float(match.group("num").replace(",", "")) * _bits_per_rate_unit(
-        raw, match.group("num"), match.group("unit")
-    )
+    num = match.group("num")
+    if not match.group("unit") and float(num.replace(",", "")) != 0:  # 1 Gbit/s or 1 GB/s?
+        raise InputError(
+            f"{raw!r} has no unit", f"write {num}Gbit/s for bits or {num}GB/s for bytes per second"
+        )
+    value = float(num.replace(",", "")) * _bits_per_rate_unit(raw, num, match.group("unit"))
     if not math.isfinite(value):
         raise InputError(f"{raw!r} is not a finite rate", f"write it like {RATE_EXAMPLE}")
     return value
@@ -151,7 +155,7 @@ def parse_rate(text: str | int | float) -> float:
 
 def parse_bandwidth(text: str | int | float) -> float:
     """Parse a rate as :func:`parse_rate` does (``2GB/s``, ``16Gbit/s``); returns bytes per
-    second. A plain number is bytes per second."""
+    second (a number given as a number, not as text, is bytes per second)."""
     if isinstance(text, int | float) and not isinstance(text, bool):
         return float(text)
     return parse_rate(text) / 8.0

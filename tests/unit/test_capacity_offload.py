@@ -91,7 +91,7 @@ def test_a_model_that_fits_has_no_offload_and_says_host_memory_is_unused(
 
 @pytest.mark.parametrize(
     ("value", "says"),
-    [("60", "give the unit"), ("7.5", "give the unit"), ("1e-30GB/s", "slower than any host memory"),
+    [("60", "has no unit"), ("7.5", "has no unit"), ("1e-30GB/s", "slower than any host memory"),
      ("0GB/s", "not a positive rate"), ("60GB", "a size, not a rate"), ("ddr9", "unknown host memory")],
 )  # fmt: skip
 @pytest.mark.parametrize("command", ["plan", "capacity"])
@@ -99,7 +99,8 @@ def test_a_host_memory_rate_without_a_unit_or_below_any_ram_is_refused(
     capsys: pytest.CaptureFixture[str], value: str, says: str, command: str
 ) -> None:
     """A bare number could be bits or bytes per second (60 read as 60 bit/s made a token take 85
-    years); under 0.1 GB/s is no RAM. One line, exit 2, in both commands."""
+    years; every rate refuses it, units.parse_rate); under 0.1 GB/s is no RAM. One line, exit 2,
+    in both commands."""
     argv = (
         ["-w", "inference", "--gpus", "1"] if command == "plan" else ["--users", "1", "--pp", "1"]
     )

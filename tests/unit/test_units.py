@@ -79,7 +79,6 @@ RATE_SPELLINGS = [
     ("1Bps", 8.0),
     ("1 byte/s", 8.0),
     ("1 Gbyte/s", 8e9),
-    ("1e3", 1e3),
     ("0", 0.0),
 ]
 
@@ -112,6 +111,17 @@ def test_a_rate_whose_case_cannot_tell_bits_from_bytes_is_refused(bad: str, fix:
         parse_rate(bad)
     assert "could mean bits or bytes per second" in info.value.problem
     assert info.value.fix == fix
+
+
+@pytest.mark.parametrize(("bad", "fix"), [("1", "write 1Gbit/s for bits or 1GB/s for bytes per second"),
+                                         ("1e3", "write 1e3Gbit/s for bits or 1e3GB/s for bytes per second"),
+                                         ("25", "write 25Gbit/s for bits or 25GB/s for bytes per second")])  # fmt: skip
+def test_a_rate_without_a_unit_is_refused(bad: str, fix: str) -> None:
+    """`transfer --measured 1` read as 1 bit/s put 140 GB 35,000 years away: a user who leaves
+    out the unit means Gbit/s or GB/s, never bit/s; ask which (0 needs none)."""
+    with pytest.raises(InputError) as info:
+        parse_rate(bad)
+    assert "has no unit" in info.value.problem and info.value.fix == fix
 
 
 @pytest.mark.parametrize("bad", ["1GB", "20GiB", "3 MB"])

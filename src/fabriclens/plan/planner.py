@@ -752,10 +752,6 @@ def host_or_rate(name: str) -> Host:
     """A catalog host, or a read rate the user measured ("60GB/s"), taken as reached."""
     if not re.match(r"\s*[0-9.]", name):
         return find_host(name)
-    if re.fullmatch(r"\s*[0-9.eE+-]+\s*", name):  # a bare number: bits or bytes per second?
-        raise InputError(
-            f"--host-memory {name}: give the unit", f"e.g. --host-memory {name.strip()}GB/s"
-        )
     rate = parse_bandwidth(name)
     if rate <= 0:
         raise InputError(
