@@ -149,6 +149,21 @@ def test_an_inference_option_makes_an_inference_plan(capsys: pytest.CaptureFixtu
     assert plain["workload"] == "pretrain"
 
 
+def test_an_ollama_tag_makes_an_inference_plan_with_ollama(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`plan llama3.1:8b --gpu rtx-4090` names what Ollama serves: without -w it is an inference
+    plan with Ollama on the fewest GPUs that hold it (it was pretraining on eight cards), and
+    says why; a training option or -w keeps training, a catalog name keeps pretraining."""
+    doc = _json(capsys, "plan", "llama3.1:8b", "--gpu", "rtx-4090")
+    assert isinstance(doc, dict) and doc["workload"] == "inference" and doc["gpus"] == 1
+    assert doc["layout"]["engine"] == "ollama"
+    assert any("named by its Ollama tag (set -w" in a for a in doc["assumptions"])
+    assert _plan_json(capsys, "plan", "llama3.1:8b", "--zero", "3")["workload"] == "pretrain"
+    assert _plan_json(capsys, "plan", "llama3.1:8b", "-w", "lora")["workload"] == "lora"
+    assert _plan_json(capsys, "plan", "llama-3.1-8b", "--gpu", "rtx-4090")["workload"] == "pretrain"
+
+
 def test_inference_without_gpus_takes_the_fewest_that_hold_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

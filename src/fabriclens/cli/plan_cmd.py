@@ -39,7 +39,8 @@ def plan(
             "--workload",
             "-w",
             help="pretrain | full-finetune | lora | qlora | inference [default: pretrain; "
-            "inference when an inference option (--engine, --batch ...) is given]",
+            "inference when an inference option (--engine, --batch ...) is given or the model "
+            "is named by its Ollama tag]",
         ),
     ] = None,
     gpu: Annotated[str, typer.Option(help="GPU SKU (fabriclens catalog gpus)")] = "h100-sxm",
@@ -187,10 +188,6 @@ def plan(
         "--ep-overlap": ep_overlap or None,
         "--lora-rank": lora_rank,
     }
-    workload, implied = settle_workload(
-        workload, {flag for flag, value in typed.items() if value is not None}
-    )
-
     spec = resolve_model(
         model,
         layers=layers,
@@ -203,6 +200,9 @@ def plan(
         experts=experts,
         experts_per_token=experts_per_token,
         seq_len=seq_len,
+    )
+    workload, implied = settle_workload(
+        workload, {flag for flag, value in typed.items() if value is not None}, spec.named_by
     )
     nets = split_list(network)
     design = None

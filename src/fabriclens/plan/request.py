@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fabriclens.catalog.model_names import OLLAMA_TAG
 from fabriclens.catalog.schema import ModelSpec
 from fabriclens.errors import InputError
 
@@ -91,13 +92,17 @@ def _them(flags: list[str]) -> str:
     return "it" if len(flags) == 1 else "them"
 
 
-def settle_workload(workload: str | None, given: set[str]) -> tuple[str, str | None]:
-    """The workload a plan evaluates, from ``-w`` (None when left out) and the options the user
-    typed (``given``, by flag name), and the note that says so when the options implied it.
+def settle_workload(
+    workload: str | None, given: set[str], named_by: str = ""
+) -> tuple[str, str | None]:
+    """The workload a plan evaluates, from ``-w`` (None when left out), the options the user
+    typed (``given``, by flag name) and the kind of name the model was given by (``named_by``),
+    and the note that says so when they implied it.
 
-    Without ``-w``, an inference option (``--engine ollama``) makes it an inference plan; with a
-    workload that does not read an option the user typed, the answer would silently ignore it,
-    so that is an error naming the option and the fix."""
+    Without ``-w``, an inference option (``--engine ollama``) or a model named by its Ollama tag
+    (what Ollama serves) makes it an inference plan, unless a training option says otherwise;
+    with a workload that does not read an option the user typed, the answer would silently
+    ignore it, so that is an error naming the option and the fix."""
     inference = [o for o in INFERENCE_OPTIONS if o in given]
     training = [o for o in TRAINING_OPTIONS if o in given]
     lora = [o for o in LORA_OPTIONS if o in given]
@@ -113,6 +118,8 @@ def settle_workload(workload: str | None, given: set[str]) -> tuple[str, str | N
             return "inference", f"workload: inference, implied by {inference[0]} (set -w)"
         if lora:
             return "lora", f"workload: lora, implied by {lora[0]} (set -w lora or qlora)"
+        if named_by == OLLAMA_TAG and not training:
+            return "inference", "workload: inference, as the model is named by its Ollama tag (set -w to plan training)"  # fmt: skip
         return "pretrain", None
     if workload == "inference" and (training or lora):
         raise InputError(
