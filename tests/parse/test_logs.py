@@ -99,6 +99,20 @@ def test_the_rank_inside_a_process_group_is_read_beside_the_global_rank() -> Non
     assert stragglers(same) == [15]
 
 
+def test_past_max_timeouts_the_watchdog_lines_still_give_progress(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A huge log keeps its first MAX_TIMEOUTS timeouts and stops reading the rest (bounded
+    memory and time), while every rank's last progress line is still kept."""
+    import fabriclens.parse.torch_log as torch_log
+
+    monkeypatch.setattr(torch_log, "MAX_TIMEOUTS", 2)
+    lines = [_watchdog(r, r, "ALLREDUCE", 50 + r) for r in range(4)] + [_progress(3, 7, 3, 52)]
+    log = parse_torch_log("\n".join(lines))
+    assert [t.rank for t in log.timeouts] == [0, 1]
+    assert log.last_completed[3] == 52
+
+
 def test_a_wrapped_watchdog_line_still_names_the_collective() -> None:
     """meta-pytorch/torchtune#1165 as pasted: the line breaks inside "Timeout(ms)"."""
     text = ("[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: "

@@ -152,6 +152,25 @@ def _places(text: str, words: Sequence[str]) -> Iterator[int]:
             at = text.find(word, at + len(word))
 
 
+def _timeout(raw: str, line: str) -> Timeout:
+    """The timeout a watchdog line reports (``line``: its text from PyTorch's `[E `)."""
+    fields: dict[str, str] = {}
+    if (w := WORK_RE.search(line)) is not None:
+        fields = {k: v.strip() for k, v in FIELD_RE.findall(w.group("body"))}
+    ran = RAN_RE.search(line)
+    timeout_ms = _num(fields, "Timeout(ms)")
+    return Timeout(
+        rank=_rank_of(raw, line),
+        op=fields.get("OpType"),
+        seq=_num(fields, "SeqNum"),
+        numel=_num(fields, "NumelIn"),
+        timeout_s=timeout_ms / 1000 if timeout_ms is not None else None,
+        ran_s=int(ran.group(1)) / 1000 if ran else None,
+        line=line,
+        group_rank=_group_rank(raw)[1],
+    )
+
+
 def add_torch_line(out: TorchLog, raw: str) -> None:
     """Add one line of PyTorch output to ``out``."""
     if TIMEOUT_FRAME in raw:
@@ -164,24 +183,8 @@ def add_torch_line(out: TorchLog, raw: str) -> None:
     if "Watchdog caught collective operation timeout" in line:
         # a progress bar or another message can sit in front of PyTorch's text
         line = line[max(0, line.find("[E ", 0, line.find("Watchdog caught"))) :]
-        fields: dict[str, str] = {}
-        if (w := WORK_RE.search(line)) is not None:
-            fields = {k: v.strip() for k, v in FIELD_RE.findall(w.group("body"))}
-        ran = RAN_RE.search(line)
-        timeout_ms = _num(fields, "Timeout(ms)")
-        if len(out.timeouts) < MAX_TIMEOUTS:  # bounded memory on a huge log
-            out.timeouts.append(
-                Timeout(
-                    rank=_rank_of(raw, line),
-                    op=fields.get("OpType"),
-                    seq=_num(fields, "SeqNum"),
-                    numel=_num(fields, "NumelIn"),
-                    timeout_s=timeout_ms / 1000 if timeout_ms is not None else None,
-                    ran_s=int(ran.group(1)) / 1000 if ran else None,
-                    line=line,
-                    group_rank=_group_rank(raw)[1],
-                )
-            )
+        if len(out.timeouts) < MAX_TIMEOUTS:  # bounded memory (and time) on a huge log
+            out.timeouts.append(_timeout(raw, line))
     if (p := PROGRESS_RE.search(line)) is not None:
         rank = _rank_of(raw, line)
         if rank is not None and (rank in out.last_completed or len(out.last_completed) < MAX_RANKS):
