@@ -107,3 +107,24 @@ def test_a_host_memory_rate_without_a_unit_or_below_any_ram_is_refused(
     code = run([command, "llama3.1:70b", "--gpu", "rtx-4090", *argv, "--host-memory", value])
     err = capsys.readouterr().err
     assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_host_ram_checks_the_layers_each_replica_leaves_in_host_memory() -> None:
+    """--host-ram is each replica host's free RAM + swap, as Ollama counts it before it loads:
+    18.8 GiB of Llama-3.1-70B's layers do not fit in 16 GB, so no replica runs (the target is
+    not met however loose); 64 GB holds them. A model that fits leaves the flag unused, said."""
+    spec = find_model("llama-3.1-70b")
+    loose = dict(COMMON, tpot_slo_s=1.0)
+    short = plan_capacity(spec, "rtx-4090", users=1, pp=1, host_ram="16GB", **loose)  # type: ignore[arg-type]
+    roomy = plan_capacity(spec, "rtx-4090", users=1, pp=1, host_ram="64GB", **loose)  # type: ignore[arg-type]
+    assert short.offload is not None and short.host_fits is False and short.slo_met is False
+    assert short.offload.host_bytes > 16e9 and "14.9 GiB free (--host-ram)" in short.advice[0]
+    assert "does not load" in short.advice[0]
+    assert roomy.host_fits is True and roomy.slo_met is True
+    small = plan_capacity(
+        find_model("llama-3.1-8b"), "rtx-4090", users=1, pp=1, host_ram="64GB", **COMMON
+    )  # type: ignore[arg-type]
+    assert small.offload is None and small.host_fits is None
+    assert any(a.startswith("--host-ram is not used") for a in small.assumptions)
+    with pytest.raises(InputError, match="give the unit"):
+        plan_capacity(spec, "rtx-4090", users=1, pp=1, host_ram="64", **COMMON)  # type: ignore[arg-type]

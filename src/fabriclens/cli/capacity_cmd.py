@@ -82,6 +82,13 @@ def capacity(
             "desktop DDR5 beside a GeForce card, a server socket beside others]"
         ),
     ] = None,
+    host_ram: Annotated[
+        str | None,
+        typer.Option(
+            help="With layers in host memory: each replica host's free RAM + swap, checked "
+            "against them as Ollama does (64GB)"
+        ),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> None:
     """How many GPUs and replicas serve N users (or a team of N people) at a per-token latency target."""
@@ -109,7 +116,7 @@ def capacity(
         ttft_slo_s=slo.get("ttft"), tp=tp, pp=pp, gpus_per_node=gpus_per_node, network=network,
         nics_per_node=nics_per_node, engine=engine, precision=precision,
         gpu_memory_utilization=gpu_memory_utilization, max_parallel=max_parallel,
-        host_memory=host_memory,
+        host_memory=host_memory, host_ram=host_ram,
     )  # fmt: skip
     if team is not None:
         plan, demand = plan_team_capacity(

@@ -32,6 +32,7 @@ from fabriclens.plan.planner import (
     default_engine,
     default_host,
     host_or_rate,
+    host_ram_size,
     resolve_fabric,
 )
 from fabriclens.plan.transfer import plan_transfer
@@ -115,6 +116,14 @@ class CapacityPlan:
     # Ollama / llama.cpp on GPUs that cannot hold the model (--pp pinned): the split it makes
     offload: Offload | None = None
     host: Host | None = None  # the host memory the layers left there are read from
+    host_ram_bytes: int | None = None  # --host-ram: each replica's host's free RAM + swap
+
+    @property
+    def host_fits(self) -> bool | None:
+        """Each replica's host holds the layers left there (None: not checked, or no offload)."""
+        if self.offload is None or self.host_ram_bytes is None:
+            return None
+        return self.offload.host_bytes <= self.host_ram_bytes
 
     @property
     def gpus(self) -> int:
@@ -381,6 +390,7 @@ def plan_capacity(
     gpu_memory_utilization: float | None = None,
     max_parallel: int | None = None,
     host_memory: str | None = None,
+    host_ram: str | None = None,
 ) -> CapacityPlan:
     """Size an inference deployment for ``users`` concurrent streams.
 
@@ -391,7 +401,8 @@ def plan_capacity(
     defaults to vLLM, and to Ollama on Apple GPUs (unified memory), where vLLM, SGLang and
     TensorRT-LLM do not run. An engine that keeps layers in host memory (Ollama, llama.cpp) on
     ``pp`` GPUs too small for one request runs the model anyway: each replica is that split, its
-    host layers read from ``host_memory`` (a catalog host or a rate; default: beside this GPU)."""
+    host layers read from ``host_memory`` (a catalog host or a rate; default: beside this GPU)
+    and checked against ``host_ram`` (each host's free RAM + swap) where given."""
     for name, value in (
         ("users", users),
         ("output-tokens", output_tokens),
@@ -418,6 +429,7 @@ def plan_capacity(
                                         network_name=network, nics_per_node=nics_per_node)  # fmt: skip
         return fab, tuple(fab_notes)
 
+    ram = host_ram_size(host_ram) if host_ram is not None else None
     if (eng.host_offload and not gpu.unified_memory and tp in (None, 1) and pp is not None
             and not _fits(d, 1, pp, 1)):  # fmt: skip
         host = host_or_rate(host_memory or default_host(gpu))
@@ -430,14 +442,14 @@ def plan_capacity(
                 whole_s = _size(d, 1, whole, *fabric_for(1, whole)).tpot_s
         reason = (f"pp {pp}: set by --pp; {counted(pp, gpu.name + ' GPU')} cannot hold one request, "
                   f"so {eng.title} keeps the layers that do not fit in host memory")  # fmt: skip
-        return _assemble(d, chosen, [chosen], reason, network, host, (whole, whole_s))
-    unused: tuple[str, ...] = ()
+        return _assemble(d, chosen, [chosen], reason, network, host, (whole, whole_s), ram=ram)
     if host_memory is not None:
         host_or_rate(host_memory)  # a bad value is refused even where it is not used
-        unused = ("--host-memory is not used: " + (
-            f"{eng.title} keeps every layer on the GPUs" if not eng.host_offload
-            else f"{gpu.name} shares one memory with the CPU" if gpu.unified_memory
-            else "only with --pp GPUs too small for one request (and --tp 1)"),)  # fmt: skip
+    why = (f"{eng.title} keeps every layer on the GPUs" if not eng.host_offload
+           else f"{gpu.name} shares one memory with the CPU" if gpu.unified_memory
+           else "only with --pp GPUs too small for one request (and --tp 1)")  # fmt: skip
+    unused = tuple(f"{flag} is not used: {why}" for flag, value in
+                   (("--host-memory", host_memory), ("--host-ram", host_ram)) if value is not None)  # fmt: skip
     if tp is not None:
         if tp < 1:
             raise InputError(f"--tp {tp} must be at least 1", "give a positive --tp")
@@ -536,9 +548,11 @@ def _assemble(
     host: Host | None = None,
     whole: tuple[int | None, float | None] = (None, None),
     notes: tuple[str, ...] = (),
+    ram: int | None = None,
 ) -> CapacityPlan:
-    """The plan for replica ``s``; ``host`` and ``whole`` (the fewest GPUs that hold every layer
-    and their time per output token) where ``s`` keeps layers in host memory."""
+    """The plan for replica ``s``; ``host``, ``whole`` (the fewest GPUs that hold every layer
+    and their time per output token) and ``ram`` (--host-ram) where ``s`` keeps layers in host
+    memory."""
     best, tp, pp, lim = s.estimate, s.tp, s.pp, d.limits
     users, tpot_slo_s, ttft_slo_s = d.users, d.tpot_slo_s, d.ttft_slo_s
     egress = users / s.tpot_s * SSE_BYTES_PER_TOKEN * 8
@@ -575,6 +589,11 @@ def _assemble(
         advice.insert(0, f"{counted(host_layers, 'layer')}{'' if off.output_on_gpu else ' and the output layer'} "
                       f"are read from host memory at every token, {share:.0%} of its "
                       f"{best.decode_step_s * 1e3:.0f} ms: {fits_on}")  # fmt: skip
+        if ram is not None and off.host_bytes > ram:
+            need, free = format_bytes(off.host_bytes), format_bytes(ram)
+            advice.insert(0, f"a replica's host has {free} free (--host-ram) for {need} of layers: "
+                          + ("it does not load; free memory, add swap, or take a smaller quantisation"
+                             if d.engine.name == "ollama" else "llama.cpp reads what does not fit from disk at every token"))  # fmt: skip
     elif not s.slo_met and best.decode_step_s > tpot_slo_s:
         advice.insert(
             0,
@@ -624,17 +643,22 @@ def _assemble(
             "the CUDA context, the engine's reserve and one micro-batch's buffers, the last ones "
             f"first; the rest read from host memory at {host.memory_bw_bytes_per_s / 1e9:.3g} GB/s "
             f"x {host.efficiency:.2f} ({host.title}; {host.efficiency_source}; --host-memory to "
-            f"set yours); {format_bytes(off.host_bytes)} per replica in host memory, not checked "
-            f"against its free RAM ({d.engine.host_offload_source})",)),
+            f"set yours); {format_bytes(off.host_bytes)} per replica in host memory, "
+            + ("not checked against its free RAM (--host-ram)" if ram is None
+               else f"against {format_bytes(ram)} free (--host-ram)")
+            + f" ({d.engine.host_offload_source})",)),
         *best.assumptions,
     )  # fmt: skip
     return CapacityPlan(
         users=users, prompt_tokens=d.prompt_tokens, output_tokens=d.output_tokens, tpot_slo_s=tpot_slo_s,
         ttft_slo_s=ttft_slo_s, tp=tp, pp=pp, gpus_per_replica=tp * pp, max_batch_kv=s.max_batch_kv,
         batch=s.batch, estimate=best, tpot_s=s.tpot_s, ttft_s=s.ttft_s, replicas=s.replicas,
-        required_tokens_per_s=users / tpot_slo_s, slo_met=s.slo_met, egress_bits_per_s=egress,
+        required_tokens_per_s=users / tpot_slo_s,
+        slo_met=s.slo_met and not (off is not None and ram is not None and off.host_bytes > ram),
+        egress_bits_per_s=egress,
         weights_bytes=weights_bytes, weights_load_s=load_s,
         network=s.fabric.network.name if s.fabric.network else "none", advice=tuple(advice),
         assumptions=assumptions, limits=lim, tp_reason=reason, options=tuple(x.option() for x in sized),
         model=d.spec.name, gpu=d.gpu.name, offload=off, host=host if off is not None else None,
+        host_ram_bytes=ram if off is not None else None,
     )  # fmt: skip

@@ -800,7 +800,7 @@ def _check_gpu_layers(
         )
 
 
-def _host_ram(text: str) -> int:
+def host_ram_size(text: str) -> int:
     """--host-ram: a size with its unit (a bare number would be read as bytes)."""
     if text.strip().isdigit():
         raise InputError(
@@ -886,7 +886,7 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         weight_bytes_per_param=wbytes,
     )
     offload = host = None
-    host_ram = _host_ram(req.host_ram) if req.host_ram is not None else None
+    host_ram = host_ram_size(req.host_ram) if req.host_ram is not None else None
     split = req.gpu_layers is not None and req.gpu_layers <= spec.layers
     if req.gpu_layers is not None:
         _check_gpu_layers(req.gpu_layers, engine, gpu, tp, spec.layers, est.memory.fits, notes)

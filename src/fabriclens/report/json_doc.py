@@ -311,7 +311,9 @@ def capacity_doc(plan: CapacityPlan, team: dict[str, Any] | None = None) -> dict
             ],
         },
         "engine": _engine_limits_doc(plan),
-        "offload": offload_doc(plan.offload, plan.limits.engine, plan.host, None, None)
+        "offload": offload_doc(
+            plan.offload, plan.limits.engine, plan.host, plan.host_ram_bytes, plan.host_fits
+        )
         if plan.offload is not None and plan.host is not None
         else None,
         "replicas": plan.replicas,
