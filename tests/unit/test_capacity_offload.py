@@ -128,3 +128,20 @@ def test_host_ram_checks_the_layers_each_replica_leaves_in_host_memory() -> None
     assert any(a.startswith("--host-ram is not used") for a in small.assumptions)
     with pytest.raises(InputError, match="give the unit"):
         plan_capacity(spec, "rtx-4090", users=1, pp=1, host_ram="64", **COMMON)  # type: ignore[arg-type]
+
+
+def test_where_every_layer_needs_more_gpus_the_one_gpu_split_is_advised() -> None:
+    """`capacity llama3.1:70b --gpu rtx-4090` sizes replicas of two cards that hold every layer;
+    a newcomer has one: the advice gives what the engine makes of one (the --pp 1 replica's split
+    and speed). A model one card holds gets no such line; the speed advice names no tensor
+    parallelism, which Ollama does not have."""
+    spec = find_model("llama-3.1-70b")
+    two = plan_capacity(spec, "rtx-4090", users=1, **COMMON)  # type: ignore[arg-type]
+    one = plan_capacity(spec, "rtx-4090", users=1, pp=1, **COMMON)  # type: ignore[arg-type]
+    assert two.pp == 2 and two.offload is None and one.offload is not None
+    line = next(a for a in two.advice if a.startswith("on one rtx-4090 (--pp 1)"))
+    assert f"keeps {one.offload.gpu_layers} of 80 layers" in line
+    assert f"{one.tpot_s * 1e3:.0f} ms per token" in line
+    assert not any("tensor parallelism" in a for a in two.advice)
+    small = plan_capacity(find_model("llama-3.1-8b"), "rtx-4090", users=1, **COMMON)  # type: ignore[arg-type]
+    assert not any(a.startswith("on one") for a in small.advice)

@@ -450,6 +450,7 @@ def plan_capacity(
            else "only with --pp GPUs too small for one request (and --tp 1)")  # fmt: skip
     unused = tuple(f"{flag} is not used: {why}" for flag, value in
                    (("--host-memory", host_memory), ("--host-ram", host_ram)) if value is not None)  # fmt: skip
+    more: tuple[str, ...] = ()
     if tp is not None:
         if tp < 1:
             raise InputError(f"--tp {tp} must be at least 1", "give a positive --tp")
@@ -479,7 +480,28 @@ def plan_capacity(
             reason += f"; {eng.title} splits the layers over its GPUs (tensor parallel: --tp)"
         elif not across:
             reason += "; not across machines (name one with --network to search tp over it)"
-    return _assemble(d, chosen, sized, reason, network, notes=unused)
+        if eng.host_offload and not gpu.unified_memory and pp is None and chosen.tp * chosen.pp > 1:
+            one_gpu = _one_gpu_with_host_memory(d, fabric_for(1, 1), host_memory)
+            if one_gpu:
+                more = (*more, one_gpu)
+                unused = tuple(n for n in unused if not n.startswith("--host-memory"))
+    return _assemble(d, chosen, sized, reason, network, notes=unused, more_advice=more)
+
+
+def _one_gpu_with_host_memory(
+    d: _Demand, fabric: tuple[Fabric, tuple[str, ...]], host_memory: str | None
+) -> str:
+    """Where every layer needs more than one GPU, what the engine makes of one, keeping the
+    other layers in host memory (``_size_offload``): one line of advice ("" if none fits)."""
+    try:
+        one = _size_offload(d, 1, *fabric, host_or_rate(host_memory or default_host(d.gpu)))
+    except InputError:  # not even one layer fits beside the GPU's fixed part
+        return ""
+    off = one.offload
+    assert off is not None
+    met = " (meets the target)" if one.slo_met else ""
+    return (f"on one {d.gpu.name} (--pp 1) {d.engine.title} keeps {off.gpu_layers} of {off.layers} layers on "
+            f"the GPU and reads the rest from host memory: {one.tpot_s * 1e3:.0f} ms per token{met}")  # fmt: skip
 
 
 def _search_tp(
@@ -549,10 +571,11 @@ def _assemble(
     whole: tuple[int | None, float | None] = (None, None),
     notes: tuple[str, ...] = (),
     ram: int | None = None,
+    more_advice: tuple[str, ...] = (),
 ) -> CapacityPlan:
     """The plan for replica ``s``; ``host``, ``whole`` (the fewest GPUs that hold every layer
     and their time per output token) and ``ram`` (--host-ram) where ``s`` keeps layers in host
-    memory."""
+    memory; ``more_advice`` is added to the advice."""
     best, tp, pp, lim = s.estimate, s.tp, s.pp, d.limits
     users, tpot_slo_s, ttft_slo_s = d.users, d.tpot_slo_s, d.ttft_slo_s
     egress = users / s.tpot_s * SSE_BYTES_PER_TOKEN * 8
@@ -598,11 +621,18 @@ def _assemble(
         advice.insert(
             0,
             f"even one request decodes at {best.decode_step_s * 1e3:.0f} ms per token, above the "
-            f"{tpot_slo_s * 1e3:.0f} ms target: use more tensor parallelism, a faster GPU or lower precision",
+            f"{tpot_slo_s * 1e3:.0f} ms target: "
+            + (
+                f"use a faster GPU or lower precision ({d.engine.title} runs the layers one GPU after "
+                "another: more GPUs hold more, not faster)"
+                if d.engine.multi_gpu == "layers"
+                else "use more tensor parallelism, a faster GPU or lower precision"
+            ),
         )
     elif not s.slo_met and ttft_slo_s is not None:
         advice.insert(0, f"time to first token is {format_time(s.ttft_s, 2)} even for one request, above the {format_time(ttft_slo_s)} "
                       "target: prefill is too slow here (faster GPUs, or keep tensor parallelism inside a node)")  # fmt: skip
+    advice += more_advice
     beyond = context_window_note(d.spec, d.prompt_tokens + d.output_tokens, "prompt + output")
     if beyond:
         advice.insert(0, beyond)
