@@ -142,12 +142,12 @@ def parse_rate(text: str | int | float) -> float:
     match = re.fullmatch(_NUM + r"\s*(?P<unit>[a-zA-Z/]*)", raw)
     if match is None:
         raise InputError(f"cannot read {raw!r} as a rate", f"write it like {RATE_EXAMPLE}")
-    num = match.group("num")
-    if not match.group("unit") and float(num.replace(",", "")) != 0:  # 1 Gbit/s or 1 GB/s?
+    num, number = match.group("num"), float(match.group("num").replace(",", ""))
+    if not match.group("unit") and number != 0:  # 1 Gbit/s or 1 GB/s?
         raise InputError(
             f"{raw!r} has no unit", f"write {num}Gbit/s for bits or {num}GB/s for bytes per second"
         )
-    value = float(num.replace(",", "")) * _bits_per_rate_unit(raw, num, match.group("unit"))
+    value = number * _bits_per_rate_unit(raw, num, match.group("unit"))
     if not math.isfinite(value):
         raise InputError(f"{raw!r} is not a finite rate", f"write it like {RATE_EXAMPLE}")
     return value

@@ -66,6 +66,10 @@ class Offload:
         """Each GPU holds its share: the layers asked for, or (the automatic split) its fixed part."""
         return self.gpu_bytes_per_gpu <= self.capacity_bytes
 
+    def host_fits(self, free_bytes: int | None) -> bool | None:
+        """The host holds what is left there, given its free RAM + swap (None: not given)."""
+        return None if free_bytes is None else self.host_bytes <= free_bytes
+
     @property
     def reported_layers(self) -> tuple[int, int]:
         """Ollama's count, "offloaded N/M layers to GPU": the output layer is one of them."""

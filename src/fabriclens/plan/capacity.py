@@ -14,6 +14,7 @@ uses fewer GPUs), and the one that meets the targets on the fewest GPUs wins.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -121,9 +122,7 @@ class CapacityPlan:
     @property
     def host_fits(self) -> bool | None:
         """Each replica's host holds the layers left there (None: not checked, or no offload)."""
-        if self.offload is None or self.host_ram_bytes is None:
-            return None
-        return self.offload.host_bytes <= self.host_ram_bytes
+        return None if self.offload is None else self.offload.host_fits(self.host_ram_bytes)
 
     @property
     def gpus(self) -> int:
@@ -280,6 +279,7 @@ def _size_offload(d: _Demand, pp: int, fabric: Fabric, notes: tuple[str, ...], h
     link = find_link(d.gpu.host_link).bw_bytes_per_s
     capacity = d.gpu.memory_bytes * d.limits.gpu_memory_utilization
 
+    @functools.cache  # each batch's split: for its speed, its fit and the plan's record
     def split(batch: int) -> Offload:
         return estimate_offload(
             d.spec, d.counts, d.gpu, d.engine, host, gpus=pp, batch=batch,
@@ -430,9 +430,10 @@ def plan_capacity(
         return fab, tuple(fab_notes)
 
     ram = host_ram_size(host_ram) if host_ram is not None else None
+    # (a bad --host-memory is refused even where it is not used)
+    host = host_or_rate(host_memory or default_host(gpu))
     if (eng.host_offload and not gpu.unified_memory and tp in (None, 1) and pp is not None
             and not _fits(d, 1, pp, 1)):  # fmt: skip
-        host = host_or_rate(host_memory or default_host(gpu))
         chosen = _size_offload(d, pp, *fabric_for(1, pp), host)
         whole = _min_pp(d, 1)
         whole_s = None
@@ -443,8 +444,6 @@ def plan_capacity(
         reason = (f"pp {pp}: set by --pp; {counted(pp, gpu.name + ' GPU')} cannot hold one request, "
                   f"so {eng.title} keeps the layers that do not fit in host memory")  # fmt: skip
         return _assemble(d, chosen, [chosen], reason, network, host, (whole, whole_s), ram=ram)
-    if host_memory is not None:
-        host_or_rate(host_memory)  # a bad value is refused even where it is not used
     why = (f"{eng.title} keeps every layer on the GPUs" if not eng.host_offload
            else f"{gpu.name} shares one memory with the CPU" if gpu.unified_memory
            else "only with --pp GPUs too small for one request (and --tp 1)")  # fmt: skip
@@ -481,7 +480,7 @@ def plan_capacity(
         elif not across:
             reason += "; not across machines (name one with --network to search tp over it)"
         if eng.host_offload and not gpu.unified_memory and pp is None and chosen.tp * chosen.pp > 1:
-            one_gpu = _one_gpu_with_host_memory(d, fabric_for(1, 1), host_memory)
+            one_gpu = _one_gpu_with_host_memory(d, fabric_for(1, 1), host)
             if one_gpu:
                 more = (*more, one_gpu)
                 unused = tuple(n for n in unused if not n.startswith("--host-memory"))
@@ -489,12 +488,12 @@ def plan_capacity(
 
 
 def _one_gpu_with_host_memory(
-    d: _Demand, fabric: tuple[Fabric, tuple[str, ...]], host_memory: str | None
+    d: _Demand, fabric: tuple[Fabric, tuple[str, ...]], host: Host
 ) -> str:
     """Where every layer needs more than one GPU, what the engine makes of one, keeping the
     other layers in host memory (``_size_offload``): one line of advice ("" if none fits)."""
     try:
-        one = _size_offload(d, 1, *fabric, host_or_rate(host_memory or default_host(d.gpu)))
+        one = _size_offload(d, 1, *fabric, host)
     except InputError:  # not even one layer fits beside the GPU's fixed part
         return ""
     off = one.offload
@@ -612,7 +611,7 @@ def _assemble(
         advice.insert(0, f"{counted(host_layers, 'layer')}{'' if off.output_on_gpu else ' and the output layer'} "
                       f"are read from host memory at every token, {share:.0%} of its "
                       f"{best.decode_step_s * 1e3:.0f} ms: {fits_on}")  # fmt: skip
-        if ram is not None and off.host_bytes > ram:
+        if ram is not None and not off.host_fits(ram):
             need, free = format_bytes(off.host_bytes), format_bytes(ram)
             advice.insert(0, f"a replica's host has {free} free (--host-ram) for {need} of layers: "
                           + ("it does not load; free memory, add swap, or take a smaller quantisation"
@@ -684,7 +683,7 @@ def _assemble(
         ttft_slo_s=ttft_slo_s, tp=tp, pp=pp, gpus_per_replica=tp * pp, max_batch_kv=s.max_batch_kv,
         batch=s.batch, estimate=best, tpot_s=s.tpot_s, ttft_s=s.ttft_s, replicas=s.replicas,
         required_tokens_per_s=users / tpot_slo_s,
-        slo_met=s.slo_met and not (off is not None and ram is not None and off.host_bytes > ram),
+        slo_met=s.slo_met and (off is None or off.host_fits(ram) is not False),
         egress_bits_per_s=egress,
         weights_bytes=weights_bytes, weights_load_s=load_s,
         network=s.fabric.network.name if s.fabric.network else "none", advice=tuple(advice),

@@ -88,9 +88,7 @@ class Plan:
     @property
     def host_fits(self) -> bool | None:
         """The host holds the layers left there (None: --host-ram not given, or no offload)."""
-        if self.offload is None or self.host_ram_bytes is None:
-            return None
-        return self.offload.host_bytes <= self.host_ram_bytes
+        return None if self.offload is None else self.offload.host_fits(self.host_ram_bytes)
 
     @property
     def fits(self) -> bool:
