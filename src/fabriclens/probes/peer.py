@@ -13,6 +13,7 @@ import socket
 import statistics
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from fabriclens.parse.ping import parse_ping
@@ -31,8 +32,11 @@ def valid_host(host: str) -> bool:
         return bool(_HOSTNAME.match(host))
 
 
-def _ping(host: str, count: int, interval: float, size: int | None = None, df: bool = False) -> Any:
+def _ping(host: str, count: int, interval: float, size: int | None = None, df: bool = False,
+          deadline: int | None = None) -> Any:  # fmt: skip
     argv = ["ping", "-n", "-c", str(count), "-i", str(interval), "-W", "1"]
+    if deadline is not None:  # exit then, whatever has been sent or received
+        argv += ["-w", str(deadline)]
     if size is not None:
         argv += ["-s", str(size)]
     if df:
@@ -72,29 +76,65 @@ def pings_per_size(loss: float) -> int:
     return min(10, max(2, math.ceil(math.log(0.001) / math.log(loss))))
 
 
-def path_mtu(host: str, iface_mtu: int, loss: float = 0.0) -> int | None:
+MTU_PROBES_AT_ONCE = 8  # don't-fragment sizes probed at once in each round of the search
+COMMON_PATH_MTUS = (1500,)  # probed with the size above it in the first round: a jumbo-frame
+# black hole on plain Ethernet is the usual answer, found in one round
+
+
+def _spread(lo: int, hi: int, n: int) -> set[int]:
+    """Up to ``n`` sizes spread evenly over (lo, hi]."""
+    if hi - lo <= n:
+        return set(range(lo + 1, hi + 1))
+    step = (hi - lo) / (n + 1)
+    return {lo + round(step * i) for i in range(1, n + 1)}
+
+
+def path_mtu(
+    host: str, iface_mtu: int, loss: float = 0.0, rtt_ms: float | None = None
+) -> int | None:
     """Largest IP packet that crosses the path unfragmented, probed with don't-fragment pings
     between 576 and the interface's MTU (a silent drop of big frames shows as a smaller path MTU).
-    ``loss`` (the echo loss already measured, from few pings: taken generously) sets how many
-    pings each size gets."""
+
+    Each probed size pings until one echo returns or its deadline passes, so a size that fits
+    costs a round trip and one that vanishes the deadline; several sizes go at once in each
+    round (a search in rounds of ``MTU_PROBES_AT_ONCE``, not one size after another). ``loss``
+    (the echo loss already measured, from few pings: taken generously) sets how many pings each
+    size may send before its deadline, ``rtt_ms`` (the measured round trip) how long the last
+    one's echo is waited for."""
     count = pings_per_size(min(0.5, 1.5 * loss + 0.05) if loss > 0 else 0.0)
     gap = 0.05 if os.geteuid() == 0 else 0.2
+    wait_s = max(0.5, 2 * (rtt_ms if rtt_ms is not None else 250.0) / 1e3)
+    deadline = str(max(1, math.ceil(count * gap + wait_s)))  # ping's -w takes whole seconds
 
-    def passes(mtu: int) -> bool:
-        res = _ping(host, count, gap, size=mtu - IP_ICMP_OVERHEAD, df=True)
+    def one(mtu: int) -> bool:
+        argv = ["ping", "-n", "-c", "1", "-w", deadline, "-i", str(gap), "-M", "do"]
+        res = run_command(
+            [*argv, "-s", str(mtu - IP_ICMP_OVERHEAD), host], timeout_s=int(deadline) + 5
+        )
         summary = parse_ping(res.stdout)
         return bool(summary and summary.received)
 
+    def passes(sizes: set[int]) -> dict[int, bool]:
+        with ThreadPoolExecutor(len(sizes)) as pool:
+            return dict(zip(sorted(sizes), pool.map(one, sorted(sizes)), strict=True))
+
     top = min(iface_mtu, 65535)  # an IP packet's largest size (loopback's MTU is 65536)
-    if passes(top):
+    if passes({top})[top]:
         return top
-    lo, hi = 576, top - 1
-    if not passes(lo):
+    if top <= 576:
         return None
-    while lo < hi:  # largest size that passes
-        mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if passes(mid) else (lo, mid - 1)
-    return lo
+    lo, hi = 576, top - 1  # the answer lies in [lo, hi] once lo is known to pass
+    sizes = {lo} | {s for c in COMMON_PATH_MTUS for s in (c, c + 1) if lo < c < hi}
+    sizes |= _spread(lo, hi, MTU_PROBES_AT_ONCE - len(sizes))
+    while True:
+        got = passes(sizes)
+        if got.get(576) is False:
+            return None
+        hi = min([s - 1 for s, ok in got.items() if not ok] + [hi])
+        lo = max([s for s, ok in got.items() if ok and s <= hi] + [lo])
+        if lo >= hi:
+            return lo
+        sizes = _spread(lo, hi, MTU_PROBES_AT_ONCE)
 
 
 def mtr_path(host: str) -> dict[str, Any] | None:
@@ -126,8 +166,15 @@ def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20
     name)`` is told before each of ``PEER_STEPS`` starts; an unreachable peer skips the last two."""
     step = on_step or (lambda _i, _name: None)
     step(0, f"{PEER_STEPS[0]} x{pings}")
-    _ping(host, 3, 0.2)  # warm-up, not counted: the first probes pay for ARP / neighbour discovery
-    res = _ping(host, pings, ping_interval(pings))
+    # warm-up, not counted: the first probes pay for ARP / neighbour discovery
+    warm = parse_ping(_ping(host, 3, 0.2).stdout)
+    interval = ping_interval(pings)
+    # A peer silent to the warm-up is likely down, and ping slows down when nothing answers
+    # (500 pings 20 ms apart took 36 s to a host whose link was down): give it the time the
+    # pings take plus 2 s. A peer that answers keeps the plain count (with a deadline ping goes
+    # on sending until `pings` echoes return).
+    silent = not (warm and warm.received)
+    res = _ping(host, pings, interval, deadline=math.ceil(pings * interval) + 2 if silent else None)
     ping = parse_ping(res.stdout)
     dev = route_device(host)
     mtu = min(iface_mtus.get(dev or "", 1500), 65535)
@@ -138,7 +185,7 @@ def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20
     path = route = None
     if reachable:
         step(2, PEER_STEPS[2])
-        path = path_mtu(host, mtu, ping.loss if ping else 0.0)
+        path = path_mtu(host, mtu, ping.loss if ping else 0.0, rtt_ms=median)
         step(3, PEER_STEPS[3])
         route = mtr_path(host)
     return {

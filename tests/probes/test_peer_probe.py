@@ -1,0 +1,111 @@
+"""The peer probe's ping plans, against a fake `ping` that knows the path: the path MTU found
+exactly in few rounds of don't-fragment sizes, and a peer silent to the warm-up given a deadline."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import ClassVar
+
+import pytest
+
+from fabriclens.probes import peer
+from fabriclens.probes._run import CommandResult
+
+
+def _summary(sent: int, received: int) -> str:
+    return (f"--- x ping statistics ---\n{sent} packets transmitted, {received} received, "
+            f"{100 * (sent - received) // sent}% packet loss, time 10ms\n")  # fmt: skip
+
+
+class FakePath:
+    """`ping` over a path whose largest unfragmented IP packet is ``mtu`` bytes (None: the peer
+    is down); records every ping's arguments."""
+
+    def __init__(self, mtu: int | None) -> None:
+        self.mtu, self.calls, self._lock = mtu, [], threading.Lock()  # type: ignore[var-annotated]
+
+    def __call__(self, argv: Sequence[str], timeout_s: float = 10.0) -> CommandResult:
+        args = list(argv)
+        with self._lock:
+            self.calls.append(args)
+        size = int(args[args.index("-s") + 1]) + peer.IP_ICMP_OVERHEAD if "-s" in args else 84
+        got = int(self.mtu is not None and size <= self.mtu)
+        return CommandResult(tuple(args), 0 if got else 1, _summary(1, got), "")
+
+
+class Rounds(ThreadPoolExecutor):
+    """The thread pools the search opens, one per round, and the sizes each probes."""
+
+    sizes: ClassVar[list[int]] = []
+
+    def map(self, fn, *iterables, **kw):  # type: ignore[no-untyped-def, override]
+        Rounds.sizes.append(len(list(iterables[0])))
+        return super().map(fn, *iterables, **kw)
+
+
+@pytest.mark.parametrize("mtu", [576, 577, 1280, 1450, 1499, 1500, 1501, 4096, 8999])
+def test_path_mtu_found_exactly_in_rounds(monkeypatch: pytest.MonkeyPatch, mtu: int) -> None:
+    fake = FakePath(mtu)
+    monkeypatch.setattr(peer, "run_command", fake)
+    monkeypatch.setattr(peer, "ThreadPoolExecutor", Rounds)
+    Rounds.sizes = []
+    assert peer.path_mtu("10.0.0.2", 9000) == mtu
+    # every probe goes in a round of up to MTU_PROBES_AT_ONCE sizes at once: the interface's
+    # size, then at most 5 rounds over 576..8999, where one size at a time takes 14 in a row
+    assert sum(Rounds.sizes) == len(fake.calls) and max(Rounds.sizes) <= peer.MTU_PROBES_AT_ONCE
+    assert Rounds.sizes[0] == 1 and len(Rounds.sizes) <= 6, Rounds.sizes
+
+
+def test_path_mtu_random_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(7)
+    for _ in range(200):
+        top = rng.choice([1500, 4200, 9000, 65536])
+        mtu = rng.randint(576, min(top, 65535))
+        monkeypatch.setattr(peer, "run_command", FakePath(mtu))
+        assert peer.path_mtu("10.0.0.2", top) == mtu, (top, mtu)
+
+
+def test_jumbo_black_hole_costs_two_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Jumbo frames on this host, 1500 on the path (the usual black hole): the interface's size,
+    then one round that holds 1500 and 1501."""
+    fake = FakePath(1500)
+    monkeypatch.setattr(peer, "run_command", fake)
+    assert peer.path_mtu("10.0.0.2", 9000) == 1500
+    assert len(fake.calls) == 1 + peer.MTU_PROBES_AT_ONCE
+    # each size pings until one echo returns, or its deadline (whole seconds, as ping takes it)
+    assert all(c[c.index("-c") + 1] == "1" and c[c.index("-w") + 1] == "1" for c in fake.calls)
+
+
+def test_path_mtu_nothing_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(peer, "run_command", FakePath(None))
+    assert peer.path_mtu("10.0.0.2", 1500) is None
+    monkeypatch.setattr(peer, "run_command", FakePath(None))
+    assert peer.path_mtu("10.0.0.2", 68) is None  # an interface below IPv4's 576 minimum
+
+
+def test_deadline_follows_the_round_trip_and_loss(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakePath(1400)
+    monkeypatch.setattr(peer, "run_command", fake)
+    peer.path_mtu("10.0.0.2", 1500, loss=0.3, rtt_ms=1800.0)  # a lossy satellite hop
+    deadline = int(fake.calls[0][fake.calls[0].index("-w") + 1])
+    assert deadline >= 4  # 2 round trips of 1.8 s after the last of several pings
+
+
+@pytest.mark.parametrize(("answers", "deadline"), [(True, False), (False, True)])
+def test_a_peer_silent_to_the_warm_up_gets_a_deadline(
+    monkeypatch: pytest.MonkeyPatch, answers: bool, deadline: bool
+) -> None:
+    fake = FakePath(1500 if answers else None)
+    monkeypatch.setattr(peer, "run_command", fake)
+    monkeypatch.setattr(peer, "route_device", lambda host: "eth0")
+    monkeypatch.setattr(peer, "tcp_connect_ms", lambda host, port: None)
+    monkeypatch.setattr(peer, "mtr_path", lambda host: None)
+    peer.probe_peer("10.0.0.2", 22, {"eth0": 1500}, pings=500)
+    counted = fake.calls[1]  # after the 3 warm-up pings
+    assert counted[counted.index("-c") + 1] == "500"
+    assert ("-w" in counted) is deadline
+    if deadline:  # 500 pings 20 ms apart (root) or 200 ms apart, plus 2 s
+        assert int(counted[counted.index("-w") + 1]) in (12, 102)
