@@ -66,10 +66,12 @@ sysdeps:
 	  fi; \
 	fi
 
-# The tests that time nothing run on every CPU (pytest-xdist, a module per worker at a time);
-# then those that time something real, or use the host's lab, run alone (`serial`,
-# tests/conftest.py). Both parts always run; either failing fails the target.
-test: lint sysdeps loadgen
+# The set-up steps run side by side (the load generator's install is mostly download, the
+# linters mostly CPU). Then the tests that time nothing run on every CPU (pytest-xdist, a module
+# per worker at a time); then those that time something real, or use the host's lab, run alone
+# (`serial`, tests/conftest.py). Both parts always run; either failing fails the target.
+test:
+	@$(MAKE) --no-print-directory -j3 --output-sync=target lint sysdeps loadgen
 	@status=0; \
 	$(BIN)/pytest -n auto --dist loadfile -m "not serial" || status=1; \
 	$(BIN)/pytest -m serial || status=1; \
