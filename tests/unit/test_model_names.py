@@ -54,6 +54,13 @@ NAMES = {
     "deepseek-r1:70b": ("deepseek-r1-distill-llama-70b", "int4"),
     "deepseek-r1:8b-llama-distill-q4_K_M": ("deepseek-r1-distill-llama-8b", "int4"),
     "deepseek-r1:671b": ("deepseek-v3", "int4"),
+    "deepseek-r1:8b": ("deepseek-r1-0528-qwen3-8b", "int4"),
+    "deepseek-r1:8b-0528-qwen3-q8_0": ("deepseek-r1-0528-qwen3-8b", "int8"),
+    "deepseek-r1:1.5b": ("deepseek-r1-distill-qwen-1.5b", "int4"),
+    "deepseek-ai/DeepSeek-R1-0528-Qwen3-8B": ("deepseek-r1-0528-qwen3-8b", ""),
+    "qwen2.5-coder:7b": ("qwen2.5-7b", "int4"),  # same config.json fields (models.toml)
+    "qwen2.5-coder:32b-instruct-q8_0": ("qwen2.5-32b", "int8"),
+    "Qwen/Qwen2.5-Coder-7B-Instruct": ("qwen2.5-7b", ""),
     "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B": ("deepseek-r1-distill-qwen-32b", ""),
 }
 
@@ -71,13 +78,29 @@ def test_names_reach_the_catalog_entry(text: str) -> None:
 
 def test_a_tags_size_is_never_dropped() -> None:
     """llama3.1:13b is no Llama 3.1 the catalog has; it must not become the 8B, nor the family
-    name alone: deepseek-r1:8b is a distilled 8B (today Ollama's R1-0528 Qwen3-8B distill, which
-    the catalog does not hold), not the 671B DeepSeek-R1."""
+    name alone: deepseek-r1:8b is a distilled 8B (since May 2025 Ollama's R1-0528 Qwen3-8B
+    distill, whose GGUF the catalog entry follows), not the 671B DeepSeek-R1."""
     assert read_model_name("deepseek-r1:8b").candidates == ("deepseek-r1-8b",)
     with pytest.raises(InputError, match=r"unknown model 'llama3\.1:13b'"):
         find_model("llama3.1:13b")
-    with pytest.raises(InputError, match="did you mean deepseek-r1-distill"):
-        find_model("deepseek-r1:8b")
+    spec = find_model("deepseek-r1:8b")
+    assert (spec.name, spec.layers, spec.vocab, spec.max_positions) == (
+        "deepseek-r1-0528-qwen3-8b",
+        36,
+        151936,
+        131072,
+    )
+
+
+@pytest.mark.parametrize("tag", ["deepseek-r1:latest", "deepseek-r1:instruct", "deepseek-r1:q8_0"])
+def test_a_tag_without_a_size_is_not_the_671b_model(tag: str) -> None:
+    """Ollama's deepseek-r1 with no size pulls a distilled size, never the 671B model the plain
+    name deepseek-r1 means: no guess, the sizes to choose from."""
+    with pytest.raises(
+        InputError, match=r"names no size: Ollama's deepseek-r1 comes in 1\.5b, .*671b"
+    ):
+        find_model(tag)
+    assert find_model("deepseek-r1").name == "deepseek-v3"  # the plain name: the 671B model
 
 
 def test_a_family_without_a_known_latest_size_is_not_guessed() -> None:

@@ -27,6 +27,14 @@ OLLAMA_LATEST: dict[str, str] = {
     "mistral": "7b",
 }
 
+# Families whose plain name means another model than a tag without a size pulls: the catalog's
+# deepseek-r1 is the 671B model, Ollama's deepseek-r1 (:latest) one of its distilled sizes, which
+# no source here states. Such a tag is not guessed; the error lists the library's sizes
+# (ollama.com/library/deepseek-r1: "1.5b 7b 8b 14b 32b 70b 671b").
+OLLAMA_SIZE_REQUIRED: dict[str, tuple[str, ...]] = {
+    "deepseek-r1": ("1.5b", "7b", "8b", "14b", "32b", "70b", "671b"),
+}
+
 # what a tag without a quantization pulls: the Q4_K_M build (ollama/ollama#8954, a maintainer:
 # "deepseek-r1:671b is the same as deepseek-r1:671b-q4_K_M"; the README's sizes agree: Llama 3.1
 # 8B is 4.7 GB, under 5 bits per weight, where Q8_0 would take 8.5 GB)
@@ -66,6 +74,7 @@ class ModelName:
     precision: str = ""  # the weights format the name states ("" when it states none)
     quantization: str = ""  # the name's own word for it (Q4_K_M, AWQ)
     kind: str = ""  # "Ollama tag", "Hugging Face id" or "" for a plain name
+    sizes: tuple[str, ...] = ()  # the sizes a tag must name and did not (no candidates then)
 
     def reading(self, catalog_name: str) -> str:
         """One line for the assumptions: what the name was taken to mean."""
@@ -143,10 +152,13 @@ def read_model_name(text: str) -> ModelName:
     if not sizes and base in OLLAMA_LATEST:  # llama3.1, llama3.1:latest, llama3.1:instruct
         candidates.append(f"{base}-{OLLAMA_LATEST[base]}")
         kind = OLLAMA_TAG
-    if not sizes:  # a tag's size is never dropped: deepseek-r1:8b is not deepseek-r1
+    if not sizes:  # a tag's size is never dropped: llama3.1:13b is not llama3.1
         candidates += _strip_variants(base)
+    must_size = () if sizes or kind != OLLAMA_TAG else OLLAMA_SIZE_REQUIRED.get(base, ())
+    if must_size:  # deepseek-r1:latest is not the 671B model the plain name means
+        candidates = []
     if kind == "Ollama tag" and not quantization:
         # a tag without a quantization pulls Ollama's default build of the model: Q4_K_M
         precision, quantization = "int4", OLLAMA_DEFAULT_QUANT
     unique = tuple(dict.fromkeys(c for c in candidates if c))
-    return ModelName(unique, precision, quantization, kind)
+    return ModelName(unique, precision, quantization, kind, must_size)
