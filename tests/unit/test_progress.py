@@ -48,7 +48,7 @@ def test_doctor_peer_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(peer, "parse_ping", fake_parse)
     monkeypatch.setattr(peer, "route_device", lambda host: "eth0")
     monkeypatch.setattr(peer, "tcp_connect_ms", lambda host, port: 0.5)
-    monkeypatch.setattr(peer, "path_mtu", lambda host, mtu, loss, rtt_ms: 1500)
+    monkeypatch.setattr(peer, "path_mtu", lambda host, mtu, loss, **kw: 1500)
     monkeypatch.setattr(peer, "mtr_path", lambda host: None)
     import fabriclens.bench.tcp as tcp
 

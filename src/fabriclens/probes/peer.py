@@ -21,6 +21,27 @@ from fabriclens.probes._run import run_command
 
 _HOSTNAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
 IP_ICMP_OVERHEAD = 28  # IPv4 header + ICMP header: ping -s N sends N + 28 bytes of IP packet
+IP6_ICMP_OVERHEAD = 48  # IPv6 header (40) + ICMPv6 header (8)
+MIN_PATH_MTU = {4: 576, 6: 1280}  # the smallest packet each IP version must carry unfragmented
+
+
+def ip_version(host: str) -> int:
+    """4 or 6: the address family ping uses for ``host`` (a name: the first address it resolves
+    to, as ping takes it; 4 when it does not resolve)."""
+    try:
+        return ipaddress.ip_address(host).version
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_RAW)
+    except (OSError, UnicodeError):
+        return 4
+    return 6 if infos and infos[0][0] == socket.AF_INET6 else 4
+
+
+def icmp_overhead(version: int) -> int:
+    """Bytes ping adds to its ``-s`` payload to make the IP packet."""
+    return IP6_ICMP_OVERHEAD if version == 6 else IP_ICMP_OVERHEAD
 
 
 def valid_host(host: str) -> bool:
@@ -90,27 +111,32 @@ def _spread(lo: int, hi: int, n: int) -> set[int]:
 
 
 def path_mtu(
-    host: str, iface_mtu: int, loss: float = 0.0, rtt_ms: float | None = None
+    host: str,
+    iface_mtu: int,
+    loss: float = 0.0,
+    rtt_ms: float | None = None,
+    version: int | None = None,
 ) -> int | None:
     """Largest IP packet that crosses the path unfragmented, probed with don't-fragment pings
-    between 576 and the interface's MTU (a silent drop of big frames shows as a smaller path MTU).
+    between IP's minimum (576 bytes over IPv4, 1280 over IPv6) and the interface's MTU (a silent
+    drop of big frames shows as a smaller path MTU).
 
     Each probed size pings until one echo returns or its deadline passes, so a size that fits
     costs a round trip and one that vanishes the deadline; several sizes go at once in each
     round (a search in rounds of ``MTU_PROBES_AT_ONCE``, not one size after another). ``loss``
     (the echo loss already measured, from few pings: taken generously) sets how many pings each
     size may send before its deadline, ``rtt_ms`` (the measured round trip) how long the last
-    one's echo is waited for."""
+    one's echo is waited for; ``version`` the IP version (found from ``host`` when not given)."""
     count = pings_per_size(min(0.5, 1.5 * loss + 0.05) if loss > 0 else 0.0)
     gap = 0.05 if os.geteuid() == 0 else 0.2
+    version = version or ip_version(host)
+    overhead = icmp_overhead(version)  # an IPv6 header is 20 bytes more: 1500 is not 1480
     wait_s = max(0.5, 2 * (rtt_ms if rtt_ms is not None else 250.0) / 1e3)
     deadline = str(max(1, math.ceil(count * gap + wait_s)))  # ping's -w takes whole seconds
 
     def one(mtu: int) -> bool:
         argv = ["ping", "-n", "-c", "1", "-w", deadline, "-i", str(gap), "-M", "do"]
-        res = run_command(
-            [*argv, "-s", str(mtu - IP_ICMP_OVERHEAD), host], timeout_s=int(deadline) + 5
-        )
+        res = run_command([*argv, "-s", str(mtu - overhead), host], timeout_s=int(deadline) + 5)
         summary = parse_ping(res.stdout)
         return bool(summary and summary.received)
 
@@ -121,14 +147,15 @@ def path_mtu(
     top = min(iface_mtu, 65535)  # an IP packet's largest size (loopback's MTU is 65536)
     if passes({top})[top]:
         return top
-    if top <= 576:
+    floor = MIN_PATH_MTU[version]
+    if top <= floor:
         return None
-    lo, hi = 576, top - 1  # the answer lies in [lo, hi] once lo is known to pass
+    lo, hi = floor, top - 1  # the answer lies in [lo, hi] once lo is known to pass
     sizes = {lo} | {s for c in COMMON_PATH_MTUS for s in (c, c + 1) if lo < c < hi}
     sizes |= _spread(lo, hi, MTU_PROBES_AT_ONCE - len(sizes))
     while True:
         got = passes(sizes)
-        if got.get(576) is False:
+        if got.get(floor) is False:
             return None
         hi = min([s - 1 for s, ok in got.items() if not ok] + [hi])
         lo = max([s for s, ok in got.items() if ok and s <= hi] + [lo])
@@ -157,6 +184,9 @@ def ping_interval(count: int) -> float:
     return 0.02 if count > 20 and os.geteuid() == 0 else 0.2
 
 
+PEER_SILENT_S = 2  # seconds of pings that decide a peer silent to the warm-up is down
+
+
 PEER_STEPS = ("ping", "TCP connect", "path MTU", "route (mtr)")  # probe_peer's steps, in order
 
 
@@ -168,16 +198,21 @@ def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20
     step(0, f"{PEER_STEPS[0]} x{pings}")
     # warm-up, not counted: the first probes pay for ARP / neighbour discovery
     warm = parse_ping(_ping(host, 3, 0.2).stdout)
-    interval = ping_interval(pings)
-    # A peer silent to the warm-up is likely down, and ping slows down when nothing answers
-    # (500 pings 20 ms apart took 36 s to a host whose link was down): give it the time the
-    # pings take plus 2 s. A peer that answers keeps the plain count (with a deadline ping goes
-    # on sending until `pings` echoes return).
-    silent = not (warm and warm.received)
-    res = _ping(host, pings, interval, deadline=math.ceil(pings * interval) + 2 if silent else None)
+    res = None
+    if not (warm and warm.received):
+        # Silent to the warm-up: likely down, and ping slows down when nothing answers (500
+        # pings 20 ms apart took 36 s to a host whose link was down). One more chance, 2 s of
+        # pings ending at the first echo: silent again, the peer is down and those pings are its
+        # result; an echo (a lossy path), the counted pings as usual.
+        res = _ping(host, 1, 0.2, deadline=PEER_SILENT_S)
+        again = parse_ping(res.stdout)
+        res = res if not (again and again.received) else None
+    if res is None:
+        res = _ping(host, pings, ping_interval(pings))
     ping = parse_ping(res.stdout)
     dev = route_device(host)
     mtu = min(iface_mtus.get(dev or "", 1500), 65535)
+    version = ip_version(host)
     reachable = bool(ping and ping.received)
     median = statistics.median(ping.times_ms) if ping and ping.times_ms else None
     step(1, PEER_STEPS[1])
@@ -185,7 +220,7 @@ def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20
     path = route = None
     if reachable:
         step(2, PEER_STEPS[2])
-        path = path_mtu(host, mtu, ping.loss if ping else 0.0, rtt_ms=median)
+        path = path_mtu(host, mtu, ping.loss if ping else 0.0, rtt_ms=median, version=version)
         step(3, PEER_STEPS[3])
         route = mtr_path(host)
     return {
@@ -204,5 +239,8 @@ def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20
         "iface_mtu": mtu,
         "path_mtu": path,
         "mtr": route,
-        "commands": [res.command, f"ping -M do -s {mtu - IP_ICMP_OVERHEAD} -c 2 {host}"],
+        "commands": [
+            res.command,
+            f"ping -M do -s {mtu - icmp_overhead(version)} -c 2 {host}",
+        ],
     }
