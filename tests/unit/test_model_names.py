@@ -92,14 +92,22 @@ def test_a_tags_size_is_never_dropped() -> None:
     )
 
 
-@pytest.mark.parametrize("tag", ["deepseek-r1:latest", "deepseek-r1:instruct", "deepseek-r1:q8_0"])
-def test_a_tag_without_a_size_is_not_the_671b_model(tag: str) -> None:
-    """Ollama's deepseek-r1 with no size pulls a distilled size, never the 671B model the plain
-    name deepseek-r1 means: no guess, the sizes to choose from."""
-    with pytest.raises(
-        InputError, match=r"names no size: Ollama's deepseek-r1 comes in 1\.5b, .*671b"
-    ):
-        find_model(tag)
+@pytest.mark.parametrize(
+    ("tag", "entry"),
+    [
+        ("deepseek-r1:latest", "deepseek-r1-distill-qwen-7b"),  # README: "DeepSeek-R1 | 7B"
+        ("deepseek-r1:instruct", "deepseek-r1-distill-qwen-7b"),
+        ("deepseek-r1:q8_0", "deepseek-r1-distill-qwen-7b"),
+        ("llama3", "llama-3.1-8b"),  # "Llama 3 | 8B": Llama 3.1's shape (the catalog's alias)
+        ("gemma2", "gemma-2-9b"),
+        ("phi3:latest", "phi-3-mini"),
+        ("llama2", "llama-2-7b"),
+    ],
+)
+def test_a_tag_without_a_size_is_the_size_ollama_pulls(tag: str, entry: str) -> None:
+    """A family without a size is the size ollama/ollama's README says `ollama run` pulls; for
+    deepseek-r1 that is a distilled 7B, never the 671B model the plain name deepseek-r1 means."""
+    assert find_model(tag).name == entry
     assert find_model("deepseek-r1").name == "deepseek-v3"  # the plain name: the 671B model
 
 

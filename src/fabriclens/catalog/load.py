@@ -404,12 +404,6 @@ def _find_model_name(text: str) -> ModelSpec:
         return found
     name = read_model_name(text)
     spec = _lookup(entries, name.candidates)
-    if spec is None and name.sizes:
-        family = text.strip().rpartition(":")[0]
-        raise InputError(
-            f"{text!r} names no size: Ollama's {family} comes in {', '.join(name.sizes)}",
-            f"name one, e.g. {family}:{name.sizes[len(name.sizes) // 2]}",
-        )
     if spec is None:
         best = name.candidates[0] if name.candidates else text
         repo = text.strip().strip("/")

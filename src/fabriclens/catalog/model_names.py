@@ -17,7 +17,10 @@ from dataclasses import dataclass
 
 # Ollama's library: the size a tag without one (``llama3.1``, ``llama3.1:latest``) pulls, from
 # the model table of ollama/ollama's README (commit bd6697ad, Feb 2026: "Llama 3.1 | 8B | 4.7GB |
-# `ollama run llama3.1`"). Families whose latest size no source states are not guessed.
+# `ollama run llama3.1`"; commit 1ca608bc, Nov 2025: "DeepSeek-R1 | 7B | 4.7GB | `ollama run
+# deepseek-r1`"; older tables for families since dropped from it: 57f038ec, Jan 2025, "Gemma 2 |
+# 9B" and "Phi 3 Mini | 3.8B | `ollama run phi3`"; 6f43898b, May 2024, "Llama 3 | 8B"; e4d0db5a,
+# Apr 2024, "Llama 2 | 7B"). Families whose latest size no source states are not guessed.
 OLLAMA_LATEST: dict[str, str] = {
     "llama3.1": "8b",
     "llama3.2": "3b",
@@ -25,14 +28,11 @@ OLLAMA_LATEST: dict[str, str] = {
     "gemma3": "4b",
     "phi4": "14b",
     "mistral": "7b",
-}
-
-# Families whose plain name means another model than a tag without a size pulls: the catalog's
-# deepseek-r1 is the 671B model, Ollama's deepseek-r1 (:latest) one of its distilled sizes, which
-# no source here states. Such a tag is not guessed; the error lists the library's sizes
-# (ollama.com/library/deepseek-r1: "1.5b 7b 8b 14b 32b 70b 671b").
-OLLAMA_SIZE_REQUIRED: dict[str, tuple[str, ...]] = {
-    "deepseek-r1": ("1.5b", "7b", "8b", "14b", "32b", "70b", "671b"),
+    "deepseek-r1": "7b",  # not the 671B model the plain name deepseek-r1 means
+    "gemma2": "9b",
+    "phi3": "mini",
+    "llama3": "8b",
+    "llama2": "7b",
 }
 
 # what a tag without a quantization pulls: the Q4_K_M build (ollama/ollama#8954, a maintainer:
@@ -74,7 +74,6 @@ class ModelName:
     precision: str = ""  # the weights format the name states ("" when it states none)
     quantization: str = ""  # the name's own word for it (Q4_K_M, AWQ)
     kind: str = ""  # "Ollama tag", "Hugging Face id" or "" for a plain name
-    sizes: tuple[str, ...] = ()  # the sizes a tag must name and did not (no candidates then)
 
     def reading(self, catalog_name: str) -> str:
         """One line for the assumptions: what the name was taken to mean."""
@@ -145,20 +144,21 @@ def read_model_name(text: str) -> ModelName:
     base = "-".join(words)
     candidates: list[str] = []
     sizes = [w for w in tag_words if _SIZE.fullmatch(w)]
+    latest = OLLAMA_LATEST.get(base) if not sizes else None
     if tag_words:
-        candidates += _strip_variants("-".join([base, *tag_words]))
+        named = _strip_variants("-".join([base, *tag_words]))
+        # with a latest size the family name alone is that size: deepseek-r1:instruct is the 7B's
+        # instruct, not the 671B model the plain name deepseek-r1 means
+        candidates += [c for c in named if not (latest and c == base)]
         if sizes:
             candidates += _strip_variants("-".join([base, *sizes]))
-    if not sizes and base in OLLAMA_LATEST:  # llama3.1, llama3.1:latest, llama3.1:instruct
-        candidates.append(f"{base}-{OLLAMA_LATEST[base]}")
+    if latest:  # llama3.1, llama3.1:latest, llama3.1:instruct
+        candidates.append(f"{base}-{latest}")
         kind = OLLAMA_TAG
-    if not sizes:  # a tag's size is never dropped: llama3.1:13b is not llama3.1
-        candidates += _strip_variants(base)
-    must_size = () if sizes or kind != OLLAMA_TAG else OLLAMA_SIZE_REQUIRED.get(base, ())
-    if must_size:  # deepseek-r1:latest is not the 671B model the plain name means
-        candidates = []
+    else:  # a tag's size is never dropped: llama3.1:13b is not llama3.1
+        candidates += [] if sizes else _strip_variants(base)
     if kind == "Ollama tag" and not quantization:
         # a tag without a quantization pulls Ollama's default build of the model: Q4_K_M
         precision, quantization = "int4", OLLAMA_DEFAULT_QUANT
     unique = tuple(dict.fromkeys(c for c in candidates if c))
-    return ModelName(unique, precision, quantization, kind, must_size)
+    return ModelName(unique, precision, quantization, kind)
