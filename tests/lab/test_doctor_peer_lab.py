@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 
 from fabriclens.lab import lab_session
@@ -42,16 +43,21 @@ def test_peer_delay_loss_and_path_mtu(quietly) -> None:  # type: ignore[no-untyp
     assert "peer-path-mtu-below-interface" in _rules(doc)
 
 
-def test_peer_over_ipv6_path_mtu() -> None:
+def test_peer_over_ipv6_path_mtu_and_throughput() -> None:
     """Over IPv6 a ping carries 48 bytes of headers, not IPv4's 28: a clean 1500-byte path must
-    read 1500 and raise no path MTU finding (it read 1480, a false black hole)."""
+    read 1500 and raise no path MTU finding (it read 1480, a false black hole). `doctor --serve`
+    answers IPv6 peers too (it listened on 0.0.0.0 alone: no throughput test over IPv6)."""
     with lab_session("d6", hosts=2) as lab:
         for i, h in enumerate(("h1", "h2"), 1):
             added = lab.run(h, ["ip", "-6", "addr", "add", f"fd00:f1::{i}/64", "dev", "eth0", "nodad"])  # fmt: skip
             assert added.returncode == 0, added.stderr
-        res = lab.run("h1", [*FL, "--peer", "fd00:f1::2"], timeout_s=120)
+        lab.popen("h2", [sys.executable, "-m", "fabriclens", "doctor", "--serve", "--serve-for", "60"],
+                  stdout=subprocess.DEVNULL)  # fmt: skip
+        lab.wait_listening("h2", 5299)
+        res = lab.run("h1", [*FL, "--peer", "fd00:f1::2", "--expect", "1gbit"], timeout_s=120)
     doc = json.loads(res.stdout)
     peer = doc["peers"][0]
     assert peer["reachable"] and peer["iface_mtu"] == 1500 and peer["path_mtu"] == 1500, peer
     assert "peer-path-mtu-below-interface" not in _rules(doc)
     assert "ping -M do -s 1452 -c 2 fd00:f1::2" in peer["commands"]
+    assert peer["goodput_bits_per_s"] and peer["goodput_bits_per_s"] > 1e8, peer

@@ -9,6 +9,7 @@ one-byte messages the server echoes, for round-trip time.
 
 from __future__ import annotations
 
+import errno
 import socket
 import statistics
 import struct
@@ -34,6 +35,23 @@ def _left(end: float) -> float:
     return left
 
 
+def _listener(bind: str, port: int) -> socket.socket:
+    """A listening socket on ``bind``: an IPv6 address over IPv6, "" on every address of both
+    versions (IPv4 alone where this host has no IPv6)."""
+    if bind == "":
+        if socket.has_dualstack_ipv6():
+            try:
+                return socket.create_server(
+                    ("::", port), family=socket.AF_INET6, dualstack_ipv6=True
+                )
+            except OSError as exc:
+                if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                    raise
+        bind = "0.0.0.0"
+    family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+    return socket.create_server((bind.strip("[]"), port), family=family)
+
+
 def serve(
     bind: str = "127.0.0.1",
     port: int = DEFAULT_PORT,
@@ -44,7 +62,7 @@ def serve(
     served = 0
     slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
     deadline = time.monotonic() + timeout_s
-    with socket.create_server((bind, port), reuse_port=False) as srv:
+    with _listener(bind, port) as srv:
         srv.settimeout(0.2)
         if ready:
             ready(srv.getsockname()[1])

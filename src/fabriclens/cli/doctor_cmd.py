@@ -217,7 +217,8 @@ def _from(paths: list[str], logs: list[Path] | None, json_out: bool, markdown: b
 
 
 def _serve(seconds: float, port: int | None) -> None:
-    """`doctor --serve`: the built-in throughput server on every address, for a bounded time."""
+    """`doctor --serve`: the built-in throughput server on every address (IPv4 and IPv6), for a
+    bounded time."""
     from fabriclens.bench.tcp import DEFAULT_PORT
     from fabriclens.bench.tcp import serve as run_server
     from fabriclens.errors import InputError
@@ -226,7 +227,7 @@ def _serve(seconds: float, port: int | None) -> None:
         raise InputError(f"--serve-for {seconds:g} is outside (0, 3600] s", "give --serve-for 300")
     p = port or DEFAULT_PORT
     try:
-        n = run_server("0.0.0.0", p, seconds, ready=lambda q: print(
+        n = run_server("", p, seconds, ready=lambda q: print(
             f"answering throughput tests on port {q} for {seconds:g} s "
             f"(on the other host: fabriclens doctor --peer <this host>)", flush=True))  # fmt: skip
     except OSError as exc:
