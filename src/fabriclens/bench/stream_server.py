@@ -238,6 +238,7 @@ async def serve(config: ServerConfig, bind: str, port: int, lifetime_s: float) -
     server = StreamServer(config)
     listener = await asyncio.start_server(server.handle, bind, port, backlog=1024)
     host, real_port = listener.sockets[0].getsockname()[:2]
+    host = f"[{host}]" if ":" in host else host  # an IPv6 address in a URL
     print(f"listening on http://{host}:{real_port}", flush=True)
     async with listener:
         if lifetime_s > 0:
