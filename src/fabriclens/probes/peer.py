@@ -23,20 +23,23 @@ _HOSTNAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
 IP_ICMP_OVERHEAD = 28  # IPv4 header + ICMP header: ping -s N sends N + 28 bytes of IP packet
 IP6_ICMP_OVERHEAD = 48  # IPv6 header (40) + ICMPv6 header (8)
 MIN_PATH_MTU = {4: 576, 6: 1280}  # the smallest packet each IP version must carry unfragmented
+RESOLVE_TIMEOUT_S = 5.0  # a peer's name is looked up within this
 
 
 def ip_version(host: str) -> int:
     """4 or 6: the address family ping uses for ``host`` (a name: the first address it resolves
-    to, as ping takes it; 4 when it does not resolve)."""
+    to, as ping takes it; 4 when it does not resolve within RESOLVE_TIMEOUT_S)."""
     try:
         return ipaddress.ip_address(host).version
     except ValueError:
         pass
-    try:
-        infos = socket.getaddrinfo(host, None, type=socket.SOCK_RAW)
-    except (OSError, UnicodeError):
+    from fabriclens.bench.http_timing import Deadline, resolve
+
+    try:  # getaddrinfo takes no timeout: resolve() bounds it
+        family = resolve(host, 0, Deadline(RESOLVE_TIMEOUT_S))[0]
+    except (OSError, UnicodeError):  # a timeout is an OSError too
         return 4
-    return 6 if infos and infos[0][0] == socket.AF_INET6 else 4
+    return 6 if family == socket.AF_INET6 else 4
 
 
 def icmp_overhead(version: int) -> int:
