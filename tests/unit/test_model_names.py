@@ -61,6 +61,7 @@ NAMES = {
     "qwen2.5-coder:7b": ("qwen2.5-7b", "int4"),  # same config.json fields (models.toml)
     "qwen2.5-coder:32b-instruct-q8_0": ("qwen2.5-32b", "int8"),
     "Qwen/Qwen2.5-Coder-7B-Instruct": ("qwen2.5-7b", ""),
+    "Qwen/QwQ-32B-AWQ": ("qwen2.5-32b", "int4"),
     "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B": ("deepseek-r1-distill-qwen-32b", ""),
 }
 
@@ -102,6 +103,7 @@ def test_a_tags_size_is_never_dropped() -> None:
         ("gemma2", "gemma-2-9b"),
         ("phi3:latest", "phi-3-mini"),
         ("llama2", "llama-2-7b"),
+        ("qwq", "qwen2.5-32b"),  # "QwQ | 32B"; Qwen/QwQ-32B's config.json is Qwen2.5-32B's shape
     ],
 )
 def test_a_tag_without_a_size_is_the_size_ollama_pulls(tag: str, entry: str) -> None:

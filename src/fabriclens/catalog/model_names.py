@@ -20,7 +20,8 @@ from dataclasses import dataclass
 # `ollama run llama3.1`"; commit 1ca608bc, Nov 2025: "DeepSeek-R1 | 7B | 4.7GB | `ollama run
 # deepseek-r1`"; older tables for families since dropped from it: 57f038ec, Jan 2025, "Gemma 2 |
 # 9B" and "Phi 3 Mini | 3.8B | `ollama run phi3`"; 6f43898b, May 2024, "Llama 3 | 8B"; e4d0db5a,
-# Apr 2024, "Llama 2 | 7B"). Families whose latest size no source states are not guessed.
+# Apr 2024, "Llama 2 | 7B"; 1f6986e9, Mar 2025, "QwQ | 32B | `ollama run qwq`"). Families whose
+# latest size no source states are not guessed.
 OLLAMA_LATEST: dict[str, str] = {
     "llama3.1": "8b",
     "llama3.2": "3b",
@@ -33,6 +34,7 @@ OLLAMA_LATEST: dict[str, str] = {
     "phi3": "mini",
     "llama3": "8b",
     "llama2": "7b",
+    "qwq": "32b",
 }
 
 # what a tag without a quantization pulls: the Q4_K_M build (ollama/ollama#8954, a maintainer:
