@@ -157,8 +157,8 @@ def read_model_name(text: str) -> ModelName:
     if latest:  # llama3.1, llama3.1:latest, llama3.1:instruct
         candidates.append(f"{base}-{latest}")
         kind = OLLAMA_TAG
-    else:  # a tag's size is never dropped: llama3.1:13b is not llama3.1
-        candidates += [] if sizes else _strip_variants(base)
+    elif not sizes:  # a tag's size is never dropped: llama3.1:13b is not llama3.1
+        candidates += _strip_variants(base)
     if kind == "Ollama tag" and not quantization:
         # a tag without a quantization pulls Ollama's default build of the model: Q4_K_M
         precision, quantization = "int4", OLLAMA_DEFAULT_QUANT
