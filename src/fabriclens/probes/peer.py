@@ -217,7 +217,8 @@ def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20
     mtu = min(iface_mtus.get(dev or "", 1500), 65535)
     version = ip_version(host)
     reachable = bool(ping and ping.received)
-    median = statistics.median(ping.times_ms) if ping and ping.times_ms else None
+    # ping prints 3-4 significant digits: the median (of two, a float sum) to 0.1 µs
+    median = round(statistics.median(ping.times_ms), 4) if ping and ping.times_ms else None
     step(1, PEER_STEPS[1])
     connect_ms = tcp_connect_ms(host, port)
     path = route = None
