@@ -61,3 +61,25 @@ def test_peer_over_ipv6_path_mtu_and_throughput() -> None:
     assert "peer-path-mtu-below-interface" not in _rules(doc)
     assert "ping -M do -s 1452 -c 2 fd00:f1::2" in peer["commands"]
     assert peer["goodput_bits_per_s"] and peer["goodput_bits_per_s"] > 1e8, peer
+
+
+def test_a_peer_that_drops_icmp_echo_is_reachable() -> None:
+    """A peer that ignores ping (as behind a cloud security group) but answers TCP: reachable,
+    `peer-icmp-blocked` (info), its throughput measured; it was called unreachable (critical)
+    and its throughput test skipped."""
+    with lab_session("di", hosts=2) as lab:
+        ignored = lab.run("h2", ["sysctl", "-w", "net.ipv4.icmp_echo_ignore_all=1"])
+        assert ignored.returncode == 0, ignored.stderr
+        lab.popen("h2", [sys.executable, "-m", "fabriclens", "doctor", "--serve", "--serve-for", "60"],
+                  stdout=subprocess.DEVNULL)  # fmt: skip
+        lab.wait_listening("h2", 5299)
+        res = lab.run("h1", [*FL, "--peer", lab.host("h2").address, "--expect", "1gbit"], timeout_s=120)  # fmt: skip
+    doc = json.loads(res.stdout)
+    peer = doc["peers"][0]
+    assert peer["reachable"] and not peer["icmp_answered"] and peer["received"] == 0, peer
+    assert (
+        peer["loss_pct"] is None and peer["path_mtu"] is None and peer["tcp_connect_ms"] is not None
+    )
+    assert peer["goodput_bits_per_s"] and peer["goodput_bits_per_s"] > 1e8, peer
+    assert "peer-icmp-blocked" in _rules(doc) and "peer-unreachable" not in _rules(doc)
+    assert not {"peer-loss", "peer-latency-high"} & _rules(doc)

@@ -164,3 +164,22 @@ def test_a_lossy_peer_silent_to_the_warm_up_still_gets_its_count(
     counted = fake.calls[2]
     assert counted[counted.index("-c") + 1] == "500" and "-w" not in counted
     assert out["reachable"]
+
+
+def test_a_peer_behind_an_icmp_firewall_is_reachable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ping answers but a TCP connect does (a security group that drops ICMP echo): the peer
+    is reachable, its loss not measured (not 100%), its path MTU not probed."""
+    fake = FakePath(None)
+    monkeypatch.setattr(peer, "run_command", fake)
+    monkeypatch.setattr(peer, "route_device", lambda host: "eth0")
+    monkeypatch.setattr(peer, "tcp_connect_ms", lambda host, port: 0.3)
+    monkeypatch.setattr(peer, "mtr_path", lambda host: None)
+    out = peer.probe_peer("10.0.0.2", 22, {"eth0": 1500}, pings=20)
+    assert out["reachable"] and not out["icmp_answered"]
+    assert out["loss_pct"] is None and out["rtt_ms"] is None and out["path_mtu"] is None
+    assert len(fake.calls) == 2  # the warm-up and the 2 s probe; no don't-fragment pings
+
+
+def test_a_down_peer_keeps_its_loss(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _probe(monkeypatch, FakePath(None))
+    assert not out["reachable"] and not out["icmp_answered"] and out["loss_pct"] == 100

@@ -47,7 +47,8 @@ def test_doctor_peer_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(peer, "_ping", fake_ping)
     monkeypatch.setattr(peer, "parse_ping", fake_parse)
     monkeypatch.setattr(peer, "route_device", lambda host: "eth0")
-    monkeypatch.setattr(peer, "tcp_connect_ms", lambda host, port: 0.5)
+    # the second peer answers no TCP connect either: down, not behind an ICMP firewall
+    monkeypatch.setattr(peer, "tcp_connect_ms", lambda host, port: 0.5 if answers[host] else None)
     monkeypatch.setattr(peer, "path_mtu", lambda host, mtu, loss, **kw: 1500)
     monkeypatch.setattr(peer, "mtr_path", lambda host: None)
     import fabriclens.bench.tcp as tcp

@@ -42,7 +42,7 @@ CLEAN = congestion_counters({})
 NVLINK_PAIR = (
     "\tGPU0\tGPU1\tNIC0\tCPU Affinity\nGPU0\t X \tNV18\tPIX\t0-55\nGPU1\tNV18\t X \tPIX\t0-55\n"
 )
-PEER = {"peer": "10.0.0.2", "ping_ok": True, "reachable": True, "sent": 20, "received": 20, "loss_pct": 0.0,
+PEER = {"peer": "10.0.0.2", "ping_ok": True, "reachable": True, "icmp_answered": True, "sent": 20, "received": 20, "loss_pct": 0.0,
         "rtt_ms": 0.2, "rtt_avg_ms": 0.2, "jitter_ms": 0.02, "tcp_port": 22, "tcp_connect_ms": 0.3,
         "device": "eth9", "iface_mtu": 1500, "path_mtu": 1500}  # fmt: skip
 
@@ -177,6 +177,10 @@ HOST_CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "gpu-nic-other-bridge": ("affinity", {"link": "NODE", "nic_far": True}),
     "inference-server-localhost": ("service", {"loopback_only": True, "addresses": "127.0.0.1"}),
     "peer-unreachable": ("peer", {"reachable": False, "received": 0}),
+    "peer-icmp-blocked": (
+        "peer",
+        {"icmp_answered": False, "received": 0, "loss_pct": None, "rtt_ms": None},
+    ),
     "peer-loss": ("peer", {"loss_pct": 5.0}),
     "peer-jitter": ("peer", {"jitter_ms": 4.0, "jitter_share": 0.5}),
     "peer-latency-high": ("peer", {"rtt_ms": 20.4}),

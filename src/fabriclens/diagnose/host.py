@@ -39,7 +39,7 @@ FACTS = {
     "limits": {"memlock", "memlock_unlimited", "shm_mib", "rdma_ports", "gpus"},
     "nvswitch": {"nvswitches", "fm_state", "fm_active"},
     "service": {"service", "port", "addresses", "loopback_only", "fix_hint"},
-    "peer": {"peer", "ping_ok", "reachable", "sent", "received", "loss_pct", "rtt_ms", "rtt_avg_ms", "jitter_ms",
+    "peer": {"peer", "ping_ok", "reachable", "icmp_answered", "sent", "received", "loss_pct", "rtt_ms", "rtt_avg_ms", "jitter_ms",
              "tcp_port", "tcp_connect_ms", "device", "jitter_share", "iface_mtu", "path_mtu", "path_mtu_below", "goodput_bits_per_s",
              "goodput_mbps", "expected_bits_per_s", "expected_mbps", "goodput_share", "goodput_pct", "weights_gb",
              "weights_load_s", "weights_load_min", "weights_load_expected_min", "weights_expected_note"},

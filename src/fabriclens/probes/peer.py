@@ -196,7 +196,8 @@ PEER_STEPS = ("ping", "TCP connect", "path MTU", "route (mtr)")  # probe_peer's 
 def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20,
                on_step: Callable[[int, str], None] | None = None) -> dict[str, Any]:  # fmt: skip
     """Facts about the path to ``host`` (values None where a test could not run). ``on_step(i,
-    name)`` is told before each of ``PEER_STEPS`` starts; an unreachable peer skips the last two."""
+    name)`` is told before each of ``PEER_STEPS`` starts; a peer that answers no ping skips the
+    last two."""
     step = on_step or (lambda _i, _name: None)
     step(0, f"{PEER_STEPS[0]} x{pings}")
     # warm-up, not counted: the first probes pay for ARP / neighbour discovery
@@ -216,13 +217,17 @@ def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20
     dev = route_device(host)
     mtu = min(iface_mtus.get(dev or "", 1500), 65535)
     version = ip_version(host)
-    reachable = bool(ping and ping.received)
+    icmp = bool(ping and ping.received)
     # ping prints 3-4 significant digits: the median (of two, a float sum) to 0.1 µs
     median = round(statistics.median(ping.times_ms), 4) if ping and ping.times_ms else None
     step(1, PEER_STEPS[1])
     connect_ms = tcp_connect_ms(host, port)
+    # A peer behind a firewall that drops ICMP echo (a cloud security group's default) answers
+    # TCP: reachable, its loss not measured (100% of pings lost says nothing about the path),
+    # and its path MTU and route, which need ICMP, not checked.
+    reachable = icmp or connect_ms is not None
     path = route = None
-    if reachable:
+    if icmp:
         step(2, PEER_STEPS[2])
         path = path_mtu(host, mtu, ping.loss if ping else 0.0, rtt_ms=median, version=version)
         step(3, PEER_STEPS[3])
@@ -231,9 +236,10 @@ def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20
         "peer": host,
         "ping_ok": ping is not None,
         "reachable": reachable,
+        "icmp_answered": icmp,
         "sent": ping.sent if ping else 0,
         "received": ping.received if ping else 0,
-        "loss_pct": round(100 * ping.loss, 2) if ping else None,
+        "loss_pct": round(100 * ping.loss, 2) if ping and (icmp or not reachable) else None,
         "rtt_ms": median,
         "rtt_avg_ms": ping.avg_ms if ping else None,
         "jitter_ms": ping.mdev_ms if ping else None,
