@@ -23,7 +23,13 @@ def test_peer_delay_loss_and_path_mtu(quietly) -> None:  # type: ignore[no-untyp
             assert res.returncode in (0, 1), res.stderr
             return json.loads(res.stdout)  # type: ignore[no-any-return]
 
-        lossy, _ = quietly(measure, lambda d: abs(d["peers"][0]["rtt_ms"] - 10.0) <= 0.3 + 0.5)
+        lossy, _ = quietly(
+            measure,
+            lambda d: (
+                d["peers"][0]["rtt_ms"] is not None
+                and abs(d["peers"][0]["rtt_ms"] - 10.0) <= 0.3 + 0.5
+            ),
+        )
     peer = lossy["peers"][0]
     assert peer["reachable"] and peer["sent"] == 20
     assert abs(peer["rtt_ms"] - 10.0) <= 0.8  # 5 ms each way on h2's link

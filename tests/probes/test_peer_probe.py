@@ -177,9 +177,34 @@ def test_a_peer_behind_an_icmp_firewall_is_reachable(monkeypatch: pytest.MonkeyP
     out = peer.probe_peer("10.0.0.2", 22, {"eth0": 1500}, pings=20)
     assert out["reachable"] and not out["icmp_answered"]
     assert out["loss_pct"] is None and out["rtt_ms"] is None and out["path_mtu"] is None
-    assert len(fake.calls) == 2  # the warm-up and the 2 s probe; no don't-fragment pings
+    # the warm-up, then (TCP answered: the peer is alive) the counted pings; no 2 s probe and
+    # no don't-fragment pings
+    assert len(fake.calls) == 2 and fake.calls[1][fake.calls[1].index("-c") + 1] == "20"
 
 
 def test_a_down_peer_keeps_its_loss(monkeypatch: pytest.MonkeyPatch) -> None:
     out = _probe(monkeypatch, FakePath(None))
     assert not out["reachable"] and not out["icmp_answered"] and out["loss_pct"] == 100
+
+
+def test_a_lossy_peer_that_answers_tcp_gets_its_counted_pings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The warm-up lost whole (a burst of loss while the neighbour is resolved over a lossy link)
+    but TCP answers: the peer is alive, and its counted pings measure the path, so its loss is
+    seen; the 2 s probe, also lost in such a burst, once made it look ICMP-blocked."""
+    fake = FakePath(1500)
+    lost = iter([0])  # the warm-up hears nothing, everything after does
+
+    def lossy(argv: Sequence[str], timeout_s: float = 10.0) -> CommandResult:
+        res = fake(argv, timeout_s)
+        return CommandResult(res.argv, 1, _summary(3, 0), "") if next(lost, 1) == 0 else res
+
+    monkeypatch.setattr(peer, "run_command", lossy)
+    monkeypatch.setattr(peer, "route_device", lambda host: "eth0")
+    monkeypatch.setattr(peer, "tcp_connect_ms", lambda host, port: 0.4)
+    monkeypatch.setattr(peer, "mtr_path", lambda host: None)
+    out = peer.probe_peer("10.0.0.2", 22, {"eth0": 1500}, pings=20)
+    counted = fake.calls[1]
+    assert counted[counted.index("-c") + 1] == "20" and "-w" not in counted
+    assert out["icmp_answered"] and out["loss_pct"] == 0 and out["path_mtu"] == 1500
