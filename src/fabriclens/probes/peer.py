@@ -65,7 +65,8 @@ def _ping(host: str, count: int, interval: float, size: int | None = None, df: b
         argv += ["-s", str(size)]
     if df:
         argv += ["-M", "do"]
-    return run_command([*argv, host], timeout_s=count * (interval + 1) + 5)
+    bound = deadline if deadline is not None else count * (interval + 1)
+    return run_command([*argv, host], timeout_s=bound + 5)
 
 
 def tcp_connect_ms(host: str, port: int, tries: int = 5) -> float | None:
@@ -135,11 +136,10 @@ def path_mtu(
     version = version or ip_version(host)
     overhead = icmp_overhead(version)  # an IPv6 header is 20 bytes more: 1500 is not 1480
     wait_s = max(0.5, 2 * (rtt_ms if rtt_ms is not None else 250.0) / 1e3)
-    deadline = str(max(1, math.ceil(count * gap + wait_s)))  # ping's -w takes whole seconds
+    deadline = max(1, math.ceil(count * gap + wait_s))  # ping's -w takes whole seconds
 
-    def one(mtu: int) -> bool:
-        argv = ["ping", "-n", "-c", "1", "-w", deadline, "-i", str(gap), "-M", "do"]
-        res = run_command([*argv, "-s", str(mtu - overhead), host], timeout_s=int(deadline) + 5)
+    def one(mtu: int) -> bool:  # pings until the first echo, or the deadline
+        res = _ping(host, 1, gap, size=mtu - overhead, df=True, deadline=deadline)
         summary = parse_ping(res.stdout)
         return bool(summary and summary.received)
 
