@@ -99,11 +99,13 @@ def test_calibration_never_reads_a_held_out_row() -> None:
 def test_held_out_training_rows_meet_the_median_target() -> None:
     """Issue target (planner fidelity II): held-out training rows, median |error| <= 8%, with
     each row's own framework (reference/training*.csv `framework` column). At the kernel level
-    alone the same rows sit at ~27%: eager PyTorch stacks are the difference."""
+    alone the held-out rows that others than NVIDIA's recipes ran sit at ~23%: eager PyTorch
+    stacks and untuned Megatron are the difference."""
     held = [c for c in all_training_cases() if c.split == "held_out"]
     assert len(held) >= 40
     assert median_abs_error(held) <= 0.08
-    assert median_abs_error([c for c in KERNEL_LEVEL if c.split == "held_out"]) > 0.2
+    others = [c for c in KERNEL_LEVEL if c.split == "held_out" and c.framework != REFERENCE]
+    assert median_abs_error(others) > 0.2
 
 
 def test_a_generation_without_rows_takes_its_nearest_neighbour() -> None:

@@ -546,7 +546,7 @@ def estimate_training_step(
                 + ("once per destination node" if cfg.moe_dispatch == "node-dedup" else "flat")
                 + (", hidden behind other micro-batches' compute" if cfg.ep_overlap else "")
                 + "; routing balanced (model/moe.py). Optimistic for MoE: NVIDIA's own MoE "
-                "recipes on H100 run at a median 0.81 of this step (its dense ones at 1.00), and "
+                "recipes on H100 run at a median 0.81 of this step (its dense ones at 0.96), and "
                 "its published Qwen3, gpt-oss and Mixtral runs are up to 1.7x slower (README, known misses)",
             )
             if spec.is_moe
