@@ -63,6 +63,23 @@ NAMES = {
     "Qwen/Qwen2.5-Coder-7B-Instruct": ("qwen2.5-7b", ""),
     "Qwen/QwQ-32B-AWQ": ("qwen2.5-32b", "int4"),
     "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B": ("deepseek-r1-distill-qwen-32b", ""),
+    "codellama:13b-instruct-q8_0": ("codellama-13b", "int8"),
+    "codellama:7b-python": ("codellama-7b", "int4"),  # a size with another word still has it
+    "codellama/CodeLlama-34b-Instruct-hf": ("codellama-34b", ""),
+    "codellama:70b": ("codellama-70b", "int4"),
+    "phi4-mini": ("phi-4-mini", ""),  # the catalog's phi-4-mini without its hyphen
+    "phi4-mini:3.8b": ("phi-4-mini", "int4"),
+    "microsoft/Phi-4-mini-instruct": ("phi-4-mini", ""),
+    "phi3.5:3.8b-mini-instruct-q4_K_M": ("phi-3.5-mini", "int4"),
+    "microsoft/Phi-3.5-mini-instruct": ("phi-3.5-mini", ""),
+    "qwen3-coder:30b": ("qwen3-coder-30b-a3b", "int4"),
+    "Qwen/Qwen3-Coder-30B-A3B-Instruct": ("qwen3-coder-30b-a3b", ""),
+    "smollm2:135m": ("smollm2-135m", "int4"),
+    "smollm2:360m-instruct-fp16": ("smollm2-360m", "fp16"),
+    "HuggingFaceTB/SmolLM2-1.7B-Instruct": ("smollm2-1.7b", ""),
+    "tinyllama": ("tinyllama-1.1b", ""),  # the project's only size
+    "tinyllama:1.1b-chat-v1-q8_0": ("tinyllama-1.1b", "int8"),
+    "TinyLlama/TinyLlama-1.1B-Chat-v1.0": ("tinyllama-1.1b", ""),
 }
 
 
@@ -96,9 +113,12 @@ def test_a_tags_size_is_never_dropped() -> None:
 @pytest.mark.parametrize(
     ("tag", "entry"),
     [
-        ("deepseek-r1:latest", "deepseek-r1-distill-qwen-7b"),  # README: "DeepSeek-R1 | 7B"
-        ("deepseek-r1:instruct", "deepseek-r1-distill-qwen-7b"),
-        ("deepseek-r1:q8_0", "deepseek-r1-distill-qwen-7b"),
+        # `ollama list`: deepseek-r1:latest and :8b share one ID since May 2025 (model_names.py)
+        ("deepseek-r1:latest", "deepseek-r1-0528-qwen3-8b"),
+        ("deepseek-r1:instruct", "deepseek-r1-0528-qwen3-8b"),
+        ("deepseek-r1:q8_0", "deepseek-r1-0528-qwen3-8b"),
+        ("codellama", "codellama-7b"),  # README: "Code Llama | 7B"
+        ("qwen3-coder:latest", "qwen3-coder-30b-a3b"),  # docs: "a 30B parameter model"
         ("llama3", "llama-3.1-8b"),  # "Llama 3 | 8B": Llama 3.1's shape (the catalog's alias)
         ("gemma2", "gemma-2-9b"),
         ("phi3:latest", "phi-3-mini"),
@@ -107,8 +127,8 @@ def test_a_tags_size_is_never_dropped() -> None:
     ],
 )
 def test_a_tag_without_a_size_is_the_size_ollama_pulls(tag: str, entry: str) -> None:
-    """A family without a size is the size ollama/ollama's README says `ollama run` pulls; for
-    deepseek-r1 that is a distilled 7B, never the 671B model the plain name deepseek-r1 means."""
+    """A family without a size is the size Ollama's README or docs say `ollama run` pulls; for
+    deepseek-r1 that is the distilled 8B, never the 671B model the plain name deepseek-r1 means."""
     assert find_model(tag).name == entry
     assert find_model("deepseek-r1").name == "deepseek-v3"  # the plain name: the 671B model
 
@@ -161,10 +181,9 @@ def test_the_named_format_is_planned_and_said() -> None:
 def test_an_unknown_hugging_face_id_points_at_its_config() -> None:
     """A Hub model the catalog lacks is still plannable from its config.json: say where it is."""
     with pytest.raises(InputError) as err:
-        find_model("HuggingFaceTB/SmolLM2-1.7B-Instruct")
-    assert (
-        "https://huggingface.co/HuggingFaceTB/SmolLM2-1.7B-Instruct/resolve/main/config.json"
-        in (err.value.fix)
+        find_model("HuggingFaceTB/SmolLM3-3B")
+    assert "https://huggingface.co/HuggingFaceTB/SmolLM3-3B/resolve/main/config.json" in (
+        err.value.fix
     )
 
 

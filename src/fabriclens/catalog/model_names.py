@@ -17,11 +17,16 @@ from dataclasses import dataclass
 
 # Ollama's library: the size a tag without one (``llama3.1``, ``llama3.1:latest``) pulls, from
 # the model table of ollama/ollama's README (commit bd6697ad, Feb 2026: "Llama 3.1 | 8B | 4.7GB |
-# `ollama run llama3.1`"; commit 1ca608bc, Nov 2025: "DeepSeek-R1 | 7B | 4.7GB | `ollama run
-# deepseek-r1`"; older tables for families since dropped from it: 57f038ec, Jan 2025, "Gemma 2 |
-# 9B" and "Phi 3 Mini | 3.8B | `ollama run phi3`"; 6f43898b, May 2024, "Llama 3 | 8B"; e4d0db5a,
-# Apr 2024, "Llama 2 | 7B"; 1f6986e9, Mar 2025, "QwQ | 32B | `ollama run qwq`"). Families whose
-# latest size no source states are not guessed.
+# `ollama run llama3.1`", "Code Llama | 7B | 3.8GB | `ollama run codellama`"; older tables for
+# families since dropped from it: 57f038ec, Jan 2025, "Gemma 2 | 9B" and "Phi 3 Mini | 3.8B |
+# `ollama run phi3`"; 6f43898b, May 2024, "Llama 3 | 8B"; e4d0db5a, Apr 2024, "Llama 2 | 7B";
+# 1f6986e9, Mar 2025, "QwQ | 32B | `ollama run qwq`") and its docs (docs/api/anthropic-
+# compatibility.mdx: after `ollama pull qwen3-coder`, "Qwen 3 coder is a 30B parameter model").
+# deepseek-r1: the README's "DeepSeek-R1 | 7B | 4.7GB" row (1ca608bc) was written in Feb 2025 and
+# never revised; since the R1-0528 release (May 2025) `ollama list` prints deepseek-r1:latest
+# and deepseek-r1:8b with one ID, 6995872bfe4c, 5.2 GB (public tutorials and READMEs quote it:
+# "deepseek-r1:latest 6995872bfe4c 5.2 GB ... deepseek-r1:8b 6995872bfe4c 5.2 GB"), where the
+# 7B distill was 4.7 GB. Families whose latest size no source states are not guessed.
 OLLAMA_LATEST: dict[str, str] = {
     "llama3.1": "8b",
     "llama3.2": "3b",
@@ -29,12 +34,14 @@ OLLAMA_LATEST: dict[str, str] = {
     "gemma3": "4b",
     "phi4": "14b",
     "mistral": "7b",
-    "deepseek-r1": "7b",  # not the 671B model the plain name deepseek-r1 means
+    "deepseek-r1": "8b",  # not the 671B model the plain name deepseek-r1 means
     "gemma2": "9b",
     "phi3": "mini",
     "llama3": "8b",
     "llama2": "7b",
     "qwq": "32b",
+    "codellama": "7b",
+    "qwen3-coder": "30b",
 }
 
 # what a tag without a quantization pulls: the Q4_K_M build (ollama/ollama#8954, a maintainer:
