@@ -12,15 +12,17 @@ those rows, the prediction made at the kernel level. Held-out rows are never rea
 judge the result (benchmarks/accuracy.py). The catalog (frameworks.toml) carries the values this
 prints, and tests/unit/test_framework_calibration.py recomputes them.
 
-NVIDIA's tuned recipes (NeMo, Megatron-Bridge, Megatron-LM's published runs) are the reference:
-the kernel-level step is their step, and their calibration rows are printed to check that claim
-(the test holds them within REFERENCE_TOLERANCE of 1). A framework without MIN_ROWS calibration
-rows on any generation is not calibrated at all: it keeps the kernel-level step (1.0).
+NVIDIA's tuned recipes (NeMo, Megatron-Bridge, Megatron-LM's published runs) run the kernels
+the kernel-level step prices and reach the largest share of it; they were once taken as the step
+itself (1.0), which their FP8 rows on H100 bear out, but their BF16 rows on H100 (about 0.91)
+and their GB200 rows (about 0.83) do not, so they are calibrated like every other framework. A
+framework without MIN_ROWS calibration rows on any generation is not calibrated at all: it keeps
+the kernel-level step (1.0).
 
 Mixture-of-experts rows set no share: the kernel-level step prices a MoE layer's GEMMs, token
 permutations and all-to-all, not the chain of small kernels around them (routing, sorting,
-dispatch bookkeeping), so NVIDIA's own MoE recipes run slower than it while its dense ones run at
-it. One constant cannot serve both; the MoE rows' medians are printed apart, for the README's
+dispatch bookkeeping), so NVIDIA's own MoE recipes reach a smaller share of it than its dense
+ones. One constant cannot serve both; the MoE rows' medians are printed apart, for the README's
 statement of that gap, and judge nothing.
 """
 
@@ -33,8 +35,7 @@ from fabriclens.catalog.load import share_owner
 from reference import Case, all_training_cases
 
 MIN_ROWS = 10  # fewer calibration rows than this: the generation takes its nearest neighbour's
-REFERENCE = "nemo"  # the framework whose step the kernel-level model is
-REFERENCE_TOLERANCE = 0.05
+REFERENCE = "nemo"  # NVIDIA's tuned recipes: the kernels the kernel-level step runs
 
 
 @dataclass(frozen=True)
@@ -103,15 +104,10 @@ def main() -> int:
                    if agrees else "CATALOG DIFFERS: an uncalibrated framework keeps 1.0")  # fmt: skip
         elif not cal.calibrated:
             use = f"under {MIN_ROWS} rows: {taken}'s value"
-        elif cal.framework != REFERENCE:
+        else:
             agrees = abs(catalog - cal.share) <= 0.005
             off += not agrees
             use = "sets the catalog value" if agrees else "CATALOG DIFFERS: update frameworks.toml"
-        elif abs(cal.share - 1) <= REFERENCE_TOLERANCE:
-            use = f"reference: within {REFERENCE_TOLERANCE:.0%} of 1"
-        else:
-            off += 1
-            use = f"reference: MORE than {REFERENCE_TOLERANCE:.0%} from 1"
         print(f"{cal.framework:<10} {cal.generation:<10} {cal.rows:>4} {cal.sources:>7} "
               f"{cal.share:>7.3f} {catalog:>7.2f}  {use}")  # fmt: skip
     print("\nMixture-of-experts calibration rows (set nothing: measured / kernel-level speed)")

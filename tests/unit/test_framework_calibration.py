@@ -11,7 +11,6 @@ import pytest
 from calibrate_frameworks import (
     MIN_ROWS,
     REFERENCE,
-    REFERENCE_TOLERANCE,
     calibrate,
     calibrated_frameworks,
 )
@@ -37,7 +36,7 @@ def test_catalog_shares_are_the_calibration_medians() -> None:
     calibrated = {(c.framework, c.generation): c for c in CALIBRATIONS if c.calibrated}
     fitted = calibrated_frameworks(CALIBRATIONS)
     for fw in frameworks():
-        if fw.name == REFERENCE or fw.name not in fitted:
+        if fw.name not in fitted:
             continue
         for generation, share in fw.efficiency.items():
             cal = calibrated.get((fw.name, generation))
@@ -45,6 +44,7 @@ def test_catalog_shares_are_the_calibration_medians() -> None:
             assert share == pytest.approx(cal.share, abs=0.005), (fw.name, generation, cal)
     assert ("pytorch", "hopper") in calibrated and ("pytorch", "ampere") in calibrated
     assert ("megatron", "ampere") in calibrated
+    assert ("nemo", "hopper") in calibrated and ("nemo", "blackwell") in calibrated
 
 
 def test_a_framework_without_enough_rows_keeps_the_kernel_level() -> None:
@@ -67,16 +67,24 @@ def test_third_party_megatron_runs_reach_less_than_nvidias_recipes() -> None:
     assert share[("megatron", "ampere")] < 0.9 < share[("nemo", "ampere")]
 
 
-def test_the_reference_framework_is_the_kernel_level_step() -> None:
-    """NVIDIA's tuned recipes (Korthikanti et al. 2022, NeMo and Megatron-Bridge tables) sit
-    within REFERENCE_TOLERANCE of the kernel-level step where there are enough of them, so the
-    catalog keeps 1.0 for them: the model needs no correction for the framework it describes."""
-    ref = find_framework(REFERENCE)
-    assert set(ref.efficiency.values()) == {1.0}
-    judged = [c for c in CALIBRATIONS if c.framework == REFERENCE and c.calibrated]
-    assert judged, "no generation has enough NeMo calibration rows"
-    for cal in judged:
-        assert abs(cal.share - 1.0) <= REFERENCE_TOLERANCE, cal
+def test_nvidias_recipes_reach_the_most_of_the_kernel_level_step() -> None:
+    """The kernel-level step is an upper bound that tuning approaches: no calibrated share
+    exceeds 1, and on every generation NVIDIA's tuned recipes (NeMo, Megatron-Bridge and its DGX
+    Cloud benchmarks) reach a larger share than anyone else's runs. They are not the step itself:
+    their H100 rows sit at 0.94 of it (their BF16 rows lower than their FP8 ones), their GB200 and
+    B200 rows at 0.83."""
+    for fw in frameworks():
+        assert all(0 < share <= 1.0 for share in fw.efficiency.values()), fw.name
+    nvidia = find_framework(REFERENCE)
+    fitted = calibrated_frameworks(CALIBRATIONS)  # the others keep 1.0: not calibrated
+    for fw in frameworks():
+        for generation in GENERATIONS:
+            if fw.name != REFERENCE and fw.name in fitted and generation in fw.efficiency:
+                ours, _ = nvidia.efficiency_for(generation)
+                theirs, _ = fw.efficiency_for(generation)
+                assert ours >= theirs, (fw.name, generation, ours, theirs)
+    share = {(c.framework, c.generation): c.share for c in CALIBRATIONS}
+    assert 0.9 < share[("nemo", "hopper")] < 0.97 and 0.78 < share[("nemo", "blackwell")] < 0.88
 
 
 def test_calibration_never_reads_a_held_out_row() -> None:
@@ -143,7 +151,8 @@ def test_the_share_scales_every_kernel() -> None:
 def test_default_plan_is_eager_pytorch_with_h100_mfu_of_published_runs() -> None:
     """Issue item 5: `plan llama-3.1-8b --gpus 8` said 70% MFU; published H100 runs of that size
     sit at 33-46% (torchtitan's Llama-3.1-8B on 8 H100s: 33-39%, llm-foundry's MPT-7B: 42-46%).
-    The default framework is eager PyTorch; --framework nemo gives the kernel-level step."""
+    The default framework is eager PyTorch; the kernel-level figure beside it is NVIDIA's
+    kernels at their rates, of which --framework nemo reaches its calibrated share."""
     req = PlanRequest(model=SPEC, gpu="h100-sxm", gpus=8)
     (plan,) = make_plans(req)
     assert plan.training is not None and plan.framework is not None
@@ -152,7 +161,12 @@ def test_default_plan_is_eager_pytorch_with_h100_mfu_of_published_runs() -> None
     (mega,) = make_plans(replace(req, framework="nemo"))
     assert mega.training is not None and mega.training.mfu > 0.55
     assert plan.kernel_level is not None
-    assert plan.kernel_level.tokens_per_s == pytest.approx(mega.training.tokens_per_s, rel=1e-9)
+    # NVIDIA's recipes sit between eager PyTorch and the kernel level, nearer the latter (their
+    # share prices the kernels, not the exposed communication, so the ratio is near, not equal)
+    nemo = find_framework("nemo").efficiency["hopper"]
+    ratio = mega.training.tokens_per_s / plan.kernel_level.tokens_per_s
+    assert plan.training.tokens_per_s < mega.training.tokens_per_s < plan.kernel_level.tokens_per_s
+    assert ratio == pytest.approx(nemo, abs=0.01)
     assert any("framework: eager PyTorch" in n and "(default;" in n for n in plan.defaults)
 
 

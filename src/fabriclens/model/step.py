@@ -546,8 +546,9 @@ def estimate_training_step(
                 + ("once per destination node" if cfg.moe_dispatch == "node-dedup" else "flat")
                 + (", hidden behind other micro-batches' compute" if cfg.ep_overlap else "")
                 + "; routing balanced (model/moe.py). Optimistic for MoE: NVIDIA's own MoE "
-                "recipes on H100 run at a median 0.81 of this step (its dense ones at 0.96), and "
-                "its published Qwen3, gpt-oss and Mixtral runs are up to 1.7x slower (README, known misses)",
+                "recipes on H100 run at a median 0.81 of this step (its dense ones at 0.94), and "
+                "its published MoE runs are up to 2.6x slower (DeepSeek-V3 in BF16 under NeMo 25.04; "
+                "README, known misses)",
             )
             if spec.is_moe
             else ()

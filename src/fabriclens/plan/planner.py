@@ -393,8 +393,8 @@ def _base_config(
 
 
 def kernel_level_config(cfg: TrainConfig) -> TrainConfig:
-    """``cfg`` as NVIDIA's tuned recipes run it: every kernel at its rate, their attention,
-    fused elementwise kernels, MoE dispatch and gradient reduction."""
+    """``cfg`` at the kernel level: NVIDIA's kernels (their attention, fused elementwise kernels,
+    MoE dispatch and gradient reduction), every one at its achievable rate."""
     reference = find_framework(KERNEL_LEVEL_FRAMEWORK)
     return replace(
         cfg,

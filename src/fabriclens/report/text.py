@@ -237,8 +237,8 @@ def step_lines(doc: dict[str, Any]) -> list[RenderableType]:
         lines.append("Framework ", style="bold")
         lines.append(
             f"{fw['title']} at {fw['efficiency']:.2f} of the kernel-level step; the kernel level "
-            f"(NVIDIA's tuned recipes, --framework nemo): {fw['kernel_level_tokens_per_s']:,.0f} "
-            f"tokens/s · MFU {_pct(fw['kernel_level_mfu'])}\n"
+            f"(every kernel at its achievable rate, NVIDIA's kernels): "
+            f"{fw['kernel_level_tokens_per_s']:,.0f} tokens/s · MFU {_pct(fw['kernel_level_mfu'])}\n"
         )
     lines.append("Bottleneck ", style="bold")
     lines.append(doc["bottleneck"])
