@@ -46,7 +46,7 @@ class TrainConfig:
     grad_bytes: float = 2.0  # gradient all-reduce element size (bf16)
     overlap_dp: bool = True  # gradient comm bucketed behind backward compute
     # the share of each kernel's achievable rate the training framework reaches (catalog
-    # frameworks.toml); 1.0 is the kernel-level step of a Megatron-Core-class framework
+    # frameworks.toml); 1.0 is the kernel-level step: every kernel at its achievable rate
     framework_efficiency: float = 1.0
     attention_kernel: str = "flash"  # the framework's (catalog frameworks.toml, ATTENTION_KERNELS)
     elementwise: str = "fused"  # fused kernels or op by op (model/elementwise.py)

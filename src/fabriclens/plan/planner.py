@@ -54,7 +54,8 @@ DEFAULT_GLOBAL_BATCH = {"pretrain": 512, "full-finetune": 128, "lora": 64}
 # what most training runs use (Hugging Face, FSDP, DeepSpeed, torchtitan, Composer); Megatron-LM
 # users say --framework megatron, NVIDIA's published NeMo recipes --framework nemo
 DEFAULT_FRAMEWORK = "pytorch"
-# whose runs define the kernel-level step (share 1.0, its attention kernel)
+# whose kernels the kernel-level step runs (its attention, elementwise fusion, MoE dispatch,
+# gradient reduction), each at its achievable rate (share 1.0); its own runs reach its share
 KERNEL_LEVEL_FRAMEWORK = "nemo"
 
 
