@@ -17,28 +17,59 @@ if os.environ.get("CI") != "true":
 
 from fabriclens.bench.collective import free_port
 from fabriclens.cli.app import run
+from fabriclens.cli.collective_bench_cmd import BENCH_OPS, _ops
+from fabriclens.errors import InputError
 
 FACTOR = {"all_reduce": 2 * 2 / 3, "all_gather": 2 / 3, "reduce_scatter": 2 / 3, "all_to_all": 2 / 3,
           "broadcast": 1.0, "send_recv": 1.0, "reduce": 1.0, "gather": 2 / 3, "scatter": 2 / 3}  # fmt: skip
 
 
-@pytest.mark.parametrize("op", sorted(FACTOR))
-def test_every_op_on_three_local_ranks(op: str, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["bench", "collective", "--spawn", "3", "--op", op, "--min-bytes", "96KB", "--max-bytes", "384KB",
+def test_every_op_on_three_local_ranks_in_one_launch(capsys: pytest.CaptureFixture[str]) -> None:
+    """--op all times the nine ops one after another in one process group (one start-up, as
+    nccl-tests' binaries run in turn): each op's sizes, bus factor and check as alone."""
+    argv = ["bench", "collective", "--spawn", "3", "--op", "all", "--min-bytes", "96KB", "--max-bytes", "384KB",
             "--iters", "2", "--warmup", "1", "--check", "--json"]  # fmt: skip
     assert run(argv) == 0, capsys.readouterr().err
-    doc = json.loads(capsys.readouterr().out)
-    assert doc["op"] == op and doc["ranks"] == 3 and doc["backend"] == "gloo"
-    assert [r["size_bytes"] for r in doc["sizes"]] == [96000, 192000, 384000]
-    for r in doc["sizes"]:
-        assert r["wrong"] == 0 and r["time_us"] > 0
-        assert r["busbw_GBps"] == pytest.approx(r["algbw_GBps"] * FACTOR[op])
-        assert r["algbw_GBps"] == pytest.approx(r["size_bytes"] / r["time_us"] / 1e3)
+    out = json.loads(capsys.readouterr().out)
+    assert [d["op"] for d in out["ops"]] == list(BENCH_OPS) and out["level"] == "unjudged"
+    assert sorted(BENCH_OPS) == sorted(FACTOR)
+    for doc in out["ops"]:
+        op = doc["op"]
+        assert doc["ranks"] == 3 and doc["backend"] == "gloo", op
+        assert [r["size_bytes"] for r in doc["sizes"]] == [96000, 192000, 384000], op
+        for r in doc["sizes"]:
+            assert r["wrong"] == 0 and r["time_us"] > 0, op
+            assert r["busbw_GBps"] == pytest.approx(r["algbw_GBps"] * FACTOR[op]), op
+            assert r["algbw_GBps"] == pytest.approx(r["size_bytes"] / r["time_us"] / 1e3), op
+        assert doc["plateau_busbw_GBps"] > 0 and doc["expected_busbw_GBps"] is None, op
+        assert doc["level"] == "unjudged", op
+
+
+def test_ops_are_one_several_or_all() -> None:
+    assert _ops("all") == list(BENCH_OPS)
+    assert _ops("allreduce, all_gather,all_reduce") == ["all_reduce", "all_gather"]  # one each
+    with pytest.raises(InputError, match="unknown --op 'bogus'"):
+        _ops("all_reduce,bogus")
+
+
+def test_one_plot_per_launch(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """--plot draws one op's curve: asked with several, it says so before any rank starts."""
     assert (
-        doc["plateau_busbw_GBps"] > 0
-        and doc["expected_busbw_GBps"] is None
-        and doc["level"] == "unjudged"
+        run(
+            [
+                "bench",
+                "collective",
+                "--spawn",
+                "2",
+                "--op",
+                "all",
+                "--plot",
+                str(tmp_path / "p.png"),
+            ]
+        )
+        == 2
     )
+    assert "--plot draws one op" in capsys.readouterr().err
 
 
 def test_text_table_and_plot(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

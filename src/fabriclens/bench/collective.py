@@ -17,7 +17,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -239,50 +239,68 @@ def node_name() -> str:
 def run_collective(cfg: RunConfig, progress: Progress = no_progress) -> dict[str, Any] | None:
     """Time ``cfg.op`` at every size on this rank; rank 0 returns every rank's statistics.
     ``progress`` hears of each size as it starts (done of ``len(cfg.sizes)``)."""
+    runs = run_collectives(cfg, (cfg.op,), progress)
+    return None if runs is None else runs[0]
+
+
+def run_collectives(
+    cfg: RunConfig, ops: Sequence[str], progress: Progress = no_progress
+) -> list[dict[str, Any]] | None:
+    """Time each of ``ops`` at every size of ``cfg`` in one process group (one start-up for
+    all, as nccl-tests' binaries run one after another); rank 0 returns, per op, every rank's
+    statistics. ``progress`` hears of each op's sizes as they start."""
     torch, dist, rank, world, device = _init(cfg.backend, cfg.timeout_s)
     backend = dist.get_backend()
     dtype = getattr(torch, cfg.dtype)
     esize = DTYPES[cfg.dtype]
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    per_size: list[dict[str, float]] = []
-    wrong: list[int] = []
-    step = 0
+    total = len(cfg.sizes) * len(ops)
+    out: list[dict[str, Any]] = []
+    step, name, size = 0, ops[0], cfg.sizes[0]
     try:
-        for size in cfg.sizes:
-            _progress(dist, rank, step + 1)  # about to enter this step
-            progress(step, len(cfg.sizes), f"{size:,} bytes")
-            op, reset = _tensors(torch, cfg.op, size, world, dtype, esize, device, rank)
-            for _ in range(cfg.warmup):
-                op()
-            sync()
-            dist.barrier()
-            times = []
-            for _ in range(cfg.iters):
-                t0 = time.perf_counter()
-                op()
+        for name in ops:
+            per_size: list[dict[str, float]] = []
+            wrong: list[int] = []
+            for size in cfg.sizes:
+                _progress(dist, rank, step + 1)  # about to enter this step
+                progress(
+                    step, total, f"{name} {size:,} bytes" if len(ops) > 1 else f"{size:,} bytes"
+                )
+                op, reset = _tensors(torch, name, size, world, dtype, esize, device, rank)
+                for _ in range(cfg.warmup):
+                    op()
                 sync()
-                times.append(time.perf_counter() - t0)
-            bad = 0
-            if cfg.check:  # one more run, untimed, on fresh inputs
-                reset()
-                result = op()
-                sync()
-                bad = _wrong(torch, cfg.op, result, rank, world)
-            per_size.append(iteration_stats(times))
-            wrong.append(bad)
-            step += 1
-        progress(step, len(cfg.sizes), "")
-        gathered: list[Any] = [None] * world
-        dist.all_gather_object(gathered, {"host": node_name(), "stats": per_size, "wrong": wrong})
+                dist.barrier()
+                times = []
+                for _ in range(cfg.iters):
+                    t0 = time.perf_counter()
+                    op()
+                    sync()
+                    times.append(time.perf_counter() - t0)
+                bad = 0
+                if cfg.check:  # one more run, untimed, on fresh inputs
+                    reset()
+                    result = op()
+                    sync()
+                    bad = _wrong(torch, name, result, rank, world)
+                per_size.append(iteration_stats(times))
+                wrong.append(bad)
+                step += 1
+            gathered: list[Any] = [None] * world
+            dist.all_gather_object(
+                gathered, {"host": node_name(), "stats": per_size, "wrong": wrong}
+            )
+            out.append({"op": name, "backend": backend, "world": world, "device": str(device.type),
+                        "ranks": gathered})  # fmt: skip
+        progress(step, total, "")
     except RuntimeError as exc:  # a collective timed out or a peer died; rank 0 names who is behind
         behind = _behind(dist, world, step + 1) if rank == 0 else []
-        raise StuckRanks(f"{cfg.op} at {cfg.sizes[min(step, len(cfg.sizes) - 1)]:,} bytes", behind,
-                         str(exc).splitlines()[0][:200]) from None  # fmt: skip
+        raise StuckRanks(
+            f"{name} at {size:,} bytes", behind, str(exc).splitlines()[0][:200]
+        ) from None
     finally:
         _shutdown(dist)
-    if rank != 0:
-        return None
-    return {"backend": backend, "world": world, "device": str(device.type), "ranks": gathered}
+    return out if rank == 0 else None
 
 
 LATENCY_BYTES = 8  # the small message of the latency test (two float32)

@@ -76,7 +76,7 @@ def _child_argv(ctx: typer.Context) -> list[str]:
 
 def collective(
     ctx: typer.Context,
-    op: Annotated[str, typer.Option(help=f"One of {', '.join(BENCH_OPS)}")] = "all_reduce",
+    op: Annotated[str, typer.Option(help=f"One of {', '.join(BENCH_OPS)}; several, comma-separated; or all (one start-up for them all)")] = "all_reduce",
     spawn: Annotated[int | None, typer.Option(help="Run N local processes (else: one rank of torchrun/srun)")] = None,
     backend: Annotated[str, typer.Option(help="nccl | gloo | auto (nccl with GPUs)")] = "auto",
     min_bytes: Annotated[str, typer.Option(help="Smallest size")] = "1MB",
@@ -97,12 +97,10 @@ def collective(
     from fabriclens.cli._output import emit
     from fabriclens.errors import ExitStatus, InputError
     from fabriclens.measure.collective import sweep
-    from fabriclens.model.collectives import op_name
     from fabriclens.units import parse_size
 
-    name = op_name(op)
-    if name not in BENCH_OPS:
-        raise InputError(f"unknown --op {op!r}", f"use one of {', '.join(BENCH_OPS)}")
+    names = _ops(op)
+    name = names[0]
     if backend not in ("auto", "nccl", "gloo"):
         raise InputError(f"unknown --backend {backend!r}", "use nccl, gloo or auto")
     if dtype not in ("float32", "float16", "bfloat16", "float64", "int32", "int8"):
@@ -119,22 +117,27 @@ def collective(
     if not 1 <= timeout <= 86400:
         raise InputError(f"--timeout {timeout:g} is outside [1, 86400] s", "give --timeout 120")
     if plot is not None:
+        if len(names) > 1:
+            raise InputError("--plot draws one op", f"give one --op with --plot (e.g. --op {name})")
         from fabriclens.report.plots import require_matplotlib
 
         require_matplotlib()
     _need_torch()
-    if _launch(spawn, _child_argv(ctx), timeout * (len(sweep(lo, hi, factor)) + 2) + 60, json_out):
+    steps = len(sweep(lo, hi, factor)) * len(names)
+    if _launch(spawn, _child_argv(ctx), timeout * (steps + 2 * len(names)) + 60, json_out):
         return
-    from fabriclens.bench.collective import RunConfig, StuckRanks, run_collective
+    from fabriclens.bench.collective import RunConfig, StuckRanks, run_collectives
 
     cfg = RunConfig(
         name, tuple(sweep(lo, hi, factor)), iters, warmup, dtype, backend, timeout, check
     )
     try:
         with _rank0_progress(json_out) as bar:
-            raw = run_collective(cfg, bar.observer(f"{name} sizes"))
+            raws = run_collectives(
+                cfg, names, bar.observer(f"{'/'.join(names) if len(names) < 4 else 'op'} sizes")
+            )
     except StuckRanks as exc:
-        stuck: dict[str, Any] = {"op": name, "error": "timeout", "step": exc.step, "stuck_ranks": exc.behind, "detail": exc.detail,
+        stuck: dict[str, Any] = {"op": exc.step.split(" ", 1)[0], "error": "timeout", "step": exc.step, "stuck_ranks": exc.behind, "detail": exc.detail,
                "verdict": f"{exc.step} did not finish within {timeout:g} s: " + (
                    f"ranks {exc.behind} never got there — look at those ranks' hosts first (fabriclens doctor "
                    "there; their NCCL logs)" if exc.behind else f"not every rank arrived ({exc.detail})")}  # fmt: skip
@@ -143,17 +146,47 @@ def collective(
         else:
             sys.stdout.write(stuck["verdict"] + "\n")
         raise typer.Exit(int(ExitStatus.FINDINGS)) from None
-    if raw is None:
+    if raws is None:
         return  # not rank 0
-    doc = collective_doc(name, cfg, raw, network=network, nics_per_node=nics_per_node, gpu=gpu)
+    docs = [collective_doc(raw["op"], cfg, raw, network=network, nics_per_node=nics_per_node, gpu=gpu)
+            for raw in raws]  # fmt: skip
     if plot is not None:
         from fabriclens.report.plots import collective_plot
 
-        collective_plot(doc, plot)
-        doc["plot"] = str(plot)
-    emit(doc, json_out, "collective_bench_text.bench_collective_renderables")
-    if doc["level"] in ("warning", "critical") or any(r["wrong"] for r in doc["sizes"]):
+        collective_plot(docs[0], plot)
+        docs[0]["plot"] = str(plot)
+    if len(docs) == 1:
+        emit(docs[0], json_out, "collective_bench_text.bench_collective_renderables")
+    else:
+        emit({"ops": docs, "level": _worst([d["level"] for d in docs])}, json_out,
+             "collective_bench_text.bench_collectives_renderables")  # fmt: skip
+    if any(
+        d["level"] in ("warning", "critical") or any(r["wrong"] for r in d["sizes"]) for d in docs
+    ):
         raise typer.Exit(int(ExitStatus.FINDINGS))
+
+
+def _ops(text: str) -> list[str]:
+    """The ops --op names: one, several comma-separated, or all (nccl-tests' names or ours)."""
+    from fabriclens.errors import InputError
+    from fabriclens.model.collectives import op_name
+
+    if text.strip().lower() == "all":
+        return list(BENCH_OPS)
+    names: list[str] = []
+    for word in text.split(","):
+        name = op_name(word.strip())
+        if name not in BENCH_OPS:
+            raise InputError(f"unknown --op {word.strip()!r}", f"use one of {', '.join(BENCH_OPS)}, several comma-separated, or all")  # fmt: skip
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def _worst(levels: list[str]) -> str:
+    """The most severe of the ops' levels (unjudged below ok)."""
+    order = ("unjudged", "ok", "info", "warning", "critical")
+    return max(levels, key=lambda lv: order.index(lv) if lv in order else 0)
 
 
 def collective_doc(op: str, cfg: Any, raw: dict[str, Any], *, network: str | None, nics_per_node: int | None,

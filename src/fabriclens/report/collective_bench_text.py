@@ -53,6 +53,40 @@ def bench_collective_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     return [table, text]
 
 
+def bench_collectives_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+    """Several ops from one launch (--op all): a summary row per op, then each op's sizes and
+    verdict, the assumptions once."""
+    ops = doc["ops"]
+    first = ops[0]
+    summary = Table(title=f"{len(ops)} ops · {first['ranks']} ranks on {len(first['hosts'])} host(s) · {first['backend']} · {first['dtype']}",
+                    box=box.SIMPLE_HEAD, title_justify="left")  # fmt: skip
+    for col in ("op", "plateau busbw GB/s", "expected GB/s", "efficiency", "#wrong", "level"):
+        summary.add_column(col, justify="left" if col in ("op", "level") else "right")
+    for d in ops:
+        wrong = [r["wrong"] for r in d["sizes"] if r["wrong"] is not None]
+        summary.add_row(
+            d["op"],
+            f"{d['plateau_busbw_GBps']:.3f}",
+            "-" if d["expected_busbw_GBps"] is None else f"{d['expected_busbw_GBps']:.3f}",
+            "-" if d["efficiency"] is None else f"{100 * d['efficiency']:.0f}%",
+            str(sum(wrong)) if wrong else "-",
+            Text(d["level"], style=LEVEL_STYLE.get(d["level"], "")),
+        )
+    out: list[RenderableType] = [summary]
+    for d in ops:
+        table, _ = bench_collective_renderables(d)
+        verdict = Text()
+        verdict.append(f"{d['op']}: ", style="bold")
+        verdict.append(d["verdict"] + "\n", style=LEVEL_STYLE.get(d["level"], ""))
+        for c in d["next_checks"]:
+            verdict.append(f"  next: {c}\n")
+        out += [table, verdict]
+    notes = Text()
+    for a in first["assumptions"]:
+        notes.append(f"· {a}\n", style="dim")
+    return [*out, notes]
+
+
 def bench_p2p_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     n = doc["ranks"]
     table = Table(title=f"pairwise bandwidth (GB/s) · {n} ranks · {format_decimal_bytes(doc['size_bytes'])} each way · {doc['rounds']} rounds",
