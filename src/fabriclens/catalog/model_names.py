@@ -156,7 +156,7 @@ def read_model_name(text: str) -> ModelName:
     latest = OLLAMA_LATEST.get(base) if not sizes else None
     if tag_words:
         named = _strip_variants("-".join([base, *tag_words]))
-        # with a latest size the family name alone is that size: deepseek-r1:instruct is the 7B's
+        # with a latest size the family name alone is that size: deepseek-r1:instruct is the 8B's
         # instruct, not the 671B model the plain name deepseek-r1 means
         candidates += [c for c in named if not (latest and c == base)]
         if sizes:

@@ -147,8 +147,9 @@ def _ping_peer(text: str) -> dict[str, Any] | None:
     if p is None:
         return None
     host = re.search(r"^PING (\S+)", text, re.M)
-    probe = {"peer": host.group(1) if host else "peer", "ping_ok": True, "reachable": p.received > 0,
-             "icmp_answered": p.received > 0, "sent": p.sent, "received": p.received, "loss_pct": round(100 * p.loss, 2),
+    answered = p.received > 0
+    probe = {"peer": host.group(1) if host else "peer", "ping_ok": True, "reachable": answered,
+             "icmp_answered": answered, "sent": p.sent, "received": p.received, "loss_pct": round(100 * p.loss, 2),
              "rtt_ms": statistics.median(p.times_ms) if p.times_ms else p.avg_ms, "rtt_avg_ms": p.avg_ms,
              "jitter_ms": p.mdev_ms, "tcp_port": None, "tcp_connect_ms": None, "device": None,
              "iface_mtu": None, "path_mtu": None}  # fmt: skip
@@ -160,8 +161,8 @@ def _mtr_peer(text: str) -> dict[str, Any] | None:
     if not hops:
         return None
     last = hops[-1]
-    probe = {"peer": last["host"], "ping_ok": True, "reachable": (last["loss_pct"] or 0) < 100,
-             "icmp_answered": (last["loss_pct"] or 0) < 100,
+    answered = (last["loss_pct"] or 0) < 100
+    probe = {"peer": last["host"], "ping_ok": True, "reachable": answered, "icmp_answered": answered,
              "sent": None, "received": None, "loss_pct": last["loss_pct"], "rtt_ms": last["avg_ms"],
              "rtt_avg_ms": last["avg_ms"], "jitter_ms": None, "tcp_port": None, "tcp_connect_ms": None,
              "device": None, "iface_mtu": None, "path_mtu": None, "mtr": {"hops": hops}}  # fmt: skip

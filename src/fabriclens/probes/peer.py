@@ -203,7 +203,7 @@ def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20
     # warm-up, not counted: the first probes pay for ARP / neighbour discovery
     warm = parse_ping(_ping(host, 3, 0.2).stdout)
     res = None
-    connected, connect_ms = False, None
+    tcp_tried, connect_ms = False, None
     if not (warm and warm.received):
         # Silent to the warm-up: down, or a burst of loss (neighbour discovery over a lossy
         # link), or a firewall that drops ICMP. A peer that answers TCP is alive: its counted
@@ -211,7 +211,7 @@ def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20
         # at the first echo (ping slows down when nothing answers: 500 pings 20 ms apart took
         # 36 s to a host whose link was down); silent again, the peer is down and those pings
         # are its result.
-        connect_ms, connected = tcp_connect_ms(host, port), True
+        connect_ms, tcp_tried = tcp_connect_ms(host, port), True
         if connect_ms is None:
             res = _ping(host, 1, 0.2, deadline=PEER_SILENT_S)
             again = parse_ping(res.stdout)
@@ -226,7 +226,7 @@ def probe_peer(host: str, port: int, iface_mtus: dict[str, int], pings: int = 20
     # ping prints 3-4 significant digits: the median (of two, a float sum) to 0.1 µs
     median = round(statistics.median(ping.times_ms), 4) if ping and ping.times_ms else None
     step(1, PEER_STEPS[1])
-    if not connected:
+    if not tcp_tried:
         connect_ms = tcp_connect_ms(host, port)
     # A peer behind a firewall that drops ICMP echo (a cloud security group's default) answers
     # TCP but none of its counted pings: reachable, its loss not measured (100% of pings lost

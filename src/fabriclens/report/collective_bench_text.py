@@ -14,7 +14,8 @@ from fabriclens.units import format_decimal_bytes
 LEVEL_STYLE = {"ok": "green", "warning": "yellow", "critical": "red", "unjudged": ""}
 
 
-def bench_collective_renderables(doc: dict[str, Any]) -> list[RenderableType]:
+def _sizes_table(doc: dict[str, Any]) -> Table:
+    """One op's rows: a size each."""
     table = Table(title=f"{doc['op']} · {doc['ranks']} ranks on {len(doc['hosts'])} host(s) · {doc['backend']} · {doc['dtype']}",
                   box=box.SIMPLE_HEAD, title_justify="left")  # fmt: skip
     for col in (
@@ -32,6 +33,23 @@ def bench_collective_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         table.add_row(format_decimal_bytes(r["size_bytes"]), f"{r['time_us']:,.1f}", f"{r['p99_us']:,.1f}", f"{r['cv']:.2f}",
                       f"{r['algbw_GBps']:.3f}", f"{r['busbw_GBps']:.3f}", str(r["slowest_rank"]),
                       "-" if r["wrong"] is None else str(r["wrong"]))  # fmt: skip
+    return table
+
+
+def _verdict(text: Text, label: str, doc: dict[str, Any]) -> None:
+    """An op's verdict line, in its level's colour, and its next checks."""
+    text.append(label, style="bold")
+    text.append(doc["verdict"] + "\n", style=LEVEL_STYLE.get(doc["level"], ""))
+    for c in doc["next_checks"]:
+        text.append(f"  next: {c}\n")
+
+
+def _assumptions(text: Text, doc: dict[str, Any]) -> None:
+    for a in doc["assumptions"]:
+        text.append(f"· {a}\n", style="dim")
+
+
+def bench_collective_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     text = Text()
     text.append("Plateau busbw ", style="bold")
     text.append(
@@ -42,15 +60,11 @@ def bench_collective_renderables(doc: dict[str, Any]) -> list[RenderableType]:
             f" · expected {doc['expected_busbw_GBps']:.3f} GB/s · efficiency {100 * doc['efficiency']:.0f}%"
         )
     text.append("\n")
-    text.append("Verdict: ", style="bold")
-    text.append(doc["verdict"] + "\n", style=LEVEL_STYLE.get(doc["level"], ""))
-    for c in doc["next_checks"]:
-        text.append(f"  next: {c}\n")
+    _verdict(text, "Verdict: ", doc)
     if doc.get("plot"):
         text.append(f"Plot: {doc['plot']}\n")
-    for a in doc["assumptions"]:
-        text.append(f"· {a}\n", style="dim")
-    return [table, text]
+    _assumptions(text, doc)
+    return [_sizes_table(doc), text]
 
 
 def bench_collectives_renderables(doc: dict[str, Any]) -> list[RenderableType]:
@@ -74,16 +88,11 @@ def bench_collectives_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         )
     out: list[RenderableType] = [summary]
     for d in ops:
-        table, _ = bench_collective_renderables(d)
         verdict = Text()
-        verdict.append(f"{d['op']}: ", style="bold")
-        verdict.append(d["verdict"] + "\n", style=LEVEL_STYLE.get(d["level"], ""))
-        for c in d["next_checks"]:
-            verdict.append(f"  next: {c}\n")
-        out += [table, verdict]
+        _verdict(verdict, f"{d['op']}: ", d)
+        out += [_sizes_table(d), verdict]
     notes = Text()
-    for a in first["assumptions"]:
-        notes.append(f"· {a}\n", style="dim")
+    _assumptions(notes, first)
     return [*out, notes]
 
 
