@@ -204,6 +204,30 @@ def test_ollama_splits_layers_over_gpus_in_plan_and_capacity(
     assert isinstance(pinned, dict) and (pinned["layout"]["tp"], pinned["layout"]["pp"]) == (2, 1)
 
 
+def test_ollama_serves_a_model_that_fits_on_one_gpu_from_that_gpu(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Ollama's FAQ ('How does Ollama load models on multiple GPUs?'): a model that fits
+    entirely on one GPU is loaded onto that GPU; only one that does not is spread over all.
+    `plan llama3 --gpus 8` had split the 8B over eight H100s as eight pipeline stages; now it
+    is one GPU of the eight, said in the header and in JSON. A 70B that needs more than one
+    card still spreads; llama.cpp's own server (--engine llama.cpp) and --pp keep the split."""
+    one = _plan_json(capsys, "plan", "llama3", "--gpus", "8")
+    assert (one["gpus"], one["gpus_given"]) == (1, 8)
+    assert (one["layout"]["tp"], one["layout"]["pp"]) == (1, 1)  # type: ignore[index]
+    assert any(a.startswith("GPUs: 1 of the 8: ") for a in one["assumptions"])  # type: ignore[attr-defined]
+    assert run(["plan", "llama3", "--gpus", "8"]) == 0
+    head = " ".join(capsys.readouterr().out.split())
+    assert "1 x h100-sxm (of the 8 given: ollama loads a model that fits on one GPU" in head
+    big = _plan_json(capsys, "plan", "llama3.1:70b", "--gpu", "rtx-4090", "--gpus", "4")
+    assert (big["gpus"], big["gpus_given"], big["layout"]["pp"]) == (4, 4, 4)  # type: ignore[index]
+    cpp = _plan_json(capsys, "plan", "llama-3.1-8b", "-w", "inference", "--engine", "llama.cpp",
+                     "--gpus", "2")  # fmt: skip
+    assert (cpp["gpus"], cpp["layout"]["pp"]) == (2, 2)  # type: ignore[index]
+    pinned = _plan_json(capsys, "plan", "llama3", "--gpus", "8", "--pp", "8")
+    assert (pinned["gpus"], pinned["layout"]["pp"]) == (8, 8)  # type: ignore[index]
+
+
 def test_ollama_runs_a_model_too_large_for_the_gpu_from_host_memory(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

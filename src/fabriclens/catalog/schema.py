@@ -493,6 +493,10 @@ class Engine(_Entry):
     custom_all_reduce_source: str = "default: NCCL"
     # how one replica spreads over several GPUs when the user names no --tp/--pp
     multi_gpu: str = "tensor"  # "tensor" (tensor parallel) | "layers" (layers split in stages)
+    # whether a model that fits on one GPU is loaded onto that one GPU alone, the others left
+    # idle, when the user names no --tp/--pp (Ollama's scheduler), rather than spread over all
+    one_gpu_when_fits: bool = False
+    one_gpu_when_fits_source: str = "default: one replica spreads over every GPU it is given"
     # whether a model too large for the GPUs runs with some layers in host memory (model/offload.py)
     host_offload: bool = False
     host_offload_source: str = "default: the engine refuses a model that does not fit"
@@ -518,6 +522,10 @@ class Engine(_Entry):
         _check(isinstance(self.measured_caveat, str), "measured_caveat", "must be text")
         _check(isinstance(self.prefill_mixed, bool), "prefill_mixed", "must be true or false")
         _check(self.multi_gpu in ("tensor", "layers"), "multi_gpu", "must be tensor or layers")
+        _check(isinstance(self.one_gpu_when_fits, bool), "one_gpu_when_fits",
+               "must be true or false")  # fmt: skip
+        _check(len(self.one_gpu_when_fits_source) >= 3, "one_gpu_when_fits_source",
+               "must say where the value comes from")  # fmt: skip
         _check(isinstance(self.host_offload, bool), "host_offload", "must be true or false")
         _check(len(self.host_offload_source) >= 3, "host_offload_source",
                "must say where the value comes from")  # fmt: skip

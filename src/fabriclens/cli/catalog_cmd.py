@@ -183,7 +183,8 @@ def catalog(
             (e.name, e.title, f"{e.step_overhead_s * 1e3:g} ms", f"{e.layer_overhead_s * 1e6:g} us",
              "mixed into decode steps" if e.prefill_mixed else "passes of their own",
              "own kernel" if e.custom_all_reduce else "NCCL, if any",
-             "layers split" if e.multi_gpu == "layers" else "tensor parallel")
+             ("one GPU if it fits, else " if e.one_gpu_when_fits else "")
+             + ("layers split" if e.multi_gpu == "layers" else "tensor parallel"))
             for e in entries
         ]  # fmt: skip
         cols = ["name", "engine", "per step", "per layer", "newcomers' prompts", "TP all-reduce",

@@ -1001,11 +1001,36 @@ def make_plans(req: PlanRequest) -> list[Plan]:
     networks: tuple[str | None, ...] = req.networks or (None,)
     req = like_for_like(req, networks)
     if req.workload == "inference":
-        req = _fewest_inference_gpus(req, networks[0])
+        req = _one_gpu_when_it_fits(_fewest_inference_gpus(req, networks[0]), networks[0])
     if req.workload == "inference":
         return [_plan_inference(req, net) for net in networks]
     fewest: dict[object, int | None] = {}  # the same for every network: memory alone decides
     return [_plan_training(req, net, fewest) for net in networks]
+
+
+def _one_gpu_when_it_fits(req: PlanRequest, network_name: str | None) -> PlanRequest:
+    """With several GPUs and no --tp/--pp, an engine that loads a model onto one GPU when it
+    fits there (Ollama) serves it from one GPU; the others stay free (for other models)."""
+    if req.gpus < 2 or req.tp is not None or req.pp is not None or req.gpu_layers is not None:
+        return req
+    engine = find_engine(req.engine)
+    # by its own name only: the aliases (llama.cpp) share Ollama's other defaults, not its
+    # scheduler; llama.cpp's server splits the layers over every GPU it sees (--split-mode layer)
+    if not engine.one_gpu_when_fits or (req.engine or "").strip().lower() != engine.name:
+        return req
+    trial = replace(req, gpus=1, gpus_given=True)
+    try:
+        plan = _plan_inference(trial, network_name)
+    except InputError:
+        return req
+    if plan.inference is None or not plan.inference.memory.fits or plan.offload is not None:
+        return req
+    note = (
+        f"GPUs: 1 of the {req.gpus}: {engine.title} loads a model that fits on one GPU onto that "
+        f"GPU alone, the others stay free (its FAQ; OLLAMA_SCHED_SPREAD=1 spreads it over all "
+        f"{req.gpus}: then give --pp {req.gpus})"
+    )
+    return replace(trial, extra_notes=(*req.extra_notes, note), gpus_given_count=req.gpus)
 
 
 def _fewest_inference_gpus(req: PlanRequest, network_name: str | None) -> PlanRequest:

@@ -56,6 +56,9 @@ class PlanRequest:
     gpu_layers: int | None = None  # llama.cpp's -ngl, Ollama's num_gpu; None: what fits
     host_ram: str | None = None  # free host memory (RAM + swap) for the layers left there
     extra_notes: tuple[str, ...] = field(default_factory=tuple)
+    # the GPUs the user gave where the engine serves the model on fewer (Ollama: one, when
+    # the model fits there); None: it uses all of ``gpus``
+    gpus_given_count: int | None = None
     fabric_design: object | None = None  # a fabric.topology.FabricDesign (`plan --fabric`)
 
 

@@ -44,6 +44,8 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
         "fits": plan.fits,
         "gpu": plan.gpu.name,
         "gpus": plan.request.gpus,
+        # the GPUs given, where the engine serves on fewer of them (Ollama: one when it fits)
+        "gpus_given": plan.request.gpus_given_count or plan.request.gpus,
         "gpus_per_node": plan.gpus_per_node,
         "nodes": plan.nodes,
         "intra_link": plan.intra.name,

@@ -111,6 +111,11 @@ def plan_summary(doc: dict[str, Any], with_network: bool = True) -> list[Rendera
     if doc["model"]["active_params"] != doc["model"]["params"]:
         head.append(f", {doc['model']['active_params'] / 1e9:.1f}B active")
     head.append(f") · {doc['workload']} · {doc['gpus']} x {doc['gpu']}")
+    if doc.get("gpus_given", doc["gpus"]) > doc["gpus"]:
+        head.append(
+            f" (of the {doc['gpus_given']} given: {doc['layout']['engine']} loads a model that "
+            "fits on one GPU onto that GPU alone)"
+        )
     head.append(
         f" · {counted(doc['nodes'], 'node')} x {counted(doc['gpus_per_node'], 'GPU')} over {doc['intra_link']}"
     )
