@@ -80,6 +80,8 @@ NAMES = {
     "tinyllama": ("tinyllama-1.1b", ""),  # the project's only size
     "tinyllama:1.1b-chat-v1-q8_0": ("tinyllama-1.1b", "int8"),
     "TinyLlama/TinyLlama-1.1B-Chat-v1.0": ("tinyllama-1.1b", ""),
+    "llama4:16x17b": ("llama-4-scout", "int4"),  # Ollama's tag for Scout (16 experts x 17B)
+    "llama4:scout": ("llama-4-scout", "int4"),
 }
 
 
