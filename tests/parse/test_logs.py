@@ -300,17 +300,17 @@ _NESTED_GATES = {"nvls", "shm", "p2p", "IPC", "peer access is not supported", "N
 
 def test_every_gate_of_the_reader_holds_a_screen_word() -> None:
     """A batch with no screen word is only matched against the layout (add_nccl_lines): every
-    word ``_read``, ``_detect``, ``_detect_outside`` and its helpers test a line for must hold a screen word
-    (case-sensitive) or a lower-cased one, else a gate added later would be skipped in such
-    batches. Read from their source, so the list cannot drift."""
+    word ``_read``, ``log_detect.detect``, ``_detect_outside`` and its helpers test a line for must
+    hold a screen word (case-sensitive) or a lower-cased one, else a gate added later would be
+    skipped in such batches. Read from their source, so the list cannot drift."""
     import ast
     import inspect
 
-    from fabriclens.parse import nccl_log
+    from fabriclens.parse import log_detect, log_patterns, nccl_log
 
     words: set[str] = set()
-    for fn in (nccl_log._read, nccl_log._detect, nccl_log._detect_outside, nccl_log._detect_hccl,
-               nccl_log._detect_llama_cpp, nccl_log._detect_serving, nccl_log._detect_clients):  # fmt: skip
+    for fn in (nccl_log._read, log_detect.detect, log_detect._detect_outside, log_detect._detect_hccl,
+               log_detect._detect_llama_cpp, log_detect._detect_serving, log_detect._detect_clients):  # fmt: skip
         tree = ast.parse(inspect.getsource(inspect.unwrap(fn)))
         for node in ast.walk(tree):
             if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In | ast.NotIn):
@@ -325,7 +325,7 @@ def test_every_gate_of_the_reader_holds_a_screen_word() -> None:
     words -= _NESTED_GATES | {"INFO", "TRACE"}  # levels that leave a line plain
     assert len(words) > 25  # the walk found the gates
     # a crash word marks another program's line as an error: it must screen its batch too
-    words |= set(nccl_log.CRASH_WORDS)
+    words |= set(log_patterns.CRASH_WORDS)
     unscreened = {
         w for w in words
         if not any(s in w for s in nccl_log.SCREEN_WORDS)

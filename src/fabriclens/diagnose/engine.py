@@ -14,17 +14,15 @@ from typing import Any
 from fabriclens.conditions import check_known, holds
 from fabriclens.diagnose.xid import xid_catalogue
 from fabriclens.parse.cuda_errors import STICKY_CODES, cuda_error
-from fabriclens.parse.nccl_log import (
+from fabriclens.parse.log_patterns import (
     CUDA_RE,
     ERRNO_RE,
     ERRNO_TEXTS,
     VIRTUAL_IFACE_RE,
     WC_STATUS,
-    Event,
-    NcclLog,
     harmless_warning,
-    is_link_local,
 )
+from fabriclens.parse.nccl_log import Event, NcclLog, is_link_local
 from fabriclens.parse.torch_log import TorchLog
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
@@ -35,7 +33,7 @@ ARCH_MISSING = (
     "invalid device function",  # CUDA: no kernel for this architecture (nccl#444)
     "invalid kernel file",  # HIP/RCCL: no code object for this GPU (rccl#876)
 )
-# the events of a connection that failed (parse/nccl_log.py: SOCKET_ERRORS)
+# the events of a connection that failed (parse/log_patterns.py: SOCKET_ERRORS)
 # the hosts models are downloaded from: the Hugging Face Hub and its mirror, Ollama's registry
 # and the storage it redirects to, ModelScope
 DOWNLOAD_HOSTS = ("huggingface.co", "hf.co", "hf-mirror.com", "ollama.ai", "ollama.com",
@@ -608,7 +606,7 @@ CUDA_HINTS = {
     "cudaErrorUnknown": "the driver gave no reason: dmesg for an Xid, and nvidia-smi on the node",
 }
 # The usual reasons, in a distributed job, of the system-call errors another program's line may
-# quote (parse.nccl_log.ERRNO_TEXTS), each the next thing to look at
+# quote (parse.log_patterns.ERRNO_TEXTS), each the next thing to look at
 ERRNO_HINTS = {
     "ENOMEM": "memory could not be allocated or locked: ulimit -l, free memory, an RDMA registration beyond the NIC's limits",
     "ENOSYS": "the kernel lacks the call: a module or feature missing (RDMA: ib_uverbs loaded, the openibd / rdma service running)",
