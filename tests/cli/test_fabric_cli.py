@@ -11,14 +11,14 @@ from fabriclens.cli.app import run
 
 
 def test_topo_json_feeds_simulate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert run(["topo", "--gpus", "64", "--json"]) == 0
+    assert run(["topo", "--gpus", "256", "--json"]) == 0  # one scalable unit: 32 servers
     doc = json.loads(capsys.readouterr().out)
     assert doc["summary"]["leaves"] == 8 and doc["summary"]["tiers"] == 2
     path = tmp_path / "f.json"
     path.write_text(json.dumps(doc))
     assert run(["simulate", "all_reduce", "1GB", "--fabric", str(path), "--json"]) == 0
     sim = json.loads(capsys.readouterr().out)
-    assert sim["collective"]["ranks"] == 64 and sim["collective"]["ratio_to_model"] > 0.98
+    assert sim["collective"]["ranks"] == 256 and sim["collective"]["ratio_to_model"] > 0.98
     assert {r["change"] for r in sim["effects"]} >= {"adaptive routing", "3:1 oversubscription"}
     assert sim["scenario"]["flows"] == 1
     assert any("per connection" in r["change"] for r in sim["effects"])

@@ -79,6 +79,24 @@ def test_dgx_superpod_h100_compute_fabric_counts(
     assert (d.endpoints + UFM_CABLES, d.leaf_spine_links) == (nl, ls)
 
 
+def test_nics_that_fit_one_switch_get_one_switch() -> None:
+    """First principles: a QM9700 has 64 NDR ports, so 8 DGX H100 (64 NICs) take one switch, as
+    do 2 servers in any layout; the design had been 8 leaves and 4 spines (576 ports cabled for
+    64 NICs, 256 leaf-spine cables) because a rail-optimized SU was built whole. The single
+    switch has no uplinks, one hop and full bisection; the 65th NIC needs two tiers."""
+    for topology in ("rail-optimized", "leaf-spine", "fat-tree"):
+        d = design_fabric(8, 8, 400e9, QM9700, topology)
+        assert (d.tiers, d.leaves, d.spines, d.cores) == (1, 1, 0, 0)
+        assert d.ports_used == d.endpoints == 64 and d.leaf_spine_links == 0
+        assert d.worst_hops == 1 and d.bisection_bits_per_s == 32 * 400e9
+        assert int(d.leaf_of(7, 7)) == 0  # every NIC on the one switch
+    assert design_fabric(2, 8, 400e9, QM9700, "rail-optimized").switches == 1
+    assert "optical" in " ".join(design_fabric(8, 8, 400e9, QM9700).cables())  # racks apart
+    nine = design_fabric(9, 8, 400e9, QM9700, "rail-optimized")
+    assert nine.tiers == 2 and nine.leaves == 8 and nine.spines == 4  # a whole SU, as the RA
+    assert any("cabled whole" in n for n in nine.notes)
+
+
 def test_megascale_three_layers_of_tomahawk4_at_one_to_one() -> None:
     # MegaScale (Jiang et al., NSDI 2024) §3.4: Tomahawk 4 (64x400G), three layers, 1:1 down:up
     # at every layer (32 ports down, 32 up), more than 10,000 GPUs.

@@ -88,6 +88,12 @@ class FabricDesign:
     uplink_rate_bits_per_s: float = 0.0
 
     @property
+    def optical_to_servers(self) -> bool:
+        """Servers reach their switches over optics: rail layouts span racks (a rack's servers
+        go to every rail's switch), packed leaves sit in the rack (copper)."""
+        return self.rail_leaves or self.topology in ("rail-optimized", "rail-only")
+
+    @property
     def up_rate_bits_per_s(self) -> float:
         """Line rate of a switch-to-switch link."""
         return self.uplink_rate_bits_per_s or self.link_rate_bits_per_s
@@ -168,7 +174,7 @@ class FabricDesign:
     def cables(self) -> dict[str, int]:
         """Cables by kind."""
         out = {}
-        kind = "optical" if self.rail_leaves else "copper DAC (in rack)"
+        kind = "optical" if self.optical_to_servers else "copper DAC (in rack)"
         out[f"server-leaf, {kind}"] = self.endpoints
         if self.leaf_spine_links:
             out["leaf-spine, optical"] = self.leaf_spine_links
@@ -185,9 +191,9 @@ class FabricDesign:
         per_up = max(1, round(native / self.up_rate_bits_per_s))
         native_g = f"{native / 1e9:g}G"
         uplink_ends = 2 * (self.leaf_spine_links + self.spine_core_links)
-        nic_ends = self.endpoints if self.rail_leaves else 0
+        nic_ends = self.endpoints if self.optical_to_servers else 0
         out: dict[str, int] = {}
-        if self.rail_leaves:
+        if self.optical_to_servers:
             out[f"{link_g} (NIC side)"] = self.endpoints
         if uplink_ends or nic_ends:
             # one ceiling over both: a native port's breakout legs are shared
@@ -202,7 +208,7 @@ class FabricDesign:
         optics = 0.0
         for kind, n in self.transceivers().items():
             optics += n * float(kind.split("G")[0]) / 100 * OPTIC_COST_PER_100G
-        dac = 0 if self.rail_leaves else self.endpoints * DAC_COST
+        dac = 0 if self.optical_to_servers else self.endpoints * DAC_COST
         return self.switches * self.switch_cost_relative + optics + dac
 
     # --- where each NIC sits (vectorised by the simulator) ---
@@ -319,6 +325,15 @@ def design_fabric(
             leaves=nics_per_server, leaves_per_pod=nics_per_server, pods=1, spines_per_pod=0,
             spine_up=0, cores_per_plane=0, notes=tuple(notes),
         )  # fmt: skip
+    if servers * nics_per_server <= k:
+        # one switch takes every NIC: no leaf needs an uplink, whatever the layout asked for
+        return FabricDesign(
+            **{**common, "rail_leaves": False}, tiers=1, leaf_down=k, leaf_up=0,
+            servers_per_leaf=k // nics_per_server, leaves=1, leaves_per_pod=1, pods=1,
+            spines_per_pod=0, spine_up=0, cores_per_plane=0,
+            notes=(f"one {switch.name} takes all {servers * nics_per_server} NICs "
+                   f"({k} ports): no spines",),
+        )  # fmt: skip
     down, up_units = _split(k, oversubscription)
     up = up_units // m  # uplinks at the uplink rate, m NIC-rate ports each
     if up < 1:
@@ -330,6 +345,15 @@ def design_fabric(
     if rail:
         per_leaf = down  # servers per SU
         leaves = math.ceil(servers / per_leaf) * nics_per_server
+        if servers < per_leaf:  # one SU, part full: cabled whole, as the reference designs do
+            need = math.ceil(math.ceil(servers / oversubscription - 1e-9) / m)
+            if need < up:
+                notes.append(
+                    f"{servers} servers of an SU's {per_leaf}: the SU is cabled whole ({up} "
+                    f"uplinks per leaf, as DGX SuperPOD's SUs are); {need} per leaf carry these "
+                    f"servers at the same ratio, {(up - need) * leaves} leaf-spine cables fewer "
+                    "until the SU grows"
+                )
     else:
         per_leaf = down // nics_per_server
         if per_leaf < 1:

@@ -46,11 +46,23 @@ def topo_doc(
             else f"NIC links at {d.link_rate_bits_per_s / 1e9:g} Gbit/s ({d.switch_title}: {d.radix} ports at that rate), "
             f"switch-to-switch links at {d.up_rate_bits_per_s / 1e9:g} Gbit/s: an uplink carries {d.up_units} NICs' "
             "worth, so hashed flows collide less (MegaScale, NSDI 2024, sec. 3.4)",
-            f"leaf: {d.leaf_down} ports down, {d.leaf_up} up"
-            + (f" at {d.up_rate_bits_per_s / 1e9:g}G" if d.up_units > 1 else "")
-            + f" ({d.oversubscription:g}:1)",
-            "each leaf reaches every spine (port p to spine p mod spines); three tiers: aggregation switch j of every pod joins core plane j",
-            "rail-optimized: NIC r of each server in a scalable unit on that unit's leaf r; three tiers: one pod per unit",
+            *(
+                [
+                    f"leaf: {d.leaf_down} ports down, {d.leaf_up} up"
+                    + (f" at {d.up_rate_bits_per_s / 1e9:g}G" if d.up_units > 1 else "")
+                    + f" ({d.oversubscription:g}:1)",
+                    "each leaf reaches every spine (port p to spine p mod spines); three tiers: aggregation switch j of every pod joins core plane j",
+                ]
+                if d.tiers >= 2
+                else []
+            ),
+            *(
+                [
+                    "rail-optimized: NIC r of each server in a scalable unit on that unit's leaf r; three tiers: one pod per unit"
+                ]
+                if d.rail_leaves
+                else []
+            ),
             f"cost: switches x catalog cost + optics at {OPTIC_COST_PER_100G} per 100G transceiver + copper; relative estimates for ranking, not prices",
             *d.notes,
         ],

@@ -36,7 +36,8 @@ def diagram(d: FabricDesign, prefix: Path) -> list[Path]:
         pos[name] = _xs(n, shown)
         ax.scatter(pos[name], [y] * shown, s=60, marker="s", color="0.3", zorder=3)
         more = f" (first {shown} of {n})" if shown < n else ""
-        ax.text(-0.02, y, f"{name}: {n}{more}", ha="right", va="center", fontsize=9)
+        label = "switch" if name == "leaves" and d.tiers == 1 and n == 1 else name
+        ax.text(-0.02, y, f"{label}: {n}{more}", ha="right", va="center", fontsize=9)
     nleaf = len(pos["leaves"])
     for s, x in enumerate(pos["servers"]):  # server NICs, coloured by rail
         for r in range(d.nics_per_server):
