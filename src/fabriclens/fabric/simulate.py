@@ -303,7 +303,7 @@ def simulated_network(design: FabricDesign, fabric: Fabric, gpus: int) -> tuple[
         efficiency_source=f"{net.efficiency_source}; x {share:.2f} simulated on the designed fabric",
     )
     note = (
-        f"network collectives use the simulated fabric ({design.topology}, {design.tiers} tiers, "
+        f"network collectives use the simulated fabric ({design.topology}, {design.tiers} tier{'s' if design.tiers > 1 else ''}, "
         f"{design.switch}, {design.oversubscription:g}:1, ECMP): a 1 GiB ring all_reduce on "
         f"{gpus} GPUs gets {share:.0%} of the NIC rate, {r.ratio:.2f}x the flat model's time"
     )
