@@ -10,9 +10,12 @@ one above as a *bundle*: port ``p`` of a lower switch goes to upper switch ``p %
 leaf reaches every spine (more than one link per spine when it has more uplinks than there are
 spines), as the DGX SuperPOD and Clos designs are wired.
 
+* every layout but ``rail-only``: NICs that fit one switch's ports go on that one switch (one
+  tier, no uplinks: 8 DGX H100 on a 64-port QM9700);
 * ``rail-optimized``: NIC r of every server in a scalable unit (SU: as many servers as a leaf has
   down ports) goes to that SU's leaf r; two tiers while the leaves fit the spines' radix, then
-  three tiers with one pod per SU (the DGX SuperPOD layout beyond 8 SUs);
+  three tiers with one pod per SU (the DGX SuperPOD layout beyond 8 SUs); an SU is cabled whole
+  (every leaf's uplinks) even when part full, as the SuperPOD's are;
 * ``leaf-spine``: servers packed into leaves (top of rack), two tiers;
 * ``fat-tree``: packed leaves, pods of leaves and aggregation switches, and cores in planes
   (aggregation switch j of every pod joins plane j); ``core_oversubscription`` is the
