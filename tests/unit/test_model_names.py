@@ -82,6 +82,11 @@ NAMES = {
     "TinyLlama/TinyLlama-1.1B-Chat-v1.0": ("tinyllama-1.1b", ""),
     "llama4:16x17b": ("llama-4-scout", "int4"),  # Ollama's tag for Scout (16 experts x 17B)
     "llama4:scout": ("llama-4-scout", "int4"),
+    # Mistral Small 3.1/3.2: one size, 24B (its model card), Mistral Small 3's shape at 128k
+    "mistral-small3.1": ("mistral-small-3.1-24b", "int4"),
+    "mistral-small3.2:24b-instruct-2506-q8_0": ("mistral-small-3.1-24b", "int8"),
+    "mistralai/Mistral-Small-3.1-24B-Instruct-2503": ("mistral-small-3.1-24b", ""),
+    "mistralai/Mistral-Small-3.2-24B-Instruct-2506": ("mistral-small-3.1-24b", ""),
 }
 
 

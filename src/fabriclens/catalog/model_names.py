@@ -42,6 +42,9 @@ OLLAMA_LATEST: dict[str, str] = {
     "qwq": "32b",
     "codellama": "7b",
     "qwen3-coder": "30b",
+    # one size only: "With 24 billion parameters" (Mistral-Small-3.1-24B's model card)
+    "mistral-small3.1": "24b",
+    "mistral-small3.2": "24b",
 }
 
 # what a tag without a quantization pulls: the Q4_K_M build (ollama/ollama#8954, a maintainer:
