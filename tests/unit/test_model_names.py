@@ -87,6 +87,9 @@ NAMES = {
     "mistral-small3.2:24b-instruct-2506-q8_0": ("mistral-small-3.1-24b", "int8"),
     "mistralai/Mistral-Small-3.1-24B-Instruct-2503": ("mistral-small-3.1-24b", ""),
     "mistralai/Mistral-Small-3.2-24B-Instruct-2506": ("mistral-small-3.1-24b", ""),
+    # Devstral Small 1.x: Mistral Small 3.1 fine-tuned, text only
+    "devstral": ("mistral-small-3.1-24b", "int4"),
+    "mistralai/Devstral-Small-2507": ("mistral-small-3.1-24b", ""),
 }
 
 

@@ -45,6 +45,7 @@ OLLAMA_LATEST: dict[str, str] = {
     # one size only: "With 24 billion parameters" (Mistral-Small-3.1-24B's model card)
     "mistral-small3.1": "24b",
     "mistral-small3.2": "24b",
+    "devstral": "24b",  # Devstral Small 1.x: "24 billion parameters" (its model card)
 }
 
 # what a tag without a quantization pulls: the Q4_K_M build (ollama/ollama#8954, a maintainer:
