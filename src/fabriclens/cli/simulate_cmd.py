@@ -10,6 +10,10 @@ from fabriclens.cli._output import emit
 if TYPE_CHECKING:
     from fabriclens.fabric.simulate import Scenario
 
+# without --gpus or --fabric: one DGX SuperPOD scalable unit (32 servers of 8), the smallest
+# fabric with spines (64 GPUs fit one 64-port switch, where routing changes nothing)
+DEFAULT_GPUS = 256
+
 
 def _pairs(values: list[str] | None, flag: str, cast: type) -> tuple[tuple[int, float], ...]:
     from fabriclens.errors import InputError
@@ -50,7 +54,11 @@ def simulate(
         typer.Option(help="A `fabriclens topo --json` file [default: design from the flags below]"),
     ] = None,
     gpus: Annotated[
-        int | None, typer.Option(help="GPUs of the fabric to design (without --fabric)")
+        int | None,
+        typer.Option(
+            help="GPUs of the fabric to design (without --fabric) [default: 256, one scalable unit "
+            "of 32 servers: the smallest two-tier fabric, where routing and oversubscription show]"
+        ),
     ] = None,
     switch: Annotated[str, typer.Option(help="Switch (without --fabric)")] = "qm9700",
     topology: Annotated[str, typer.Option(help="Topology (without --fabric)")] = "rail-optimized",
@@ -156,7 +164,7 @@ def simulate(
     else:
         sw = find_switch(switch)
         rate, net = link_rate(nic_rate, network, sw.kind)
-        n = resolve_counts(None, gpus if gpus is not None else 64, 8)
+        n = resolve_counts(None, gpus if gpus is not None else DEFAULT_GPUS, 8)
         up = parse_rate(uplink_rate) if uplink_rate is not None else None
         design = design_fabric(
             n, 8, rate, sw, topology, oversubscription, uplink_rate_bits_per_s=up
