@@ -90,6 +90,8 @@ NAMES = {
     # Devstral Small 1.x: Mistral Small 3.1 fine-tuned, text only
     "devstral": ("mistral-small-3.1-24b", "int4"),
     "mistralai/Devstral-Small-2507": ("mistral-small-3.1-24b", ""),
+    "olmo2:13b": ("olmo-2-13b", "int4"),
+    "allenai/OLMo-2-1124-7B-Instruct": ("olmo-2-7b", ""),
 }
 
 
