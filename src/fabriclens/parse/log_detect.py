@@ -96,6 +96,7 @@ from fabriclens.parse.log_patterns import (
     IB_GDR_OFF_RE,
     IB_OPEN_RE,
     IBDEV2NETDEV_DOWN_RE,
+    IBV_CREATE_RE,
     IBV_REG_RE,
     INCARNATION_RE,
     JAX_TASK_RE,
@@ -1025,6 +1026,8 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
             size=int_or_none(sh.group("bytes") or sh.group("size")))  # fmt: skip
     if "ibv_reg_" in msg and (rg := IBV_REG_RE.search(msg)) is not None:
         add("ibv_reg_failed", call=rg.group(1), error=rg.group(2))
+    if "ibv_create_" in msg and (cr := IBV_CREATE_RE.search(msg)) is not None:
+        add("ibv_create_failed", call=cr.group(1), error=cr.group(2))
     if ("interface found" in msg or "OOB_NET_IFNAME" in msg) and (ni := NO_IFACE_RE.search(msg)) is not None:  # fmt: skip
         add("no_socket_iface", subnet=int(ni.group("subnet") is not None),
             oob=int(ni.group("oob") is not None))  # fmt: skip

@@ -248,6 +248,9 @@ IBDEV2NETDEV_DOWN_RE = re.compile(r"^(\S{1,64}) port (\d{1,3}) ==> (\S{1,64}) \(
 # (a capture from its first non-space to its last, `(\S(?:.*\S)?)`, not `(.+?)\s*$`: a lazy
 # capture before trailing spaces is quadratic on a hostile line of spaces)
 IBV_REG_RE = re.compile(r"Call to (ibv_reg_\w+) failed with error (\S(?:.*\S)?)")
+# ibvwrap.cc: `Call to ibv_create_qp failed with error Cannot allocate memory` (2.19+), or the
+# older `Call to ibv_create_qp failed` (also ibv_create_cq, _srq, _comp_channel)
+IBV_CREATE_RE = re.compile(r"Call to (ibv_create_\w+) failed(?: with error (\S(?:.*\S)?))?")
 # bootstrap.cc / socket.cc: no interface for NCCL's sockets (the filter matched none, or none
 # has an address): `Bootstrap : no socket interface found`, `NET/Socket : No usable listening
 # interface found`, `no device found matching =eth9, verify NCCL_OOB_NET_IFNAME`, `Net : No

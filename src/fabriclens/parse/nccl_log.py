@@ -482,7 +482,7 @@ SCREEN_WORDS = (
     "libibverbs", "completion", "ibv_modify_qp", "CUDA IPC", "Cuda failure", "family",
     "real path", "maxSharedMem", "Proxy Call", "Failed to execute", "GID", "Could not get speed",
     "PCI device", "Test NCCL failure", "NVLS", "socketFinalizeAccept", "Message truncated",
-    "mismatch", "fallocate", "shared memory", "Attribute", "Socket creation failed", "ibv_reg_",
+    "mismatch", "fallocate", "shared memory", "Attribute", "Socket creation failed", "ibv_reg_", "ibv_create_",
     "Duplicate GPU", "XML Import", "cannot be captured in a graph", "<0>", "loop back",
     "failed to extend", "Init COMPLETE", "Connected all trees", "async event", "nvmlDevice",
     "prov_err", "Address already in use", "Process name:", "exited on signal", "exitcode",
