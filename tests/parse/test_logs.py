@@ -616,6 +616,9 @@ OTHER_WORDINGS = {
     "node1:1:1 [0] init.cc:1 NCCL WARN Cuda failure 'system not yet initialized'": "cuda-system-not-initialized",
     "node1:1:1 [0] NCCL WARN NET/OFI OFI fi_getinfo() call failed: No such device": "ofi-no-provider",
     "node1:1:1 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : port error": "ib-port-flap",
+    # before NCCL 2.19 the async event names no device
+    "node1:1:1 [0] transport/net_ib.cc:73 NCCL WARN NET/IB : Got async event : GID table change": "roce-gid-table-change",
+    "node1:1:1 [0] misc/ibvwrap.cc:280 NCCL WARN Call to ibv_create_qp failed": "ib-queue-create-failed",
     'node1:1:1 [0] init.cc:127 NCCL WARN Missing "iommu=pt" from kernel command line which can lead to system instablity or hang!': "rccl-iommu-not-passthrough",
     "export NCCL_DEBUG=INFO; NCCL_IB_HCA=mlx5_0 /opt/ompi/bin/mpirun -np 16 ./all_reduce_perf": "mpirun-env-not-exported",
     "pdsh@n1: n7: ssh: Could not resolve hostname gpu-07: Temporary failure in name resolution": "hostname-unresolvable",

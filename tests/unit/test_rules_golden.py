@@ -331,6 +331,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "ib-dmabuf-unsupported": {"ib_dmabuf_unsupported": 1},
     "ib-memlock-limit": {"ib_reg_no_memory": 1},
     "ib-queue-create-failed": {"ib_create_failed": 1},
+    "roce-gid-table-change": {"ib_gid_change": 1},
     "verbs-no-provider": {"verbs_no_provider": 1},
     "mpi-not-enough-slots": {"mpi_not_enough_slots": 1},
     "mpi-ib-cq-failed": {"mpi_cq_create_failed": 1},

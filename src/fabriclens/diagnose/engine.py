@@ -236,6 +236,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ib_dmabuf_unsupported": sum(1 for e in nccl.of("ibv_reg_failed") if "dmabuf" in str(e.detail["call"]) and "not supported" in str(e.detail["error"]).lower()),
         "ib_reg_no_memory": sum(1 for e in nccl.of("ibv_reg_failed") if "cannot allocate memory" in str(e.detail["error"]).lower()),
         "ib_create_failed": len(nccl.of("ibv_create_failed")),
+        "ib_gid_change": sum(1 for e in nccl.of("ib_async_event") if "gid" in str(e.detail["event"]).lower()),
         "duplicate_gpu": len(nccl.of("duplicate_gpu")),
         "graph_file_set": "NCCL_GRAPH_FILE" in env,
         "graph_import_failed": len(nccl.of("graph_import_failed")),
@@ -1023,6 +1024,7 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
                    lambda e: e.kind == "ofi_provider_error" or not (e.detail["rc"] == 113 or e.detail["name"] == "UNDELIVERABLE")),
     "watchdog_capture": (("watchdog_exception",), lambda e: "capturing" in str(e.detail["error"]).lower()),
     "ib_port_error": (("ib_async_event",), lambda e: str(e.detail["event"]).lower().startswith("port")),
+    "ib_gid_change": (("ib_async_event",), lambda e: "gid" in str(e.detail["event"]).lower()),
     "library_loaded": (("library_loaded",), None),
     # the cudaMemcpyAsync bug of NCCL 2.18.1-2.18.5 (NVIDIA/nccl#957); NVLS's own 'invalid
     # argument' (a restarted Fabric Manager) is the nvls rule's

@@ -999,7 +999,7 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
             ascii=_magic_text(wm.group(1)),
         )
     if "Got async" in msg and (ae := ASYNC_EVENT_RE.search(msg)) is not None:
-        add("ib_async_event", device=ae.group(1), event=ae.group(2).strip())
+        add("ib_async_event", device=ae.group(1) or "the NIC", event=ae.group(2).strip())
     if "GPU Direct RDMA Disabled" in msg and (go := IB_GDR_OFF_RE.search(msg)) is not None:
         add("ib_gdr_no_module", hca=go.group(2))
     if "nvmlDevice" in msg and NVML_NOT_FOUND_RE.search(msg) is not None:

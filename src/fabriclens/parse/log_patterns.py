@@ -90,8 +90,10 @@ IB_GDR_OFF_RE = re.compile(
 # cannot see (this process sees only its own)
 NVML_NOT_FOUND_RE = re.compile(r"nvmlDeviceGetHandleByPciBusId\(\) failed: Not Found")
 # net_ib.cc: `NET/IB : %s:%d Got async event : %s` (the verbs async event of a device port)
+# `NET/IB : mlx5_1:1 Got async event : port error`; before NCCL 2.19 without the device:
+# `NET/IB : Got async event : GID table change`
 ASYNC_EVENT_RE = re.compile(
-    r"NET/IB\s*:\s*(\S{1,64}) Got async (?:error )?event\s*:\s*(\S[^\n]{0,199})"
+    r"NET/IB\s*:\s*(?:(?!Got\b)(\S{1,64}) )?Got async (?:error )?event\s*:\s*(\S[^\n]{0,199})"
 )
 # paths.cc / net.cc: `GPU Direct RDMA Disabled for GPU %d[%d] / HCA %d (distance %d >= %d)`, later
 # `... for GPU %lx / HCA %d (distance %d > %d)`
