@@ -1018,12 +1018,8 @@ def _one_gpu_when_it_fits(req: PlanRequest, network_name: str | None) -> PlanReq
     # scheduler; llama.cpp's server splits the layers over every GPU it sees (--split-mode layer)
     if not engine.one_gpu_when_fits or (req.engine or "").strip().lower() != engine.name:
         return req
-    trial = replace(req, gpus=1, gpus_given=True)
-    try:
-        plan = _plan_inference(trial, network_name)
-    except InputError:
-        return req
-    if plan.inference is None or not plan.inference.memory.fits or plan.offload is not None:
+    trial = _fits_on(req, 1, network_name)
+    if trial is None:
         return req
     note = (
         f"GPUs: 1 of the {req.gpus}: {engine.title} loads a model that fits on one GPU onto that "
@@ -1041,13 +1037,20 @@ def _fewest_inference_gpus(req: PlanRequest, network_name: str | None) -> PlanRe
         return req
     n = 1
     while n <= max(req.gpus, 8 * (req.gpus_per_node or 8)):
-        trial = replace(req, gpus=n, gpus_given=True)
-        try:
-            plan = _plan_inference(trial, network_name)
-        except InputError:  # e.g. heads not divisible by n: try the next count
-            plan = None
-        if plan is not None and plan.inference is not None and plan.inference.memory.fits:
+        trial = _fits_on(req, n, network_name)
+        if trial is not None:
             note = f"GPUs: {n}, the fewest that hold the weights and this batch (set --gpus)"
             return replace(trial, extra_notes=(*req.extra_notes, note))
         n *= 2
     return req
+
+
+def _fits_on(req: PlanRequest, gpus: int, network_name: str | None) -> PlanRequest | None:
+    """``req`` on ``gpus`` GPUs when its inference plan fits their memory (the evaluation `plan`
+    shows), else None, also for a count the layout cannot take (heads not divisible by it)."""
+    trial = replace(req, gpus=gpus, gpus_given=True)
+    try:
+        plan = _plan_inference(trial, network_name)
+    except InputError:
+        return None
+    return trial if plan.inference is not None and plan.inference.memory.fits else None
