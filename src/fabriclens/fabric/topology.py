@@ -94,7 +94,7 @@ class FabricDesign:
     def optical_to_servers(self) -> bool:
         """Servers reach their switches over optics: rail layouts span racks (a rack's servers
         go to every rail's switch), packed leaves sit in the rack (copper)."""
-        return self.rail_leaves or self.topology in ("rail-optimized", "rail-only")
+        return self.topology in ("rail-optimized", "rail-only")
 
     @property
     def up_rate_bits_per_s(self) -> float:

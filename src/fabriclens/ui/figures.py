@@ -106,9 +106,10 @@ def fabric_figure(design: dict[str, Any], summary: dict[str, Any]) -> Figure:
     32 drawn per tier; the title gives the real counts)."""
     tiers = [("servers", int(design.get("servers", 0))), ("leaves", int(summary.get("leaves", 0))),
              ("spines", int(summary.get("spines", 0))), ("cores", int(summary.get("cores", 0)))]  # fmt: skip
+    tiers = [(n, c) for n, c in tiers if c > 0]
     # one of a kind in the singular; a lone leaf is the fabric's one switch
     one = {"servers": "server", "leaves": "switch", "spines": "spine", "cores": "core"}
-    tiers = [(one[n] if c == 1 else n, c) for n, c in tiers if c > 0]
+    label = {n: one[n] if c == 1 else n for n, c in tiers}
     shown = {n: min(c, 32) for n, c in tiers}
     pos: dict[str, list[tuple[float, float]]] = {}
     for level, (name, _count) in enumerate(tiers):
@@ -120,7 +121,7 @@ def fabric_figure(design: dict[str, Any], summary: dict[str, Any]) -> Figure:
         for i, (x0, y0) in enumerate(pos[lower]):
             ups = (
                 pos[upper]
-                if lower not in ("servers", "server") or design.get("rail_leaves")
+                if lower != "servers" or design.get("rail_leaves")
                 else [pos[upper][i % len(pos[upper])]]
             )
             for x1, y1 in ups:
@@ -130,9 +131,9 @@ def fabric_figure(design: dict[str, Any], summary: dict[str, Any]) -> Figure:
                                     hoverinfo="skip", showlegend=False)]  # fmt: skip
     for name, count in tiers:
         xs, ys = zip(*pos[name], strict=True)
-        traces.append(go.Scatter(x=list(xs), y=list(ys), mode="markers", name=f"{count} {name}",
-                                 marker={"size": 12, "symbol": "square" if name.startswith("server") else "circle"}))  # fmt: skip
-    title = " · ".join(f"{c} {n}" for n, c in tiers) + (
+        traces.append(go.Scatter(x=list(xs), y=list(ys), mode="markers", name=f"{count} {label[name]}",
+                                 marker={"size": 12, "symbol": "square" if name == "servers" else "circle"}))  # fmt: skip
+    title = " · ".join(f"{c} {label[n]}" for n, c in tiers) + (
         " (32 drawn per tier)" if any(c > 32 for _, c in tiers) else ""
     )
     return _fig("fabric", traces, f"Fabric: {title}", xaxis={"visible": False},
