@@ -29,6 +29,6 @@ def test_the_longest_text_wins_and_a_sentence_that_runs_on_is_not_an_error() -> 
 
 
 def test_every_listed_error_has_its_reason_in_the_findings() -> None:
-    from fabriclens.diagnose.engine import CUDA_HINTS
+    from fabriclens.diagnose.describe import CUDA_HINTS
 
     assert {name for _, name in CUDA_ERRORS.values()} == set(CUDA_HINTS)

@@ -24,7 +24,8 @@ def logs(
     """Read NCCL and PyTorch logs: what NCCL used, what failed, which rank is behind."""
     from fabriclens.cli._findings import exit_for, findings_doc, read_logs
     from fabriclens.cli._output import check_formats, emit
-    from fabriclens.diagnose.engine import describe, diagnose, facts
+    from fabriclens.diagnose.describe import describe
+    from fabriclens.diagnose.engine import diagnose, facts
     from fabriclens.units import parse_size
 
     check_formats(json_out, markdown)
