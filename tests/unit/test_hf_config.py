@@ -11,7 +11,7 @@ from conftest import FIXTURES
 from fabriclens.catalog import find_model
 from fabriclens.catalog.load import load_hf_config
 from fabriclens.errors import InputError
-from fabriclens.model.arch import attended_tokens, count_params, kv_bytes_per_token
+from fabriclens.model.arch import attended_tokens, count_params, kv_bytes_per_token, moe_layers
 
 # Published total parameter counts (model cards / safetensors metadata).
 EXPECTED = {
@@ -144,7 +144,10 @@ def test_llama4_scout_shape_and_maverick_interleave(tmp_path: Path) -> None:
     expert and the shared one, intermediate_size_mlp for dense layers) at Scout's published
     shape (5,120 wide, 48 layers, 40 heads, 8 KV heads, 16 experts, top-1, vocabulary 202,048):
     its model card gives 17B active and 109B total (the vision encoder in it, not planned here).
-    Maverick puts MoE in every other layer (interleave_moe_layer_step 2): not modelled, refused."""
+    Maverick (TensorRT-LLM's test copy of its config: 128 experts, interleave_moe_layer_step 2)
+    puts MoE in every other layer, the others dense MLPs of intermediate_size_mlp: its card
+    gives 17B active and 400B total (vision included). Read as one MoE layer in two, its count
+    lands there; read as MoE in every layer it would be 776B."""
     text = {"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
             "intermediate_size_mlp": 16384, "num_attention_heads": 40, "num_key_value_heads": 8,
             "head_dim": 128, "num_hidden_layers": 48, "num_local_experts": 16,
@@ -154,13 +157,23 @@ def test_llama4_scout_shape_and_maverick_interleave(tmp_path: Path) -> None:
     scout = count_params(find_model(str(path)))
     assert scout.active == pytest.approx(17e9, rel=0.02)
     assert 105e9 < scout.total < 109e9
-    path.write_text(
-        json.dumps(
-            {"model_type": "llama4", "text_config": {**text, "interleave_moe_layer_step": 2}}
-        )
-    )
-    with pytest.raises(InputError, match="one layer of every 2"):
-        find_model(str(path))
+    maverick = {**text, "num_local_experts": 128, "interleave_moe_layer_step": 2}
+    path.write_text(json.dumps({"model_type": "llama4", "text_config": maverick}))
+    spec = find_model(str(path))
+    assert moe_layers(spec) == 24
+    counts = count_params(spec)
+    assert counts.active == pytest.approx(17e9, rel=0.02)
+    assert 395e9 < counts.total < 402e9
+    assert counts == count_params(find_model("llama-4-maverick"))  # the catalog entry agrees
+    # an explicit list of MoE layers is read when it is that interleave, refused when not
+    listed = {**maverick, "moe_layers": list(range(1, 48, 2))}
+    path.write_text(json.dumps({"model_type": "llama4", "text_config": listed}))
+    assert moe_layers(find_model(str(path))) == 24
+    for bad in ({**maverick, "moe_layers": list(range(0, 48, 2))}, {**maverick, "moe_layers": 7},
+                {**maverick, "interleave_moe_layer_step": 0}):  # fmt: skip
+        path.write_text(json.dumps({"model_type": "llama4", "text_config": bad}))
+        with pytest.raises(InputError, match="moe_layers|interleave_moe_layer_step"):
+            find_model(str(path))
 
 
 @pytest.mark.parametrize(

@@ -82,6 +82,9 @@ NAMES = {
     "TinyLlama/TinyLlama-1.1B-Chat-v1.0": ("tinyllama-1.1b", ""),
     "llama4:16x17b": ("llama-4-scout", "int4"),  # Ollama's tag for Scout (16 experts x 17B)
     "llama4:scout": ("llama-4-scout", "int4"),
+    "llama4:128x17b": ("llama-4-maverick", "int4"),  # and Maverick (128 experts x 17B)
+    "llama4:maverick": ("llama-4-maverick", "int4"),
+    "meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8": ("llama-4-maverick", "fp8"),
     # Mistral Small 3.1/3.2: one size, 24B (its model card), Mistral Small 3's shape at 128k
     "mistral-small3.1": ("mistral-small-3.1-24b", "int4"),
     "mistral-small3.2:24b-instruct-2506-q8_0": ("mistral-small-3.1-24b", "int8"),
@@ -91,6 +94,10 @@ NAMES = {
     "devstral": ("mistral-small-3.1-24b", "int4"),
     "mistralai/Devstral-Small-2507": ("mistral-small-3.1-24b", ""),
     "olmo2:13b": ("olmo-2-13b", "int4"),
+    # Magistral Small: Mistral Small 3.1 (3.2 for 2509) with reasoning trained in, 24B
+    "magistral": ("mistral-small-3.1-24b", "int4"),
+    "magistral:24b-small-2506-q8_0": ("mistral-small-3.1-24b", "int8"),
+    "mistralai/Magistral-Small-2509": ("mistral-small-3.1-24b", ""),
     "allenai/OLMo-2-1124-7B-Instruct": ("olmo-2-7b", ""),
 }
 

@@ -136,14 +136,23 @@ def _text_config(cfg: Mapping[str, Any], model_type: str) -> dict[str, Any]:
     return {**text, "model_type": inner}
 
 
-def _every_layer_moe(cfg: Mapping[str, Any], key: str, model_type: str) -> None:
-    """Refuse an interleave of dense and MoE layers (one MoE layer in every ``key`` layers)."""
-    if _int(cfg, key, default=1) != 1:
+def _moe_layer_step(cfg: Mapping[str, Any], key: str, layers: int, model_type: str) -> int:
+    """One MoE layer in every ``key`` layers (Llama 4 Maverick: 2, the others dense). An explicit
+    list of MoE layers (``moe_layers``) must be that interleave: another placement is refused."""
+    step = _int(cfg, key, default=1)
+    if step < 1 or step > layers:
         raise InputError(
-            f"config.json: {model_type} with MoE in one layer of every {cfg[key]} ({key}) is not "
-            "modelled: only leading dense layers are",
+            f"config.json: {key} {step} is not between 1 and num_hidden_layers ({layers})",
+            "fix the file",
+        )
+    listed = cfg.get("moe_layers")
+    if listed is not None and listed != list(range(step - 1, layers, step)):
+        raise InputError(
+            f"config.json: {model_type}'s moe_layers list is not one MoE layer in every {step} "
+            "(only that interleave and leading dense layers are modelled)",
             "describe it with --layers/--hidden/--heads/--experts flags",
         )
+    return step
 
 
 def _llama_like(cfg: Mapping[str, Any], model_type: str) -> dict[str, Any]:
@@ -204,13 +213,13 @@ def _mixture(cfg: Mapping[str, Any], model_type: str, layers: int) -> dict[str, 
             first_dense_layers=_qwen3_moe_dense_prefix(cfg, layers),
         )
     if model_type == "llama4_text":  # Llama 4: each MoE layer adds one shared expert
-        _every_layer_moe(cfg, "interleave_moe_layer_step", model_type)
         return dict(
             experts=_int(cfg, "num_local_experts"),
             experts_per_token=_int(cfg, "num_experts_per_tok"),
             moe_ffn=_int(cfg, "intermediate_size"),
             ffn=_int(cfg, "intermediate_size_mlp", "intermediate_size"),
             shared_experts=1,
+            moe_layer_step=_moe_layer_step(cfg, "interleave_moe_layer_step", layers, model_type),
         )
     # DeepSeek's names: DeepSeek-V2/V3, Kimi K2, GLM-4.5
     return dict(

@@ -46,6 +46,7 @@ OLLAMA_LATEST: dict[str, str] = {
     "mistral-small3.1": "24b",
     "mistral-small3.2": "24b",
     "devstral": "24b",  # Devstral Small 1.x: "24 billion parameters" (its model card)
+    "magistral": "24b",  # Magistral Small: "a small, efficient reasoning model with 24B parameters"
 }
 
 # what a tag without a quantization pulls: the Q4_K_M build (ollama/ollama#8954, a maintainer:

@@ -390,6 +390,9 @@ class ModelSpec(_Entry):
     moe_ffn: int = 0
     shared_experts: int = 0
     first_dense_layers: int = 0
+    # after them, a mixture of experts in one layer of every moe_layer_step, the others dense
+    # (Llama 4 Maverick: 2, MoE in layers 1, 3, 5, ...; config.json interleave_moe_layer_step)
+    moe_layer_step: int = 1
     # group-limited routing (DeepSeek-V3: n_group 8, topk_group 4): experts in equal groups, a
     # token's experts drawn from its best groups only; 0: any expert
     expert_groups: int = 0
@@ -414,7 +417,7 @@ class ModelSpec(_Entry):
         super().__post_init__()
         counts = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "max_positions")
         rest = ("head_dim", "sliding_window", "sliding_window_layers", "experts", "experts_per_token", "moe_ffn", "shared_experts",
-                "first_dense_layers", "expert_groups", "expert_groups_per_token", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")  # fmt: skip
+                "first_dense_layers", "moe_layer_step", "expert_groups", "expert_groups_per_token", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")  # fmt: skip
         _integers(self, *counts, *rest)
         _positive(self, *counts)
         _non_negative(self, *rest, "params_published")
@@ -434,6 +437,7 @@ class ModelSpec(_Entry):
             "must be between 1 and experts",
         )
         _check(self.first_dense_layers <= self.layers, "first_dense_layers", "cannot exceed layers")
+        _check(self.moe_layer_step >= 1, "moe_layer_step", "must be 1 or more (1: every layer)")
         _check(
             not self.expert_groups
             or (self.experts % self.expert_groups == 0

@@ -112,8 +112,9 @@ def expert_params(spec: ModelSpec) -> int:
 
 
 def moe_layers(spec: ModelSpec) -> int:
-    """Number of layers whose MLP is a mixture of experts."""
-    return spec.layers - spec.first_dense_layers if spec.is_moe else 0
+    """Number of layers whose MLP is a mixture of experts: after the leading dense layers, one in
+    every ``moe_layer_step`` (Hugging Face's Llama 4: layers step-1, 2*step-1, ...)."""
+    return (spec.layers - spec.first_dense_layers) // spec.moe_layer_step if spec.is_moe else 0
 
 
 def mean_mlp_width(spec: ModelSpec) -> float:

@@ -21,6 +21,7 @@ from fabriclens.model.arch import (
     forward_flops_per_token,
     k_width,
     mean_mlp_width,
+    moe_layers,
     q_width,
     v_dim,
     v_width,
@@ -445,7 +446,7 @@ def evaluate(
     )
     per_mb_exposed += np.where(tp > 1, tp_time * calls, 0.0)
     if spec.is_moe:
-        moe_per_stage = layers * (L - spec.first_dense_layers) / L
+        moe_per_stage = layers * moe_layers(spec) / L
         a2a_size = tokens / tp * spec.experts_per_token * h * 2.0
         # step.py: once per destination node (model/moe.py)
         net_share = np.vectorize(lambda n: dispatch_network_share(spec, n, base.moe_dispatch))

@@ -39,6 +39,7 @@ from fabriclens.model.arch import (
     forward_flops_per_token,
     k_width,
     mean_mlp_width,
+    moe_layers,
     v_dim,
     v_width,
 )
@@ -286,7 +287,7 @@ def estimate_training_step(
                 )
             )
     if spec.is_moe and cfg.ep > 1:
-        moe_per_stage = layers * (spec.layers - spec.first_dense_layers) / spec.layers
+        moe_per_stage = layers * moe_layers(spec) / spec.layers
         # each rank dispatches its own tokens: with tensor parallelism (which MoE runs with
         # sequence parallelism) 1/tp of the micro-batch; the tp group then gathers them over
         # NVLink (Megatron-Core's all-to-all dispatcher: num_local_tokens = S/TP x B)
