@@ -3,6 +3,8 @@ where the logits sit, uneven pipeline stages and sliding-window attention."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from fabriclens.catalog import find_engine, find_gpu, find_link, find_model, find_network
@@ -85,6 +87,33 @@ def test_mla_context_parallel_exchanges_decompressed_keys_and_values() -> None:
     est = estimate_training_step(spec, count_params(spec), H100, fabric, cfg)
     kv = next(c for c in est.comm if c.group == "cp" and c.op == "all_gather")
     assert kv.size_bytes == pytest.approx(4096 * 2 * (128 * 192 + 128 * 128) * 2.0)
+
+
+
+@pytest.mark.parametrize(("name", "tp", "split"), [("llama-2-7b", 8, 8), ("llama-3.1-8b", 16, 8),
+                                                   ("deepseek-v3", 8, 8)])  # fmt: skip
+def test_context_parallel_exchange_carries_only_the_ranks_own_heads(
+    name: str, tp: int, split: int
+) -> None:
+    """Tensor parallelism splits the attention heads, so each rank's CP ring passes the keys and
+    values of its own heads: 1/tp of them (Megatron-Core's ring attention runs on the local
+    heads; a GQA model's KV heads are split down to one per rank, then repeated: Llama 3.1 8B's
+    8 KV heads over tp 16 leave one per rank, 1/8). NVIDIA's Llama-2-7B at 512K tokens on 512
+    H100s (TP 8, CP 16; reference row tm497) had been priced with the whole model's keys and
+    values on every rank: 8x the traffic, 60% below the published rate."""
+    spec = find_model(name)
+    one = TrainConfig(gpus=4, gpus_per_node=8, tp=1, cp=4, dp=1, seq_len=65536, global_batch=1,
+                      precision="bf16")  # fmt: skip
+    split_cfg = dataclasses.replace(one, gpus=4 * tp, tp=tp)
+    fabric = Fabric(NVLINK, find_network("ndr-ib"), 8, 8)
+
+    def kv(cfg: TrainConfig) -> tuple[float, float]:
+        est = estimate_training_step(spec, count_params(spec), H100, fabric, cfg)
+        sizes = {c.op: c.size_bytes for c in est.comm if c.group == "cp"}
+        return sizes["all_gather"], sizes["reduce_scatter"]
+
+    whole, part = kv(one), kv(split_cfg)
+    assert part[0] == pytest.approx(whole[0] / split) and part[1] == pytest.approx(whole[1] / split)
 
 
 # --- 2. a tensor-parallel group that straddles nodes runs over the network ---

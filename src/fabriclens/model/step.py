@@ -318,8 +318,11 @@ def estimate_training_step(
             )
         )
     if cfg.cp > 1:
-        # ring attention passes each rank's keys and values (MLA: decompressed, 192 + 128 wide)
-        size = tokens * cfg.cp * (k_width(spec) + v_width(spec)) * 2.0
+        # ring attention passes each rank's keys and values (MLA: decompressed, 192 + 128 wide),
+        # of its own heads only: tensor parallelism splits the heads, so each CP ring carries
+        # 1/tp of them (GQA: at least one KV head per rank, as the heads are split)
+        kv_split = t if spec.is_mla else min(t, spec.kv_heads)
+        size = tokens * cfg.cp * (k_width(spec) + v_width(spec)) * 2.0 / kv_split
         passes = 2 if cfg.recompute != "full" else 3
         comm.append(
             entry(
@@ -547,7 +550,7 @@ def estimate_training_step(
                 + ("once per destination node" if cfg.moe_dispatch == "node-dedup" else "flat")
                 + (", hidden behind other micro-batches' compute" if cfg.ep_overlap else "")
                 + "; routing balanced (model/moe.py). Optimistic for MoE: NVIDIA's own MoE "
-                "recipes on H100 run at a median 0.81 of this step (its dense ones at 0.94), and "
+                "recipes on H100 run at a median 0.81 of this step (its dense ones at 0.92), and "
                 "its published MoE runs are up to 2.6x slower (DeepSeek-V3 in BF16 under NeMo 25.04; "
                 "README, known misses)",
             )
