@@ -11,6 +11,7 @@ reach, from the offload rows with no layer on the GPU (`offload_cases`).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import statistics
 from collections.abc import Iterator
@@ -291,6 +292,8 @@ def _training_spec(row: dict[str, str]) -> ModelSpec:
         return _mpt_spec(row)
     if arch == "llama":
         return _llama_spec(row)
+    if arch == "llama-tied":  # the same with the output projection tied to the embedding
+        return dataclasses.replace(_llama_spec(row), tied_embeddings=True)
     return _wide_gpt_spec(row)
 
 

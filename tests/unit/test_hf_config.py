@@ -172,7 +172,7 @@ def test_llama4_scout_shape_and_maverick_interleave(tmp_path: Path) -> None:
     for bad in ({**maverick, "moe_layers": list(range(0, 48, 2))}, {**maverick, "moe_layers": 7},
                 {**maverick, "interleave_moe_layer_step": 0}):  # fmt: skip
         path.write_text(json.dumps({"model_type": "llama4", "text_config": bad}))
-        with pytest.raises(InputError, match="moe_layers|interleave_moe_layer_step"):
+        with pytest.raises(InputError, match=r"moe_layers|interleave_moe_layer_step"):
             find_model(str(path))
 
 

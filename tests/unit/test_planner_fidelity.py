@@ -89,7 +89,6 @@ def test_mla_context_parallel_exchanges_decompressed_keys_and_values() -> None:
     assert kv.size_bytes == pytest.approx(4096 * 2 * (128 * 192 + 128 * 128) * 2.0)
 
 
-
 @pytest.mark.parametrize(("name", "tp", "split"), [("llama-2-7b", 8, 8), ("llama-3.1-8b", 16, 8),
                                                    ("deepseek-v3", 8, 8)])  # fmt: skip
 def test_context_parallel_exchange_carries_only_the_ranks_own_heads(
