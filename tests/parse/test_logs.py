@@ -1283,3 +1283,26 @@ def test_nccl_version_codes_read_as_releases() -> None:
     log = parse_nccl_log("node01:1:2 [0] init.cc:1043 NCCL WARN Mismatched NCCL version detected : rank 0 version 22105 rank 8 version 2804")  # fmt: skip
     (e,) = log.of("nccl_version_mismatch")
     assert (e.detail["version_a"], e.detail["version_b"]) == ("2.21.5", "2.8.4")
+
+
+@pytest.mark.parametrize("words", ["Could not find any optimal provider",
+                                   "Couldn't find any optimal provider"])  # fmt: skip
+def test_ofi_without_a_provider_is_the_cause_and_libibverbs_its_consequence(words: str) -> None:
+    """aws-ofi-nccl's WARN when libfabric offers no provider (both spellings it has used). NCCL
+    then tries its own IB transport, whose `Failed to open libibverbs` follows: on its own that
+    line is named (a slim image); after the OFI line it is the consequence (nccl#229)."""
+    ofi = f"node01:1:1 [0] get_ofi_provider:312 NCCL WARN NET/OFI {words}\n"
+    ibv = "node01:1:1 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+    assert _rules_of(ofi + ibv) == {"ofi-no-provider"}
+    assert "libibverbs-missing" in _rules_of(ibv)
+
+
+def test_collnet_fallback_is_information_and_replaces_the_catch_all() -> None:
+    """SHARP unavailable: NCCL says it falls back to the point-to-point network (nccl#1050); the
+    finding is info, and its WARN lines are not repeated as 'NCCL printed warnings'."""
+    text = ("node01:1:2 [7] sharp_plugin.c:320 NCCL WARN NET/IB : SHARP coll init error: "
+            "Cannot create SHARP job(-11)\n"
+            "node01:1:2 [0] transport.cc:323 NCCL WARN Cannot initialize CollNet, using "
+            "point-to-point network instead\n")  # fmt: skip
+    found = diagnose(parse_nccl_log(text), TorchLog())
+    assert [(f.rule, f.severity) for f in found] == [("collnet-unavailable", "info")]

@@ -216,6 +216,10 @@ EVENT_WORDS = {
     "dnf_releasever_stale": "dnf asked for OS release {releasever}; the running kernel is release {kernel_release}'s",
     "nvml_version_mismatch": "NVML: the driver's kernel module and its libraries are of different releases",
     "apt_nvidia_upgrade": "the package manager upgraded {package}",
+    "sharp_init_failed": "the SHARP CollNet plugin could not start: {error}",
+    "collnet_fallback": "NCCL could not set up CollNet (SHARP) and uses the point-to-point network instead",
+    "comm_destroyed_twice": "communicator {comm} destroyed again (ncclCommDestroy on a destroyed communicator)",
+    "launch_invalid_argument": "a CUDA call in NCCL's launch path (enqueue.cc) refused with 'invalid argument'",
 }
 # What each CUDA error (parse.cuda_errors) says, in a distributed job: the enum's description
 # (CUDA Runtime API, cudaError), with the usual reason the rules here give

@@ -22,6 +22,7 @@ from fabriclens.parse.log_patterns import (
     CLIENT_TIMEOUT_RE,
     CLOUD_QUOTA_RE,
     COLL_MISMATCH_RE,
+    COMM_DESTROYED_RE,
     COMPLETION_RE,
     CONTAINER_FILE_EXISTS_RE,
     CONTAINER_NVML_RE,
@@ -180,6 +181,7 @@ from fabriclens.parse.log_patterns import (
     RXDM_PCI_RE,
     SANITIZER_ACCESS_RE,
     SANITIZER_NCCL_FRAME_RE,
+    SHARP_INIT_RE,
     SHARP_LOCK_RE,
     SHM_RE,
     SHMEM_RE,
@@ -966,6 +968,8 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
         )  # fmt: skip
         add("cuda_error", code=code, text=text, where=where,
             p2p_unsupported=int(code in (217, 64) or "peer access is not supported" in text))  # fmt: skip
+        if text == "invalid argument" and "enqueue.cc" in line:  # NCCL's launch path refused
+            add("launch_invalid_argument")
         if text == "invalid device ordinal":
             add("device_ordinal")
         elif text == "operation not permitted" and where == "p2p":  # CUDA 800 (MNNVL: IMEX)
@@ -1076,6 +1080,16 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
         add("max_shared_mem", needed=int(s.group(1)), device=int(s.group(2)))
     if "fi_getinfo" in msg and (fg := FI_GETINFO_RE.search(msg)) is not None:
         add("ofi_no_provider", error=fg.group(1).strip(" :.") or None)
+    elif "find any optimal provider" in msg:  # aws-ofi-nccl: "Could not" / "Couldn't find any ..."
+        add("ofi_no_provider", error="no optimal provider")
+    if "SHARP coll init error" in msg and (si := SHARP_INIT_RE.search(msg)) is not None:
+        add("sharp_init_failed", error=si.group(1))
+    if (
+        "Cannot initialize CollNet" in msg
+    ):  # transport.cc: `..., using point-to-point network instead`
+        add("collnet_fallback")
+    if "has already been destroyed" in msg and (cd := COMM_DESTROYED_RE.search(msg)) is not None:
+        add("comm_destroyed_twice", comm=cd.group(1))
     if "Unable to open device" in msg and (uo := IB_OPEN_RE.search(msg)) is not None:
         add("ib_open_failed", device=uo.group(1))
     if "contiguousRanksPerHost 2147483647" in msg:  # NCCL 2.31: ranks uneven over the nodes

@@ -313,6 +313,10 @@ MPI_SIGNAL_RE = re.compile(
 TORCHRUN_EXIT_RE = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+)")
 FI_GETINFO_RE = re.compile(r"fi_getinfo\(?\)? call failed(.*)")  # aws-ofi-nccl: no provider
 SHARP_LOCK_RE = re.compile(r"lock failed")  # the SHARP plugin's `Streaming Tree lock failed (-18)`
+# the SHARP CollNet plugin's `NET/IB : SHARP coll init error: Cannot create SHARP job(-11)`
+SHARP_INIT_RE = re.compile(r"SHARP coll init error:\s*(\S(?:.*\S)?)?")
+# NCCL's init.cc: `comm 0x55ec10690820 has already been destroyed` (ncclCommDestroy called again)
+COMM_DESTROYED_RE = re.compile(r"comm (0x[0-9a-fA-F]+|\(nil\)) has already been destroyed")
 # ssh (DeepSpeed's and pdsh's launchers, mpirun): `ssh: Could not resolve hostname node-0: Name or
 # service not known`; c10d: `getaddrinfo failed ... for host X`
 RESOLVE_RE = re.compile(
