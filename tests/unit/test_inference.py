@@ -75,3 +75,31 @@ def test_engines_with_a_custom_all_reduce_use_it_and_gpt_fast_uses_nccl() -> Non
     assert vllm.comm[0].time_per_token_s < fast.comm[0].time_per_token_s
     assert any("own one-shot/two-shot kernel" in a for a in vllm.assumptions)
     assert any("through NCCL" in a for a in fast.assumptions)
+
+
+def test_a_large_batch_pays_for_its_kv_cache_on_top_of_its_compute_bound_gemms() -> None:
+    """A decode step runs the weights' GEMMs and the attention over the KV cache as separate
+    kernels, one after the other: at a batch whose GEMMs are compute-bound, a longer context adds
+    its whole KV read to the step (it had been hidden under the GEMMs' compute, and TensorRT-LLM's
+    H200 static batches of 512-1,024 came out 50-300% fast: reference rows im155-im163).
+    Llama-2-13B in FP8 on one H200 at batch 512, prompts of 16 and 96 tokens (short enough that
+    the GEMMs' compute outlasts the weights and the KV cache read together): the steps differ by
+    exactly the extra KV bytes at the catalog's memory rate."""
+    spec, gpu = find_model("llama-2-13b"), find_gpu("h200")
+    fabric = Fabric(find_link(gpu.intra_link), None, 8, 1)
+
+    def step(prompt: int) -> float:
+        est = estimate_inference(spec, count_params(spec), gpu, fabric, find_engine("trtllm"),
+                                 tp=1, pp=1, batch=512, prompt_tokens=prompt, output_tokens=16,
+                                 precision="fp8", kv_precision="fp8")  # fmt: skip
+        return est.decode_step_s
+
+    # the GEMMs at batch 512 are compute-bound: 2 x 512 FLOPs per weight against 1 byte read
+    rate = gpu.fp8_flops_per_s * gpu.gemm_efficiency("fp8")
+    assert 2 * 512 / rate > 1.0 / (gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency)
+
+    kv_per_token = (
+        2 * spec.layers * spec.kv_heads * (spec.hidden // spec.heads) * 1.0
+    )  # FP8: 1 byte
+    extra = 512 * (96 - 16) * kv_per_token / (gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency)
+    assert step(96) - step(16) == pytest.approx(extra, rel=0.01)
