@@ -344,3 +344,20 @@ def test_op_name_reads_every_spelling(spelled: str, op: str) -> None:
     refuse."""
     assert op_name(spelled) == op
     assert op in OPS or op == "hypercube"
+
+
+def test_nvlink5_nvls_share_follows_nccls_own_ratio_between_generations() -> None:
+    """NVLink4's NVLS share is NVIDIA's measured 8-GPU all-reduce (nccl-tests#212: ~275 GB/s
+    algbw of 450); NVLink5's is that times NCCL's own NVLS efficiency ratio, 0.74 on Blackwell
+    against 0.85 on Hopper (NCCL src/graph/tuning.cc, nvlsEfficiency). Checked against Oracle's
+    published 8 x B300 all-reduce of 8 GiB, 834.84 GB/s busbw (oracle-quickstart/
+    oci-gpu-quickstarts, reference row cm117), within 5%: 959 before (the NVLink4 share carried
+    over)."""
+    hopper, blackwell = find_link("nvlink4-nvswitch"), find_link("nvlink5-nvswitch")
+    assert blackwell.nvls_algbw_fraction == pytest.approx(
+        hopper.nvls_algbw_fraction * 0.74 / 0.85, abs=5e-4
+    )
+    assert find_link("nvlink5-nvl72").nvls_algbw_fraction == blackwell.nvls_algbw_fraction
+    est = estimate_collective("all_reduce", 8 * 2**30, 8, Fabric(blackwell, None, 8))
+    assert est.algorithm == "nvls"
+    assert est.busbw_bytes_per_s / 1e9 == pytest.approx(834.84, rel=0.05)
