@@ -255,6 +255,8 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "ofi-no-provider": {"ofi_no_provider": 1},
     "sharp-tree-lock-failed": {"sharp_lock_failed": 1},
     "collnet-unavailable": {"collnet_fallback": 1},
+    "ofi-peer-gone": {"ofi_peer_gone": 1},
+    "cumem-alloc-unknown-error": {"cumem_alloc_unknown": 1},
     "comm-destroyed-twice": {"comm_destroyed_twice": 1},
     "nccl-launch-invalid-argument": {"launch_invalid_argument": 1},
     "mpirun-env-not-exported": {"mpirun_env_prefix": 1},

@@ -210,6 +210,8 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ofi_errors": len(nccl.of("ofi_error")),
         "ofi_unreachable": _count("ofi_unreachable", nccl),
         "ofi_failed": _count("ofi_failed", nccl),
+        "ofi_peer_gone": _count("ofi_peer_gone", nccl),
+        "cumem_alloc_unknown": _count("cumem_alloc_unknown", nccl),
         "watchdog_capture": _count("watchdog_capture", nccl),
         "ib_port_error": _count("ib_port_error", nccl),
         "qp_invalid": sum(1 for e in nccl.of("qp_error") if e.detail["errno"] == 22),
@@ -604,6 +606,10 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ofi_unreachable": (("ofi_error",), lambda e: e.detail["rc"] == 113 or e.detail["name"] == "UNDELIVERABLE"),
     "ofi_failed": (("ofi_error", "ofi_provider_error"),
                    lambda e: e.kind == "ofi_provider_error" or not (e.detail["rc"] == 113 or e.detail["name"] == "UNDELIVERABLE")),
+    # CUDA's "unknown error" from NCCL's own allocation (include/alloc.h: cuMem)
+    "cumem_alloc_unknown": (("cuda_error",), lambda e: e.detail["code"] == 999 and "alloc.h" in e.line),
+    # EFA's "Invalid receiver queue pair number": the peer's endpoint no longer exists
+    "ofi_peer_gone": (("ofi_error",), lambda e: "invalid receiver queue pair" in str(e.detail["name"]).lower()),
     "watchdog_capture": (("watchdog_exception",), lambda e: "capturing" in str(e.detail["error"]).lower()),
     "ib_port_error": (("ib_async_event",), lambda e: str(e.detail["event"]).lower().startswith("port")),
     "ib_gid_change": (("ib_async_event",), lambda e: "gid" in str(e.detail["event"]).lower()),

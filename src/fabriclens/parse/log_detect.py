@@ -109,6 +109,7 @@ from fabriclens.parse.log_patterns import (
     LLAMA_N_CTX_RE,
     LLAMA_OFFLOADED_RE,
     MASTER_ADDR_EMPTY_RE,
+    MISMATCH_AROUND_RE,
     MLOCK_FAILED_RE,
     MODULE_SYMBOL_RE,
     MONITORED_BARRIER_RE,
@@ -189,6 +190,7 @@ from fabriclens.parse.log_patterns import (
     SOCKET_CREATE_RE,
     SOCKET_DEV_RE,
     SOCKET_ERRORS,
+    SOCKET_TRUNCATED_RE,
     SOCKET_TYPE_RE,
     SOCKET_TYPES,
     SPEED_RE,
@@ -1015,6 +1017,14 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
         add("message_truncated", received=tm.group(1), expected=tm.group(2))
     if "mismatch" in msg and (cm := COLL_MISMATCH_RE.search(msg)) is not None:
         add("collective_mismatch", local_size=int(cm.group(1)), remote_size=int(cm.group(2)))
+    elif "message truncated" in msg and (st := SOCKET_TRUNCATED_RE.search(msg)) is not None:
+        add(
+            "collective_mismatch",
+            local_size=int_or_none(st.group(2)),
+            remote_size=int_or_none(st.group(1)),
+        )
+    elif "Mismatched collective" in msg and (ma := MISMATCH_AROUND_RE.search(msg)) is not None:
+        add("collective_mismatch", local_size=None, remote_size=None, around_rank=int(ma.group(1)))
     if (
         "fallocate" in msg
         or "shared memory" in msg

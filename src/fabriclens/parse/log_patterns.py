@@ -102,6 +102,16 @@ GDR_DISTANCE_RE = re.compile(
 )
 TRUNCATED_RE = re.compile(r"Message truncated : received ([\d,]+) bytes instead of ([\d,]+)")
 COLL_MISMATCH_RE = re.compile(r"collective mismatch error, local size (\d+) remote size (\d+)")
+# the same disagreement as other releases and transports word it: NET/Socket's `message truncated :
+# receiving 1048576 bytes instead of 65536`, a data transfer, not set-up (a paste that wraps it
+# keeps the words without the sizes), and NCCL 2.4's
+# `Mismatched collective detected, please check your collective calls at and around rank 39`
+SOCKET_TRUNCATED_RE = re.compile(
+    r"message truncated(?:\s*:\s*receiving (\d+) bytes instead of (\d+))?"
+)
+MISMATCH_AROUND_RE = re.compile(
+    r"Mismatched collective detected, please check your collective calls at and around rank (\d+)"
+)
 SHM_RE = re.compile(
     r"Call to (?:posix_)?fallocate failed\s*:?\s*(?P<why>[^\n]*)|failed to extend (?P<path>\S+) to (?P<size>\d+) bytes(?:,\s*error:\s*(?P<ext_error>[^(\n]*))?"
     r"|Error while (?P<action>creating|attaching to) shared memory segment (?P<segment>\S+) \(size (?P<bytes>\d+)\)"
@@ -637,7 +647,8 @@ SOCKET_ERRORS = (  # (event kind, what the line says), first match wins
 # NCCL result codes as PyTorch and nccl-tests spell them
 NCCL_ERRORS = (
     ("ncclUnhandledCudaError", re.compile(r"ncclunhandledcudaerror|unhandled cuda error")),
-    ("ncclSystemError", re.compile(r"ncclsystemerror|unhandled system error")),
+    # PyTorch 1.1's c10d spelled it "unhanled system error" (ProcessGroupNCCL.cpp, 2019)
+    ("ncclSystemError", re.compile(r"ncclsystemerror|unhand?led system error")),
     ("ncclRemoteError", re.compile(r"ncclremoteerror|remote process exited or there was a network error")),
     ("ncclInternalError", re.compile(r"ncclinternalerror|nccl error.*internal error|test nccl failure .*internal error")),
     ("ncclInvalidUsage", re.compile(r"ncclinvalidusage|invalid usage")),
