@@ -258,31 +258,32 @@ def estimate_inference(
         stage_read = read / tp * wbytes
         weights_read = max(weights_read, stage_read)
         kv_read = batch * attended * kv_per_layer_token * n
-        t_mem = stage_read / mem_rate
+        t_weights = stage_read / mem_rate  # the GEMMs' weight stream
         if wbytes == 1.0 and compute == "fp8":  # block-scaled FP8 GEMMs: K-step latency
             n_moe_stage = n * moe_share
             for layers_of_kind, is_moe in ((n - n_moe_stage, False), (n_moe_stage, True)):
                 if layers_of_kind > 0:
                     gemms = decode_gemms(spec, tp, is_moe, touched)
-                    t_mem += layers_of_kind * sum(
+                    t_weights += layers_of_kind * sum(
                         max(0.0, k / 128 * FP8_GEMM_K_STEP_S - p * wbytes / mem_rate)
                         for p, k in gemms
                         if p > 0
                     )
         dec_flops = 2.0 * batch * (matmul_per_layer * n + (spec.vocab * h if last else 0.0)) / tp
         dec_core = batch * decode_attention_flops_per_token(spec, avg_context) * n / tp
+        t_gemm_math = dec_flops / mm_rate
         # the weights' GEMMs and the attention over the KV cache are different kernels that run
         # one after the other: each is bound by its own resource (a large batch's GEMMs by
         # compute while its attention streams the KV cache), and neither hides the other
         for t_read, t_math in (
-            (t_mem, dec_flops / mm_rate),
+            (t_weights, t_gemm_math),
             (kv_read / mem_rate, dec_core / attn_rate),
         ):
             if t_read >= t_math:
                 t_mem_sum += t_read
             else:
                 t_compute_sum += t_math
-        slack += max(0.0, t_mem - dec_flops / mm_rate)  # compute the weight stream leaves idle
+        slack += max(0.0, t_weights - t_gemm_math)  # compute the weight stream leaves idle
     prefill_s += prefill_comm + overhead
     step = t_mem_sum + t_compute_sum + step_comm + overhead
     parts = {
