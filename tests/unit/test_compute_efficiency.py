@@ -93,3 +93,23 @@ def test_nvidia_stacks_run_cudnn_attention_eager_pytorch_flashattention2() -> No
     assert fused.time_s < flash.time_s * 0.95  # 8k tokens: attention is a large share
     assert any("cuDNN fused attention" in a for a in fused.assumptions)
     assert any("FlashAttention-2" in a for a in flash.assumptions)
+
+
+def test_blackwell_runs_cudnn_attention_at_nvidias_own_measured_share() -> None:
+    """NVIDIA's cuDNN SDPA training benchmark (cudnn-frontend benchmark/sdpa_benchmark_training,
+    Llama 3.1 shapes, BF16, causal, 4k tokens) measures 1,408 / 1,148 TFLOP/s forward / backward
+    on GB200 and 1,703 / 1,248 on GB300, both rated 2,500: the fused kernel's shares on Blackwell
+    are those, not FlashAttention-2's estimate carried over. A 64k-token NeMo step on B200 is
+    mostly attention, so it runs a tenth or more faster than it would at FlashAttention-2's share."""
+    for name in ("b100", "b200", "gb200"):
+        assert find_gpu(name).attention_rates("fused")[:2] == (0.56, 0.46), name
+    for name in ("b300", "gb300"):
+        assert find_gpu(name).attention_rates("fused")[:2] == (0.68, 0.50), name
+    b200 = find_gpu("b200")
+    assert "cudnn-frontend" in b200.attention_rates("fused")[2]
+    long = replace(CFG, seq_len=65536, attention_kernel="fused")
+    fused = estimate_training_step(SPEC, COUNTS, b200, NODE, long)
+    flash = estimate_training_step(
+        SPEC, COUNTS, b200, NODE, replace(long, attention_kernel="flash")
+    )
+    assert fused.time_s < flash.time_s * 0.9  # equal when fused fell back to FlashAttention-2
