@@ -448,9 +448,9 @@ def evaluate(
     if spec.is_moe:
         moe_per_stage = layers * moe_layers(spec) / L
         a2a_size = tokens / tp * spec.experts_per_token * h * 2.0
-        # step.py: once per destination node (model/moe.py)
+        # step.py: once per destination node, inside one node once per GPU (model/moe.py)
         net_share = np.vectorize(lambda n: dispatch_network_share(spec, n, base.moe_dispatch))
-        a2a_size = a2a_size * np.where(ep > ep_pn, net_share(ep / ep_pn), 1.0)
+        a2a_size = a2a_size * np.where(ep > ep_pn, net_share(ep / ep_pn), net_share(ep))
         a2a = _collective("all_to_all", a2a_size, ep, ep_pn, ep_cc, fabric)
         a2a_total = np.where(ep > 1, a2a * n_passes * moe_per_stage * m, 0.0)
         # step.py: with EP overlap, hidden behind the other micro-batches' compute

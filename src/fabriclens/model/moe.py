@@ -22,7 +22,9 @@ Two costs a dense layer does not have, per MoE layer and per token of a micro-ba
   (N - 1) x (1 - C(E - E/N, k) / C(E, k)); with group-limited routing (DeepSeek-V3: experts in 8
   groups, a token's from its best 4, "each token will be sent to at most M = 4 nodes", report
   section 2.1.2; Megatron-Core's moe_router_num_groups / moe_router_group_topk, which its forced
-  balancing keeps) from the chosen groups' experts only.
+  balancing keeps) from the chosen groups' experts only. Inside one node the same kernels send
+  a token once to each GPU that holds one of its experts (DeepEP's ``get_dispatch_layout``:
+  ``is_token_in_rank``, a tokens x ranks table), so NVLink carries the distinct remote GPUs.
 """
 
 from __future__ import annotations
@@ -87,8 +89,9 @@ def distinct_remote_nodes(
 
 
 def dispatch_network_share(spec: ModelSpec, nodes: float, mode: str) -> float:
-    """Network bytes of the dispatch as a share of a flat all-to-all's: 1 for the flat one
-    (or inside one node), distinct remote nodes / (k (N-1)/N) for a node-deduplicating one."""
+    """Bytes of the dispatch as a share of a flat all-to-all's: 1 for the flat one, distinct
+    remote destinations / (k (N-1)/N) for a deduplicating one (DeepEP's: once per destination
+    node across nodes, once per destination GPU inside one; ``nodes`` is then the EP ranks)."""
     if mode != "node-dedup" or not spec.is_moe or nodes <= 1:
         return 1.0
     k = spec.experts_per_token

@@ -294,13 +294,18 @@ def estimate_training_step(
         size = tokens / t * spec.experts_per_token * h * 2.0
         note = "dispatch + combine per MoE layer"
         ep_group = groups["ep"]
-        # node-dedup: once per destination node, on over NVLink there (what the network sees)
+        # node-dedup (DeepEP-class): once per destination node, on over NVLink there (what
+        # the network sees); inside one node once per destination GPU (DeepEP's dispatch
+        # layout: is_token_in_rank, one copy per rank whatever its experts there)
+        nodes = ep_group.size / ep_group.per_node
+        within = nodes <= 1
         net_share = dispatch_network_share(
-            spec, ep_group.size / ep_group.per_node, cfg.moe_dispatch
+            spec, ep_group.size if within else nodes, cfg.moe_dispatch
         )
         if net_share < 1.0:
             size *= net_share
-            note += f"; sent once per destination node ({net_share:.2f} of the routed copies)"
+            where = "GPU" if within else "node"
+            note += f"; sent once per destination {where} ({net_share:.2f} of the routed copies)"
         # with EP overlap a micro-batch's dispatch and combine run during another's compute:
         # all micro-batches but one offer theirs (the first forward has nothing beside it)
         window = (m - 1) * compute_mb if cfg.ep_overlap else 0.0
