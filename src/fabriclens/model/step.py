@@ -555,7 +555,7 @@ def estimate_training_step(
                 + ("once per destination node" if cfg.moe_dispatch == "node-dedup" else "flat")
                 + (", hidden behind other micro-batches' compute" if cfg.ep_overlap else "")
                 + "; routing balanced (model/moe.py). Optimistic for MoE: NVIDIA's own MoE "
-                "recipes on H100 run at a median 0.81 of this step (its dense ones at 0.92), and "
+                "recipes on H100 run at a median 0.83 of this step (its dense ones at 0.92), and "
                 "its published MoE runs are up to 2.7x slower (DeepSeek-V3 in BF16 under NeMo 25.04; "
                 "README, known misses)",
             )
