@@ -311,7 +311,7 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         flash_attention=row["flash_attention"] != "no", dropout=row["dropout"] == "yes",
         workload=row["workload"] or "pretrain",  # type: ignore[arg-type]
         framework_efficiency=framework_efficiency(row, gpu, kernel_level),
-        attention_kernel=find_framework(row["framework"]).attention,
+        attention_kernel=find_framework(row["framework"]).attention_for(gpu.generation),
         elementwise=find_framework(row["framework"]).elementwise,
         # the row's recipe where it names its MoE dispatcher and overlap, else the framework's
         moe_dispatch=row.get("moe_dispatch") or find_framework(row["framework"]).moe_dispatch,

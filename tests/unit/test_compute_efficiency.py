@@ -113,3 +113,22 @@ def test_blackwell_runs_cudnn_attention_at_nvidias_own_measured_share() -> None:
         SPEC, COUNTS, b200, NODE, replace(long, attention_kernel="flash")
     )
     assert fused.time_s < flash.time_s * 0.9  # equal when fused fell back to FlashAttention-2
+
+
+def test_eager_pytorch_runs_cudnn_attention_on_blackwell_where_flashattention2_is_slow() -> None:
+    """FlashAttention-2 has no Blackwell path: on B200 it reaches 354 TFLOP/s forward at head
+    dim 128 (tritonbench#171), 16% of peak, against cuDNN's 56%. PyTorch's SDPA puts cuDNN first
+    on sm90 / sm100 (sdp_utils.cpp, check_prefer_cudnn_attention), so eager PyTorch on Blackwell
+    is priced with cuDNN's kernel, on Hopper (its calibration rows) with FlashAttention-2; the
+    compiled stack follows its base. Serving engines run the faster of the two kernels."""
+    from fabriclens.catalog import find_framework
+
+    b200 = find_gpu("b200")
+    assert b200.attention_rates("flash")[:2] == (0.16, 0.14)
+    for name in ("pytorch", "pytorch-compile"):
+        fw = find_framework(name)
+        assert fw.attention_for("blackwell") == "fused", name
+        assert fw.attention_for("hopper") == fw.attention_for("ampere") == "flash", name
+    assert find_framework("nemo").attention_for("blackwell") == "fused"
+    assert b200.serving_attention()[0] == 0.56 and H100.serving_attention()[0] == 0.52
+    assert find_gpu("a100").serving_attention()[0] == find_gpu("a100").attention_efficiency

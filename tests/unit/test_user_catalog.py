@@ -152,6 +152,21 @@ def test_default_file_is_read_and_replaces_a_builtin(
         ("frameworks", FRAMEWORK.replace("{ hopper = 0.8 }", "{}"), "at least one GPU generation"),
         (
             "frameworks",
+            FRAMEWORK + 'attention_by_generation = { blackwell = "flash3" }\n',
+            "attention_by_generation.blackwell",
+        ),
+        (
+            "frameworks",
+            FRAMEWORK + 'attention_by_generation = { kepler = "fused" }\n',
+            "'kepler' is not one",
+        ),
+        (
+            "frameworks",
+            FRAMEWORK + 'attention_by_generation = "fused"\n',
+            "attention_by_generation",
+        ),
+        (
+            "frameworks",
             FRAMEWORK.replace('"our own runs against fabriclens plan --framework megatron"', '""'),
             "efficiency_source",
         ),

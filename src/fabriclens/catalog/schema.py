@@ -11,7 +11,7 @@ the field's name; the loaders turn that into a clear message.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 
@@ -192,6 +192,15 @@ class Gpu(_Entry):
         )
         return self.attention_efficiency, bwd, source
 
+    def serving_attention(self) -> tuple[float, str]:
+        """The forward attention rate serving engines reach, as a share of the BF16 peak: the
+        better of the catalog's FlashAttention-2 and cuDNN figures (vLLM, SGLang and
+        TensorRT-LLM run FlashAttention-3, FlashInfer or their own fused kernels, not
+        FlashAttention-2, where those are faster), and where it comes from."""
+        if self.fused_attention_efficiency > self.attention_efficiency:
+            return self.fused_attention_efficiency, self.fused_attention_efficiency_source
+        return self.attention_efficiency, self.attention_efficiency_source
+
     def gemm_efficiency(self, precision: str) -> float:
         """Best achievable GEMM throughput over the peak of ``precision``."""
         if precision == "fp8" and self.fp8_matmul_efficiency:
@@ -258,6 +267,8 @@ class Framework(_Entry):
     # the attention kernel it runs (ATTENTION_KERNELS): FlashAttention-2 through PyTorch's SDPA or
     # flash-attn ("flash"), or cuDNN's fused attention through Transformer Engine / XLA ("fused")
     attention: str = "flash"
+    # another kernel on some GPU generations (eager PyTorch's SDPA picks cuDNN's on Blackwell)
+    attention_by_generation: dict[str, str] = field(default_factory=dict)
     # its elementwise work (ELEMENTWISE_MODES): fused kernels (Transformer Engine, XLA,
     # torch.compile) or op by op (eager PyTorch's RMSNorm, rotary and SwiGLU)
     elementwise: str = "fused"
@@ -290,6 +301,26 @@ class Framework(_Entry):
         _check(
             len(self.efficiency_source) >= 3, "efficiency_source", "must say where it comes from"
         )
+        _check(
+            isinstance(self.attention_by_generation, dict),
+            "attention_by_generation",
+            "must map GPU generations to attention kernels",
+        )
+        for gen, kernel in self.attention_by_generation.items():
+            _check(
+                gen in GENERATIONS,
+                "attention_by_generation",
+                f"{gen!r} is not one of {', '.join(GENERATIONS)}",
+            )
+            _check(
+                kernel in ATTENTION_KERNELS,
+                f"attention_by_generation.{gen}",
+                f"must be one of {', '.join(ATTENTION_KERNELS)}, not {kernel!r}",
+            )
+
+    def attention_for(self, generation: str) -> str:
+        """The attention kernel it runs on a GPU of ``generation``."""
+        return self.attention_by_generation.get(generation, self.attention)
 
     def efficiency_for(self, generation: str) -> tuple[float, str]:
         """The share for a GPU of ``generation`` and the generation it was taken from."""

@@ -7,6 +7,8 @@ import typer
 
 from fabriclens.cli._output import print_json, print_rich
 
+ATTENTION_NAMES = {"flash": "FlashAttention-2", "fused": "cuDNN fused"}
+
 KINDS = ("gpus", "links", "networks", "models", "engines", "switches", "frameworks", "hosts")
 
 
@@ -167,7 +169,10 @@ def catalog(
                 f.name,
                 f.title,
                 ", ".join(f"{g} {v:.2f}" for g, v in f.efficiency.items()),
-                {"flash": "FlashAttention-2", "fused": "cuDNN fused"}[f.attention],
+                ATTENTION_NAMES[f.attention]
+                + "".join(
+                    f" ({g}: {ATTENTION_NAMES[k]})" for g, k in f.attention_by_generation.items()
+                ),
                 f.elementwise,
                 f.grad_reduce,
                 f.moe_dispatch,

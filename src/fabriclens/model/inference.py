@@ -181,7 +181,8 @@ def estimate_inference(
     compute = "fp8" if precision == "fp8" and gpu.fp8_flops_per_s else "bf16"
     peak = peak_flops(gpu, compute)
     mm_rate = peak * gpu.gemm_efficiency(compute)
-    attn_rate = gpu.bf16_flops_per_s * gpu.attention_efficiency  # attention runs in BF16
+    attn_share, attn_source = gpu.serving_attention()
+    attn_rate = gpu.bf16_flops_per_s * attn_share  # attention runs in BF16
     mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
     h = spec.hidden
     L = spec.layers
@@ -313,7 +314,7 @@ def estimate_inference(
             f"{gpu.memory_bw_efficiency:.0%} of {gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s; "
             f"average context {avg_context:.0f} tokens",
             f"prefill: {peak / 1e12:.0f} TFLOP/s x {gpu.matmul_efficiency:.3g} for matmuls, causal "
-            f"attention at {gpu.attention_efficiency:.0%} of the BF16 peak ({gpu.attention_efficiency_source})",
+            f"attention at {attn_share:.0%} of the BF16 peak ({attn_source})",
             f"engine {engine.name}: {engine.step_overhead_s * 1e3:.2g} ms per step + "
             f"{engine.layer_overhead_s * 1e6:.0f} us per layer ({engine.source})",
         )

@@ -384,7 +384,7 @@ def _base_config(
         lora_base_bits=base_bits,
         sequence_parallel=bool(req.sequence_parallel),
         framework_efficiency=efficiency,
-        attention_kernel=framework.attention,
+        attention_kernel=framework.attention_for(gpu.generation),
         elementwise=framework.elementwise,
         moe_dispatch=moe_dispatch,
         ep_overlap=req.ep_overlap,
