@@ -552,7 +552,11 @@ def estimate_training_step(
                 f"MoE: {spec.experts_per_token} routed copies of each token moved through HBM "
                 f"{permute_moves(spec, cfg.ep)} times a pass by the dispatcher's permutations and kept "
                 "for the experts' GEMMs; expert all-to-all "
-                + ("once per destination node" if cfg.moe_dispatch == "node-dedup" else "flat")
+                + (
+                    "once per destination node (inside one node, per destination GPU)"
+                    if cfg.moe_dispatch == "node-dedup"
+                    else "flat"
+                )
                 + (", hidden behind other micro-batches' compute" if cfg.ep_overlap else "")
                 + "; routing balanced (model/moe.py). Optimistic for MoE: NVIDIA's own MoE "
                 "recipes on H100 run at a median 0.83 of this step (its dense ones at 0.92), and "
