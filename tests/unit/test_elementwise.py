@@ -131,3 +131,29 @@ def test_bad_grad_reduce_is_one_line_with_the_fix(capsys: pytest.CaptureFixture[
     assert "fp16" in err and "--grad-reduce bf16 or fp32" in err and "Traceback" not in err
     assert run(["plan", "llama-3.1-8b", "--gpus", "8", "--framework", "megatron", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["framework"]["grad_reduce"] == "fp32"
+
+
+def test_attention_kernel_is_the_frameworks_on_the_gpu_unless_the_user_names_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Eager PyTorch runs FlashAttention-2 on H100 and cuDNN's kernel on B200 (its SDPA's choice
+    there); --attention overrides it, says so, and a long sequence then runs at the other rate.
+    A kernel the model does not price is one line with the fix, exit 2."""
+
+    def doc(*extra: str) -> dict:  # type: ignore[type-arg]
+        argv = ["plan", "llama-3.1-8b", "--gpus", "8", "--seq-len", "16384", "--json", *extra]
+        assert run(argv) == 0
+        return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+    assert doc()["framework"]["attention"] == "flash"
+    assert doc("--gpu", "b200")["framework"]["attention"] == "fused"
+    req = PlanRequest(model=LLAMA, gpu="h100-sxm", gpus=8, seq_len=16384)
+    (flash,) = make_plans(req)
+    (fused,) = make_plans(replace(req, attention="fused"))
+    assert flash.training is not None and fused.training is not None
+    assert fused.training.time_s < flash.training.time_s
+    assert any("--attention" in n for n in fused.defaults)
+    assert not any("--attention" in n for n in flash.defaults)
+    assert run(["plan", "llama-3.1-8b", "--gpus", "8", "--attention", "flash3"]) == 2
+    err = capsys.readouterr().err
+    assert "flash3" in err and "--attention flash" in err and err.count("\n") == 1

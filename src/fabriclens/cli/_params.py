@@ -28,6 +28,11 @@ MOE_DISPATCH_HELP = (
     "network) | node-dedup (once per destination node, then NVLink: DeepEP, HybridEP) "
     "[default: the framework's]"
 )
+ATTENTION_HELP = (
+    "Training attention kernel: flash (FlashAttention-2, through SDPA or flash-attn) | fused "
+    "(cuDNN's, through Transformer Engine, XLA or SDPA's cuDNN backend) [default: the "
+    "framework's on this GPU]"
+)
 EP_OVERLAP_HELP = (
     "MoE: hide the expert all-to-all behind another micro-batch's compute (Megatron-Core's "
     "overlap_moe_expert_parallel_comm, DeepSeek's DualPipe)"

@@ -6,6 +6,7 @@ import typer
 
 from fabriclens.cli._output import emit, split_list
 from fabriclens.cli._params import (
+    ATTENTION_HELP,
     EP_OVERLAP_HELP,
     FRAMEWORK_HELP,
     GRAD_REDUCE_HELP,
@@ -54,6 +55,7 @@ def advise(
     grad_reduce: Annotated[str | None, typer.Option(help=GRAD_REDUCE_HELP)] = None,
     moe_dispatch: Annotated[str | None, typer.Option(help=MOE_DISPATCH_HELP)] = None,
     ep_overlap: Annotated[bool, typer.Option("--ep-overlap", help=EP_OVERLAP_HELP)] = False,
+    attention: Annotated[str | None, typer.Option(help=ATTENTION_HELP)] = None,
     slack: Annotated[
         str, typer.Option(help="Accept a tier this much slower than the best, e.g. 10%")
     ] = "10%",
@@ -73,7 +75,8 @@ def advise(
         request = PlanRequest(model=find_model(model), gpu=gpu, gpus=gpus, workload=workload,
                               gpus_per_node=gpus_per_node, nics_per_node=nics_per_node,
                               framework=framework, grad_reduce=grad_reduce,
-                              moe_dispatch=moe_dispatch, ep_overlap=ep_overlap)  # fmt: skip
+                              moe_dispatch=moe_dispatch, ep_overlap=ep_overlap,
+                              attention=attention)  # fmt: skip
     facts = Facts(
         scenario=scenario, nodes=nodes or max(1, -(-gpus // gpn)), network_engineer=network_engineer,
         cloud=cloud, utilisation=utilisation, sensitive_data=sensitive_data,

@@ -7,6 +7,7 @@ import typer
 
 from fabriclens.cli._output import print_json, print_rich, split_list
 from fabriclens.cli._params import (
+    ATTENTION_HELP,
     EP_OVERLAP_HELP,
     FRAMEWORK_HELP,
     GRAD_REDUCE_HELP,
@@ -95,6 +96,7 @@ def plan(
     grad_reduce: Annotated[str | None, typer.Option(help=GRAD_REDUCE_HELP)] = None,
     moe_dispatch: Annotated[str | None, typer.Option(help=MOE_DISPATCH_HELP)] = None,
     ep_overlap: Annotated[bool, typer.Option("--ep-overlap", help=EP_OVERLAP_HELP)] = False,
+    attention: Annotated[str | None, typer.Option(help=ATTENTION_HELP)] = None,
     batch: Annotated[
         int | None, typer.Option(help="Inference: concurrent sequences [default: 1]")
     ] = None,
@@ -248,6 +250,7 @@ def plan(
         grad_reduce=grad_reduce,
         moe_dispatch=moe_dispatch,
         ep_overlap=ep_overlap,
+        attention=attention,
         batch=1 if batch is None else batch,
         prompt_tokens=1024 if prompt_tokens is None else prompt_tokens,
         output_tokens=256 if output_tokens is None else output_tokens,

@@ -6,6 +6,7 @@ import typer
 
 from fabriclens.cli._output import emit, split_list
 from fabriclens.cli._params import (
+    ATTENTION_HELP,
     EP_OVERLAP_HELP,
     FRAMEWORK_HELP,
     GRAD_REDUCE_HELP,
@@ -37,6 +38,7 @@ def search(
     grad_reduce: Annotated[str | None, typer.Option(help=GRAD_REDUCE_HELP)] = None,
     moe_dispatch: Annotated[str | None, typer.Option(help=MOE_DISPATCH_HELP)] = None,
     ep_overlap: Annotated[bool, typer.Option("--ep-overlap", help=EP_OVERLAP_HELP)] = False,
+    attention: Annotated[str | None, typer.Option(help=ATTENTION_HELP)] = None,
     top: Annotated[int, typer.Option(help="Layouts to show per network")] = 5,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> int:
@@ -59,6 +61,7 @@ def search(
         nics_per_node=nics_per_node, tp=tp, pp=pp, zero=zero, recompute=recompute, micro_batch=micro_batch,
         seq_len=seq_len, global_batch=global_batch, precision=precision, framework=framework,
         grad_reduce=grad_reduce, moe_dispatch=moe_dispatch, ep_overlap=ep_overlap,
+        attention=attention,
     )  # fmt: skip
     from fabriclens.plan.planner import make_plans
 
