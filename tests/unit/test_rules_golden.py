@@ -258,6 +258,8 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "ofi-peer-gone": {"ofi_peer_gone": 1},
     "cumem-alloc-unknown-error": {"cumem_alloc_unknown": 1},
     "comm-destroyed-twice": {"comm_destroyed_twice": 1},
+    "nccl-list-prefix-misplaced": {"nccl_list_prefix_misplaced": 1},
+    "topo-search-crash": {"topo_search_crash": 1},
     "nccl-launch-invalid-argument": {"launch_invalid_argument": 1},
     "mpirun-env-not-exported": {"mpirun_env_prefix": 1},
     "watchdog-graph-capture": {"watchdog_capture": 1},

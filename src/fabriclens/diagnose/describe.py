@@ -218,6 +218,8 @@ EVENT_WORDS = {
     "apt_nvidia_upgrade": "the package manager upgraded {package}",
     "sharp_init_failed": "the SHARP CollNet plugin could not start: {error}",
     "collnet_fallback": "NCCL could not set up CollNet (SHARP) and uses the point-to-point network instead",
+    "topo_search_crash": "a stack frame in NCCL's topology search (ncclTopoCompute)",
+    "nccl_list_prefix_misplaced": "{name}={value}: a '^' or '=' prefix repeated inside the list",
     "comm_destroyed_twice": "communicator {comm} destroyed again (ncclCommDestroy on a destroyed communicator)",
     "launch_invalid_argument": "a CUDA call in NCCL's launch path (enqueue.cc) refused with 'invalid argument'",
 }
@@ -231,6 +233,7 @@ CUDA_HINTS = {
     "cudaErrorCudartUnloading": "the process was already shutting down: the first error before it is the cause",
     "cudaErrorInvalidDevicePointer": "an address that is not GPU memory where GPU memory was expected",
     "cudaErrorInsufficientDriver": "the driver is older than this CUDA runtime needs",
+    "cudaErrorCallRequiresNewerDriver": "the call needs a newer driver than the one installed (a build for a newer CUDA)",
     "cudaErrorDevicesUnavailable": "the GPU is in exclusive mode and another process holds it",
     "cudaErrorNoDevice": "the process sees no GPU: the driver not loaded, CUDA_VISIBLE_DEVICES empty, or a container started without GPUs",
     "cudaErrorInvalidDevice": "a GPU index beyond the GPUs this process sees",

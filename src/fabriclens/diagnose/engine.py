@@ -464,6 +464,8 @@ EVENT_FACTS = (
     "sharp_init_failed",
     "collnet_fallback",
     "comm_destroyed_twice",
+    "nccl_list_prefix_misplaced",
+    "topo_search_crash",
     "launch_invalid_argument",
     "mpirun_env_prefix",
     "nccl_tests_output",

@@ -17,6 +17,7 @@ CUDA_ERRORS: dict[str, tuple[int, str]] = {
     "driver shutting down": (4, "cudaErrorCudartUnloading"),
     "invalid device pointer": (17, "cudaErrorInvalidDevicePointer"),
     "cuda driver version is insufficient for cuda runtime version": (35, "cudaErrorInsufficientDriver"),
+    "api call is not supported in the installed cuda driver": (36, "cudaErrorCallRequiresNewerDriver"),
     "cuda-capable device(s) is/are busy or unavailable": (46, "cudaErrorDevicesUnavailable"),
     "no cuda-capable device is detected": (100, "cudaErrorNoDevice"),
     "invalid device function": (98, "cudaErrorInvalidDeviceFunction"),

@@ -116,6 +116,7 @@ from fabriclens.parse.log_patterns import (
     MPI_PROCESS_RE,
     MPI_SIGNAL_RE,
     NCCL_ERRORS,
+    NCCL_LIST_VAR_RE,
     NCCL_SYMBOL_RE,
     NCCL_WHEEL_RE,
     NCCL_WORD_RE,
@@ -978,8 +979,11 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
             add("cumem_create_not_permitted")
         elif "busy or unavailable" in text:  # exclusive-process GPUs already taken
             add("gpu_busy_unavailable")
-        elif "driver version is insufficient" in text:
-            add("cuda_driver_old")
+        elif (
+            "driver version is insufficient" in text
+            or "not supported in the installed CUDA" in text
+        ):
+            add("cuda_driver_old")  # CUDA 35, or 36: an API newer than the driver (nccl#496)
         elif text == "system not yet initialized":
             add("cuda_not_initialized")
     if "NVLS" in msg:
@@ -1098,6 +1102,13 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
         "Cannot initialize CollNet" in msg
     ):  # transport.cc: `..., using point-to-point network instead`
         add("collnet_fallback")
+    if "ncclTopoCompute(" in msg or "ncclTopoSearch" in msg:  # a stack frame: it crashed there
+        add("topo_search_crash")
+    if "NCCL_IB_HCA=" in msg or "NCCL_SOCKET_IFNAME=" in msg:
+        for lv in NCCL_LIST_VAR_RE.finditer(msg):
+            # '^' (exclude) and '=' (exact) prefix the whole list, once (nccl-tests#150)
+            if any(e.startswith(("^", "=")) for e in lv.group(3).split(",")[1:]):
+                add("nccl_list_prefix_misplaced", name=lv.group(1), value=lv.group(3))
     if "has already been destroyed" in msg and (cd := COMM_DESTROYED_RE.search(msg)) is not None:
         add("comm_destroyed_twice", comm=cd.group(1))
     if "Unable to open device" in msg and (uo := IB_OPEN_RE.search(msg)) is not None:

@@ -478,7 +478,7 @@ def parse_nccl_log(lines: str | Iterable[str], log: NcclLog | None = None) -> Nc
 # other NCCL line joined to it, was not printed by NCCL, and its messages are not searched
 NCCL_LINE_BYTES = 2048
 SCREEN_WORDS = (
-    "version", " -> ", "WARN", "Using", "NET/", "NCCL_", "GPU Direct", "GDRDMA", "via",
+    "version", " -> ", "WARN", "Using", "NET/", "NCCL_", "GPU Direct", "GDRDMA", "via", "ncclTopo",
     "libibverbs", "completion", "ibv_modify_qp", "CUDA IPC", "Cuda failure", "family",
     "real path", "maxSharedMem", "Proxy Call", "Failed to execute", "GID", "Could not get speed",
     "PCI device", "Test NCCL failure", "NVLS", "socketFinalizeAccept", "Message truncated",
