@@ -1306,3 +1306,26 @@ def test_collnet_fallback_is_information_and_replaces_the_catch_all() -> None:
             "point-to-point network instead\n")  # fmt: skip
     found = diagnose(parse_nccl_log(text), TorchLog())
     assert [(f.rule, f.severity) for f in found] == [("collnet-unavailable", "info")]
+
+
+def test_a_topology_search_frame_is_a_crash_but_a_trace_line_is_not() -> None:
+    """A stack frame in ncclTopoCompute / ncclTopoSearch* is NCCL crashing in its topology
+    search (nccl#1363); NCCL_DEBUG=TRACE names the same function as `ncclTopoCompute:987` on every
+    healthy run, which must not read as one."""
+    crash = "24 0x0000000000081f9a ncclTopoCompute()  /opt/nccl/src/graph/search.cc:992\n"
+    gdb = "#3  0x00007f in ncclTopoSearchRec (graph=0x1) at graph/search.cc:1010\n"
+    trace = "node01:1:2 [0] 1234.5 ncclTopoCompute:987 NCCL TRACE Pattern 4, crossNic 0\n"
+    for text in (crash, gdb):
+        assert "topo-search-crash" in _ids(parse_nccl_log(text), parse_torch_log(text))
+    assert "topo-search-crash" not in _ids(parse_nccl_log(trace), parse_torch_log(trace))
+
+
+def test_an_nccl_device_list_that_repeats_its_prefix_is_named() -> None:
+    """'^' and '=' prefix the whole NCCL_IB_HCA / NCCL_SOCKET_IFNAME list, once (nccl-tests#150):
+    a repeat after the first entry is named; the right spellings are not."""
+    bad = "NCCL_IB_HCA='^=mlx5_8,^=mlx5_14' srun all_reduce_perf -g 1\n"
+    also = "export NCCL_SOCKET_IFNAME=^docker0,^lo\n"
+    good = "NCCL_IB_HCA=^=mlx5_8,mlx5_14 NCCL_SOCKET_IFNAME==eth0 srun all_reduce_perf\n"
+    for text in (bad, also):
+        assert "nccl-list-prefix-misplaced" in _ids(parse_nccl_log(text), parse_torch_log(text))
+    assert "nccl-list-prefix-misplaced" not in _ids(parse_nccl_log(good), parse_torch_log(good))

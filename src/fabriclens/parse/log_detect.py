@@ -201,6 +201,7 @@ from fabriclens.parse.log_patterns import (
     STORE_TIMEOUT_RE,
     STREAM_CUT_WORDS,
     TEST_FAIL_RE,
+    TOPO_FRAME_RE,
     TOPO_RE,
     TOPO_XML_FULL_RE,
     TOPO_XML_RE,
@@ -1102,7 +1103,7 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
         "Cannot initialize CollNet" in msg
     ):  # transport.cc: `..., using point-to-point network instead`
         add("collnet_fallback")
-    if "ncclTopoCompute(" in msg or "ncclTopoSearch" in msg:  # a stack frame: it crashed there
+    if "ncclTopo" in msg and TOPO_FRAME_RE.search(msg) is not None:  # a stack frame: crashed there
         add("topo_search_crash")
     if "NCCL_IB_HCA=" in msg or "NCCL_SOCKET_IFNAME=" in msg:
         for lv in NCCL_LIST_VAR_RE.finditer(msg):

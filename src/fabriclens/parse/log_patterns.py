@@ -326,6 +326,9 @@ SHARP_LOCK_RE = re.compile(r"lock failed")  # the SHARP plugin's `Streaming Tree
 # the SHARP CollNet plugin's `NET/IB : SHARP coll init error: Cannot create SHARP job(-11)`
 SHARP_INIT_RE = re.compile(r"SHARP coll init error:\s*(\S(?:.*\S)?)?")
 # NCCL's init.cc: `comm 0x55ec10690820 has already been destroyed` (ncclCommDestroy called again)
+# a stack frame in NCCL's topology search (`ncclTopoCompute()`, gdb's `in ncclTopoSearchRec (`);
+# TRACE lines name the function as `ncclTopoCompute:987`, which this does not match
+TOPO_FRAME_RE = re.compile(r"\bncclTopo(?:Compute|Search\w*) ?\(")
 # NCCL_IB_HCA / NCCL_SOCKET_IFNAME as a launch line or an environment dump sets them
 NCCL_LIST_VAR_RE = re.compile(r"\b(NCCL_IB_HCA|NCCL_SOCKET_IFNAME)=(['\"]?)([^\s'\"]{1,200})\2")
 COMM_DESTROYED_RE = re.compile(r"comm (0x[0-9a-fA-F]+|\(nil\)) has already been destroyed")
