@@ -1316,8 +1316,8 @@ def test_a_topology_search_frame_is_a_crash_but_a_trace_line_is_not() -> None:
     gdb = "#3  0x00007f in ncclTopoSearchRec (graph=0x1) at graph/search.cc:1010\n"
     trace = "node01:1:2 [0] 1234.5 ncclTopoCompute:987 NCCL TRACE Pattern 4, crossNic 0\n"
     for text in (crash, gdb):
-        assert "topo-search-crash" in _ids(parse_nccl_log(text), parse_torch_log(text))
-    assert "topo-search-crash" not in _ids(parse_nccl_log(trace), parse_torch_log(trace))
+        assert "topo-search-crash" in _rules_of(text)
+    assert "topo-search-crash" not in _rules_of(trace)
 
 
 def test_an_nccl_device_list_that_repeats_its_prefix_is_named() -> None:
@@ -1327,5 +1327,5 @@ def test_an_nccl_device_list_that_repeats_its_prefix_is_named() -> None:
     also = "export NCCL_SOCKET_IFNAME=^docker0,^lo\n"
     good = "NCCL_IB_HCA=^=mlx5_8,mlx5_14 NCCL_SOCKET_IFNAME==eth0 srun all_reduce_perf\n"
     for text in (bad, also):
-        assert "nccl-list-prefix-misplaced" in _ids(parse_nccl_log(text), parse_torch_log(text))
-    assert "nccl-list-prefix-misplaced" not in _ids(parse_nccl_log(good), parse_torch_log(good))
+        assert "nccl-list-prefix-misplaced" in _rules_of(text)
+    assert "nccl-list-prefix-misplaced" not in _rules_of(good)
