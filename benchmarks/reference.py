@@ -300,6 +300,7 @@ def _training_spec(row: dict[str, str]) -> ModelSpec:
 def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case:
     spec = _training_spec(row)
     gpu = find_gpu(row["gpu"])
+    fw = find_framework(row["framework"])
     gpus, gpn = int(row["gpus"]), int(row["gpus_per_node"])
     cfg = TrainConfig(
         gpus=gpus, gpus_per_node=gpn, tp=_int(row, "tp"), pp=_int(row, "pp"), dp=_int(row, "dp"),
@@ -311,13 +312,13 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         flash_attention=row["flash_attention"] != "no", dropout=row["dropout"] == "yes",
         workload=row["workload"] or "pretrain",  # type: ignore[arg-type]
         framework_efficiency=framework_efficiency(row, gpu, kernel_level),
-        attention_kernel=find_framework(row["framework"]).attention_for(gpu.generation),
-        elementwise=find_framework(row["framework"]).elementwise,
+        attention_kernel=fw.attention_for(gpu.generation),
+        elementwise=fw.elementwise,
         # the row's recipe where it names its MoE dispatcher and overlap, else the framework's
-        moe_dispatch=row.get("moe_dispatch") or find_framework(row["framework"]).moe_dispatch,
+        moe_dispatch=row.get("moe_dispatch") or fw.moe_dispatch,
         ep_overlap=row.get("ep_overlap") == "yes",
         overlap_dp=row.get("dp_overlap") != "no",  # a recipe that reduces gradients after the backward
-        grad_bytes=GRAD_REDUCE_DTYPES[find_framework(row["framework"]).grad_reduce],
+        grad_bytes=GRAD_REDUCE_DTYPES[fw.grad_reduce],
     )  # fmt: skip
     net = find_network(row["network"]) if row["network"] and gpus > gpn else None
     fabric = Fabric(find_link(gpu.intra_link), net, gpn, _int(row, "nics_per_node"),

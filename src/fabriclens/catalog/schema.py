@@ -238,6 +238,8 @@ def with_memory(gpu: Gpu, size_gb: int) -> Gpu:
 
 # attention kernels a training framework runs (Framework.attention, Gpu.attention_rates)
 ATTENTION_KERNELS = ("flash", "fused")
+# each kernel as plans and the catalog name it
+ATTENTION_NAMES = {"flash": "FlashAttention-2", "fused": "cuDNN fused attention"}
 # how a training framework runs a layer's elementwise work (Framework.elementwise,
 # model/elementwise.py): fused kernels, or op by op as eager PyTorch does
 ELEMENTWISE_MODES = ("fused", "eager")

@@ -7,8 +7,6 @@ import typer
 
 from fabriclens.cli._output import print_json, print_rich
 
-ATTENTION_NAMES = {"flash": "FlashAttention-2", "fused": "cuDNN fused"}
-
 KINDS = ("gpus", "links", "networks", "models", "engines", "switches", "frameworks", "hosts")
 
 
@@ -36,6 +34,7 @@ def catalog(
 ) -> None:
     """List the catalog (built-in and user entries), with each entry's source."""
     from fabriclens import catalog as cat
+    from fabriclens.catalog.schema import ATTENTION_NAMES
     from fabriclens.errors import InputError
 
     if kind not in KINDS:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabriclens.catalog.schema import Gpu, ModelSpec
+from fabriclens.catalog.schema import ATTENTION_NAMES, Gpu, ModelSpec
 from fabriclens.model.arch import (
     ParamCounts,
     attention_core_flops_per_token,
@@ -179,7 +179,7 @@ def estimate_training_step(
     bf16_mm_rate = gpu.bf16_flops_per_s * gpu.matmul_efficiency * fw if fp8 else mm_rate
     attn_fwd, attn_bwd, attn_source = gpu.attention_rates(cfg.attention_kernel)
     fused = cfg.attention_kernel == "fused" and gpu.fused_attention_efficiency > 0
-    attn_kernel = "cuDNN fused attention" if fused else "FlashAttention-2"
+    attn_kernel = ATTENTION_NAMES["fused" if fused else "flash"]
     attn_peak = gpu.bf16_flops_per_s if fp8 else peak  # attention runs in BF16 under FP8
     attn_rate, attn_bwd_rate = attn_peak * attn_fwd * fw, attn_peak * attn_bwd * fw
     mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency * fw

@@ -18,6 +18,7 @@ from fabriclens.catalog import (
 from fabriclens.catalog.model_names import OLLAMA_TAG
 from fabriclens.catalog.schema import (
     ATTENTION_KERNELS,
+    ATTENTION_NAMES,
     GRAD_REDUCE_DTYPES,
     MOE_DISPATCH_MODES,
     Engine,
@@ -370,23 +371,17 @@ def _base_config(
             f"MoE tokens dispatched {how} across nodes ({framework.title}'s default; "
             "--moe-dispatch all-to-all | node-dedup to change it)"
         )
-    given_attention = req.attention
-    attention = (
-        framework.attention_for(gpu.generation)
-        if given_attention is None
-        else given_attention.strip().lower()
-    )
+    default_attention = framework.attention_for(gpu.generation)
+    attention = default_attention if req.attention is None else req.attention.strip().lower()
     if attention not in ATTENTION_KERNELS:
         raise InputError(
             f"attention kernel {attention!r} is not modelled",
             "use --attention flash (FlashAttention-2) or fused (cuDNN's)",
         )
-    default_attention = framework.attention_for(gpu.generation)
     if attention != default_attention:
-        names = {"flash": "FlashAttention-2", "fused": "cuDNN's fused attention"}
         notes.append(
-            f"attention: {names[attention]} (--attention; {framework.title} runs "
-            f"{names[default_attention]} on this GPU by default)"
+            f"attention: {ATTENTION_NAMES[attention]} (--attention; {framework.title} runs "
+            f"{ATTENTION_NAMES[default_attention]} on this GPU by default)"
         )
     cfg = TrainConfig(
         gpus=req.gpus,
