@@ -19,6 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from calibrate_frameworks import speed_ratio
+from fabriclens.catalog import find_framework
+from fabriclens.catalog.load import share_owner
 from fabriclens.units import format_number
 from reference import (
     Case,
@@ -103,6 +106,38 @@ def show_compile_pairs(pairs: list[tuple[Case, Case]]) -> None:
         print(f"  median |error| {statistics.median(errors):.1f} pp")
 
 
+def show_likely(cases: list[Case]) -> tuple[int, int]:
+    """How many held-out training rows fall inside the likely range the plan prints for them
+    (their framework's spread, frameworks.toml), by framework; returns (inside, rows)."""
+    counts: dict[str, list[int]] = {}
+    for case in _held(cases):
+        if not case.framework:
+            continue
+        owner = share_owner(case.framework)
+        band = find_framework(owner).likely_range(case.moe)
+        if band is None:
+            continue
+        key = f"{owner}{' (MoE)' if case.moe else ''}"
+        inside = band[0] <= speed_ratio(case) <= band[1]
+        counts.setdefault(key, [0, 0])[0] += inside
+        counts[key][1] += 1
+    print("\nLikely range — held-out training rows inside the range the plan prints (the 10th-90th")
+    print("percentile of measured / planned speed over the framework's calibration rows)")
+    print(f"  {'framework':16s} {'range':>11s} {'inside':>7s} {'rows':>5s} {'share':>6s}")
+    total = [0, 0]
+    for key, (inside, rows) in sorted(counts.items()):
+        band = find_framework(key.split(" ")[0]).likely_range(key.endswith("(MoE)"))
+        assert band is not None
+        print(f"  {key:16s} {band[0]:>5.2f}-{band[1]:<5.2f} {inside:>7d} {rows:>5d} "
+              f"{inside / rows:>6.0%}")  # fmt: skip
+        total[0] += inside
+        total[1] += rows
+    if total[1]:
+        print(f"  {'all':16s} {'':>11s} {total[0]:>7d} {total[1]:>5d} {total[0] / total[1]:>6.0%}"
+              "  (80% if the calibration rows are a fair sample)")  # fmt: skip
+    return total[0], total[1]
+
+
 def _held(cases: list[Case]) -> list[Case]:
     return [c for c in cases if c.split == "held_out"]
 
@@ -141,6 +176,7 @@ def _tables() -> tuple[list[str], list[tuple[str, int, float, int, float, str, b
         held_pairs = [p for p in pairs if p.small.split == "held_out"]
         sc_med = show_pairs("Scaling pairs (held out)", held_pairs)
         show_compile_pairs(compile_pairs(training))
+        show_likely(training)
         excluded = excluded_rows()
         print(f"\nExcluded rows (kept in reference/, not predicted): {len(excluded)}")
         for e in excluded:

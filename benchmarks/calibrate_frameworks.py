@@ -82,6 +82,35 @@ def calibrate(cases: list[Case], moe: bool = False) -> list[Calibration]:
     ]
 
 
+@dataclass(frozen=True)
+class Spread:
+    """How far one framework's calibration rows fall from the calibrated step."""
+
+    framework: str
+    moe: bool
+    low: float  # 10th percentile of measured / planned speed
+    high: float  # 90th percentile
+    runs: int
+
+
+def spreads(cases: list[Case], calibrated: set[str]) -> list[Spread]:
+    """The 10th and 90th percentile of measured / planned speed over each calibrated
+    framework's calibration rows (dense and MoE apart, GPU generations together), planned at
+    the catalog's shares; a framework or kind with under MIN_ROWS rows gets none."""
+    groups: dict[tuple[str, bool], list[float]] = {}
+    for case in cases:
+        if case.split == "calibration" and case.framework:
+            owner = share_owner(case.framework)
+            if owner in calibrated:
+                groups.setdefault((owner, case.moe), []).append(speed_ratio(case))
+    out = []
+    for (fw, moe), ratios in sorted(groups.items()):
+        if len(ratios) >= MIN_ROWS:
+            deciles = statistics.quantiles(ratios, n=10, method="inclusive")
+            out.append(Spread(fw, moe, deciles[0], deciles[-1], len(ratios)))
+    return out
+
+
 def calibrated_frameworks(cals: list[Calibration]) -> set[str]:
     """Frameworks with at least one calibrated generation; the others keep the kernel level."""
     return {c.framework for c in cals if c.calibrated}
@@ -110,6 +139,21 @@ def main() -> int:
             use = "sets the catalog value" if agrees else "CATALOG DIFFERS: update frameworks.toml"
         print(f"{cal.framework:<10} {cal.generation:<10} {cal.rows:>4} {cal.sources:>7} "
               f"{cal.share:>7.3f} {catalog:>7.2f}  {use}")  # fmt: skip
+    print("\nSpread: 10th and 90th percentile of measured / planned speed over the calibration "
+          "rows, planned at the catalog's shares (the plan's likely range)")  # fmt: skip
+    print(f"{'framework':<10} {'kind':<6} {'runs':>4} {'low':>6} {'high':>6} {'catalog':>13}  use")
+    for sp in spreads(all_training_cases(), calibrated):
+        band = find_framework(sp.framework).likely_range(sp.moe)
+        agrees = (
+            band is not None
+            and band[2] == sp.runs
+            and all(abs(a - b) <= 0.005 for a, b in zip(band[:2], (sp.low, sp.high), strict=True))
+        )
+        off += not agrees
+        shown = f"{band[0]:.2f}-{band[1]:.2f}" if band else "none"
+        print(f"{sp.framework:<10} {'MoE' if sp.moe else 'dense':<6} {sp.runs:>4} {sp.low:>6.3f} "
+              f"{sp.high:>6.3f} {shown:>13}  "
+              f"{'sets the catalog value' if agrees else 'CATALOG DIFFERS: update frameworks.toml'}")  # fmt: skip
     print("\nMixture-of-experts calibration rows (set nothing: measured / kernel-level speed)")
     for cal in calibrate(all_training_cases(kernel_level=True), moe=True):
         print(f"{cal.framework:<10} {cal.generation:<10} {cal.rows:>4} {cal.sources:>7} "

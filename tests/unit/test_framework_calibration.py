@@ -13,8 +13,10 @@ from calibrate_frameworks import (
     REFERENCE,
     calibrate,
     calibrated_frameworks,
+    spreads,
 )
 from fabriclens.catalog import find_framework, find_gpu, find_link, find_model, frameworks, gpus
+from fabriclens.catalog.load import share_owner
 from fabriclens.catalog.schema import GENERATIONS
 from fabriclens.cli.app import run
 from fabriclens.model.arch import count_params
@@ -200,3 +202,62 @@ def test_framework_in_json_and_errors(capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr().out
     assert all(name in out for name in ("nemo", "megatron", "pytorch", "pytorch-compile", "jax"))
     assert "elementwise" in out and "grad reduce" in out and "fp32" in out
+
+
+def test_catalog_spreads_are_the_calibration_rows_deciles() -> None:
+    """The likely range a plan prints is its framework's spread: the 10th and 90th percentile of
+    measured / planned speed over that framework's calibration rows (MoE rows apart), planned at
+    the catalog's shares; listed only where there are MIN_ROWS of them, and held-out rows never
+    move it."""
+    cases = all_training_cases()
+    fitted = calibrated_frameworks(CALIBRATIONS)
+    derived = {(s.framework, s.moe): s for s in spreads(cases, fitted)}
+    assert ("pytorch", False) in derived and ("nemo", False) in derived
+    assert ("nemo", True) in derived and ("megatron", False) in derived
+    for fw in frameworks():
+        if share_owner(fw.name) != fw.name:  # pytorch-compile: its base's share and spread
+            continue
+        for moe in (False, True):
+            band, sp = fw.likely_range(moe), derived.get((fw.name, moe))
+            if sp is None:
+                assert band is None, (fw.name, moe)
+                continue
+            assert band is not None, (fw.name, moe, sp)
+            assert band[2] == sp.runs >= MIN_ROWS
+            assert band[0] == pytest.approx(sp.low, abs=0.005), (fw.name, moe)
+            assert band[1] == pytest.approx(sp.high, abs=0.005), (fw.name, moe)
+            assert band[0] < 1 < band[1]
+    assert find_framework("jax").likely_range(False) is None  # not calibrated: no range either
+    assert find_framework("pytorch-compile").likely_range(False) == find_framework(
+        "pytorch"
+    ).likely_range(False)
+    poisoned = [c if c.split == "calibration" else replace(c, measured=c.measured * 100)
+                for c in cases]  # fmt: skip
+    assert spreads(poisoned, fitted) == spreads(cases, fitted)
+
+
+def test_plan_prints_its_frameworks_likely_range(capsys: pytest.CaptureFixture[str]) -> None:
+    """The plan's speed is a median; beside it, where published runs of the framework fell:
+    its speed times the spread's low and high, the step time divided by them (JSON and text);
+    an MoE model takes the MoE spread; a framework without one says the range is not known."""
+    argv = ["plan", "llama-3.1-8b", "--gpus", "16", "--network", "ndr-ib"]
+    assert run([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    t, likely = doc["throughput"], doc["throughput"]["likely"]
+    low, high, runs = find_framework("pytorch").likely_range(False) or (0, 0, 0)
+    assert likely["known"] and likely["published_runs"] == runs and likely["share_of_runs"] == 0.8
+    assert likely["tokens_per_s"] == pytest.approx([t["tokens_per_s"] * low,
+                                                    t["tokens_per_s"] * high], rel=1e-3)  # fmt: skip
+    time_s = doc["step"]["time_s"]
+    assert likely["step_s"] == pytest.approx([time_s / high, time_s / low], rel=1e-3)
+    assert run(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"80% of {runs} published runs on this framework" in out
+    assert f"{low:.2f}-{high:.2f}x" in out
+    moe = ["plan", "mixtral-8x7b", "--gpus", "16", "--network", "ndr-ib", "--framework", "nemo"]
+    assert run([*moe, "--json"]) == 0
+    likely = json.loads(capsys.readouterr().out)["throughput"]["likely"]
+    assert likely["speed_ratio"] == list(find_framework("nemo").likely_range(True) or ())[:2]
+    assert run([*argv, "--framework", "jax"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Likely range not known: fewer than 10 published runs of JAX" in out

@@ -170,6 +170,14 @@ def test_default_file_is_read_and_replaces_a_builtin(
             FRAMEWORK.replace('"our own runs against fabriclens plan --framework megatron"', '""'),
             "efficiency_source",
         ),
+        ("frameworks", FRAMEWORK + "spread = { low = 1.2, high = 1.4, runs = 12 }\n", "spread"),
+        ("frameworks", FRAMEWORK + "spread = { low = 0.8, high = 1.2 }\n", "low, high and runs"),
+        ("frameworks", FRAMEWORK + "moe_spread = [0.5, 1.1]\n", "moe_spread"),
+        (
+            "frameworks",
+            FRAMEWORK + "spread = { low = 0.8, high = 1.2, runs = 2.5 }\n",
+            "spread.runs",
+        ),
     ],
 )
 def test_bad_user_catalog_is_one_line_exit_2(

@@ -256,6 +256,22 @@ GENERATIONS = ("pascal", "volta", "turing", "ampere", "ada", "hopper", "cdna3", 
                "apple")  # fmt: skip
 
 
+def _check_spread(name: str, band: object) -> None:
+    """A framework's spread: empty, or low <= 1 <= high (positive speed ratios) over runs >= 1."""
+    _check(isinstance(band, dict), name, "must be a table { low, high, runs }")
+    assert isinstance(band, dict)
+    if not band:
+        return
+    _check(set(band) == {"low", "high", "runs"}, name, "must have exactly low, high and runs")
+    low, high, runs = band["low"], band["high"], band["runs"]
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (low, high))
+    _check(
+        numbers and 0 < low <= 1 <= high, name, f"needs 0 < low <= 1 <= high, not {low!r}, {high!r}"
+    )
+    _check(isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1, f"{name}.runs",
+           f"must be a whole number of runs, at least 1, not {runs!r}")  # fmt: skip
+
+
 @dataclass(frozen=True, kw_only=True)
 class Framework(_Entry):
     """A training framework: the share of the kernel-level step time (model/step.py) it reaches.
@@ -279,6 +295,12 @@ class Framework(_Entry):
     grad_reduce: str = "bf16"
     # how it sends MoE tokens to experts on other nodes (MOE_DISPATCH_MODES)
     moe_dispatch: str = "all-to-all"
+    # how far its published runs fall from the planned step once its share is applied: the 10th
+    # and 90th percentile of measured / planned speed over its calibration rows ({low, high,
+    # runs}; benchmarks/calibrate_frameworks.py); moe_spread the same over its MoE rows. Empty:
+    # too few rows to say
+    spread: dict[str, float] = field(default_factory=dict)
+    moe_spread: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -319,6 +341,16 @@ class Framework(_Entry):
                 f"attention_by_generation.{gen}",
                 f"must be one of {', '.join(ATTENTION_KERNELS)}, not {kernel!r}",
             )
+        for name in ("spread", "moe_spread"):
+            _check_spread(name, getattr(self, name))
+
+    def likely_range(self, moe: bool) -> tuple[float, float, int] | None:
+        """The middle 80% of measured / planned speed over its published calibration runs (MoE
+        runs for an MoE model) and how many runs that is; None when too few to say."""
+        band = self.moe_spread if moe else self.spread
+        if not band:
+            return None
+        return float(band["low"]), float(band["high"]), int(band["runs"])
 
     def attention_for(self, generation: str) -> str:
         """The attention kernel it runs on a GPU of ``generation``."""

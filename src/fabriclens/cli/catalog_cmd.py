@@ -10,6 +10,16 @@ from fabriclens.cli._output import print_json, print_rich
 KINDS = ("gpus", "links", "networks", "models", "engines", "switches", "frameworks", "hosts")
 
 
+def _likely_cell(fw: Any) -> str:
+    """Where 80% of a framework's published runs fell around the planned speed (its spread)."""
+    cells = []
+    for moe, kind in ((False, ""), (True, "MoE ")):
+        band = fw.likely_range(moe)
+        if band is not None:
+            cells.append(f"{kind}{band[0]:.2f}-{band[1]:.2f}x ({band[2]} runs)")
+    return ", ".join(cells) or "-"
+
+
 def _complete_kind(incomplete: str) -> list[str]:
     return [k for k in KINDS if k.startswith(incomplete)]
 
@@ -168,6 +178,7 @@ def catalog(
                 f.name,
                 f.title,
                 ", ".join(f"{g} {v:.2f}" for g, v in f.efficiency.items()),
+                _likely_cell(f),
                 ATTENTION_NAMES[f.attention]
                 + "".join(
                     f" ({g}: {ATTENTION_NAMES[k]})" for g, k in f.attention_by_generation.items()
@@ -180,7 +191,7 @@ def catalog(
             )
             for f in entries
         ]
-        cols = ["name", "framework", "share of the kernel-level step", "attention",
+        cols = ["name", "framework", "share of the kernel-level step", "80% of runs within", "attention",
                 "elementwise", "grad reduce", "MoE dispatch", "aliases", "source"]  # fmt: skip
     else:
         rows = [

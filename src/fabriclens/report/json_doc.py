@@ -28,6 +28,30 @@ def _memory_doc(mem: MemoryLedger, min_gpus: int | None) -> dict[str, Any]:
     }
 
 
+def _likely_doc(plan: Plan) -> dict[str, Any]:
+    """Where published runs of the plan's framework fell around its planned speed: the middle
+    80% of measured / planned speed over its calibration rows, applied to this plan."""
+    est, fw, moe = plan.training, plan.framework, plan.model.is_moe
+    assert est is not None
+    band = fw.likely_range(moe) if fw is not None else None
+    if fw is None or band is None:
+        kind = "MoE " if moe else ""
+        name = fw.title if fw is not None else "this framework"
+        return {"known": False, "why": f"fewer than 10 published {kind}runs of {name} in "
+                f"reference/ to measure the plan against"}  # fmt: skip
+    low, high, runs = band
+    return {
+        "known": True,
+        "tokens_per_s": [_r(est.tokens_per_s * low), _r(est.tokens_per_s * high)],
+        "step_s": [_r(est.time_s / high), _r(est.time_s / low)],
+        "speed_ratio": [low, high],
+        "share_of_runs": 0.8,
+        "published_runs": runs,
+        "source": f"10th-90th percentile of measured / planned speed over {runs} published "
+        f"{'MoE ' if moe else ''}runs of {fw.title} (reference/, its calibration rows)",
+    }
+
+
 def plan_doc(plan: Plan) -> dict[str, Any]:
     """The JSON object for one plan (one network choice)."""
     doc: dict[str, Any] = {
@@ -36,6 +60,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "name": plan.model.name,
             "params": plan.counts.total,
             "active_params": plan.counts.active,
+            "moe": plan.model.is_moe,
             "source": plan.model.source,
             "reading": plan.model.reading,
         },
@@ -105,6 +130,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "gpu_utilisation": _r(est.compute_s / est.time_s, 4),
             "comm_share": _r(est.comm_share, 4),
         }
+        doc["throughput"]["likely"] = _likely_doc(plan)
         doc["bottleneck"] = est.bottleneck
         doc["comm"] = [
             {

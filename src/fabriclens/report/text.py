@@ -222,6 +222,13 @@ def offload_lines(doc: dict[str, Any]) -> Text:
     return text
 
 
+def _three_figures(value: float) -> str:
+    """A rate to three significant figures, with thousands separators: 104,590 -> 105,000."""
+    if value <= 0:
+        return "0"
+    return f"{float(f'{value:.3g}'):,.0f}" if value >= 100 else f"{value:.3g}"
+
+
 def step_lines(doc: dict[str, Any]) -> list[RenderableType]:
     """Step time decomposition and throughput."""
     s, t = doc["step"], doc["throughput"]
@@ -245,6 +252,21 @@ def step_lines(doc: dict[str, Any]) -> list[RenderableType]:
             f"(every kernel at its achievable rate, NVIDIA's kernels): "
             f"{fw['kernel_level_tokens_per_s']:,.0f} tokens/s · MFU {_pct(fw['kernel_level_mfu'])}\n"
         )
+    likely = t.get("likely")
+    if likely:
+        lines.append("Likely ", style="bold")
+        if likely["known"]:
+            lo, hi = likely["tokens_per_s"]
+            low, high = likely["speed_ratio"]
+            kind = "MoE runs" if doc["model"].get("moe") else "runs"
+            lines.append(
+                f"{_three_figures(lo)}-{_three_figures(hi)} tokens/s (step "
+                f"{format_time(likely['step_s'][0])} to {format_time(likely['step_s'][1])}): 80% "
+                f"of {likely['published_runs']} published {kind} on this framework came within "
+                f"{low:.2f}-{high:.2f}x of the speed the model plans for them\n"
+            )
+        else:
+            lines.append(f"range not known: {likely['why']}\n")
     lines.append("Bottleneck ", style="bold")
     lines.append(doc["bottleneck"])
     return [lines]
@@ -412,10 +434,12 @@ def collective_renderables(doc: dict[str, Any]) -> list[RenderableType]:
 
 
 def catalog_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> Group:
-    """A catalog listing."""
+    """A catalog listing; the first column (the names users type) is never cut."""
+    rows = [tuple(row) for row in rows]
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    for c in columns:
-        table.add_column(c)
+    name_width = max((len(row[0]) for row in rows if row), default=0)
+    for i, c in enumerate(columns):
+        table.add_column(c, min_width=name_width if i == 0 else None, no_wrap=i == 0)
     for row in rows:
         table.add_row(*row)
     return Group(table)
