@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fabriclens.catalog import find_engine, find_gpu, find_link, find_model, find_network
-from fabriclens.model.arch import count_params
+from fabriclens.model.arch import count_params, kv_bytes_per_token
 from fabriclens.model.collectives import Fabric
 from fabriclens.model.inference import estimate_inference, experts_touched
 from reference import inference_cases, median_abs_error
@@ -103,3 +103,34 @@ def test_a_large_batch_pays_for_its_kv_cache_on_top_of_its_compute_bound_gemms()
     )  # FP8: 1 byte
     extra = 512 * (96 - 16) * kv_per_token / (gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency)
     assert step(96) - step(16) == pytest.approx(extra, rel=0.01)
+
+
+def test_transformers_dynamic_cache_copies_the_whole_kv_cache_every_step() -> None:
+    """Transformers' generate() grows its KV cache by torch.cat (DynamicCache.update): every
+    decode step reads the old cache and writes a new one besides attention's read, so a large
+    static batch is slower than the weights and one KV read predict (optimum's Llama-2-13B on one
+    A100 at batch 16, 512 + 512 tokens: 229 tokens/s published, 369 without the copies). The
+    copies add exactly 2 x the cache at the average context, at the HBM rate; a paged or
+    preallocated cache (vLLM, gpt-fast) has none."""
+    from dataclasses import replace
+
+    spec, a100 = find_model("llama-2-13b"), find_gpu("a100-sxm-80gb")
+    counts = count_params(spec)
+    fabric = Fabric(find_link("nvlink3-nvswitch"), None, 1, 1)
+    hf = find_engine("hf")
+    assert hf.kv_cache_copies == 2 and "DynamicCache" in hf.kv_cache_copies_source
+    assert find_engine("vllm").kv_cache_copies == 0 == find_engine("gpt-fast").kv_cache_copies
+    args = {"tp": 1, "pp": 1, "batch": 16, "prompt_tokens": 512, "output_tokens": 512}
+    copied = estimate_inference(spec, counts, a100, fabric, hf, **args)  # type: ignore[arg-type]
+    in_place = estimate_inference(spec, counts, a100, fabric, replace(hf, kv_cache_copies=0.0),
+                                  **args)  # type: ignore[arg-type]  # fmt: skip
+    avg_context = 512 + 512 / 2
+    cache = 16 * avg_context * kv_bytes_per_token(spec, 2.0)
+    mem_rate = a100.hbm_bw_bytes_per_s * a100.memory_bw_efficiency
+    assert copied.decode_step_s - in_place.decode_step_s == pytest.approx(2 * cache / mem_rate)
+    assert copied.decode_step_s > 1.25 * in_place.decode_step_s  # a quarter of the step and more
+    assert any("DynamicCache" in a for a in copied.assumptions)
+    one = estimate_inference(spec, counts, a100, fabric, hf, **{**args, "batch": 1})  # type: ignore[arg-type]
+    one_in_place = estimate_inference(spec, counts, a100, fabric, replace(hf, kv_cache_copies=0.0),
+                                      **{**args, "batch": 1})  # type: ignore[arg-type]  # fmt: skip
+    assert one.decode_step_s < 1.05 * one_in_place.decode_step_s  # batch 1: the weights dominate

@@ -147,6 +147,11 @@ def test_default_file_is_read_and_replaces_a_builtin(
             + '[[gpu]]\nname = "g3000"\ntitle = "G"\nbase = "h100"\n',
             "more than 8 bases in a chain",
         ),
+        (
+            "engines",
+            '[[engine]]\nname = "x"\nbase = "hf"\nkv_cache_copies = -1\n',
+            "kv_cache_copies",
+        ),
         ("frameworks", FRAMEWORK.replace("hopper = 0.8", "hopper = 1.8"), "efficiency.hopper"),
         ("frameworks", FRAMEWORK.replace("hopper = 0.8", "kepler = 0.8"), "'kepler' is not one"),
         ("frameworks", FRAMEWORK.replace("{ hopper = 0.8 }", "{}"), "at least one GPU generation"),

@@ -569,6 +569,11 @@ class Engine(_Entry):
     # whether a model too large for the GPUs runs with some layers in host memory (model/offload.py)
     host_offload: bool = False
     host_offload_source: str = "default: the engine refuses a model that does not fit"
+    # extra passes over the whole KV cache each decode step, beyond attention's read: a cache that
+    # grows by concatenation (Transformers' DynamicCache: torch.cat) reads the old cache and
+    # writes a new one every step (2); a preallocated or paged cache appends in place (0)
+    kv_cache_copies: float = 0.0
+    kv_cache_copies_source: str = "default: a preallocated or paged KV cache, appended in place"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -603,6 +608,9 @@ class Engine(_Entry):
         _check(len(self.custom_all_reduce_source) >= 3, "custom_all_reduce_source",
                "must say where the value comes from")  # fmt: skip
         _check(len(self.prefill_mixed_source) >= 3, "prefill_mixed_source",
+               "must say where the value comes from")  # fmt: skip
+        _non_negative(self, "kv_cache_copies")
+        _check(len(self.kv_cache_copies_source) >= 3, "kv_cache_copies_source",
                "must say where the value comes from")  # fmt: skip
 
     def max_parallel_on(self, gpu: Gpu) -> int:

@@ -259,6 +259,8 @@ def estimate_inference(
         stage_read = read / tp * wbytes
         weights_read = max(weights_read, stage_read)
         kv_read = batch * attended * kv_per_layer_token * n
+        # a cache grown by concatenation is copied whole each step: read once more, written once
+        kv_read += engine.kv_cache_copies * batch * avg_context * kv_per_layer_token * n
         t_weights = stage_read / mem_rate  # the GEMMs' weight stream
         if wbytes == 1.0 and compute == "fp8":  # block-scaled FP8 GEMMs: K-step latency
             n_moe_stage = n * moe_share
@@ -317,6 +319,14 @@ def estimate_inference(
             f"attention at {attn_share:.0%} of the BF16 peak ({attn_source})",
             f"engine {engine.name}: {engine.step_overhead_s * 1e3:.2g} ms per step + "
             f"{engine.layer_overhead_s * 1e6:.0f} us per layer ({engine.source})",
+        )
+        + (
+            (
+                f"KV cache copied whole each step ({engine.kv_cache_copies:g} more passes over it: "
+                f"{engine.kv_cache_copies_source})",
+            )
+            if engine.kv_cache_copies
+            else ()
         )
         + (
             (
