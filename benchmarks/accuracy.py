@@ -121,7 +121,7 @@ def show_likely(cases: list[Case]) -> tuple[int, int]:
         inside = band[0] <= speed_ratio(case) <= band[1]
         counts.setdefault(key, [0, 0])[0] += inside
         counts[key][1] += 1
-    print("\nLikely range — held-out training rows inside the range the plan prints (the 10th-90th")
+    print("\nLikely range — held-out training rows inside the range the plan prints (the 5th-95th")
     print("percentile of measured / planned speed over the framework's calibration rows)")
     print(f"  {'framework':16s} {'range':>11s} {'inside':>7s} {'rows':>5s} {'share':>6s}")
     total = [0, 0]
@@ -134,7 +134,7 @@ def show_likely(cases: list[Case]) -> tuple[int, int]:
         total[1] += rows
     if total[1]:
         print(f"  {'all':16s} {'':>11s} {total[0]:>7d} {total[1]:>5d} {total[0] / total[1]:>6.0%}"
-              "  (80% if the calibration rows are a fair sample)")  # fmt: skip
+              "  (90% if the calibration rows are a fair sample)")  # fmt: skip
     return total[0], total[1]
 
 

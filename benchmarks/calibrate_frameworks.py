@@ -88,13 +88,13 @@ class Spread:
 
     framework: str
     moe: bool
-    low: float  # 10th percentile of measured / planned speed
-    high: float  # 90th percentile
+    low: float  # 5th percentile of measured / planned speed
+    high: float  # 95th percentile
     runs: int
 
 
 def spreads(cases: list[Case], calibrated: set[str]) -> list[Spread]:
-    """The 10th and 90th percentile of measured / planned speed over each calibrated
+    """The 5th and 95th percentile of measured / planned speed over each calibrated
     framework's calibration rows (dense and MoE apart, GPU generations together), planned at
     the catalog's shares; a framework or kind with under MIN_ROWS rows gets none."""
     groups: dict[tuple[str, bool], list[float]] = {}
@@ -106,8 +106,8 @@ def spreads(cases: list[Case], calibrated: set[str]) -> list[Spread]:
     out = []
     for (fw, moe), ratios in sorted(groups.items()):
         if len(ratios) >= MIN_ROWS:
-            deciles = statistics.quantiles(ratios, n=10, method="inclusive")
-            out.append(Spread(fw, moe, deciles[0], deciles[-1], len(ratios)))
+            cuts = statistics.quantiles(ratios, n=20, method="inclusive")
+            out.append(Spread(fw, moe, cuts[0], cuts[-1], len(ratios)))
     return out
 
 
@@ -139,7 +139,7 @@ def main() -> int:
             use = "sets the catalog value" if agrees else "CATALOG DIFFERS: update frameworks.toml"
         print(f"{cal.framework:<10} {cal.generation:<10} {cal.rows:>4} {cal.sources:>7} "
               f"{cal.share:>7.3f} {catalog:>7.2f}  {use}")  # fmt: skip
-    print("\nSpread: 10th and 90th percentile of measured / planned speed over the calibration "
+    print("\nSpread: 5th and 95th percentile of measured / planned speed over the calibration "
           "rows, planned at the catalog's shares (the plan's likely range)")  # fmt: skip
     print(f"{'framework':<10} {'kind':<6} {'runs':>4} {'low':>6} {'high':>6} {'catalog':>13}  use")
     for sp in spreads(all_training_cases(), calibrated):

@@ -51,10 +51,13 @@ def test_catalog_shares_are_the_calibration_medians() -> None:
 
 def test_a_framework_without_enough_rows_keeps_the_kernel_level() -> None:
     """No constant is fitted to a handful of rows: a framework under MIN_ROWS calibration rows on
-    every generation (MaxText's JAX today) lists 1.0, and its catalog entry says it is not
-    calibrated."""
+    every generation is not calibrated (JAX had 9 until the tenth pass), and a catalog entry for
+    one lists 1.0 and says it is not calibrated."""
+    jax = [c for c in KERNEL_LEVEL if c.framework == "jax" and c.split == "calibration"]
+    assert len(jax) >= MIN_ROWS and "jax" in calibrated_frameworks(CALIBRATIONS)
+    few = [c for c in KERNEL_LEVEL if c.framework != "jax"] + jax[: MIN_ROWS - 1]
+    assert "jax" not in calibrated_frameworks(calibrate(few))
     uncalibrated = {c.framework for c in CALIBRATIONS} - calibrated_frameworks(CALIBRATIONS)
-    assert "jax" in uncalibrated
     for name in uncalibrated:
         fw = find_framework(name)
         assert set(fw.efficiency.values()) == {1.0}, name
@@ -64,9 +67,11 @@ def test_a_framework_without_enough_rows_keeps_the_kernel_level() -> None:
 def test_third_party_megatron_runs_reach_less_than_nvidias_recipes() -> None:
     """BLOOM (Megatron-DeepSpeed) and FlagPerf (Megatron-LM) run the same kernels as NVIDIA's
     NeMo recipes without its per-model tuning; their calibration rows sit well below the
-    kernel-level step, which is why they are a framework of their own."""
+    kernel-level step, where NVIDIA's recipes on H100 reach 0.92 of it, which is why they are a
+    framework of their own. (NVIDIA's few A100 rows, 2022's NeMo Megatron without FlashAttention
+    among them, are under the rule's count: A100 takes the H100 share.)"""
     share = {(c.framework, c.generation): c.share for c in CALIBRATIONS}
-    assert share[("megatron", "ampere")] < 0.9 < share[("nemo", "ampere")]
+    assert share[("megatron", "ampere")] < 0.9 < share[("nemo", "hopper")]
 
 
 def test_nvidias_recipes_reach_the_most_of_the_kernel_level_step() -> None:
@@ -205,7 +210,7 @@ def test_framework_in_json_and_errors(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_catalog_spreads_are_the_calibration_rows_deciles() -> None:
-    """The likely range a plan prints is its framework's spread: the 10th and 90th percentile of
+    """The likely range a plan prints is its framework's spread: the 5th and 95th percentile of
     measured / planned speed over that framework's calibration rows (MoE rows apart), planned at
     the catalog's shares; listed only where there are MIN_ROWS of them, and held-out rows never
     move it."""
@@ -227,7 +232,7 @@ def test_catalog_spreads_are_the_calibration_rows_deciles() -> None:
             assert band[0] == pytest.approx(sp.low, abs=0.005), (fw.name, moe)
             assert band[1] == pytest.approx(sp.high, abs=0.005), (fw.name, moe)
             assert band[0] < 1 < band[1]
-    assert find_framework("jax").likely_range(False) is None  # not calibrated: no range either
+    assert find_framework("pytorch").likely_range(True) is None  # no MoE rows: no MoE range
     assert find_framework("pytorch-compile").likely_range(False) == find_framework(
         "pytorch"
     ).likely_range(False)
@@ -245,19 +250,19 @@ def test_plan_prints_its_frameworks_likely_range(capsys: pytest.CaptureFixture[s
     doc = json.loads(capsys.readouterr().out)
     t, likely = doc["throughput"], doc["throughput"]["likely"]
     low, high, runs = find_framework("pytorch").likely_range(False) or (0, 0, 0)
-    assert likely["known"] and likely["published_runs"] == runs and likely["share_of_runs"] == 0.8
+    assert likely["known"] and likely["published_runs"] == runs and likely["share_of_runs"] == 0.9
     assert likely["tokens_per_s"] == pytest.approx([t["tokens_per_s"] * low,
                                                     t["tokens_per_s"] * high], rel=1e-3)  # fmt: skip
     time_s = doc["step"]["time_s"]
     assert likely["step_s"] == pytest.approx([time_s / high, time_s / low], rel=1e-3)
     assert run(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert f"80% of {runs} published runs on this framework" in out
+    assert f"90% of {runs} published runs on this framework" in out
     assert f"{low:.2f}-{high:.2f}x" in out
     moe = ["plan", "mixtral-8x7b", "--gpus", "16", "--network", "ndr-ib", "--framework", "nemo"]
     assert run([*moe, "--json"]) == 0
     likely = json.loads(capsys.readouterr().out)["throughput"]["likely"]
     assert likely["speed_ratio"] == list(find_framework("nemo").likely_range(True) or ())[:2]
-    assert run([*argv, "--framework", "jax"]) == 0
+    assert run(["plan", "mixtral-8x7b", "--gpus", "16", "--network", "ndr-ib"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "Likely range not known: fewer than 10 published runs of JAX" in out
+    assert "Likely range not known: fewer than 10 published MoE runs of eager PyTorch" in out

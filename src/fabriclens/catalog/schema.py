@@ -295,8 +295,8 @@ class Framework(_Entry):
     grad_reduce: str = "bf16"
     # how it sends MoE tokens to experts on other nodes (MOE_DISPATCH_MODES)
     moe_dispatch: str = "all-to-all"
-    # how far its published runs fall from the planned step once its share is applied: the 10th
-    # and 90th percentile of measured / planned speed over its calibration rows ({low, high,
+    # how far its published runs fall from the planned step once its share is applied: the 5th
+    # and 95th percentile of measured / planned speed over its calibration rows ({low, high,
     # runs}; benchmarks/calibrate_frameworks.py); moe_spread the same over its MoE rows. Empty:
     # too few rows to say
     spread: dict[str, float] = field(default_factory=dict)
@@ -345,7 +345,7 @@ class Framework(_Entry):
             _check_spread(name, getattr(self, name))
 
     def likely_range(self, moe: bool) -> tuple[float, float, int] | None:
-        """The middle 80% of measured / planned speed over its published calibration runs (MoE
+        """The middle 90% of measured / planned speed over its published calibration runs (MoE
         runs for an MoE model) and how many runs that is; None when too few to say."""
         band = self.moe_spread if moe else self.spread
         if not band:

@@ -11,7 +11,7 @@ KINDS = ("gpus", "links", "networks", "models", "engines", "switches", "framewor
 
 
 def _likely_cell(fw: Any) -> str:
-    """Where 80% of a framework's published runs fell around the planned speed (its spread)."""
+    """Where 90% of a framework's published runs fell around the planned speed (its spread)."""
     cells = []
     for moe, kind in ((False, ""), (True, "MoE ")):
         band = fw.likely_range(moe)
@@ -191,7 +191,7 @@ def catalog(
             )
             for f in entries
         ]
-        cols = ["name", "framework", "share of the kernel-level step", "80% of runs within", "attention",
+        cols = ["name", "framework", "share of the kernel-level step", "90% of runs within", "attention",
                 "elementwise", "grad reduce", "MoE dispatch", "aliases", "source"]  # fmt: skip
     else:
         rows = [

@@ -30,7 +30,7 @@ def _memory_doc(mem: MemoryLedger, min_gpus: int | None) -> dict[str, Any]:
 
 def _likely_doc(plan: Plan) -> dict[str, Any]:
     """Where published runs of the plan's framework fell around its planned speed: the middle
-    80% of measured / planned speed over its calibration rows, applied to this plan."""
+    90% of measured / planned speed over its calibration rows, applied to this plan."""
     est, fw, moe = plan.training, plan.framework, plan.model.is_moe
     assert est is not None
     band = fw.likely_range(moe) if fw is not None else None
@@ -45,9 +45,9 @@ def _likely_doc(plan: Plan) -> dict[str, Any]:
         "tokens_per_s": [_r(est.tokens_per_s * low), _r(est.tokens_per_s * high)],
         "step_s": [_r(est.time_s / high), _r(est.time_s / low)],
         "speed_ratio": [low, high],
-        "share_of_runs": 0.8,
+        "share_of_runs": 0.9,
         "published_runs": runs,
-        "source": f"10th-90th percentile of measured / planned speed over {runs} published "
+        "source": f"5th-95th percentile of measured / planned speed over {runs} published "
         f"{'MoE ' if moe else ''}runs of {fw.title} (reference/, its calibration rows)",
     }
 

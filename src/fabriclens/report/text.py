@@ -261,7 +261,7 @@ def step_lines(doc: dict[str, Any]) -> list[RenderableType]:
             kind = "MoE runs" if doc["model"].get("moe") else "runs"
             lines.append(
                 f"{_three_figures(lo)}-{_three_figures(hi)} tokens/s (step "
-                f"{format_time(likely['step_s'][0])} to {format_time(likely['step_s'][1])}): 80% "
+                f"{format_time(likely['step_s'][0])} to {format_time(likely['step_s'][1])}): 90% "
                 f"of {likely['published_runs']} published {kind} on this framework came within "
                 f"{low:.2f}-{high:.2f}x of the speed the model plans for them\n"
             )
