@@ -1329,3 +1329,47 @@ def test_an_nccl_device_list_that_repeats_its_prefix_is_named() -> None:
     for text in (bad, also):
         assert "nccl-list-prefix-misplaced" in _rules_of(text)
     assert "nccl-list-prefix-misplaced" not in _rules_of(good)
+
+
+def test_a_vllm_workers_watchdog_timeout_names_vllms_own_hangs() -> None:
+    """A watchdog timeout printed by a vLLM worker (Ray's or vLLM's own process prefix) is read
+    as vLLM's known hangs (its custom all-reduce, CUDA-graph-captured NCCL calls: vllm#4653,
+    vllm#2770), not a broken network or one job's stragglers; the same line from another
+    program stays a generic timeout."""
+    body = ("[E ProcessGroupNCCL.cpp:523] [Rank 1] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=50404, OpType=GATHER, NumelIn=8000, NumelOut=0, Timeout(ms)=600000) "
+            "ran for 600327 milliseconds before timing out.\n")  # fmt: skip
+    for prefix in ("(RayWorkerWrapper pid=2376582) [rank1]:", "(VllmWorkerProcess pid=77) "):
+        fired = _rules_of(prefix + body)
+        assert "vllm-worker-collective-hang" in fired and "nccl-timeout" not in fired
+    two_runs = ("(RayWorkerVllm pid=5085) " + body.replace("50404", "20518").replace("Rank 1", "Rank 4")
+                + "(RayWorkerVllm pid=4775) " + body.replace("50404", "369526"))  # fmt: skip
+    fired = _rules_of(two_runs)
+    assert "vllm-worker-collective-hang" in fired and "straggler-rank" not in fired
+    plain = _rules_of("(pid=12) " + body)
+    assert "vllm-worker-collective-hang" not in plain and "nccl-timeout" in plain
+
+
+def test_hosts_on_different_network_plugins_are_named() -> None:
+    """One host loading a network plugin (HPC-X's SHARP plugin) while another falls back to
+    NCCL's internal transport (nccl#1634); every host on the same side is not."""
+    internal = "hgx-11:18226:18274 [5] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.\n"  # fmt: skip
+    loaded = "hgx-04:589474:589541 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so\n"  # fmt: skip
+    assert "net-plugin-differs" in _rules_of(internal + loaded)
+    assert "net-plugin-differs" not in _rules_of(internal + internal.replace("hgx-11", "hgx-12"))
+    # one host that tried the default name, then loaded a plugin: one side only
+    assert "net-plugin-differs" not in _rules_of(internal + loaded.replace("hgx-04", "hgx-11"))
+    older = "hgx-12:1:1 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation\n"  # fmt: skip
+    assert "net-plugin-differs" in _rules_of(older + loaded)
+
+
+def test_a_log_that_stops_in_nvls_setup_is_named() -> None:
+    """Every rank's last line an NVLS buffer bind, no failure and no 'Init COMPLETE'
+    (nccl-tests#216): set-up stuck in NVLink SHARP; the same line in a set-up that completed,
+    or beside a failure, is not."""
+    bind = "c2ce:1023:1032 [0] NCCL INFO NVLS Bind mem 0xac0000000 UC handle 0x7f33 MC handle 0x7f34 size 1073741824\n"  # fmt: skip
+    assert "nvls-setup-stalled" in _rules_of(bind)
+    done = "c2ce:1023:1032 [0] NCCL INFO comm 0x5611 rank 0 nranks 4 cudaDev 0 busId 18000 - Init COMPLETE\n"  # fmt: skip
+    assert "nvls-setup-stalled" not in _rules_of(bind + done)
+    warn = "c2ce:1023:1032 [0] transport/nvls.cc:151 NCCL WARN Cuda failure 'invalid argument'\n"
+    assert "nvls-setup-stalled" not in _rules_of(bind + warn)

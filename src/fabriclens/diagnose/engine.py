@@ -180,6 +180,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "completion_errors": len(nccl.completion_errors),
         "retry_exceeded": sum(1 for s, _ in nccl.completion_errors if s == 12),
         "watchdog_timeouts": len(torch.timeouts),
+        "vllm_worker_timeouts": sum(1 for t in torch.timeouts if t.vllm_worker),
         "watchdog_stack_only": len(torch.timeout_frames) if not torch.timeouts else 0,
         "stragglers": len(stragglers(torch)),
         "ib_disabled_by_env": env.get("NCCL_IB_DISABLE", "0") not in ("0", ""),
@@ -270,6 +271,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "cuda_kernel_fault": _count("cuda_kernel_fault", nccl),
         "ucx_efa_error": _count("ucx_efa_error", nccl),
         **_pl_rank_facts(nccl),
+        "net_plugin_split": _net_plugin_split(nccl),
         "ucx_no_protocol": _count("ucx_no_protocol", nccl),
         "ucx_tls_no_cuda": _count("ucx_tls_no_cuda", nccl),
         "gpu_offload_partial": _count("gpu_offload_partial", nccl),
@@ -466,6 +468,8 @@ EVENT_FACTS = (
     "comm_destroyed_twice",
     "nccl_list_prefix_misplaced",
     "topo_search_crash",
+    "nvls_setup",
+    "net_plugin_internal",
     "launch_invalid_argument",
     "mpirun_env_prefix",
     "nccl_tests_output",
@@ -684,6 +688,14 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
                                  and e.detail["available_gib"] < 0.5 * e.detail["total_gib"]),
     **{kind: ((kind,), None) for kind in EVENT_FACTS},
 }  # fmt: skip
+
+
+def _net_plugin_split(nccl: NcclLog) -> int:
+    """Hosts that run NCCL's own network transport while another host of the same log loads a
+    network plugin (HPC-X's SHARP plugin, aws-ofi-nccl): the two sides cannot talk."""
+    loaded = {e.host for e in nccl.of("net_plugin") if e.host}
+    internal = {e.host for e in nccl.of("net_plugin_internal") if e.host} - loaded
+    return len(internal) if loaded else 0
 
 
 def _pl_rank_facts(nccl: NcclLog) -> dict[str, int]:

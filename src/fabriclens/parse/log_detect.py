@@ -100,6 +100,7 @@ from fabriclens.parse.log_patterns import (
     IBV_CREATE_RE,
     IBV_REG_RE,
     INCARNATION_RE,
+    INTERNAL_NET_RE,
     JAX_TASK_RE,
     KERNEL_ARG_RE,
     LIBFABRIC_ERR_RE,
@@ -154,6 +155,7 @@ from fabriclens.parse.log_patterns import (
     PEER_RE,
     PL_RANK_RE,
     PLUGIN_MISSING_RE,
+    PLUGIN_PATH_RE,
     PLUGIN_VERSION_RE,
     PLUGIN_XID_RE,
     POD_SECURITY_RE,
@@ -990,6 +992,8 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
     if "NVLS" in msg:
         if (nv := NVLS_BIND_RE.search(msg)) is not None:
             add("nvls_bind", size=int(nv.group(1)), code=int(nv.group(2)), error=nv.group(3))
+        elif "NVLS Bind mem" in msg:  # transport/nvls.cc binding a multicast buffer: setup going on
+            add("nvls_setup")
         # a user buffer NCCL could not register for NVLS (transport/nvls.cc: `rank 0 failed to
         # NVLS register sendbuff 0x... sendbuffSize 1073741824 ...`): it falls back, unregistered
         if "failed to NVLS register" in msg:
@@ -1080,6 +1084,10 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
         add("ofi_sets_algo_proto")
     if "NET/Plugin" in msg and (pl := NET_PLUGIN_RE.search(msg)) is not None:
         add("net_plugin", name=PLUGIN_VERSION_RE.sub("", pl.group(1)).rstrip())
+    elif "NET/Plugin" in msg and INTERNAL_NET_RE.search(msg) is not None:
+        add("net_plugin_internal")  # no network plugin found: NCCL's own IB / socket transport
+    if "Plugin Path" in msg and (pp := PLUGIN_PATH_RE.search(msg)) is not None:
+        add("net_plugin", name=pp.group(1))  # the plugin library NCCL loads (2.2x)
     if "Attribute" in msg and (tx := TOPO_XML_RE.search(msg)) is not None:
         add("topo_xml", attribute=tx.group(1), node=tx.group(2))
     if "Socket creation failed" in msg and (sc := SOCKET_CREATE_RE.search(msg)) is not None:

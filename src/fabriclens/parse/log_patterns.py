@@ -288,6 +288,12 @@ GRAPH_IMPORT_RE = re.compile(r"XML Import Channel\s*:\s*dev (\d+) not found")
 # is matched in one pass, never by trying where one entry might end)
 IFACE_LIST_RE = re.compile(r"(?:\[\d+\][A-Za-z][\w.@-]*:[^\s<]+<\d+>\s*)+")
 NET_PLUGIN_RE = re.compile(r"NET/Plugin\s*:\s*Loaded (?:net )?plugin (\S(?:.*\S)?)")
+# NCCL found no network plugin and runs its own transports: `NET/Plugin : No plugin found
+# (libnccl-net.so), using internal implementation`, `NET/Plugin: Could not find: libnccl-net.so.
+# Using internal network plugin.`
+INTERNAL_NET_RE = re.compile(r"[Uu]sing internal (?:implementation|net(?:work)? plugin)")
+# the network plugin library NCCL opens: `Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so`
+PLUGIN_PATH_RE = re.compile(r"Plugin Path\s*:\s*(\S*libnccl-net\S*)")
 PLUGIN_VERSION_RE = re.compile(r"\(v\d+\)$")
 TOPO_XML_RE = re.compile(r"Attribute (\w+) of node (\w+) not found")
 SOCKET_CREATE_RE = re.compile(r"Socket creation failed\s*:\s*(\S(?:.*\S)?)")

@@ -35,6 +35,10 @@ PROGRESS_RE = re.compile(
     r"last enqueued NCCL work:\s*(-?\d+),\s*last completed NCCL work:\s*(-?\d+)"
 )
 
+# the prefix of a vLLM worker's lines: Ray's `(RayWorkerVllm pid=5085)`, `(RayWorkerWrapper
+# pid=...)`, vLLM's multiprocessing `(VllmWorkerProcess pid=...)` and V1's `(VllmWorker rank=1 ...)`
+VLLM_WORKER_RE = re.compile(r"\((?:RayWorkerVllm|RayWorkerWrapper|VllmWorkerProcess|VllmWorker)\b")
+
 
 @dataclass(frozen=True)
 class Timeout:
@@ -48,6 +52,7 @@ class Timeout:
     ran_s: float | None
     line: str
     group_rank: int | None = None  # the rank inside its process group, where the line tells both
+    vllm_worker: bool = False  # printed by a vLLM worker process (Ray's or vLLM's own prefix)
 
 
 @dataclass
@@ -168,6 +173,7 @@ def _timeout(raw: str, line: str) -> Timeout:
         ran_s=int(ran.group(1)) / 1000 if ran else None,
         line=line,
         group_rank=_group_rank(raw)[1],
+        vllm_worker=VLLM_WORKER_RE.search(raw[: raw.find("Watchdog")]) is not None,
     )
 
 
