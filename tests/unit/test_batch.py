@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from fabriclens.catalog import find_gpu, find_model, find_network
 from fabriclens.model.arch import count_params
-from fabriclens.model.batch import REC, evaluate
+from fabriclens.model.batch import REC, _stage_layers, evaluate
 from fabriclens.model.layout import TrainConfig
+from fabriclens.model.memory import head_cost_layers, stage_layer_counts
 from fabriclens.model.step import estimate_training_step
 from fabriclens.plan.planner import resolve_fabric
 
@@ -40,7 +41,7 @@ from fabriclens.plan.planner import resolve_fabric
     network=st.sampled_from(["1gbe", "25gbe", "100g-roce", "ndr-ib"]),
     nics=st.sampled_from([1, 2, 8]),
     tp=st.sampled_from([1, 2, 4, 8]),
-    pp=st.sampled_from([1, 2, 4]),
+    pp=st.sampled_from([1, 2, 3, 4]),
     ep=st.sampled_from([1, 2, 4, 8]),
     zero=st.sampled_from([0, 1, 2, 3]),
     rec=st.sampled_from(["none", "selective", "full"]),
@@ -57,9 +58,10 @@ from fabriclens.plan.planner import resolve_fabric
     grad_bytes=st.sampled_from([2.0, 4.0]),
     moe_dispatch=st.sampled_from(["all-to-all", "node-dedup"]),
     ep_overlap=st.booleans(),
+    split=st.sampled_from(["even", "balanced"]),
 )
 def test_batch_equals_scalar(model, gpu, nodes, gpn, network, nics, tp, pp, ep, zero, rec, mb, il, sp, workload,
-                             lora_bits, flash, dropout, framework, attention, elementwise, grad_bytes, moe_dispatch, ep_overlap) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
+                             lora_bits, flash, dropout, framework, attention, elementwise, grad_bytes, moe_dispatch, ep_overlap, split) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
     spec = find_model(model)
     gpus = nodes * gpn
     assume(gpus % (tp * pp) == 0 and spec.heads % tp == 0 and pp <= spec.layers)
@@ -77,7 +79,7 @@ def test_batch_equals_scalar(model, gpu, nodes, gpn, network, nics, tp, pp, ep, 
                        lora_base_bits=lora_bits, flash_attention=flash, dropout=dropout,
                        framework_efficiency=framework, attention_kernel=attention,
                        elementwise=elementwise, grad_bytes=grad_bytes, moe_dispatch=moe_dispatch,
-                       ep_overlap=ep_overlap)  # fmt: skip
+                       ep_overlap=ep_overlap, pipeline_split=split)  # fmt: skip
     cfg = replace(base, tp=tp, pp=pp, dp=dp, ep=ep, zero=zero, recompute=rec, micro_batch=mb, interleave=il,  # type: ignore[arg-type]
                   sequence_parallel=sp)  # fmt: skip
     scalar = estimate_training_step(spec, counts, g, fabric, cfg)
@@ -130,3 +132,73 @@ def test_many_layouts_at_once_match_one_by_one() -> None:
             estimate_training_step(spec, count_params(spec), g, fabric, cfg).time_s, rel=1e-9
         )
     assert find_network("ndr-ib").kind == "ib"
+
+
+def test_vectorised_stage_layers_are_the_scalar_split() -> None:
+    """batch._stage_layers (per layout) gives memory.stage_layer_counts' first, busiest middle
+    and last stage, even and balanced by cost, for every pipeline depth up to the layer count."""
+    for layers in (2, 5, 16, 22, 32, 61, 80, 126):
+        for head in (0.0, 0.97, 1.94, 3.56, 12.0):
+            pps = np.arange(1, layers + 1, dtype=float)
+            first, middle, last = _stage_layers(layers, pps, head)
+            for i, pp in enumerate(range(1, layers + 1)):
+                counts = stage_layer_counts(layers, pp, head)
+                assert sum(counts) == layers
+                assert (first[i], last[i]) == (counts[0], counts[-1]), (layers, head, pp)
+                if pp >= 3:
+                    assert middle[i] == max(counts[1:-1]), (layers, head, pp)
+
+
+def test_a_balanced_split_moves_layers_off_the_stage_with_the_lm_head() -> None:
+    """nanotron's split (build_model: 'Balance compute across PP blocks'): the LM head counts as
+    vocab x hidden against a layer's 4 x heads x head width x hidden + 3 x ffn x hidden, so the
+    last stage holds fewer layers; its 1.34B model (16 layers of 2048, ffn 8192, vocabulary
+    131,072: a head of exactly 4 layers) on two stages is 11 / 5 (the first stage takes layers
+    until their cost passes half of 20), and the step on that pipeline is shorter than an even
+    split's."""
+    spec = replace(find_model("llama-3.2-1b"), layers=16, hidden=2048, heads=32, kv_heads=32,
+                   ffn=8192, vocab=131072, tied_embeddings=True)  # fmt: skip
+    counts = count_params(spec)
+    head = head_cost_layers(spec, counts)
+    assert head == pytest.approx(4.0)
+    assert stage_layer_counts(16, 2, head) == (11, 5)
+    assert stage_layer_counts(16, 2) == (8, 8)
+    g = find_gpu("h100-sxm")
+    fabric, _ = resolve_fabric(g, 8, gpus_per_node=8, network_name=None, nics_per_node=1)
+    even = TrainConfig(gpus=8, gpus_per_node=8, tp=1, pp=2, dp=4, seq_len=4096, global_batch=256,
+                       micro_batch=4)  # fmt: skip
+    balanced = replace(even, pipeline_split="balanced")
+    t_even = estimate_training_step(spec, counts, g, fabric, even).time_s
+    t_bal = estimate_training_step(spec, counts, g, fabric, balanced).time_s
+    assert t_bal < 0.97 * t_even
+
+
+def test_the_pipeline_split_is_the_frameworks_unless_the_user_names_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """nanotron splits by cost, the other frameworks evenly; --pipeline-split overrides the
+    framework's, the plan says so, search and advise take it too, and a split the model does
+    not know is one line with the fix, exit 2."""
+    from fabriclens.catalog import find_framework
+    from fabriclens.cli.app import run
+    from fabriclens.plan.planner import make_plans
+    from fabriclens.plan.request import PlanRequest
+
+    assert find_framework("nanotron").pipeline_split == "balanced"
+    assert find_framework("pytorch").pipeline_split == "even"
+    assert find_framework("nanotron").efficiency == find_framework("pytorch").efficiency
+    req = PlanRequest(model=find_model("llama-3.2-1b"), gpu="h100-sxm", gpus=8, tp=1, pp=2)
+    (even,) = make_plans(req)
+    (nano,) = make_plans(replace(req, framework="nanotron"))
+    (named,) = make_plans(replace(req, pipeline_split="balanced"))
+    assert even.config is not None and nano.config is not None and named.config is not None
+    assert (even.config.pipeline_split, nano.config.pipeline_split) == ("even", "balanced")
+    assert named.config.pipeline_split == "balanced"
+    assert any("--pipeline-split" in n for n in named.defaults)
+    assert not any("--pipeline-split" in n for n in nano.defaults + even.defaults)
+    assert any("balanced by compute" in a for a in nano.training.assumptions)  # type: ignore[union-attr]
+    for argv in (["plan", "llama-3.1-8b", "--gpus", "8", "--pipeline-split", "zigzag"],
+                 ["search", "llama-3.1-8b", "--gpus", "8", "--pipeline-split", "zigzag"]):  # fmt: skip
+        assert run(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "zigzag" in err and "--pipeline-split even" in err and err.count("\n") == 1

@@ -246,6 +246,11 @@ ELEMENTWISE_MODES = ("fused", "eager")
 # how a training framework dispatches MoE tokens across nodes (Framework.moe_dispatch, model/moe.py):
 # a flat all-to-all, or once per destination node and on over NVLink (DeepEP, HybridEP)
 MOE_DISPATCH_MODES = ("all-to-all", "node-dedup")
+# how decoder layers are laid over pipeline stages: the same number each (Megatron-LM's default;
+# the first and last stages one fewer when it does not divide), or balanced by compute with the
+# LM head counted on the last (nanotron's get_block_compute_costs; Megatron's
+# --account-for-loss-in-pipeline-split) (model/memory.py: stage_layer_counts)
+PIPELINE_SPLITS = ("even", "balanced")
 # the element type a training framework reduces data-parallel gradients in (Framework.grad_reduce)
 GRAD_REDUCE_DTYPES = {"bf16": 2.0, "fp32": 4.0}
 # the architectures catalog/data/gemm_shapes.csv holds a GEMM-by-shape table for
@@ -295,6 +300,8 @@ class Framework(_Entry):
     grad_reduce: str = "bf16"
     # how it sends MoE tokens to experts on other nodes (MOE_DISPATCH_MODES)
     moe_dispatch: str = "all-to-all"
+    # how it lays decoder layers over pipeline stages (PIPELINE_SPLITS)
+    pipeline_split: str = "even"
     # how far its published runs fall from the planned step once its share is applied: the 5th
     # and 95th percentile of measured / planned speed over its calibration rows ({low, high,
     # runs}; benchmarks/calibrate_frameworks.py); moe_spread the same over its MoE rows. Empty:
@@ -306,6 +313,7 @@ class Framework(_Entry):
         super().__post_init__()
         _one_of(self, "attention", ATTENTION_KERNELS)
         _one_of(self, "moe_dispatch", MOE_DISPATCH_MODES)
+        _one_of(self, "pipeline_split", PIPELINE_SPLITS)
         _one_of(self, "elementwise", ELEMENTWISE_MODES)
         _one_of(self, "grad_reduce", tuple(GRAD_REDUCE_DTYPES))
         _check(

@@ -33,6 +33,11 @@ ATTENTION_HELP = (
     "(cuDNN's, through Transformer Engine, XLA or SDPA's cuDNN backend) [default: the "
     "framework's on this GPU]"
 )
+PIPELINE_SPLIT_HELP = (
+    "Decoder layers over pipeline stages: even (the same number each, Megatron-LM's default) | "
+    "balanced (by compute, the LM head counted on the last stage: nanotron, Megatron's "
+    "--account-for-loss-in-pipeline-split) [default: the framework's]"
+)
 EP_OVERLAP_HELP = (
     "MoE: hide the expert all-to-all behind another micro-batch's compute (Megatron-Core's "
     "overlap_moe_expert_parallel_comm, DeepSeek's DualPipe)"

@@ -11,6 +11,7 @@ from fabriclens.cli._params import (
     FRAMEWORK_HELP,
     GRAD_REDUCE_HELP,
     MOE_DISPATCH_HELP,
+    PIPELINE_SPLIT_HELP,
 )
 
 
@@ -56,6 +57,7 @@ def advise(
     moe_dispatch: Annotated[str | None, typer.Option(help=MOE_DISPATCH_HELP)] = None,
     ep_overlap: Annotated[bool, typer.Option("--ep-overlap", help=EP_OVERLAP_HELP)] = False,
     attention: Annotated[str | None, typer.Option(help=ATTENTION_HELP)] = None,
+    pipeline_split: Annotated[str | None, typer.Option(help=PIPELINE_SPLIT_HELP)] = None,
     slack: Annotated[
         str, typer.Option(help="Accept a tier this much slower than the best, e.g. 10%")
     ] = "10%",
@@ -76,7 +78,7 @@ def advise(
                               gpus_per_node=gpus_per_node, nics_per_node=nics_per_node,
                               framework=framework, grad_reduce=grad_reduce,
                               moe_dispatch=moe_dispatch, ep_overlap=ep_overlap,
-                              attention=attention)  # fmt: skip
+                              attention=attention, pipeline_split=pipeline_split)  # fmt: skip
     facts = Facts(
         scenario=scenario, nodes=nodes or max(1, -(-gpus // gpn)), network_engineer=network_engineer,
         cloud=cloud, utilisation=utilisation, sensitive_data=sensitive_data,

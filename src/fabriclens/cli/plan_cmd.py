@@ -12,6 +12,7 @@ from fabriclens.cli._params import (
     FRAMEWORK_HELP,
     GRAD_REDUCE_HELP,
     MOE_DISPATCH_HELP,
+    PIPELINE_SPLIT_HELP,
 )
 
 COMPARE_SET = (
@@ -97,6 +98,7 @@ def plan(
     moe_dispatch: Annotated[str | None, typer.Option(help=MOE_DISPATCH_HELP)] = None,
     ep_overlap: Annotated[bool, typer.Option("--ep-overlap", help=EP_OVERLAP_HELP)] = False,
     attention: Annotated[str | None, typer.Option(help=ATTENTION_HELP)] = None,
+    pipeline_split: Annotated[str | None, typer.Option(help=PIPELINE_SPLIT_HELP)] = None,
     batch: Annotated[
         int | None, typer.Option(help="Inference: concurrent sequences [default: 1]")
     ] = None,
@@ -251,6 +253,7 @@ def plan(
         moe_dispatch=moe_dispatch,
         ep_overlap=ep_overlap,
         attention=attention,
+        pipeline_split=pipeline_split,
         batch=1 if batch is None else batch,
         prompt_tokens=1024 if prompt_tokens is None else prompt_tokens,
         output_tokens=256 if output_tokens is None else output_tokens,

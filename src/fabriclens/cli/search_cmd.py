@@ -11,6 +11,7 @@ from fabriclens.cli._params import (
     FRAMEWORK_HELP,
     GRAD_REDUCE_HELP,
     MOE_DISPATCH_HELP,
+    PIPELINE_SPLIT_HELP,
 )
 
 
@@ -39,6 +40,7 @@ def search(
     moe_dispatch: Annotated[str | None, typer.Option(help=MOE_DISPATCH_HELP)] = None,
     ep_overlap: Annotated[bool, typer.Option("--ep-overlap", help=EP_OVERLAP_HELP)] = False,
     attention: Annotated[str | None, typer.Option(help=ATTENTION_HELP)] = None,
+    pipeline_split: Annotated[str | None, typer.Option(help=PIPELINE_SPLIT_HELP)] = None,
     top: Annotated[int, typer.Option(help="Layouts to show per network")] = 5,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> int:
@@ -61,7 +63,7 @@ def search(
         nics_per_node=nics_per_node, tp=tp, pp=pp, zero=zero, recompute=recompute, micro_batch=micro_batch,
         seq_len=seq_len, global_batch=global_batch, precision=precision, framework=framework,
         grad_reduce=grad_reduce, moe_dispatch=moe_dispatch, ep_overlap=ep_overlap,
-        attention=attention,
+        attention=attention, pipeline_split=pipeline_split,
     )  # fmt: skip
     from fabriclens.plan.planner import make_plans
 

@@ -57,6 +57,7 @@ from fabriclens.model.memory import (
     OPTIMIZER_BYTES_PER_PARAM,
     adapter_params,
     frozen_base_bytes,
+    split_head_layers,
 )
 from fabriclens.model.moe import (
     dispatch_network_share,
@@ -239,6 +240,35 @@ def _head_shares(gpu: Gpu, spec: ModelSpec, tokens: Arr, tp: Arr) -> list[Arr]:
     )
 
 
+def _stage_layers(L: int, pp: Arr, head_layers: float) -> list[Arr]:
+    """memory.stage_layer_counts per layout: the first stage's layers, the busiest middle
+    stage's (where pp >= 3) and the last's. Even: ceil(L / pp), one fewer on the last and then
+    the first where pp does not divide L. Balanced by cost (``head_layers`` > 0): stage r ends
+    at the first layer whose running cost passes (r + 1) / pp of L + head, so it ends at
+    min(L, floor((r + 1) x (L + head) / pp) + 1) (pp <= L)."""
+    one = pp <= 1
+    if head_layers <= 0:
+        ceil = np.ceil(L / pp)
+        light = pp * ceil - L
+        return [
+            np.where(one, float(L), ceil - (light >= 2)),
+            ceil,
+            np.where(one, float(L), ceil - (light >= 1)),
+        ]
+    total = L + head_layers
+
+    def end(r: Arr) -> Arr:  # layers on stages 0..r
+        return _f(np.minimum(float(L), np.floor(total * (r + 1) / pp) + 1))
+
+    first = np.where(one, float(L), end(np.zeros_like(pp)))
+    last = np.where(one, float(L), L - end(pp - 2))
+    middle = np.zeros_like(pp)
+    for r in range(1, int(np.max(pp, initial=1)) - 1):
+        here = end(np.full_like(pp, float(r))) - end(np.full_like(pp, float(r - 1)))
+        middle = np.where(r <= pp - 2, np.maximum(middle, here), middle)
+    return [first, middle, last]
+
+
 def evaluate(
     spec: ModelSpec,
     counts: ParamCounts,
@@ -262,15 +292,9 @@ def evaluate(
     trains = base.trains_base
     m = np.maximum(1.0, np.floor(gb / (dp * mb)))
 
-    # --- pipeline stages (memory.pipeline_stages): first, second, last ---
-    ceil = np.ceil(L / pp)
-    light = pp * ceil - L
+    # --- pipeline stages (memory.pipeline_stages): first, busiest middle, last ---
     one = pp <= 1
-    st_layers = [
-        np.where(one, float(L), ceil - (light >= 2)),
-        ceil,
-        np.where(one, float(L), ceil - (light >= 1)),
-    ]
+    st_layers = _stage_layers(L, pp, split_head_layers(spec, counts, base))
     st_index = [np.zeros_like(pp), np.ones_like(pp), pp - 1]
     exists = [np.ones_like(pp, dtype=bool), pp >= 3, pp >= 2]
     head = counts.lm_head or counts.embedding
@@ -280,7 +304,8 @@ def evaluate(
         np.where(one, counts.embedding + counts.lm_head, float(head)),
     ]
     st_head = [one, np.zeros_like(pp, dtype=bool), ~one]
-    layers = ceil  # the busiest stage's layers set the step (memory.busiest_layers)
+    # the busiest stage's layers set the step (memory.busiest_layers)
+    layers = np.maximum(np.maximum(st_layers[0], st_layers[2]), np.where(pp >= 3, st_layers[1], 0))
 
     # --- parameters held (memory.stage_share; param_share: the stage holding the most) ---
     per_dense = (
@@ -413,7 +438,10 @@ def evaluate(
     logits = passes * 2.0 * tokens * h * spec.vocab / tp / bf16_mm_rate
     logits = logits + LOSS_BYTES_PER_LOGIT * tokens * spec.vocab / tp / mem_rate
     compute_mb = np.maximum(
-        np.maximum(st_layers[0] * per_layer + np.where(one, logits, 0.0), ceil * per_layer),
+        np.maximum(
+            st_layers[0] * per_layer + np.where(one, logits, 0.0),
+            np.where(pp >= 3, st_layers[1], 0.0) * per_layer,
+        ),
         np.where(exists[2], st_layers[2] * per_layer + logits, 0.0),
     )
 

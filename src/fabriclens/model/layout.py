@@ -51,6 +51,7 @@ class TrainConfig:
     attention_kernel: str = "flash"  # the framework's (catalog frameworks.toml, ATTENTION_KERNELS)
     elementwise: str = "fused"  # fused kernels or op by op (model/elementwise.py)
     moe_dispatch: str = "all-to-all"  # MoE tokens across nodes (MOE_DISPATCH_MODES, model/moe.py)
+    pipeline_split: str = "even"  # layers over pipeline stages (PIPELINE_SPLITS, model/memory.py)
     # MoE all-to-all hidden behind another micro-batch's compute (Megatron-Core's
     # overlap_moe_expert_parallel_comm, DeepSeek's DualPipe); off: exposed, as by default
     ep_overlap: bool = False

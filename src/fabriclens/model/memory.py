@@ -71,15 +71,46 @@ class Stage:
     lm_head: bool  # the last stage holds the LM head and the logits
 
 
-def stage_layer_counts(layers: int, pp: int) -> tuple[int, ...]:
+def head_cost_layers(spec: ModelSpec, counts: ParamCounts) -> float:
+    """The LM head's cost in decoder layers, as a split balanced by compute counts it on the last
+    stage: nanotron's get_block_compute_costs, vocabulary x hidden for the head against
+    4 x heads x head width x hidden (its attention, every head taken as a full KV head) plus the
+    MLP's weights for a layer."""
+    mlp = (counts.dense_mlp + counts.experts_active + counts.shared_and_router) / spec.layers
+    per_layer = 4.0 * q_width(spec) * spec.hidden + mlp
+    return spec.vocab * spec.hidden / per_layer if per_layer > 0 else 0.0
+
+
+def split_head_layers(spec: ModelSpec, counts: ParamCounts, cfg: TrainConfig) -> float:
+    """The head's cost a ``cfg.pipeline_split`` of "balanced" counts, else 0 (an even split)."""
+    return head_cost_layers(spec, counts) if cfg.pipeline_split == "balanced" else 0.0
+
+
+def stage_layer_counts(layers: int, pp: int, head_layers: float = 0.0) -> tuple[int, ...]:
     """Decoder layers on each of ``pp`` pipeline stages, in order.
 
-    When ``pp`` does not divide the layers the busiest stages hold ceil(layers / pp); the stages
-    that hold one fewer are the first and the last (which carry the embedding and the LM head),
-    as Llama 3 405B's 126 layers were split (Dubey et al. 2024, section 3.3.2: "reduce one
-    Transformer layer each from the first and the last stages"), then middle ones from the end."""
+    An even split: when ``pp`` does not divide the layers the busiest stages hold
+    ceil(layers / pp); the stages that hold one fewer are the first and the last (which carry
+    the embedding and the LM head), as Llama 3 405B's 126 layers were split (Dubey et al. 2024,
+    section 3.3.2: "reduce one Transformer layer each from the first and the last stages"), then
+    middle ones from the end.
+
+    With ``head_layers`` (the LM head's cost in layers, :func:`head_cost_layers`) the split is
+    balanced by cost as nanotron's is: blocks in order, each stage taking layers until their
+    running cost passes its share, (stage + 1) / pp of the whole, and the last stage the rest and
+    the head."""
     if pp <= 1:
         return (layers,)
+    if head_layers > 0:
+        total = layers + head_layers
+        counts = [0] * pp
+        stage, cost = 0, 0.0
+        for _ in range(layers):
+            counts[stage] += 1
+            cost += 1.0
+            if stage < pp - 1 and cost > total * (stage + 1) / pp:
+                stage += 1
+        return tuple(counts)
     ceil = -(-layers // pp)
     counts = [ceil] * pp
     order = [0, pp - 1, *range(pp - 2, 1, -1)] if pp > 2 else [0, 1]
@@ -89,22 +120,22 @@ def stage_layer_counts(layers: int, pp: int) -> tuple[int, ...]:
     return tuple(counts)
 
 
-def pipeline_stages(layers: int, pp: int) -> tuple[Stage, ...]:
+def pipeline_stages(layers: int, pp: int, head_layers: float = 0.0) -> tuple[Stage, ...]:
     """The stages that can decide a fit or a step: the first (the embedding, the most
-    micro-batches in flight), the second (the busiest middle stage) and the last (the LM head
-    and the logits); see :func:`stage_layer_counts` for an uneven split."""
-    counts = stage_layer_counts(layers, pp)
+    micro-batches in flight), the busiest middle one (as the second: the most in flight of the
+    middle ones) and the last (the LM head and the logits); see :func:`stage_layer_counts`."""
+    counts = stage_layer_counts(layers, pp, head_layers)
     if pp <= 1:
         return (Stage(0, layers, True, True),)
     first, last = Stage(0, counts[0], True, False), Stage(pp - 1, counts[-1], False, True)
     if pp == 2:
         return (first, last)
-    return (first, Stage(1, counts[1], False, False), last)
+    return (first, Stage(1, max(counts[1:-1]), False, False), last)
 
 
-def busiest_layers(layers: int, pp: int) -> int:
+def busiest_layers(layers: int, pp: int, head_layers: float = 0.0) -> int:
     """Decoder layers on the busiest pipeline stage: the step follows it, not the average."""
-    return -(-layers // max(1, pp))
+    return max(stage_layer_counts(layers, max(1, pp), head_layers))
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,10 +174,13 @@ def stage_share(
     return ParamShare(dense, expert, stage.layers, ends / tp, embedding / tp, stage)
 
 
-def param_share(spec: ModelSpec, counts: ParamCounts, tp: int, pp: int, ep: int) -> ParamShare:
+def param_share(
+    spec: ModelSpec, counts: ParamCounts, tp: int, pp: int, ep: int, head_layers: float = 0.0
+) -> ParamShare:
     """Parameters on one GPU of the stage that holds the most (first or last: embedding or LM
     head; a middle stage when the split is uneven)."""
-    shares = [stage_share(spec, counts, tp, ep, st, pp) for st in pipeline_stages(spec.layers, pp)]
+    stages = pipeline_stages(spec.layers, pp, head_layers)
+    shares = [stage_share(spec, counts, tp, ep, st, pp) for st in stages]
     return max(shares, key=lambda s: s.total)
 
 
@@ -224,7 +258,7 @@ def training_memory(
     middle one the most layers when the split is uneven; the largest decides the fit."""
     ledgers = [
         _training_stage_memory(spec, counts, cfg, stage)
-        for stage in pipeline_stages(spec.layers, cfg.pp)
+        for stage in pipeline_stages(spec.layers, cfg.pp, split_head_layers(spec, counts, cfg))
     ]
     comp, notes = max(ledgers, key=lambda c: sum(c[0].values()))
     return MemoryLedger(comp, capacity_bytes, notes)

@@ -56,6 +56,7 @@ from fabriclens.model.memory import (
     frozen_base_bytes,
     param_share,
     pipeline_stages,
+    split_head_layers,
     training_memory,
 )
 from fabriclens.model.moe import (
@@ -185,9 +186,10 @@ def estimate_training_step(
     mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency * fw
     t, h = cfg.tp, spec.hidden
     tokens = cfg.micro_batch * cfg.seq_len / cfg.cp  # per GPU per micro-batch
-    share = param_share(spec, counts, t, cfg.pp, cfg.ep)
-    layers = busiest_layers(spec.layers, cfg.pp)  # the step follows the busiest stage
-    stages = pipeline_stages(spec.layers, cfg.pp)
+    head_layers = split_head_layers(spec, counts, cfg)  # 0: an even split
+    share = param_share(spec, counts, t, cfg.pp, cfg.ep, head_layers)
+    layers = busiest_layers(spec.layers, cfg.pp, head_layers)  # the step follows the busiest stage
+    stages = pipeline_stages(spec.layers, cfg.pp, head_layers)
     m = cfg.microbatches
 
     # --- compute per micro-batch per stage ---
@@ -566,7 +568,14 @@ def estimate_training_step(
             if spec.is_moe
             else ()
         ),
-        f"pipeline: 1F1B, bubble (pp-1)/interleave = {cfg.pp - 1}/{cfg.interleave} micro-batch times"
+        f"pipeline: 1F1B, bubble (pp-1)/interleave = {cfg.pp - 1}/{cfg.interleave} micro-batch times; "
+        f"decoder layers on the first / busiest / last stage {stages[0].layers} / {layers} / "
+        f"{stages[-1].layers}, "
+        + (
+            f"balanced by compute (the LM head counted as {head_layers:.1f} layers on the last)"
+            if head_layers
+            else "split evenly"
+        )
         if cfg.pp > 1
         else "pipeline: none",
         "communication: tensor/expert/pipeline collectives exposed (no overlap); data-parallel "

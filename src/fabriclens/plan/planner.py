@@ -21,6 +21,7 @@ from fabriclens.catalog.schema import (
     ATTENTION_NAMES,
     GRAD_REDUCE_DTYPES,
     MOE_DISPATCH_MODES,
+    PIPELINE_SPLITS,
     Engine,
     Framework,
     Gpu,
@@ -383,6 +384,21 @@ def _base_config(
             f"attention: {ATTENTION_NAMES[attention]} (--attention; {framework.title} runs "
             f"{ATTENTION_NAMES[default_attention]} on this GPU by default)"
         )
+    split = (
+        framework.pipeline_split
+        if req.pipeline_split is None
+        else req.pipeline_split.strip().lower()
+    )
+    if split not in PIPELINE_SPLITS:
+        raise InputError(
+            f"pipeline split {req.pipeline_split!r} is not modelled",
+            "use --pipeline-split even (the same layers per stage) or balanced (by compute)",
+        )
+    if split != framework.pipeline_split:
+        notes.append(
+            f"pipeline split: {split} (--pipeline-split; {framework.title} splits "
+            f"{framework.pipeline_split} by default)"
+        )
     cfg = TrainConfig(
         gpus=req.gpus,
         gpus_per_node=gpn,
@@ -403,6 +419,7 @@ def _base_config(
         moe_dispatch=moe_dispatch,
         ep_overlap=req.ep_overlap,
         grad_bytes=GRAD_REDUCE_DTYPES[grad_reduce],
+        pipeline_split=split,
     )
     return cfg, notes
 

@@ -46,6 +46,7 @@ class PlanRequest:
     moe_dispatch: str | None = None  # all-to-all | node-dedup (MoE); None: the framework's
     ep_overlap: bool = False  # MoE all-to-all hidden behind another micro-batch's compute
     attention: str | None = None  # flash | fused attention kernel; None: the framework's
+    pipeline_split: str | None = None  # even | balanced (PIPELINE_SPLITS); None: the framework's
     # inference
     batch: int = 1
     prompt_tokens: int = 1024
