@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from calibrate_frameworks import speed_ratio
-from fabriclens.catalog import find_framework
+from fabriclens.catalog import find_engine, find_framework
 from fabriclens.catalog.load import share_owner
 from fabriclens.units import format_number
 from reference import (
@@ -138,6 +138,34 @@ def show_likely(cases: list[Case]) -> tuple[int, int]:
     return total[0], total[1]
 
 
+def show_decode_likely(cases: list[Case]) -> tuple[int, int]:
+    """How many held-out decode rows fall inside their engine's likely range (engines.toml
+    spread), by engine; returns (inside, rows)."""
+    counts: dict[str, list[int]] = {}
+    for case in _held(cases):
+        band = find_engine(case.engine).likely_range() if case.engine else None
+        if band is None:
+            continue
+        counts.setdefault(case.engine, [0, 0])[0] += band[0] <= speed_ratio(case) <= band[1]
+        counts[case.engine][1] += 1
+    print(
+        "\nLikely range — held-out decode rows inside their engine's range (the 5th-95th percentile"
+    )
+    print("of measured / planned speed over the engine's calibration rows)")
+    print(f"  {'engine':16s} {'range':>11s} {'inside':>7s} {'rows':>5s} {'share':>6s}")
+    total = [0, 0]
+    for name, (inside, rows) in sorted(counts.items()):
+        band = find_engine(name).likely_range()
+        assert band is not None
+        print(f"  {name:16s} {band[0]:>5.2f}-{band[1]:<5.2f} {inside:>7d} {rows:>5d} "
+              f"{inside / rows:>6.0%}")  # fmt: skip
+        total[0] += inside
+        total[1] += rows
+    if total[1]:
+        print(f"  {'all':16s} {'':>11s} {total[0]:>7d} {total[1]:>5d} {total[0] / total[1]:>6.0%}")
+    return total[0], total[1]
+
+
 def _held(cases: list[Case]) -> list[Case]:
     return [c for c in cases if c.split == "held_out"]
 
@@ -177,6 +205,7 @@ def _tables() -> tuple[list[str], list[tuple[str, int, float, int, float, str, b
         sc_med = show_pairs("Scaling pairs (held out)", held_pairs)
         show_compile_pairs(compile_pairs(training))
         show_likely(training)
+        show_decode_likely(inference)
         excluded = excluded_rows()
         print(f"\nExcluded rows (kept in reference/, not predicted): {len(excluded)}")
         for e in excluded:

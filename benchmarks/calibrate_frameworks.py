@@ -106,9 +106,14 @@ def spreads(cases: list[Case], calibrated: set[str]) -> list[Spread]:
     out = []
     for (fw, moe), ratios in sorted(groups.items()):
         if len(ratios) >= MIN_ROWS:
-            cuts = statistics.quantiles(ratios, n=20, method="inclusive")
-            out.append(Spread(fw, moe, cuts[0], cuts[-1], len(ratios)))
+            out.append(Spread(fw, moe, *spread_of(ratios), len(ratios)))
     return out
+
+
+def spread_of(ratios: list[float]) -> tuple[float, float]:
+    """The 5th and 95th percentile of measured / planned speed ratios (the likely range)."""
+    cuts = statistics.quantiles(ratios, n=20, method="inclusive")
+    return cuts[0], cuts[-1]
 
 
 def calibrated_frameworks(cals: list[Calibration]) -> set[str]:

@@ -62,6 +62,7 @@ class Case:
     framework: str = ""  # training rows: the framework that ran it (catalog frameworks.toml)
     generation: str = ""  # training rows: the GPU's architecture generation
     moe: bool = False  # training rows: a mixture-of-experts model
+    engine: str = ""  # inference rows: the serving engine (catalog engines.toml)
 
     @property
     def error(self) -> float:
@@ -224,7 +225,7 @@ def inference_cases() -> Iterator[Case]:
         yield Case(
             f"{row['model']} {row['gpu']} {row['engine']} in={row['input_tokens']}",
             float(row["value"]), est.decode_tokens_per_s, "tokens/s", row["source"],
-            row_id=row["id"], split=row["split"],
+            row_id=row["id"], split=row["split"], engine=engines[row["engine"]],
         )  # fmt: skip
 
 
@@ -439,7 +440,7 @@ def more_inference_cases() -> Iterator[Case]:
             f"{row['model']} {row['gpu']} x{gpus} {row['engine']} {row['precision']} "
             f"b{batch} in={row['input_tokens']}",
             float(row["value"]), predicted, unit, row["source"], row["planner_note"],
-            row["id"], row["split"],
+            row["id"], row["split"], engine=engine.name,
         )  # fmt: skip
 
 

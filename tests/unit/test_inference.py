@@ -134,3 +134,52 @@ def test_transformers_dynamic_cache_copies_the_whole_kv_cache_every_step() -> No
     one_in_place = estimate_inference(spec, counts, a100, fabric, replace(hf, kv_cache_copies=0.0),
                                       **{**args, "batch": 1})  # type: ignore[arg-type]  # fmt: skip
     assert one.decode_step_s < 1.05 * one_in_place.decode_step_s  # batch 1: the weights dominate
+
+
+def test_engine_spreads_are_their_calibration_rows_range_and_the_plan_prints_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An inference plan's likely range is its engine's spread: the 5th and 95th percentile of
+    measured / planned decode speed over that engine's calibration rows (benchmarks/
+    calibrate_engines.py), listed only for engines with MIN_ROWS of them and never moved by a
+    held-out row; the plan multiplies its decode speed by it, or says it is not known."""
+    import json
+    from dataclasses import replace
+
+    from calibrate_engines import engine_spreads
+    from calibrate_frameworks import MIN_ROWS
+    from fabriclens.catalog import engines
+    from fabriclens.cli.app import run
+    from reference import all_inference_cases
+
+    cases = all_inference_cases()
+    derived = {s.engine: s for s in engine_spreads(cases)}
+    assert {"vllm", "ollama", "sglang"} <= set(derived)
+    for engine in engines():
+        band, sp = engine.likely_range(), derived.get(engine.name)
+        if sp is None:
+            assert band is None, engine.name
+            continue
+        assert band is not None and band[2] == sp.runs >= MIN_ROWS, engine.name
+        assert band[0] == pytest.approx(sp.low, abs=0.005) and band[1] == pytest.approx(
+            sp.high, abs=0.005
+        )
+        assert band[0] < 1 < band[1]
+    poisoned = [c if c.split == "calibration" else replace(c, measured=c.measured * 100)
+                for c in cases]  # fmt: skip
+    assert engine_spreads(poisoned) == engine_spreads(cases)
+    argv = ["plan", "llama-3.1-8b", "-w", "inference", "--gpus", "1"]
+    assert run([*argv, "--json"]) == 0
+    inf = json.loads(capsys.readouterr().out)["inference"]
+    low, high, runs = find_engine("vllm").likely_range() or (0.0, 0.0, 0)
+    assert inf["likely"]["decode_tokens_per_s"] == pytest.approx(
+        [inf["decode_tokens_per_s"] * low, inf["decode_tokens_per_s"] * high], rel=1e-3
+    )
+    assert inf["likely"]["published_runs"] == runs and inf["likely"]["share_of_runs"] == 0.9
+    assert run(argv) == 0
+    assert f"90% of {runs} published runs on this engine" in " ".join(
+        capsys.readouterr().out.split()
+    )
+    assert run([*argv, "--engine", "tgi"]) == 0  # too few TGI rows
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Likely range not known: fewer than 10 published decode runs" in out

@@ -152,6 +152,11 @@ def test_default_file_is_read_and_replaces_a_builtin(
             '[[engine]]\nname = "x"\nbase = "hf"\nkv_cache_copies = -1\n',
             "kv_cache_copies",
         ),
+        (
+            "engines",
+            '[[engine]]\nname = "x"\nbase = "hf"\nspread = { low = 2, high = 3, runs = 9 }\n',
+            "spread",
+        ),
         ("frameworks", FRAMEWORK.replace("hopper = 0.8", "hopper = 1.8"), "efficiency.hopper"),
         ("frameworks", FRAMEWORK.replace("hopper = 0.8", "kepler = 0.8"), "'kepler' is not one"),
         ("frameworks", FRAMEWORK.replace("{ hopper = 0.8 }", "{}"), "at least one GPU generation"),

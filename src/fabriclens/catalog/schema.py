@@ -582,6 +582,10 @@ class Engine(_Entry):
     # writes a new one every step (2); a preallocated or paged cache appends in place (0)
     kv_cache_copies: float = 0.0
     kv_cache_copies_source: str = "default: a preallocated or paged KV cache, appended in place"
+    # how far its published decode runs fall from the plan: the 5th and 95th percentile of
+    # measured / planned speed over its calibration rows ({low, high, runs};
+    # benchmarks/calibrate_engines.py); empty: too few rows to say
+    spread: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -618,8 +622,16 @@ class Engine(_Entry):
         _check(len(self.prefill_mixed_source) >= 3, "prefill_mixed_source",
                "must say where the value comes from")  # fmt: skip
         _non_negative(self, "kv_cache_copies")
+        _check_spread("spread", self.spread)
         _check(len(self.kv_cache_copies_source) >= 3, "kv_cache_copies_source",
                "must say where the value comes from")  # fmt: skip
+
+    def likely_range(self) -> tuple[float, float, int] | None:
+        """The middle 90% of measured / planned decode speed over its published calibration
+        runs and how many runs that is; None when too few to say."""
+        if not self.spread:
+            return None
+        return float(self.spread["low"]), float(self.spread["high"]), int(self.spread["runs"])
 
     def max_parallel_on(self, gpu: Gpu) -> int:
         """Requests one replica runs at once by default on this GPU (0: no bound)."""

@@ -52,6 +52,34 @@ def _likely_doc(plan: Plan) -> dict[str, Any]:
     }
 
 
+def _decode_likely_doc(plan: Plan) -> dict[str, Any]:
+    """Where published decode runs on the plan's engine fell around the speed the model plans
+    for them: the middle 90% of measured / planned speed over its calibration rows."""
+    from fabriclens.catalog import find_engine
+
+    inf = plan.inference
+    assert inf is not None
+    engine = find_engine(plan.request.engine)
+    band = engine.likely_range()
+    if band is None:
+        return {"known": False, "why": f"fewer than 10 published decode runs of {engine.title} "
+                "in reference/ to measure the plan against"}  # fmt: skip
+    low, high, runs = band
+    return {
+        "known": True,
+        "decode_tokens_per_s": [
+            _r(inf.decode_tokens_per_s * low),
+            _r(inf.decode_tokens_per_s * high),
+        ],
+        "batch_tokens_per_s": [_r(inf.batch_tokens_per_s * low), _r(inf.batch_tokens_per_s * high)],
+        "speed_ratio": [low, high],
+        "share_of_runs": 0.9,
+        "published_runs": runs,
+        "source": f"5th-95th percentile of measured / planned decode speed over {runs} published "
+        f"runs of {engine.title} (reference/, its calibration rows)",
+    }
+
+
 def plan_doc(plan: Plan) -> dict[str, Any]:
     """The JSON object for one plan (one network choice)."""
     doc: dict[str, Any] = {
@@ -183,6 +211,8 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "decode_bound": inf.decode_bound,
             "engine_caveat": inf.engine_caveat,
         }
+        if plan.offload is None:  # layers in host memory: the host-memory rows judge that
+            doc["inference"]["likely"] = _decode_likely_doc(plan)
         doc["bottleneck"] = "memory capacity" if not mem.fits else inf.decode_bound
         if plan.offload is not None and plan.host is not None:
             doc["offload"] = offload_doc(

@@ -284,6 +284,19 @@ def inference_lines(doc: dict[str, Any]) -> list[RenderableType]:
         f"tokens/s for the batch · {format_time(inf['decode_step_s'])} per step, bound by "
         f"{inf['decode_bound']}\n"
     )
+    likely = inf.get("likely")
+    if likely:
+        text.append("Likely ", style="bold")
+        if likely["known"]:
+            lo, hi = likely["decode_tokens_per_s"]
+            low, high = likely["speed_ratio"]
+            text.append(
+                f"{lo:.3g}-{hi:.3g} tokens/s per sequence: 90% of {likely['published_runs']} "
+                f"published runs on this engine came within {low:.2f}-{high:.2f}x of the speed the "
+                "model plans for them\n"
+            )
+        else:
+            text.append(f"range not known: {likely['why']}\n")
     if inf.get("engine_caveat"):
         text.append("Published runs ", style="bold")
         text.append(f"{inf['engine_caveat']}\n")
