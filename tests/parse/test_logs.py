@@ -1373,3 +1373,14 @@ def test_a_log_that_stops_in_nvls_setup_is_named() -> None:
     assert "nvls-setup-stalled" not in _rules_of(bind + done)
     warn = "c2ce:1023:1032 [0] transport/nvls.cc:151 NCCL WARN Cuda failure 'invalid argument'\n"
     assert "nvls-setup-stalled" not in _rules_of(bind + warn)
+
+
+def test_rays_warning_of_a_small_dev_shm_is_named() -> None:
+    """Ray's start-up warning that /dev/shm has only 64 MB (Docker's default), before vLLM's
+    tensor-parallel workers crash in ncclShmOpen (vllm#1710); NCCL's own shared-memory failure,
+    where the log has it, is the critical finding instead."""
+    ray = ("2023-11-18 03:39:16,283 WARNING services.py:1996 -- WARNING: The object store is using "
+           "/tmp instead of /dev/shm because /dev/shm has only 67108864 bytes available. This will "
+           "harm performance!\n")  # fmt: skip
+    assert "dev-shm-small" in _rules_of(ray)
+    assert "dev-shm-small" not in _rules_of(ray.replace("has only", "has"))

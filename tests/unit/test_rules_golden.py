@@ -263,6 +263,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "vllm-worker-collective-hang": {"vllm_worker_timeouts": 1},
     "net-plugin-differs": {"net_plugin_split": 1},
     "nvls-setup-stalled": {"nvls_setup": 1},
+    "dev-shm-small": {"dev_shm_small": 1},
     "nccl-launch-invalid-argument": {"launch_invalid_argument": 1},
     "mpirun-env-not-exported": {"mpirun_env_prefix": 1},
     "watchdog-graph-capture": {"watchdog_capture": 1},

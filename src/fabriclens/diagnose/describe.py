@@ -220,6 +220,7 @@ EVENT_WORDS = {
     "collnet_fallback": "NCCL could not set up CollNet (SHARP) and uses the point-to-point network instead",
     "topo_search_crash": "a stack frame in NCCL's topology search (ncclTopoCompute)",
     "nvls_setup": "NVLS multicast buffers bound (NVLink SHARP setup under way)",
+    "dev_shm_small": "/dev/shm of {bytes} bytes (Ray's start-up warning)",
     "net_plugin_internal": "no network plugin found: NCCL's internal network transport",
     "nccl_list_prefix_misplaced": "{name}={value}: a '^' or '=' prefix repeated inside the list",
     "comm_destroyed_twice": "communicator {comm} destroyed again (ncclCommDestroy on a destroyed communicator)",

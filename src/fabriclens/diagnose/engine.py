@@ -469,6 +469,7 @@ EVENT_FACTS = (
     "nccl_list_prefix_misplaced",
     "topo_search_crash",
     "nvls_setup",
+    "dev_shm_small",
     "net_plugin_internal",
     "launch_invalid_argument",
     "mpirun_env_prefix",

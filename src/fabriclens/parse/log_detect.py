@@ -34,6 +34,7 @@ from fabriclens.parse.log_patterns import (
     DDP_UNUSED_RE,
     DEFAULT_PLUGIN_RE,
     DESYNC_RE,
+    DEV_SHM_RE,
     DIRECTION_RE,
     DMABUF_TOPOLOGY_RE,
     DNF_RELEASEVER_RE,
@@ -319,6 +320,8 @@ def _detect_outside(msg: str, add: Any) -> None:
             op_b=ds.group(6) if ds else None, shape_b=ds.group(7) if ds else None)  # fmt: skip
     if "Invalid config blocking attribute" in msg:
         add("nccl_config_invalid")
+    if "/dev/shm has only" in msg and (ds_ := DEV_SHM_RE.search(msg)) is not None:
+        add("dev_shm_small", bytes=int(ds_.group(1)))  # Ray's warning at its start
     if "Address already in use" in msg and STORE_RE.search(msg) is not None:
         port = STORE_BIND_RE.search(msg)
         add("store_port_in_use", port=int_or_none(port.group(1)) if port else None)

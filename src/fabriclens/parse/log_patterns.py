@@ -288,6 +288,9 @@ GRAPH_IMPORT_RE = re.compile(r"XML Import Channel\s*:\s*dev (\d+) not found")
 # is matched in one pass, never by trying where one entry might end)
 IFACE_LIST_RE = re.compile(r"(?:\[\d+\][A-Za-z][\w.@-]*:[^\s<]+<\d+>\s*)+")
 NET_PLUGIN_RE = re.compile(r"NET/Plugin\s*:\s*Loaded (?:net )?plugin (\S(?:.*\S)?)")
+# Ray at start-up, in a container (vLLM's workers run under it): `The object store is using /tmp
+# instead of /dev/shm because /dev/shm has only 67108864 bytes available.`
+DEV_SHM_RE = re.compile(r"/dev/shm has only (\d{1,20}) bytes available")
 # NCCL found no network plugin and runs its own transports: `NET/Plugin : No plugin found
 # (libnccl-net.so), using internal implementation`, `NET/Plugin: Could not find: libnccl-net.so.
 # Using internal network plugin.`

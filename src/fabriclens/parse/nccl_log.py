@@ -493,7 +493,7 @@ SCREEN_WORDS = (
     "contiguousRanksPerHost", "available for function", "shm_open", "shareable host buffer",
     "too many XML nodes", "was set to", "libnvidia-ml", "CUDA failure", "DOCA failure",
     "remote rails", "find reverse path", "CollNet", "optimal provider", "already been destroyed",
-    "message truncated", "Mismatched collective", "Plugin Path",
+    "message truncated", "Mismatched collective", "Plugin Path", "/dev/shm has only",
     # _detect_outside's (lines without NCCL's layout: in a batch without a screen word they are
     # only counted, like the layout's plain lines)
     "Could not load", "Data unpack", "Failure to post", "Mismatched address format", "OFI MTL",
