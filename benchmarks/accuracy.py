@@ -16,6 +16,7 @@ import io
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -106,64 +107,60 @@ def show_compile_pairs(pairs: list[tuple[Case, Case]]) -> None:
         print(f"  median |error| {statistics.median(errors):.1f} pp")
 
 
-def show_likely(cases: list[Case]) -> tuple[int, int]:
-    """How many held-out training rows fall inside the likely range the plan prints for them
-    (their framework's spread, frameworks.toml), by framework; returns (inside, rows)."""
-    counts: dict[str, list[int]] = {}
-    for case in _held(cases):
-        if not case.framework:
-            continue
-        owner = share_owner(case.framework)
-        band = find_framework(owner).likely_range(case.moe)
-        if band is None:
-            continue
-        key = f"{owner}{' (MoE)' if case.moe else ''}"
-        inside = band[0] <= speed_ratio(case) <= band[1]
-        counts.setdefault(key, [0, 0])[0] += inside
-        counts[key][1] += 1
-    print("\nLikely range — held-out training rows inside the range the plan prints (the 5th-95th")
-    print("percentile of measured / planned speed over the framework's calibration rows)")
-    print(f"  {'framework':16s} {'range':>11s} {'inside':>7s} {'rows':>5s} {'share':>6s}")
-    total = [0, 0]
-    for key, (inside, rows) in sorted(counts.items()):
-        band = find_framework(key.split(" ")[0]).likely_range(key.endswith("(MoE)"))
-        assert band is not None
+Band = tuple[float, float, int]
+
+
+def _show_coverage(title: str, label: str, bands: list[tuple[str, Band, Case]]) -> tuple[int, int]:
+    """A table of held-out rows inside their likely range, by group: ``bands`` holds each row's
+    group name, the range the plan prints for it and the row; returns (inside, rows)."""
+    counts: dict[str, list[Any]] = {}
+    for key, band, case in bands:
+        entry = counts.setdefault(key, [band, 0, 0])
+        entry[1] += band[0] <= speed_ratio(case) <= band[1]
+        entry[2] += 1
+    print(f"\nLikely range — {title}")
+    print(f"  {label:16s} {'range':>11s} {'inside':>7s} {'rows':>5s} {'share':>6s}")
+    inside_all = rows_all = 0
+    for key, (band, inside, rows) in sorted(counts.items()):
         print(f"  {key:16s} {band[0]:>5.2f}-{band[1]:<5.2f} {inside:>7d} {rows:>5d} "
               f"{inside / rows:>6.0%}")  # fmt: skip
-        total[0] += inside
-        total[1] += rows
-    if total[1]:
-        print(f"  {'all':16s} {'':>11s} {total[0]:>7d} {total[1]:>5d} {total[0] / total[1]:>6.0%}"
+        inside_all, rows_all = inside_all + inside, rows_all + rows
+    if rows_all:
+        print(f"  {'all':16s} {'':>11s} {inside_all:>7d} {rows_all:>5d} {inside_all / rows_all:>6.0%}"
               "  (90% if the calibration rows are a fair sample)")  # fmt: skip
-    return total[0], total[1]
+    return inside_all, rows_all
+
+
+def show_likely(cases: list[Case]) -> tuple[int, int]:
+    """Held-out training rows inside the likely range the plan prints for them (their
+    framework's spread, frameworks.toml), by framework."""
+    bands = []
+    for case in _held(cases):
+        owner = share_owner(case.framework) if case.framework else ""
+        band = find_framework(owner).likely_range(case.moe) if owner else None
+        if band is not None:
+            bands.append((f"{owner}{' (MoE)' if case.moe else ''}", band, case))
+    return _show_coverage(
+        "held-out training rows inside the range the plan prints (the 5th-95th\npercentile of "
+        "measured / planned speed over the framework's calibration rows)",
+        "framework",
+        bands,
+    )
 
 
 def show_decode_likely(cases: list[Case]) -> tuple[int, int]:
-    """How many held-out decode rows fall inside their engine's likely range (engines.toml
-    spread), by engine; returns (inside, rows)."""
-    counts: dict[str, list[int]] = {}
+    """Held-out decode rows inside their engine's likely range (engines.toml spread)."""
+    bands = []
     for case in _held(cases):
         band = find_engine(case.engine).likely_range() if case.engine else None
-        if band is None:
-            continue
-        counts.setdefault(case.engine, [0, 0])[0] += band[0] <= speed_ratio(case) <= band[1]
-        counts[case.engine][1] += 1
-    print(
-        "\nLikely range — held-out decode rows inside their engine's range (the 5th-95th percentile"
+        if band is not None:
+            bands.append((case.engine, band, case))
+    return _show_coverage(
+        "held-out decode rows inside their engine's range (the 5th-95th percentile\nof "
+        "measured / planned speed over the engine's calibration rows)",
+        "engine",
+        bands,
     )
-    print("of measured / planned speed over the engine's calibration rows)")
-    print(f"  {'engine':16s} {'range':>11s} {'inside':>7s} {'rows':>5s} {'share':>6s}")
-    total = [0, 0]
-    for name, (inside, rows) in sorted(counts.items()):
-        band = find_engine(name).likely_range()
-        assert band is not None
-        print(f"  {name:16s} {band[0]:>5.2f}-{band[1]:<5.2f} {inside:>7d} {rows:>5d} "
-              f"{inside / rows:>6.0%}")  # fmt: skip
-        total[0] += inside
-        total[1] += rows
-    if total[1]:
-        print(f"  {'all':16s} {'':>11s} {total[0]:>7d} {total[1]:>5d} {total[0] / total[1]:>6.0%}")
-    return total[0], total[1]
 
 
 def _held(cases: list[Case]) -> list[Case]:

@@ -28,56 +28,60 @@ def _memory_doc(mem: MemoryLedger, min_gpus: int | None) -> dict[str, Any]:
     }
 
 
+def _range_doc(
+    band: tuple[float, float, int] | None,
+    why: str,
+    source: str,
+    speeds: dict[str, float],
+    times: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """A likely range: each speed times the band's low and high ratio of measured / planned
+    speed, each time divided by them; or why there is none."""
+    if band is None:
+        return {"known": False, "why": why}
+    low, high, runs = band
+    doc: dict[str, Any] = {"known": True}
+    doc |= {key: [_r(v * low), _r(v * high)] for key, v in speeds.items()}
+    doc |= {key: [_r(v / high), _r(v / low)] for key, v in (times or {}).items()}
+    return doc | {"speed_ratio": [low, high], "share_of_runs": 0.9, "published_runs": runs,
+                  "source": f"5th-95th percentile of measured / planned speed over {runs} {source} "
+                  "(reference/, its calibration rows)"}  # fmt: skip
+
+
 def _likely_doc(plan: Plan) -> dict[str, Any]:
-    """Where published runs of the plan's framework fell around its planned speed: the middle
-    90% of measured / planned speed over its calibration rows, applied to this plan."""
+    """Where published runs of the plan's framework fell around its planned speed (its spread),
+    applied to this plan."""
     est, fw, moe = plan.training, plan.framework, plan.model.is_moe
     assert est is not None
-    band = fw.likely_range(moe) if fw is not None else None
-    if fw is None or band is None:
-        kind = "MoE " if moe else ""
-        name = fw.title if fw is not None else "this framework"
-        return {"known": False, "why": f"fewer than 10 published {kind}runs of {name} in "
-                f"reference/ to measure the plan against"}  # fmt: skip
-    low, high, runs = band
-    return {
-        "known": True,
-        "tokens_per_s": [_r(est.tokens_per_s * low), _r(est.tokens_per_s * high)],
-        "step_s": [_r(est.time_s / high), _r(est.time_s / low)],
-        "speed_ratio": [low, high],
-        "share_of_runs": 0.9,
-        "published_runs": runs,
-        "source": f"5th-95th percentile of measured / planned speed over {runs} published "
-        f"{'MoE ' if moe else ''}runs of {fw.title} (reference/, its calibration rows)",
-    }
+    kind = "MoE " if moe else ""
+    name = fw.title if fw is not None else "this framework"
+    return _range_doc(
+        fw.likely_range(moe) if fw is not None else None,
+        f"fewer than 10 published {kind}runs of {name} in reference/ to measure the plan against",
+        f"published {kind}runs of {name}",
+        {"tokens_per_s": est.tokens_per_s},
+        {"step_s": est.time_s},
+    )
 
 
 def _decode_likely_doc(plan: Plan) -> dict[str, Any]:
     """Where published decode runs on the plan's engine fell around the speed the model plans
-    for them: the middle 90% of measured / planned speed over its calibration rows."""
+    for them (its spread), applied to this plan."""
     from fabriclens.catalog import find_engine
 
     inf = plan.inference
     assert inf is not None
     engine = find_engine(plan.request.engine)
-    band = engine.likely_range()
-    if band is None:
-        return {"known": False, "why": f"fewer than 10 published decode runs of {engine.title} "
-                "in reference/ to measure the plan against"}  # fmt: skip
-    low, high, runs = band
-    return {
-        "known": True,
-        "decode_tokens_per_s": [
-            _r(inf.decode_tokens_per_s * low),
-            _r(inf.decode_tokens_per_s * high),
-        ],
-        "batch_tokens_per_s": [_r(inf.batch_tokens_per_s * low), _r(inf.batch_tokens_per_s * high)],
-        "speed_ratio": [low, high],
-        "share_of_runs": 0.9,
-        "published_runs": runs,
-        "source": f"5th-95th percentile of measured / planned decode speed over {runs} published "
-        f"runs of {engine.title} (reference/, its calibration rows)",
-    }
+    return _range_doc(
+        engine.likely_range(),
+        f"fewer than 10 published decode runs of {engine.title} in reference/ to measure the "
+        "plan against",
+        f"published decode runs of {engine.title}",
+        {
+            "decode_tokens_per_s": inf.decode_tokens_per_s,
+            "batch_tokens_per_s": inf.batch_tokens_per_s,
+        },
+    )
 
 
 def plan_doc(plan: Plan) -> dict[str, Any]:
