@@ -10,14 +10,15 @@ from fabriclens.cli._output import print_json, print_rich
 KINDS = ("gpus", "links", "networks", "models", "engines", "switches", "frameworks", "hosts")
 
 
+def _range_cell(band: tuple[float, float, int] | None, kind: str = "") -> str:
+    """Where 90% of published runs fell around the planned speed (a spread), or '-'."""
+    return f"{kind}{band[0]:.2f}-{band[1]:.2f}x ({band[2]} runs)" if band is not None else "-"
+
+
 def _likely_cell(fw: Any) -> str:
-    """Where 90% of a framework's published runs fell around the planned speed (its spread)."""
-    cells = []
-    for moe, kind in ((False, ""), (True, "MoE ")):
-        band = fw.likely_range(moe)
-        if band is not None:
-            cells.append(f"{kind}{band[0]:.2f}-{band[1]:.2f}x ({band[2]} runs)")
-    return ", ".join(cells) or "-"
+    """A framework's spreads: dense, and MoE where it has one."""
+    moe = fw.likely_range(True)
+    return _range_cell(fw.likely_range(False)) + (f", {_range_cell(moe, 'MoE ')}" if moe else "")
 
 
 def _complete_kind(incomplete: str) -> list[str]:
@@ -199,9 +200,10 @@ def catalog(
              "mixed into decode steps" if e.prefill_mixed else "passes of their own",
              "own kernel" if e.custom_all_reduce else "NCCL, if any",
              ("one GPU if it fits, else " if e.one_gpu_when_fits else "")
-             + ("layers split" if e.multi_gpu == "layers" else "tensor parallel"))
+             + ("layers split" if e.multi_gpu == "layers" else "tensor parallel"),
+             _range_cell(e.likely_range()))
             for e in entries
         ]  # fmt: skip
         cols = ["name", "engine", "per step", "per layer", "newcomers' prompts", "TP all-reduce",
-                "over GPUs"]  # fmt: skip
+                "over GPUs", "90% of runs within"]  # fmt: skip
     print_rich([catalog_table(f"fabriclens catalog {kind}", cols, rows)])
