@@ -202,3 +202,9 @@ def test_the_pipeline_split_is_the_frameworks_unless_the_user_names_one(
         assert run(argv) == 2, argv
         err = capsys.readouterr().err
         assert "zigzag" in err and "--pipeline-split even" in err and err.count("\n") == 1
+    # training-only options on an inference plan would be ignored without a word: refused
+    for flag, value in (("--pipeline-split", "balanced"), ("--attention", "fused"),
+                        ("--moe-dispatch", "node-dedup")):  # fmt: skip
+        assert run(["plan", "llama-3.1-8b", "-w", "inference", flag, value]) == 2
+        err = capsys.readouterr().err
+        assert f"{flag} applies to training plans" in err and err.count("\n") == 1

@@ -190,6 +190,9 @@ def plan(
         "--framework": framework,
         "--grad-reduce": grad_reduce,
         "--ep-overlap": ep_overlap or None,
+        "--moe-dispatch": moe_dispatch,
+        "--attention": attention,
+        "--pipeline-split": pipeline_split,
         "--lora-rank": lora_rank,
     }
     spec = resolve_model(

@@ -85,6 +85,9 @@ TRAINING_OPTIONS = (
     "--framework",
     "--grad-reduce",
     "--ep-overlap",
+    "--moe-dispatch",
+    "--attention",
+    "--pipeline-split",
 )
 LORA_OPTIONS = ("--lora-rank",)
 
