@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calibrate_frameworks import MIN_ROWS, speed_ratio, spread_of
+from calibrate_frameworks import MIN_ROWS, band_agrees, band_shown, speed_ratio, spread_of
 from reference import Case, all_inference_cases
 
 
@@ -61,14 +61,9 @@ def main() -> int:
             off += not agrees
             print(f"{engine.name:<10} {'-':>4} {'-':>6} {'-':>6} {'none' if band is None else 'listed':>11}  {use}")  # fmt: skip
             continue
-        agrees = (
-            band is not None
-            and band[2] == sp.runs
-            and all(abs(a - b) <= 0.005 for a, b in zip(band[:2], (sp.low, sp.high), strict=True))
-        )
+        agrees = band_agrees(band, sp.low, sp.high, sp.runs)
         off += not agrees
-        shown = f"{band[0]:.2f}-{band[1]:.2f}" if band else "none"
-        print(f"{engine.name:<10} {sp.runs:>4} {sp.low:>6.3f} {sp.high:>6.3f} {shown:>11}  "
+        print(f"{engine.name:<10} {sp.runs:>4} {sp.low:>6.3f} {sp.high:>6.3f} {band_shown(band):>11}  "
               f"{'sets the catalog value' if agrees else 'CATALOG DIFFERS: update engines.toml'}")  # fmt: skip
     return 1 if off else 0
 

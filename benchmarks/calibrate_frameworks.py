@@ -110,6 +110,20 @@ def spreads(cases: list[Case], calibrated: set[str]) -> list[Spread]:
     return out
 
 
+def band_agrees(band: tuple[float, float, int] | None, low: float, high: float, runs: int) -> bool:
+    """The catalog's spread is the one derived: the same runs, each bound within 0.005."""
+    return (
+        band is not None
+        and band[2] == runs
+        and all(abs(a - b) <= 0.005 for a, b in zip(band[:2], (low, high), strict=True))
+    )
+
+
+def band_shown(band: tuple[float, float, int] | None) -> str:
+    """A catalog spread as the scripts print it: `0.72-1.23`, or `none`."""
+    return f"{band[0]:.2f}-{band[1]:.2f}" if band else "none"
+
+
 def spread_of(ratios: list[float]) -> tuple[float, float]:
     """The 5th and 95th percentile of measured / planned speed ratios (the likely range)."""
     cuts = statistics.quantiles(ratios, n=20, method="inclusive")
@@ -149,15 +163,10 @@ def main() -> int:
     print(f"{'framework':<10} {'kind':<6} {'runs':>4} {'low':>6} {'high':>6} {'catalog':>13}  use")
     for sp in spreads(all_training_cases(), calibrated):
         band = find_framework(sp.framework).likely_range(sp.moe)
-        agrees = (
-            band is not None
-            and band[2] == sp.runs
-            and all(abs(a - b) <= 0.005 for a, b in zip(band[:2], (sp.low, sp.high), strict=True))
-        )
+        agrees = band_agrees(band, sp.low, sp.high, sp.runs)
         off += not agrees
-        shown = f"{band[0]:.2f}-{band[1]:.2f}" if band else "none"
         print(f"{sp.framework:<10} {'MoE' if sp.moe else 'dense':<6} {sp.runs:>4} {sp.low:>6.3f} "
-              f"{sp.high:>6.3f} {shown:>13}  "
+              f"{sp.high:>6.3f} {band_shown(band):>13}  "
               f"{'sets the catalog value' if agrees else 'CATALOG DIFFERS: update frameworks.toml'}")  # fmt: skip
     print("\nMixture-of-experts calibration rows (set nothing: measured / kernel-level speed)")
     for cal in calibrate(all_training_cases(kernel_level=True), moe=True):

@@ -277,6 +277,13 @@ def _check_spread(name: str, band: object) -> None:
            f"must be a whole number of runs, at least 1, not {runs!r}")  # fmt: skip
 
 
+def _spread_band(band: dict[str, float]) -> tuple[float, float, int] | None:
+    """A checked spread as (low, high, runs); None when it is empty (too few runs to say)."""
+    if not band:
+        return None
+    return float(band["low"]), float(band["high"]), int(band["runs"])
+
+
 @dataclass(frozen=True, kw_only=True)
 class Framework(_Entry):
     """A training framework: the share of the kernel-level step time (model/step.py) it reaches.
@@ -355,10 +362,7 @@ class Framework(_Entry):
     def likely_range(self, moe: bool) -> tuple[float, float, int] | None:
         """The middle 90% of measured / planned speed over its published calibration runs (MoE
         runs for an MoE model) and how many runs that is; None when too few to say."""
-        band = self.moe_spread if moe else self.spread
-        if not band:
-            return None
-        return float(band["low"]), float(band["high"]), int(band["runs"])
+        return _spread_band(self.moe_spread if moe else self.spread)
 
     def attention_for(self, generation: str) -> str:
         """The attention kernel it runs on a GPU of ``generation``."""
@@ -629,9 +633,7 @@ class Engine(_Entry):
     def likely_range(self) -> tuple[float, float, int] | None:
         """The middle 90% of measured / planned decode speed over its published calibration
         runs and how many runs that is; None when too few to say."""
-        if not self.spread:
-            return None
-        return float(self.spread["low"]), float(self.spread["high"]), int(self.spread["runs"])
+        return _spread_band(self.spread)
 
     def max_parallel_on(self, gpu: Gpu) -> int:
         """Requests one replica runs at once by default on this GPU (0: no bound)."""

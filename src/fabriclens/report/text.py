@@ -229,6 +229,20 @@ def _three_figures(value: float) -> str:
     return f"{float(f'{value:.3g}'):,.0f}" if value >= 100 else f"{value:.3g}"
 
 
+def _append_likely(text: Text, likely: dict[str, Any], span: str, runs: str) -> None:
+    """The Likely line: ``span`` (the plan's figures at the range's ends) and where the
+    published ``runs`` fell, or why the range is not known."""
+    text.append("Likely ", style="bold")
+    if not likely["known"]:
+        text.append(f"range not known: {likely['why']}\n")
+        return
+    low, high = likely["speed_ratio"]
+    text.append(
+        f"{span}: 90% of {likely['published_runs']} published {runs} came within "
+        f"{low:.2f}-{high:.2f}x of the speed the model plans for them\n"
+    )
+
+
 def step_lines(doc: dict[str, Any]) -> list[RenderableType]:
     """Step time decomposition and throughput."""
     s, t = doc["step"], doc["throughput"]
@@ -254,19 +268,16 @@ def step_lines(doc: dict[str, Any]) -> list[RenderableType]:
         )
     likely = t.get("likely")
     if likely:
-        lines.append("Likely ", style="bold")
-        if likely["known"]:
-            lo, hi = likely["tokens_per_s"]
-            low, high = likely["speed_ratio"]
-            kind = "MoE runs" if doc["model"].get("moe") else "runs"
-            lines.append(
-                f"{_three_figures(lo)}-{_three_figures(hi)} tokens/s (step "
-                f"{format_time(likely['step_s'][0])} to {format_time(likely['step_s'][1])}): 90% "
-                f"of {likely['published_runs']} published {kind} on this framework came within "
-                f"{low:.2f}-{high:.2f}x of the speed the model plans for them\n"
-            )
-        else:
-            lines.append(f"range not known: {likely['why']}\n")
+        lo, hi = likely.get("tokens_per_s", (0.0, 0.0))
+        steps = likely.get("step_s", (0.0, 0.0))
+        kind = "MoE runs" if doc["model"].get("moe") else "runs"
+        _append_likely(
+            lines,
+            likely,
+            f"{_three_figures(lo)}-{_three_figures(hi)} tokens/s (step {format_time(steps[0])} to "
+            f"{format_time(steps[1])})",
+            f"{kind} on this framework",
+        )
     lines.append("Bottleneck ", style="bold")
     lines.append(doc["bottleneck"])
     return [lines]
@@ -286,17 +297,10 @@ def inference_lines(doc: dict[str, Any]) -> list[RenderableType]:
     )
     likely = inf.get("likely")
     if likely:
-        text.append("Likely ", style="bold")
-        if likely["known"]:
-            lo, hi = likely["decode_tokens_per_s"]
-            low, high = likely["speed_ratio"]
-            text.append(
-                f"{lo:.3g}-{hi:.3g} tokens/s per sequence: 90% of {likely['published_runs']} "
-                f"published runs on this engine came within {low:.2f}-{high:.2f}x of the speed the "
-                "model plans for them\n"
-            )
-        else:
-            text.append(f"range not known: {likely['why']}\n")
+        lo, hi = likely.get("decode_tokens_per_s", (0.0, 0.0))
+        _append_likely(
+            text, likely, f"{lo:.3g}-{hi:.3g} tokens/s per sequence", "runs on this engine"
+        )
     if inf.get("engine_caveat"):
         text.append("Published runs ", style="bold")
         text.append(f"{inf['engine_caveat']}\n")
