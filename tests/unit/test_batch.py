@@ -44,7 +44,7 @@ from fabriclens.plan.planner import resolve_fabric
     pp=st.sampled_from([1, 2, 3, 4]),
     ep=st.sampled_from([1, 2, 4, 8]),
     zero=st.sampled_from([0, 1, 2, 3]),
-    rec=st.sampled_from(["none", "selective", "full"]),
+    rec=st.sampled_from(["none", "selective", "op", "full"]),
     mb=st.sampled_from([1, 2, 4]),
     il=st.sampled_from([1, 2]),
     sp=st.booleans(),

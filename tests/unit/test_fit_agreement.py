@@ -23,7 +23,7 @@ PINS = st.one_of(
     st.builds(dict, pp=st.sampled_from([1, 2, 3, 4, 6, 12, 16])),
     st.builds(dict, cp=st.sampled_from([2, 4, 8])),
     st.builds(dict, zero=st.sampled_from([0, 1, 2, 3])),
-    st.builds(dict, recompute=st.sampled_from(["none", "selective", "full"])),
+    st.builds(dict, recompute=st.sampled_from(["none", "selective", "op", "full"])),
     st.builds(dict, micro_batch=st.sampled_from([1, 3])),
 )
 JOBS = st.fixed_dictionaries(

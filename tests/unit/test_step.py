@@ -139,3 +139,58 @@ def test_lora_step_is_cheaper_than_full_finetune() -> None:
     assert sum(c.bytes_per_step for c in lora.comm) < 0.01 * sum(
         c.bytes_per_step for c in full.comm
     )
+
+
+def test_per_op_checkpointing_reruns_every_second_matmul() -> None:
+    """torchtitan's per-op selective activation checkpointing (selective_ac_option "op",
+    torchtitan distributed/activation_checkpoint.py) keeps every matmul's output but every
+    second one's and recomputes the rest. Llama-3.1-8B's block calls wq, wk, wv, wo, w1, w3, w2
+    in that order, so wk (4096 x 1024), wo (4096 x 4096) and w3 (4096 x 14336) run again:
+    79.7M of the block's 218.1M matmul weights, and the kept outputs are q, v, w1 and w2
+    (4096 + 1024 + 14336 + 4096 wide). Before `--recompute op` a torchtitan run could only be
+    planned as Megatron's selective recompute (the attention core alone), which reruns none of
+    its matmuls, or as full. Hand count, exact."""
+    from fabriclens.model.arch import op_checkpoint_split
+    from fabriclens.model.memory import activation_bytes_per_layer
+
+    spec = find_model("llama-3.1-8b")
+    share, kept = op_checkpoint_split(spec)
+    recomputed = 4096 * 1024 + 4096 * 4096 + 4096 * 14336
+    block = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336
+    assert share == pytest.approx(recomputed / block, rel=1e-12)
+    assert kept == 4096 + 1024 + 14336 + 4096
+
+    gpu = find_gpu("h100-sxm")
+    fabric = Fabric(find_link(gpu.intra_link), None, 8, 0, find_link(gpu.host_link))
+    base = TrainConfig(gpus=8, gpus_per_node=8, dp=8, zero=3, seq_len=8192, micro_batch=1,
+                       global_batch=8)  # fmt: skip
+    counts = count_params(spec)
+    est = {r: estimate_training_step(spec, counts, gpu, fabric, replace(base, recompute=r))
+           for r in ("none", "selective", "op", "full")}  # type: ignore[arg-type]  # fmt: skip
+    # it costs more than the attention core alone and less than a whole forward
+    assert est["selective"].time_s < est["op"].time_s < est["full"].time_s
+    # hardware FLOPs: the recomputed matmuls, 2 x weights per token
+    extra = est["op"].hw_flops - est["op"].model_flops
+    assert extra == pytest.approx(share * 2 * counts.layer_matmul_active * 8 * 8192, rel=1e-12)
+    # memory: between full recompute's block input and no recompute
+    acts = {r: activation_bytes_per_layer(spec, replace(base, recompute=r), r)
+            for r in ("none", "op", "full")}  # type: ignore[arg-type]  # fmt: skip
+    assert acts["full"] < acts["op"] < acts["none"]
+
+
+def test_per_op_checkpointing_gathers_the_tensor_parallel_input_again() -> None:
+    """torchtitan's op policy saves reduce-scatter outputs (its _save_list), not the sequence-
+    parallel all-gathers before attention and the MLP: the backward runs those two again, so a
+    TP layer issues 6 gathers and 4 reduce-scatters where selective recompute issues 4 and 4."""
+    spec = find_model("llama-3.1-8b")
+    gpu = find_gpu("h100-sxm")
+    fabric = Fabric(find_link(gpu.intra_link), None, 8, 0, find_link(gpu.host_link))
+    base = TrainConfig(gpus=8, gpus_per_node=8, tp=8, dp=1, seq_len=8192, micro_batch=1,
+                       global_batch=1, sequence_parallel=True)  # fmt: skip
+    counts = count_params(spec)
+    calls = {}
+    for r in ("selective", "op"):
+        est = estimate_training_step(spec, counts, gpu, fabric, replace(base, recompute=r))  # type: ignore[arg-type]
+        calls[r] = {c.op: c.count for c in est.comm if c.group == "tp"}
+    assert calls["selective"] == {"all_gather": 4 * 32, "reduce_scatter": 4 * 32}
+    assert calls["op"] == {"all_gather": 6 * 32, "reduce_scatter": 4 * 32}

@@ -77,7 +77,12 @@ def plan(
     cp: Annotated[int | None, typer.Option(help="Context parallel degree")] = None,
     ep: Annotated[int | None, typer.Option(help="Expert parallel degree (MoE)")] = None,
     zero: Annotated[int | None, typer.Option(help="ZeRO stage 0-3 (3 = FSDP full shard)")] = None,
-    recompute: Annotated[str | None, typer.Option(help="none | selective | full")] = None,
+    recompute: Annotated[
+        str | None,
+        typer.Option(
+            help="none | selective (Megatron's: the attention core) | op (torchtitan's per-op selective checkpointing: every second matmul and the elementwise work) | full"
+        ),
+    ] = None,
     sequence_parallel: Annotated[
         bool | None,
         typer.Option(

@@ -249,3 +249,27 @@ def attention_projections(spec: ModelSpec) -> tuple[tuple[int, int], ...]:
     hd = head_dim(spec)
     kv = spec.kv_heads * hd
     return ((h, spec.heads * hd), (h, kv), (h, kv), (spec.heads * hd, h))
+
+
+def block_linears(spec: ModelSpec) -> tuple[tuple[float, float], ...]:
+    """(input, output) widths of one block's linear layers in the order its forward calls them:
+    the attention projections, then the MLP's (gate and up before down; MoE layers at the
+    width a token passes through, ``mean_mlp_width``)."""
+    h, f = float(spec.hidden), mean_mlp_width(spec)
+    mlp = ((h, f), (h, f), (f, h)) if spec.mlp == "swiglu" else ((h, f), (f, h))
+    attn = tuple((float(i), float(o)) for i, o in attention_projections(spec))
+    return attn + mlp
+
+
+def op_checkpoint_split(spec: ModelSpec) -> tuple[float, float]:
+    """torchtitan's per-op selective activation checkpointing (``selective_ac_option = "op"``)
+    keeps the output of every matmul but every second one, in the order the forward calls them
+    (torchtitan distributed/activation_checkpoint.py: ``to_save = func in _save_list and not
+    (func == aten.mm and mm_count % 2 == 0)``), and recomputes everything else. Returns the
+    share of the block's matmul FLOPs recomputed and the summed output width of the matmuls
+    whose outputs are kept."""
+    linears = block_linears(spec)
+    flops = [i * o for i, o in linears]
+    recomputed = sum(fl for n, fl in enumerate(flops) if n % 2 == 1)
+    kept_width = sum(o for n, (_, o) in enumerate(linears) if n % 2 == 0)
+    return recomputed / sum(flops), kept_width

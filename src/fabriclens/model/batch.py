@@ -22,6 +22,7 @@ from fabriclens.model.arch import (
     k_width,
     mean_mlp_width,
     moe_layers,
+    op_checkpoint_split,
     q_width,
     v_dim,
     v_width,
@@ -76,7 +77,7 @@ from fabriclens.model.step import (
 )
 
 Arr = np.ndarray[Any, np.dtype[np.float64]]
-REC = {"none": 0, "selective": 1, "full": 2}
+REC = {"none": 0, "selective": 1, "full": 2, "op": 3}
 
 
 def _f(x: Any) -> Arr:
@@ -84,7 +85,7 @@ def _f(x: Any) -> Arr:
 
 
 def _activation(spec: ModelSpec, base: TrainConfig, tp: Arr, mb: Arr, sp: Arr, rec: Arr) -> Arr:
-    """memory.activation_bytes_per_layer for arrays (rec: 0 none, 1 selective, 2 full)."""
+    """memory.activation_bytes_per_layer for arrays (rec: 0 none, 1 selective, 2 full, 3 op)."""
     tokens = mb * base.seq_len / base.cp
     h = spec.hidden
     sp_eff = (sp > 0) | (tp == 1)
@@ -99,10 +100,15 @@ def _activation(spec: ModelSpec, base: TrainConfig, tp: Arr, mb: Arr, sp: Arr, r
         scores = 4.0 * spec.heads * tokens  # kept under selective recompute too
     else:
         scores = (5 if base.dropout else 2) * spec.heads * (base.seq_len / base.cp) * tokens
-        scores = np.where(rec == 1, 0.0, scores)
+        scores = np.where((rec == 1) | (rec == 3), 0.0, scores)
     routed = tokens * routed_input_bytes_per_token(spec)  # MoE: the experts' routed inputs
     per = replicated / rep_div + (attn + mlp + scores + routed) / tp
-    return np.where(rec == 2, full, per)
+    # per-op checkpointing: the block's input, every second matmul's output, the attention output
+    op = (
+        2.0 * tokens * h / rep_div
+        + (2.0 * tokens * (op_checkpoint_split(spec)[1] + o_w) + scores + routed) / tp
+    )
+    return np.select([rec == 2, rec == 3], [full, op], per)
 
 
 def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric: Fabric) -> Arr:
@@ -363,7 +369,11 @@ def evaluate(
             1.0,
             np.minimum(pp - st_index[i], m) * np.where(il > 1, 1 + (pp - 1) / (pp * il), 1.0),
         )
-        acts = act_rec * st_layers[i] * in_flight + np.where(rec == 2, act_none, 0.0)
+        acts = (
+            act_rec * st_layers[i] * in_flight
+            + np.where(rec == 2, act_none, 0.0)
+            + np.where(rec == 3, act_none - act_rec, 0.0)
+        )
         acts = acts + np.where(st_head[i], tokens * spec.vocab / tp * 6, 0.0)
         buffers = np.full_like(tp, NCCL_BUFFER_BYTES if gpus > 1 else 0.0)
         layer_bytes = (
@@ -422,11 +432,16 @@ def evaluate(
         ATTENTION_BWD_FLOPS * core_hw / attn_bwd_rate if base.flash_attention else 2.0 * t_core
     )
     bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem + t_eager_bwd + t_perm
-    recompute = np.select([rec == 0, rec == 1], [0.0, t_core], fwd)
+    op_share = op_checkpoint_split(spec)[0]
+    recompute = np.select(
+        [rec == 0, rec == 1, rec == 3],
+        [0.0, t_core, op_share * t_mm + t_elem + t_eager_fwd + t_perm],
+        fwd,
+    )
     dequant: Any = 0.0
     if not trains and base.lora_base_bits == 4:
         dequant = (
-            np.where(rec == 2, 3, 2)
+            np.select([rec == 2, rec == 3], [3.0, 2.0 + op_share], 2.0)
             * QLORA_DEQUANT_BYTES_PER_PARAM
             * total
             / np.maximum(1.0, share_layers)
@@ -466,13 +481,14 @@ def evaluate(
     hidden = np.zeros_like(tp)
     once_exposed = np.zeros_like(tp)
     calls = n_passes * layers * m
+    rerun = np.where(rec == 3, 2.0 * layers * m, 0.0)  # step.py: per-op checkpointing's gathers
     tp_time = np.where(
         sp > 0,
-        _collective("all_gather", act_bytes, tp, tp_pn, tp_cc, fabric)
-        + _collective("reduce_scatter", act_bytes, tp, tp_pn, tp_cc, fabric),
-        _collective("all_reduce", act_bytes, tp, tp_pn, tp_cc, fabric),
+        _collective("all_gather", act_bytes, tp, tp_pn, tp_cc, fabric) * (calls + rerun)
+        + _collective("reduce_scatter", act_bytes, tp, tp_pn, tp_cc, fabric) * calls,
+        _collective("all_reduce", act_bytes, tp, tp_pn, tp_cc, fabric) * (calls + rerun),
     )
-    per_mb_exposed += np.where(tp > 1, tp_time * calls, 0.0)
+    per_mb_exposed += np.where(tp > 1, tp_time, 0.0)
     if spec.is_moe:
         moe_per_stage = layers * moe_layers(spec) / L
         a2a_size = tokens / tp * spec.experts_per_token * h * 2.0

@@ -13,7 +13,7 @@ from typing import Literal
 from fabriclens.catalog.schema import GRAD_REDUCE_DTYPES
 
 Workload = Literal["pretrain", "full-finetune", "lora", "inference"]
-Recompute = Literal["none", "selective", "full"]
+Recompute = Literal["none", "selective", "op", "full"]
 Precision = Literal["bf16", "fp16", "fp8", "int8", "int4"]
 
 WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}

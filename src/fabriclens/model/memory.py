@@ -25,6 +25,7 @@ from fabriclens.model.arch import (
     kv_bytes_per_token,
     mean_mlp_width,
     moe_layers,
+    op_checkpoint_split,
     q_width,
     v_dim,
     v_width,
@@ -216,10 +217,17 @@ def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str
     else:
         seq = cfg.seq_len / cfg.cp
         scores = (5 if cfg.dropout else 2) * spec.heads * seq * tokens
-    if recompute == "selective":
+    if recompute in ("selective", "op"):
         scores = 0.0 if not cfg.flash_attention else scores
     # MoE: the k routed copies of each token that the experts' first GEMMs keep (model/moe.py)
     routed = tokens * routed_input_bytes_per_token(spec)
+    if recompute == "op":
+        # per-op checkpointing keeps the block's input, every second matmul's output and the
+        # attention output (and its log-sum-exp); the norms, activations and the other matmuls'
+        # outputs are recomputed (arch.op_checkpoint_split)
+        replicated = 2.0 * tokens * h
+        attn = 2.0 * tokens * (op_checkpoint_split(spec)[1] + o_w)
+        mlp = 0.0
     split = attn + mlp + scores + routed
     return replicated / (t if sp else 1) + split / t
 
@@ -321,6 +329,8 @@ def _training_stage_memory(
     acts = per_layer * share.layers * in_flight
     if cfg.recompute == "full":  # one layer's full activations exist while it is recomputed
         acts += activation_bytes_per_layer(spec, cfg, "none")
+    elif cfg.recompute == "op":  # and what per-op checkpointing recomputes of one layer
+        acts += activation_bytes_per_layer(spec, cfg, "none") - per_layer
     tokens = cfg.micro_batch * cfg.seq_len / cfg.cp
     # bf16 logits + fp32 copy for the loss, on the stage that holds the LM head
     logits = tokens * spec.vocab / cfg.tp * (2 + 4) if stage.lm_head else 0.0

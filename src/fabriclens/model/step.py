@@ -40,6 +40,7 @@ from fabriclens.model.arch import (
     k_width,
     mean_mlp_width,
     moe_layers,
+    op_checkpoint_split,
     v_dim,
     v_width,
 )
@@ -232,10 +233,17 @@ def estimate_training_step(
         ATTENTION_BWD_FLOPS * core_hw / attn_bwd_rate if cfg.flash_attention else 2.0 * t_core
     )
     bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem + t_eager_bwd + t_perm
-    recompute = {"none": 0.0, "selective": t_core, "full": fwd}[cfg.recompute]
+    # per-op checkpointing (torchtitan) reruns every second matmul and all the elementwise work
+    op_share = op_checkpoint_split(spec)[0]
+    recompute = {
+        "none": 0.0,
+        "selective": t_core,
+        "op": op_share * t_mm + t_elem + t_eager_fwd + t_perm,
+        "full": fwd,
+    }[cfg.recompute]
     dequant = 0.0
     if not cfg.trains_base and cfg.lora_base_bits == 4:
-        passes = 3 if cfg.recompute == "full" else 2
+        passes = {"full": 3.0, "op": 2.0 + op_share}.get(cfg.recompute, 2.0)
         dequant = (
             passes * QLORA_DEQUANT_BYTES_PER_PARAM * share.total / max(1, share.layers) / mem_rate
         )
@@ -256,13 +264,16 @@ def estimate_training_step(
     n_passes = 2 + 2 + (2 if cfg.recompute == "full" else 0)  # fwd, bwd, recompute fwd
     if t > 1:
         calls = n_passes * layers * m
+        # per-op checkpointing keeps the reduce-scatters' outputs (torchtitan's _save_list), not
+        # the forward's gathers or all-reduces: the backward runs those two again
+        rerun = 2 * layers * m if cfg.recompute == "op" else 0
         if cfg.sequence_parallel:
             comm.append(
                 entry(
                     groups["tp"],
                     "all_gather",
                     act_bytes,
-                    calls,
+                    calls + rerun,
                     fabric,
                     note="sequence parallel: gather before each block",
                 )
@@ -283,7 +294,7 @@ def estimate_training_step(
                     groups["tp"],
                     "all_reduce",
                     act_bytes,
-                    calls,
+                    calls + rerun,
                     fabric,
                     note="2 per layer forward, 2 backward (Megatron)",
                 )
@@ -487,7 +498,11 @@ def estimate_training_step(
     fwd_run = fwd_flops - core_total + core_run
     fwd_bwd = 3.0 if cfg.trains_base else 2.0
     model_flops = fwd_bwd * fwd_run
-    hw_flops = model_flops + {"none": 0.0, "selective": core_run, "full": fwd_run}[cfg.recompute]
+    op_run = op_share * 2.0 * counts.layer_matmul_active * tokens_step
+    hw_flops = (
+        model_flops
+        + {"none": 0.0, "selective": core_run, "op": op_run, "full": fwd_run}[cfg.recompute]
+    )
 
     if memory is None:  # callers that already checked the fit pass the ledger in
         memory = training_memory(spec, counts, cfg, gpu.memory_bytes)
@@ -583,6 +598,15 @@ def estimate_training_step(
         + ("" if cfg.overlap_dp else " (overlap off)")
         + f"; hidden communication still slows compute by {OVERLAP_COMPUTE_TAX:.0%} of its "
         "time (NCCL kernels occupy SMs and HBM bandwidth)",
+        *(
+            (
+                f'recompute (per-op, torchtitan\'s selective_ac_option "op"): every second '
+                f"matmul of a block ({op_share:.0%} of its matmul FLOPs) and all its elementwise "
+                "work run again in the backward, and the tensor-parallel gathers before them",
+            )
+            if cfg.recompute == "op"
+            else ()
+        ),
         f"optimizer: Adam, {ADAM_BYTES_PER_PARAM:.0f} bytes of HBM traffic per updated parameter",
         f"bottleneck: the largest overhead when it takes >= {OVERHEAD_SHARE_FOR_BOTTLENECK:.0%} "
         "of the step, else compute",

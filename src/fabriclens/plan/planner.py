@@ -1025,8 +1025,10 @@ def make_plans(req: PlanRequest) -> list[Plan]:
         _check_positive(name.replace("_", "-"), getattr(req, name))
     if req.zero is not None and req.zero not in (0, 1, 2, 3):
         raise InputError(f"--zero {req.zero} is not a ZeRO stage", "use 0, 1, 2 or 3")
-    if req.recompute is not None and req.recompute not in ("none", "selective", "full"):
-        raise InputError(f"--recompute {req.recompute!r} is unknown", "use none, selective or full")
+    if req.recompute is not None and req.recompute not in ("none", "selective", "op", "full"):
+        raise InputError(
+            f"--recompute {req.recompute!r} is unknown", "use none, selective, op or full"
+        )
     if req.framework is not None:
         find_framework(req.framework)  # an unknown name fails here, inference plans too
     networks: tuple[str | None, ...] = req.networks or (None,)
