@@ -67,19 +67,18 @@ def test_a_framework_without_enough_rows_keeps_the_kernel_level() -> None:
 def test_third_party_megatron_runs_reach_less_than_nvidias_recipes() -> None:
     """BLOOM (Megatron-DeepSpeed) and FlagPerf (Megatron-LM) run the same kernels as NVIDIA's
     NeMo recipes without its per-model tuning; their calibration rows sit well below the
-    kernel-level step, where NVIDIA's recipes on H100 reach 0.92 of it, which is why they are a
+    kernel-level step, where NVIDIA's recipes on H100 reach 0.90 of it, which is why they are a
     framework of their own. (NVIDIA's few A100 rows, 2022's NeMo Megatron without FlashAttention
     among them, are under the rule's count: A100 takes the H100 share.)"""
     share = {(c.framework, c.generation): c.share for c in CALIBRATIONS}
-    assert share[("megatron", "ampere")] < 0.9 < share[("nemo", "hopper")]
+    assert share[("megatron", "ampere")] < 0.85 < share[("nemo", "hopper")]
 
 
 def test_nvidias_recipes_reach_the_most_of_the_kernel_level_step() -> None:
     """The kernel-level step is an upper bound that tuning approaches: no calibrated share
     exceeds 1, and on every generation NVIDIA's tuned recipes (NeMo, Megatron-Bridge and its DGX
     Cloud benchmarks) reach a larger share than anyone else's runs. They are not the step itself:
-    their H100 rows sit at 0.92 of it (their BF16 rows lower than their FP8 ones), their GB200 and
-    B200 rows at 0.80."""
+    their H100 rows sit at 0.90 of it (BF16 and FP8 alike), their GB200 and B200 rows at 0.80."""
     for fw in frameworks():
         assert all(0 < share <= 1.0 for share in fw.efficiency.values()), fw.name
     nvidia = find_framework(REFERENCE)
@@ -91,7 +90,7 @@ def test_nvidias_recipes_reach_the_most_of_the_kernel_level_step() -> None:
                 theirs, _ = fw.efficiency_for(generation)
                 assert ours >= theirs, (fw.name, generation, ours, theirs)
     share = {(c.framework, c.generation): c.share for c in CALIBRATIONS}
-    assert 0.9 < share[("nemo", "hopper")] < 0.97 and 0.78 < share[("nemo", "blackwell")] < 0.88
+    assert 0.85 < share[("nemo", "hopper")] < 0.97 and 0.78 < share[("nemo", "blackwell")] < 0.88
 
 
 def test_calibration_never_reads_a_held_out_row() -> None:

@@ -59,6 +59,7 @@ from fabriclens.model.memory import (
     adapter_params,
     frozen_base_bytes,
     split_head_layers,
+    unfused_score_stored_bytes,
 )
 from fabriclens.model.moe import (
     dispatch_network_share,
@@ -72,6 +73,8 @@ from fabriclens.model.step import (
     LOSS_BYTES_PER_LOGIT,
     OVERLAP_COMPUTE_TAX,
     QLORA_DEQUANT_BYTES_PER_PARAM,
+    UNFUSED_SCORE_BWD_BYTES,
+    UNFUSED_SCORE_FWD_BYTES,
     fp8_cast_elements_per_token,
     peak_flops,
 )
@@ -99,7 +102,12 @@ def _activation(spec: ModelSpec, base: TrainConfig, tp: Arr, mb: Arr, sp: Arr, r
     if base.flash_attention:
         scores = 4.0 * spec.heads * tokens  # kept under selective recompute too
     else:
-        scores = (5 if base.dropout else 2) * spec.heads * (base.seq_len / base.cp) * tokens
+        scores = (
+            unfused_score_stored_bytes(base.dropout)
+            * spec.heads
+            * (base.seq_len / base.cp)
+            * tokens
+        )
         scores = np.where((rec == 1) | (rec == 3), 0.0, scores)
     routed = tokens * routed_input_bytes_per_token(spec)  # MoE: the experts' routed inputs
     per = replicated / rep_div + (attn + mlp + scores + routed) / tp
@@ -412,6 +420,11 @@ def evaluate(
     )
     t_core = core_hw / (attn_rate if base.flash_attention else bf16_mm_rate)
     elem = 2.0 * (act_none - tokens * routed_input_bytes_per_token(spec) / tp)
+    # step.py: unfused attention's score matrix is priced with attention, not here
+    score_elems = (
+        0.0 if base.flash_attention else spec.heads * (base.seq_len / base.cp) * tokens / tp
+    )
+    elem = elem - 2.0 * score_elems * unfused_score_stored_bytes(base.dropout)
     if fp8:
         elem = elem + FP8_CAST_BYTES * tokens * fp8_cast_elements_per_token(spec) / tp
     t_elem = elem / mem_rate
@@ -425,11 +438,13 @@ def evaluate(
         t_eager_fwd = tokens * (norm_f / norm_split + split_f / tp) / mem_rate
         t_eager_bwd = tokens * (norm_b / norm_split + split_b / tp) / mem_rate
     if not base.flash_attention:
-        act_sel = _activation(spec, base, tp, mb, sp, np.ones_like(rec))
-        t_core = t_core + 2.0 * (act_none - act_sel) / mem_rate
+        t_core = t_core + UNFUSED_SCORE_FWD_BYTES[base.dropout] * score_elems / mem_rate
     fwd = t_mm + t_core + t_elem + t_eager_fwd + t_perm
     t_core_bwd = (
-        ATTENTION_BWD_FLOPS * core_hw / attn_bwd_rate if base.flash_attention else 2.0 * t_core
+        ATTENTION_BWD_FLOPS * core_hw / attn_bwd_rate
+        if base.flash_attention
+        else 2.0 * core_hw / bf16_mm_rate
+        + UNFUSED_SCORE_BWD_BYTES[base.dropout] * score_elems / mem_rate
     )
     bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem + t_eager_bwd + t_perm
     op_share = op_checkpoint_split(spec)[0]

@@ -197,6 +197,12 @@ def frozen_base_bytes(
     return 2.0 * (dense / dp_dense + expert / dp_expert)
 
 
+def unfused_score_stored_bytes(dropout: bool) -> float:
+    """Bytes per score element an unfused attention keeps for its backward (Korthikanti et al.
+    2022: the softmax output, and with dropout its mask and output)."""
+    return 5.0 if dropout else 2.0
+
+
 def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str) -> float:
     """Activation bytes one GPU keeps for one layer and one micro-batch (bf16)."""
     t = cfg.tp
@@ -216,7 +222,7 @@ def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str
         scores = 4.0 * spec.heads * tokens  # log-sum-exp, fp32
     else:
         seq = cfg.seq_len / cfg.cp
-        scores = (5 if cfg.dropout else 2) * spec.heads * seq * tokens
+        scores = unfused_score_stored_bytes(cfg.dropout) * spec.heads * seq * tokens
     if recompute in ("selective", "op"):
         scores = 0.0 if not cfg.flash_attention else scores
     # MoE: the k routed copies of each token that the experts' first GEMMs keep (model/moe.py)

@@ -59,6 +59,7 @@ from fabriclens.model.memory import (
     pipeline_stages,
     split_head_layers,
     training_memory,
+    unfused_score_stored_bytes,
 )
 from fabriclens.model.moe import (
     dispatch_network_share,
@@ -84,6 +85,22 @@ ATTENTION_BWD_FLOPS = 2.5
 # Hidden communication is not free: NCCL kernels run on ~16-32 of the GPU's SMs (one CTA per
 # channel) and share its HBM bandwidth, so compute that overlaps them slows down. Estimate.
 OVERLAP_COMPUTE_TAX = 0.2
+# Unfused attention (no FlashAttention) moves its heads x s x s score matrix through HBM, bytes
+# per element in 16-bit, with dropout (Megatron's default 0.1) and without. Forward: the QK^T
+# GEMM writes the scores (2), the fused scale-mask-softmax reads them and writes P (2 + 2),
+# dropout reads P and writes its output and a 1-byte mask (2 + 2 + 1), the PV GEMM reads it (2).
+# Backward: dP from the dO V^T GEMM (2), dropout's backward (2 + 1 read, 2 written), softmax's
+# (dP and P read, dS written: 6), P read again for dV (2), dS read by the dQ and dK GEMMs (4).
+# What is stored is Korthikanti et al. 2022's 5 bytes (2 without dropout) per element.
+UNFUSED_SCORE_FWD_BYTES = {True: 13.0, False: 8.0}
+UNFUSED_SCORE_BWD_BYTES = {True: 19.0, False: 14.0}
+
+
+def unfused_score_elements(spec: ModelSpec, cfg: TrainConfig) -> float:
+    """Score-matrix elements one GPU holds per layer and micro-batch: heads x s x tokens, split
+    over tensor parallelism (context parallelism splits the keys)"""
+    tokens = cfg.micro_batch * cfg.seq_len / cfg.cp
+    return spec.heads * (cfg.seq_len / cfg.cp) * tokens / cfg.tp
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +218,9 @@ def estimate_training_step(
     # MoE: the routed copies are moved by the permutation, not by elementwise kernels
     routed = tokens * routed_input_bytes_per_token(spec) / t
     elem = 2.0 * (act_none - routed)
+    # unfused attention: the score matrix's traffic is priced with attention below, not here
+    score_elems = 0.0 if cfg.flash_attention else unfused_score_elements(spec, cfg)
+    elem -= 2.0 * score_elems * unfused_score_stored_bytes(cfg.dropout)
     if fp8:
         elem += FP8_CAST_BYTES * tokens * fp8_cast_elements_per_token(spec) / t
     # each pass's GEMMs at their shapes' share of the best GEMM rate (model/gemm.py)
@@ -222,15 +242,17 @@ def estimate_training_step(
         else (0.0, 0.0)
     )
     t_eager_fwd, t_eager_bwd = tokens * eager_fwd / mem_rate, tokens * eager_bwd / mem_rate
-    if not cfg.flash_attention:
-        scores_bytes = act_none - activation_bytes_per_layer(spec, cfg, "selective")
-        t_core += 2.0 * scores_bytes / mem_rate
+    if not cfg.flash_attention:  # the score matrix through HBM, element by element (see above)
+        t_core += UNFUSED_SCORE_FWD_BYTES[cfg.dropout] * score_elems / mem_rate
     fwd = t_mm + t_core + t_elem + t_eager_fwd + t_perm
     # a frozen base (LoRA) needs input gradients only, no weight gradients; adapters are tiny
     # FlashAttention's backward recomputes the scores: 2.5x the forward's FLOPs (its benchmarks'
     # convention), at the GPU's backward rate; an unfused backward is 2x its forward
     t_core_bwd = (
-        ATTENTION_BWD_FLOPS * core_hw / attn_bwd_rate if cfg.flash_attention else 2.0 * t_core
+        ATTENTION_BWD_FLOPS * core_hw / attn_bwd_rate
+        if cfg.flash_attention
+        else 2.0 * core_hw / bf16_mm_rate
+        + UNFUSED_SCORE_BWD_BYTES[cfg.dropout] * score_elems / mem_rate
     )
     bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem + t_eager_bwd + t_perm
     # per-op checkpointing (torchtitan) reruns every second matmul and all the elementwise work
@@ -576,7 +598,7 @@ def estimate_training_step(
                 )
                 + (", hidden behind other micro-batches' compute" if cfg.ep_overlap else "")
                 + "; routing balanced (model/moe.py). Optimistic for MoE: NVIDIA's own MoE "
-                "recipes on H100 run at a median 0.83 of this step (its dense ones at 0.92), and "
+                "recipes on H100 run at a median 0.83 of this step (its dense ones at 0.90), and "
                 "its published MoE runs are up to 2.7x slower (DeepSeek-V3 in BF16 under NeMo 25.04; "
                 "README, known misses)",
             )
