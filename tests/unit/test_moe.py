@@ -214,7 +214,7 @@ def test_the_plans_moe_caveat_states_the_largest_published_miss() -> None:
 
 
 def test_the_plans_moe_caveat_states_nvidias_moe_median() -> None:
-    """The same line says NVIDIA's MoE recipes on H100 run at "a median 0.83" of the step and
+    """The same line says NVIDIA's MoE recipes on H100 run at "a median 0.82" of the step and
     its dense ones at 0.90: the medians benchmarks/calibrate_frameworks.py prints for NeMo on
     Hopper over the calibration rows (MoE rows set no share; dense rows are the reference)."""
     from calibrate_frameworks import calibrate
@@ -223,11 +223,11 @@ def test_the_plans_moe_caveat_states_nvidias_moe_median() -> None:
     cases = all_training_cases(kernel_level=True)
     moe = {(c.framework, c.generation): c for c in calibrate(cases, moe=True)}
     dense = {(c.framework, c.generation): c for c in calibrate(cases)}
-    assert f"{moe['nemo', 'hopper'].share:.2f}" == "0.83" and moe["nemo", "hopper"].rows >= 5
+    assert f"{moe['nemo', 'hopper'].share:.2f}" == "0.82" and moe["nemo", "hopper"].rows >= 5
     assert f"{dense['nemo', 'hopper'].share:.2f}" == "0.90"
     cfg = TrainConfig(gpus=16, gpus_per_node=8, dp=16, ep=16, seq_len=4096, global_batch=256)
     line = next(a for a in _est(cfg, gpus=16).assumptions if a.startswith("MoE:"))
-    assert "a median 0.83 of this step (its dense ones at 0.90)" in line
+    assert "a median 0.82 of this step (its dense ones at 0.90)" in line
 
 
 def test_per_node_dispatch_never_sends_more_than_the_flat_one() -> None:
@@ -236,3 +236,28 @@ def test_per_node_dispatch_never_sends_more_than_the_flat_one() -> None:
     spec = replace(find_model("deepseek-v3"), experts_per_token=2, expert_groups_per_token=6)
     for nodes in (2, 4, 8, 16, 32):
         assert 0 < dispatch_network_share(spec, nodes, "node-dedup") <= 1.0
+
+
+def test_zero3_gathers_the_experts_over_their_data_parallel_group() -> None:
+    """ZeRO-3 / FSDP shards a mixture of experts' experts over their own data-parallel group
+    (dp / ep ranks hold copies of the same experts): the memory ledger holds 1/(dp/ep) of them, so
+    each MoE layer must gather its experts' weights there, forward and backward, and scatter
+    their gradients there, where before the step gathered only the dense weights and
+    all-reduced the experts' gradients whole. Found on the MoE Parallel Folding paper's FSDP + EP
+    baselines (arXiv 2504.14960, reference/training_more.csv tm661-tm698: 68-115% fast before,
+    17-53% after). Exact sizes, nccl-tests convention (the gathered array, a rank's input)."""
+    spec = find_model("qwen3-30b-a3b")
+    counts = count_params(spec)
+    cfg = TrainConfig(gpus=32, gpus_per_node=8, dp=32, ep=8, zero=3, seq_len=4096, global_batch=64)
+    est = _est(cfg)
+    experts = counts.experts / cfg.ep  # this rank's experts, before ZeRO-3 shards them
+    gathers = [c for c in est.comm if c.group == "dp-expert" and c.op == "all_gather"]
+    scatters = [c for c in est.comm if c.group == "dp-expert" and c.op == "reduce_scatter"]
+    assert len(gathers) == 2  # forward and backward
+    assert all(c.size_bytes == pytest.approx(2.0 * experts, rel=1e-9) for c in gathers)
+    assert len(scatters) == 1
+    assert scatters[0].size_bytes == pytest.approx(experts * cfg.grad_bytes, rel=1e-9)
+    assert not [c for c in est.comm if c.group == "dp-expert" and c.op == "all_reduce"]
+    # ZeRO-1 keeps the experts whole on each rank: their gradients are all-reduced, nothing gathered
+    z1 = _est(replace(cfg, zero=1))
+    assert [c.op for c in z1.comm if c.group == "dp-expert"] == ["all_reduce"]

@@ -562,19 +562,40 @@ def evaluate(
     rs3 = _collective("reduce_scatter", grad_dense / layers, dp, dp_pn, dp_cc, fabric) * layers
     rs = _collective("reduce_scatter", grad_dense, dp, dp_pn, dp_cc, fabric)
     ar = _collective("all_reduce", grad_dense, dp, dp_pn, dp_cc, fabric)
-    add(ag3 * m, m * layers * fwd * 0.9, z3)  # the forward's gathers
+    fwd_window = m * layers * fwd * 0.9
     bwd_window = m * layers * (bwd + recompute) * 0.9
+    add(ag3 * m, fwd_window, z3)  # the forward's gathers
     add(ag3 * m, bwd_window, z3)  # the backward's gathers, then its reduce-scatters
-    add(rs3 * m, np.maximum(0.0, bwd_window - ag3 * m), z3)
+    fwd_left, bwd_left = fwd_window - ag3 * m, bwd_window - ag3 * m
+    if spec.is_moe:
+        edp = np.floor(dp / ep)
+        edp_pn = np.maximum(1.0, np.floor(dp_pn / ep))
+        edp_cc = np.maximum(1.0, np.floor(min(gpn, gpus) / edp_pn))
+        # step.py: ZeRO-3 gathers the experts over their data-parallel group, after the dense
+        expert_w = (
+            p_expert * WEIGHT_BYTES["bf16"]
+            if trains
+            else frozen_base_bytes(0.0, expert, 0.0, base.lora_base_bits)
+        )
+        z3e = z3 & (expert_w > 0) & (edp > 1)
+        pieces = np.maximum(1.0, np.round(layers * moe_layers(spec) / L))
+        eag3 = _collective("all_gather", expert_w / pieces, edp, edp_pn, edp_cc, fabric) * pieces
+        ers3 = (
+            _collective("reduce_scatter", grad_expert / pieces, edp, edp_pn, edp_cc, fabric)
+            * pieces
+        )
+        add(eag3 * m, np.maximum(0.0, fwd_left), z3e)
+        add(eag3 * m, np.maximum(0.0, bwd_left), z3e)
+        bwd_left = bwd_left - np.where(z3e, eag3 * m, 0.0)
+    add(rs3 * m, np.maximum(0.0, bwd_left), z3)
+    if spec.is_moe:
+        add(ers3 * m, np.maximum(0.0, bwd_left - rs3 * m), z3e & (grad_expert > 0))
     add(rs, window, z12)
     add(ag, fwd * layers * 0.9 if base.overlap_dp else 0.0, z12)
     add(ar, window, z0)
     if trains and spec.is_moe:
-        edp = np.floor(dp / ep)
-        edp_pn = np.maximum(1.0, np.floor(dp_pn / ep))
-        edp_cc = np.maximum(1.0, np.floor(min(gpn, gpus) / edp_pn))
         ear = _collective("all_reduce", grad_expert, edp, edp_pn, edp_cc, fabric)
-        add(ear, window, has_dp & (edp > 1) & (grad_expert > 0))
+        add(ear, window, has_dp & (edp > 1) & (grad_expert > 0) & ~z3)
 
     comm_exposed = per_mb_exposed + once_exposed
     mb_time = compute_mb + per_mb_exposed / m

@@ -430,26 +430,53 @@ def estimate_training_step(
             # forward; in the backward, the gathers and the gradients' reduce-scatters share the
             # same links and hide behind the backward (and recompute)
             note = f"ZeRO-3: gather weights for the {{}}, in {layers} per-layer calls" + ("" if cfg.trains_base else " (the frozen base and the adapters)")  # fmt: skip
-            comm.append(
-                entry(dp_group, "all_gather", gathered, m, fabric, pieces=layers,
-                      overlap_window_s=m * layers * fwd * 0.9, note=note.format("forward"))
-            )  # fmt: skip
+            fwd_window = m * layers * fwd * 0.9
+            gather_fwd = entry(dp_group, "all_gather", gathered, m, fabric, pieces=layers,
+                               overlap_window_s=fwd_window, note=note.format("forward"))  # fmt: skip
+            comm.append(gather_fwd)
             bwd_window = m * layers * (bwd + recompute) * 0.9
             gather_bwd = entry(dp_group, "all_gather", gathered, m, fabric, pieces=layers,
                                overlap_window_s=bwd_window, note=note.format("backward"))  # fmt: skip
             comm.append(gather_bwd)
-            comm.append(
-                entry(
-                    dp_group,
-                    "reduce_scatter",
-                    grad_dense,
-                    m,
-                    fabric,
-                    pieces=layers,
-                    overlap_window_s=max(0.0, bwd_window - gather_bwd.time_s),
-                    note=f"ZeRO-3: scatter gradients in {layers} per-layer calls (behind the backward, after its gathers)",
-                )
+            fwd_left, bwd_left = fwd_window - gather_fwd.time_s, bwd_window - gather_bwd.time_s
+            # MoE: ZeRO-3 shards the experts over their own data-parallel group (the memory
+            # ledger holds 1/(dp/ep) of them), so each MoE layer gathers its experts' weights
+            # there too and scatters their gradients, in the same windows after the dense calls
+            expert_group = groups["dp-expert"]
+            weight_expert = (
+                params_expert * WEIGHT_BYTES["bf16"]
+                if cfg.trains_base
+                else frozen_base_bytes(0.0, share.expert, 0.0, cfg.lora_base_bits)
             )
+            sharded_experts = weight_expert > 0 and cfg.dp // cfg.ep > 1
+            moe_pieces = max(1, round(layers * moe_layers(spec) / spec.layers))
+            if sharded_experts:
+                enote = f"ZeRO-3: gather the experts' weights for the {{}}, in {moe_pieces} per-layer calls over the expert data-parallel group"  # fmt: skip
+                experts_fwd = entry(expert_group, "all_gather", weight_expert, m, fabric,
+                                    pieces=moe_pieces, overlap_window_s=max(0.0, fwd_left),
+                                    note=enote.format("forward"))  # fmt: skip
+                experts_bwd = entry(expert_group, "all_gather", weight_expert, m, fabric,
+                                    pieces=moe_pieces, overlap_window_s=max(0.0, bwd_left),
+                                    note=enote.format("backward"))  # fmt: skip
+                comm += [experts_fwd, experts_bwd]
+                bwd_left -= experts_bwd.time_s
+            scatter = entry(
+                dp_group,
+                "reduce_scatter",
+                grad_dense,
+                m,
+                fabric,
+                pieces=layers,
+                overlap_window_s=max(0.0, bwd_left),
+                note=f"ZeRO-3: scatter gradients in {layers} per-layer calls (behind the backward, after its gathers)",
+            )
+            comm.append(scatter)
+            if sharded_experts and grad_expert > 0:
+                comm.append(
+                    entry(expert_group, "reduce_scatter", grad_expert, m, fabric,
+                          pieces=moe_pieces, overlap_window_s=max(0.0, bwd_left - scatter.time_s),
+                          note="ZeRO-3: scatter the experts' gradients over their data-parallel group")
+                )  # fmt: skip
         elif cfg.zero >= 1:
             comm.append(
                 entry(
@@ -485,7 +512,7 @@ def estimate_training_step(
                     note="gradients, bucketed behind backward",
                 )
             )
-        if grad_expert > 0 and cfg.dp // cfg.ep > 1:
+        if grad_expert > 0 and cfg.dp // cfg.ep > 1 and cfg.zero < 3:
             comm.append(
                 entry(
                     groups["dp-expert"],
@@ -601,7 +628,7 @@ def estimate_training_step(
                 )
                 + (", hidden behind other micro-batches' compute" if cfg.ep_overlap else "")
                 + "; routing balanced (model/moe.py). Optimistic for MoE: NVIDIA's own MoE "
-                "recipes on H100 run at a median 0.83 of this step (its dense ones at 0.90), and "
+                "recipes on H100 run at a median 0.82 of this step (its dense ones at 0.90), and "
                 "its published MoE runs are up to 2.7x slower (DeepSeek-V3 in BF16 under NeMo 25.04; "
                 "README, known misses)",
             )
