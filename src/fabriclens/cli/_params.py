@@ -42,6 +42,11 @@ EP_OVERLAP_HELP = (
     "MoE: hide the expert all-to-all behind another micro-batch's compute (Megatron-Core's "
     "overlap_moe_expert_parallel_comm, DeepSeek's DualPipe)"
 )
+ETP_HELP = (
+    "MoE: tensor parallelism inside the experts, 1 or the --tp degree (Megatron-Core's "
+    "expert_tensor_parallel_size) [default: --tp; 1 keeps each expert whole and skips the "
+    "gather of the routed tokens over the TP ranks: MoE Parallel Folding]"
+)
 MAX_INT = 2**53  # beyond any count, size or rank; a float still holds it exactly
 MAX_PORT = 65535
 

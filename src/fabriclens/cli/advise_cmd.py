@@ -8,6 +8,7 @@ from fabriclens.cli._output import emit, split_list
 from fabriclens.cli._params import (
     ATTENTION_HELP,
     EP_OVERLAP_HELP,
+    ETP_HELP,
     FRAMEWORK_HELP,
     GRAD_REDUCE_HELP,
     MOE_DISPATCH_HELP,
@@ -56,6 +57,7 @@ def advise(
     grad_reduce: Annotated[str | None, typer.Option(help=GRAD_REDUCE_HELP)] = None,
     moe_dispatch: Annotated[str | None, typer.Option(help=MOE_DISPATCH_HELP)] = None,
     ep_overlap: Annotated[bool, typer.Option("--ep-overlap", help=EP_OVERLAP_HELP)] = False,
+    etp: Annotated[int | None, typer.Option("--etp", help=ETP_HELP)] = None,
     attention: Annotated[str | None, typer.Option(help=ATTENTION_HELP)] = None,
     pipeline_split: Annotated[str | None, typer.Option(help=PIPELINE_SPLIT_HELP)] = None,
     slack: Annotated[
@@ -77,7 +79,7 @@ def advise(
         request = PlanRequest(model=find_model(model), gpu=gpu, gpus=gpus, workload=workload,
                               gpus_per_node=gpus_per_node, nics_per_node=nics_per_node,
                               framework=framework, grad_reduce=grad_reduce,
-                              moe_dispatch=moe_dispatch, ep_overlap=ep_overlap,
+                              moe_dispatch=moe_dispatch, ep_overlap=ep_overlap, etp=etp,
                               attention=attention, pipeline_split=pipeline_split)  # fmt: skip
     facts = Facts(
         scenario=scenario, nodes=nodes or max(1, -(-gpus // gpn)), network_engineer=network_engineer,

@@ -9,6 +9,7 @@ from fabriclens.cli._output import print_json, print_rich, split_list
 from fabriclens.cli._params import (
     ATTENTION_HELP,
     EP_OVERLAP_HELP,
+    ETP_HELP,
     FRAMEWORK_HELP,
     GRAD_REDUCE_HELP,
     MOE_DISPATCH_HELP,
@@ -102,6 +103,7 @@ def plan(
     grad_reduce: Annotated[str | None, typer.Option(help=GRAD_REDUCE_HELP)] = None,
     moe_dispatch: Annotated[str | None, typer.Option(help=MOE_DISPATCH_HELP)] = None,
     ep_overlap: Annotated[bool, typer.Option("--ep-overlap", help=EP_OVERLAP_HELP)] = False,
+    etp: Annotated[int | None, typer.Option("--etp", help=ETP_HELP)] = None,
     attention: Annotated[str | None, typer.Option(help=ATTENTION_HELP)] = None,
     pipeline_split: Annotated[str | None, typer.Option(help=PIPELINE_SPLIT_HELP)] = None,
     batch: Annotated[
@@ -195,6 +197,7 @@ def plan(
         "--framework": framework,
         "--grad-reduce": grad_reduce,
         "--ep-overlap": ep_overlap or None,
+        "--etp": etp,
         "--moe-dispatch": moe_dispatch,
         "--attention": attention,
         "--pipeline-split": pipeline_split,
@@ -260,6 +263,7 @@ def plan(
         grad_reduce=grad_reduce,
         moe_dispatch=moe_dispatch,
         ep_overlap=ep_overlap,
+        etp=etp,
         attention=attention,
         pipeline_split=pipeline_split,
         batch=1 if batch is None else batch,

@@ -497,12 +497,24 @@ def evaluate(
     once_exposed = np.zeros_like(tp)
     calls = n_passes * layers * m
     rerun = np.where(rec == 3, 2.0 * layers * m, 0.0)  # step.py: per-op checkpointing's gathers
+    routed_calls: Any = 0.0
+    if spec.is_moe:  # step.py: a MoE layer's MLP pair, shared experts' and the routed copies'
+        moe_mlp_calls = (n_passes / 2) * layers * moe_layers(spec) / L * m
+        if not spec.shared_experts:
+            calls = calls - moe_mlp_calls
+        routed_calls = moe_mlp_calls if base.etp != 1 else 0.0  # step.py: ETP 1 gathers none
     tp_time = np.where(
         sp > 0,
         _collective("all_gather", act_bytes, tp, tp_pn, tp_cc, fabric) * (calls + rerun)
         + _collective("reduce_scatter", act_bytes, tp, tp_pn, tp_cc, fabric) * calls,
         _collective("all_reduce", act_bytes, tp, tp_pn, tp_cc, fabric) * (calls + rerun),
     )
+    if spec.is_moe:
+        routed = act_bytes * spec.experts_per_token
+        tp_time = tp_time + routed_calls * (
+            _collective("all_gather", routed, tp, tp_pn, tp_cc, fabric)
+            + _collective("reduce_scatter", routed, tp, tp_pn, tp_cc, fabric)
+        )
     per_mb_exposed += np.where(tp > 1, tp_time, 0.0)
     if spec.is_moe:
         moe_per_stage = layers * moe_layers(spec) / L

@@ -30,6 +30,9 @@ class TrainConfig:
     dp: int = 1
     cp: int = 1
     ep: int = 1
+    # tensor parallelism inside the experts (Megatron-Core's expert_tensor_parallel_size): 0 is
+    # the attention's tp, its default; 1 keeps each expert whole on its rank (MoE Parallel Folding)
+    etp: int = 0
     zero: int = 1
     recompute: Recompute = "none"
     sequence_parallel: bool = False
@@ -62,6 +65,11 @@ class TrainConfig:
         """The element type gradients are reduced and kept in (a GRAD_REDUCE_DTYPES name)."""
         names = [k for k, v in GRAD_REDUCE_DTYPES.items() if v == self.grad_bytes]
         return names[0] if names else f"{self.grad_bytes:g}-byte"
+
+    @property
+    def expert_tp(self) -> int:
+        """Tensor parallelism inside the experts: the attention's unless set to 1."""
+        return self.etp or self.tp
 
     @property
     def model_parallel(self) -> int:

@@ -44,7 +44,7 @@ from fabriclens.model.arch import (
     v_dim,
     v_width,
 )
-from fabriclens.model.collectives import Fabric
+from fabriclens.model.collectives import Fabric, Op
 from fabriclens.model.comm import CommEntry, entry
 from fabriclens.model.elementwise import eager_extra_bytes_per_token
 from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
@@ -287,11 +287,24 @@ def estimate_training_step(
     comm: list[CommEntry] = []
     act_bytes = tokens * h * 2.0
     n_passes = 2 + 2 + (2 if cfg.recompute == "full" else 0)  # fwd, bwd, recompute fwd
+    routed_tp_calls = 0.0
     if t > 1:
-        calls = n_passes * layers * m
+        calls: float = n_passes * layers * m
         # per-op checkpointing keeps the reduce-scatters' outputs (torchtitan's _save_list), not
         # the forward's gathers or all-reduces: the backward runs those two again
         rerun = 2 * layers * m if cfg.recompute == "op" else 0
+        if spec.is_moe:
+            # a MoE layer's MLP has no dense TP pair: shared experts keep theirs; the routed
+            # copies (k per token) are gathered over the expert-TP group after the all-to-all
+            # and scattered back before it (Megatron-Core's all-to-all dispatcher: AllGather-V
+            # and ReduceScatter-V within the ETP group; Liu et al. 2025, arXiv 2504.14960,
+            # sec. 3.3); with ETP 1 (--etp 1) the experts are whole on each rank and need none.
+            # Memory and GEMM shapes keep the experts split over the TP ranks either way
+            moe_mlp_calls = (n_passes / 2) * layers * moe_layers(spec) / spec.layers * m
+            if not spec.shared_experts:
+                calls -= moe_mlp_calls
+            if cfg.expert_tp > 1:
+                routed_tp_calls = moe_mlp_calls
         if cfg.sequence_parallel:
             comm.append(
                 entry(
@@ -324,6 +337,18 @@ def estimate_training_step(
                     note="2 per layer forward, 2 backward (Megatron)",
                 )
             )
+        if routed_tp_calls:
+            routed = act_bytes * spec.experts_per_token
+            pairs: tuple[tuple[Op, str], ...] = (
+                ("all_gather", "gathered"),
+                ("reduce_scatter", "scattered back"),
+            )
+            for op, what in pairs:
+                comm.append(
+                    entry(groups["tp"], op, routed, routed_tp_calls, fabric,
+                          note=f"MoE: the {spec.experts_per_token} routed copies of each token "
+                               f"{what} over the expert-TP group")
+                )  # fmt: skip
     if spec.is_moe and cfg.ep > 1:
         moe_per_stage = layers * moe_layers(spec) / spec.layers
         # each rank dispatches its own tokens: with tensor parallelism (which MoE runs with
@@ -628,7 +653,7 @@ def estimate_training_step(
                 )
                 + (", hidden behind other micro-batches' compute" if cfg.ep_overlap else "")
                 + "; routing balanced (model/moe.py). Optimistic for MoE: NVIDIA's own MoE "
-                "recipes on H100 run at a median 0.82 of this step (its dense ones at 0.90), and "
+                "recipes on H100 run at a median 0.83 of this step (its dense ones at 0.90), and "
                 "its published MoE runs are up to 2.7x slower (DeepSeek-V3 in BF16 under NeMo 25.04; "
                 "README, known misses)",
             )

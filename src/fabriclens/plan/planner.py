@@ -418,6 +418,7 @@ def _base_config(
         elementwise=framework.elementwise,
         moe_dispatch=moe_dispatch,
         ep_overlap=req.ep_overlap,
+        etp=req.etp or 0,
         grad_bytes=GRAD_REDUCE_DTYPES[grad_reduce],
         pipeline_split=split,
     )
@@ -1017,6 +1018,7 @@ def make_plans(req: PlanRequest) -> list[Plan]:
         "dp",
         "cp",
         "ep",
+        "etp",
         "seq_len",
         "global_batch",
         "micro_batch",
@@ -1031,6 +1033,18 @@ def make_plans(req: PlanRequest) -> list[Plan]:
         )
     if req.framework is not None:
         find_framework(req.framework)  # an unknown name fails here, inference plans too
+    if req.etp is not None:
+        if not req.model.is_moe:
+            raise InputError(
+                f"--etp {req.etp}: {req.model.name} is not a mixture of experts",
+                "drop --etp (it sets the tensor parallelism inside the experts)",
+            )
+        if req.etp != 1 and req.etp != req.tp:
+            raise InputError(
+                f"--etp {req.etp} is neither 1 nor the tensor-parallel degree"
+                + (f" ({req.tp})" if req.tp else " (not given)"),
+                "give --etp 1 (experts whole on each rank) or --tp N --etp N",
+            )
     networks: tuple[str | None, ...] = req.networks or (None,)
     req = like_for_like(req, networks)
     if req.workload == "inference":

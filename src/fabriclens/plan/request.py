@@ -45,6 +45,7 @@ class PlanRequest:
     grad_reduce: str | None = None  # bf16 | fp32 gradient reduction; None: the framework's
     moe_dispatch: str | None = None  # all-to-all | node-dedup (MoE); None: the framework's
     ep_overlap: bool = False  # MoE all-to-all hidden behind another micro-batch's compute
+    etp: int | None = None  # MoE: tensor parallelism inside the experts, 1 or tp; None: tp
     attention: str | None = None  # flash | fused attention kernel; None: the framework's
     pipeline_split: str | None = None  # even | balanced (PIPELINE_SPLITS); None: the framework's
     # inference
@@ -85,6 +86,7 @@ TRAINING_OPTIONS = (
     "--framework",
     "--grad-reduce",
     "--ep-overlap",
+    "--etp",
     "--moe-dispatch",
     "--attention",
     "--pipeline-split",

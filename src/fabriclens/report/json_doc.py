@@ -118,6 +118,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "dp": cfg.dp,
             "cp": cfg.cp,
             "ep": cfg.ep,
+            "etp": cfg.expert_tp,
             "zero": cfg.zero,
             "recompute": cfg.recompute,
             "sequence_parallel": cfg.sequence_parallel,

@@ -132,7 +132,8 @@ def plan_summary(doc: dict[str, Any], with_network: bool = True) -> list[Rendera
             f"layout: tp {lay['tp']} · pp {lay['pp']}"
             + (f" (interleave {lay['interleave']})" if lay.get("interleave", 1) > 1 else "")
             + f" · dp {lay['dp']} · cp {lay['cp']} · ep {lay['ep']}"
-            f" · ZeRO {lay['zero']} · recompute {lay['recompute']} · sequence-parallel "
+            + (f" (etp {lay['etp']})" if lay.get("etp", lay["tp"]) != lay["tp"] else "")
+            + f" · ZeRO {lay['zero']} · recompute {lay['recompute']} · sequence-parallel "
             f"{'on' if lay['sequence_parallel'] else 'off'} · micro-batch {lay['micro_batch']} x "
             f"{lay['microbatches']} · global batch {lay['global_batch']} x {lay['seq_len']} tokens"
             f" · {lay['precision']}"
