@@ -292,3 +292,21 @@ def test_moe_layers_gather_the_routed_copies_over_the_expert_tp_group() -> None:
         ("all_gather", act): 2 * layers,
         ("reduce_scatter", act): 2 * layers,
     }
+
+
+def test_the_optimizer_updates_each_experts_states_on_its_expert_data_parallel_ranks() -> None:
+    """ZeRO shards a dense weight's optimizer states over the dp ranks but an expert's only over
+    the ranks that hold the same experts (dp / ep): the memory ledger already held them so, the
+    optimizer step's HBM traffic (Adam, 28 bytes per parameter) divided the experts by dp as
+    well, ep times too little. Exact, Qwen3-30B-A3B on 32 GPUs with ep 8, ZeRO-1."""
+    from fabriclens.model.memory import param_share
+    from fabriclens.model.step import ADAM_BYTES_PER_PARAM
+
+    spec = find_model("qwen3-30b-a3b")
+    cfg = TrainConfig(gpus=32, gpus_per_node=8, dp=32, ep=8, zero=1, seq_len=4096, global_batch=64)
+    est = _est(cfg)
+    share = param_share(spec, count_params(spec), 1, 1, 8)
+    gpu = find_gpu("h100-sxm")
+    rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency * cfg.framework_efficiency
+    updated = share.dense / 32 + share.expert / (32 // 8)
+    assert est.optimizer_s == pytest.approx(ADAM_BYTES_PER_PARAM * updated / rate, rel=1e-9)

@@ -613,7 +613,7 @@ def evaluate(
     mb_time = compute_mb + per_mb_exposed / m
     bubble = np.where(pp > 1, (pp - 1) / il * mb_time, 0.0)
     optimized = (
-        (total / np.where(zero >= 1, dp * cp, 1.0))
+        (dense / np.where(zero >= 1, dp * cp, 1.0) + expert / np.where(zero >= 1, dp_expert, 1.0))
         if trains
         else adapter_params(spec, base.lora_rank) / (tp * pp)
     )

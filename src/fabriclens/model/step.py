@@ -556,7 +556,11 @@ def estimate_training_step(
     bubble = (cfg.pp - 1) / cfg.interleave * mb_time if cfg.pp > 1 else 0.0
 
     if cfg.trains_base:
-        optimized = share.total / (cfg.dp * cfg.cp if cfg.zero >= 1 else 1)
+        # ZeRO shards the dense weights' states over dp x cp and the experts' over the ranks
+        # holding the same experts (dp x cp / ep), as the memory ledger does
+        dp_dense = cfg.dp * cfg.cp if cfg.zero >= 1 else 1
+        dp_expert = max(1, cfg.dp * cfg.cp // cfg.ep) if cfg.zero >= 1 else 1
+        optimized = share.dense / dp_dense + share.expert / dp_expert
     else:
         optimized = adapter_params(spec, cfg.lora_rank) / (t * cfg.pp)
     optimizer = ADAM_BYTES_PER_PARAM * optimized / mem_rate
