@@ -582,6 +582,9 @@ def test_advise_json(capsys: pytest.CaptureFixture[str]) -> None:
         (["advise", "--scenario", "home"], "unknown scenario"),
         (["advise", "--slack", "200%"], "outside 0..100%"),
         (["advise", "llama-3.1-8b", "--network", "5g"], "unknown network"),
+        # a flag that prices a model's step is refused without a model, not ignored
+        (["advise", "--etp", "1"], "--etp prices a model's training step"),
+        (["advise", "--framework", "nemo", "--ep-overlap"], "--framework, --ep-overlap price"),
     ],
 )
 def test_advise_errors(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:

@@ -72,6 +72,21 @@ def advise(
 
     request = None
     gpn = gpus_per_node or 8
+    step_flags = {
+        "--framework": framework, "--grad-reduce": grad_reduce, "--moe-dispatch": moe_dispatch,
+        "--ep-overlap": ep_overlap or None, "--etp": etp, "--attention": attention,
+        "--pipeline-split": pipeline_split,
+    }  # fmt: skip
+    given = [flag for flag, value in step_flags.items() if value is not None]
+    if model is None and given:
+        from fabriclens.errors import InputError
+
+        raise InputError(
+            f"{', '.join(given)} {'prices' if len(given) == 1 else 'price'} a model's training "
+            "step, and no model is given",
+            "name the model (fabriclens advise llama-3.1-70b ...) or drop "
+            + ("it" if len(given) == 1 else "them"),
+        )
     if model is not None:
         from fabriclens.catalog import find_model
         from fabriclens.plan.request import PlanRequest
