@@ -497,9 +497,10 @@ def evaluate(
     once_exposed = np.zeros_like(tp)
     calls = n_passes * layers * m
     rerun = np.where(rec == 3, 2.0 * layers * m, 0.0)  # step.py: per-op checkpointing's gathers
+    moe_per_stage = layers * moe_layers(spec) / L  # MoE layers of the busiest stage
     routed_calls: Any = 0.0
     if spec.is_moe:  # step.py: a MoE layer's MLP pair, shared experts' and the routed copies'
-        moe_mlp_calls = (n_passes / 2) * layers * moe_layers(spec) / L * m
+        moe_mlp_calls = (n_passes / 2) * moe_per_stage * m
         if not spec.shared_experts:
             calls = calls - moe_mlp_calls
         routed_calls = moe_mlp_calls if base.etp != 1 else 0.0  # step.py: ETP 1 gathers none
@@ -517,7 +518,6 @@ def evaluate(
         )
     per_mb_exposed += np.where(tp > 1, tp_time, 0.0)
     if spec.is_moe:
-        moe_per_stage = layers * moe_layers(spec) / L
         a2a_size = tokens / tp * spec.experts_per_token * h * 2.0
         # step.py: once per destination node, inside one node once per GPU (model/moe.py)
         net_share = np.vectorize(lambda n: dispatch_network_share(spec, n, base.moe_dispatch))
@@ -590,7 +590,7 @@ def evaluate(
             else frozen_base_bytes(0.0, expert, 0.0, base.lora_base_bits)
         )
         z3e = z3 & (expert_w > 0) & (edp > 1)
-        pieces = np.maximum(1.0, np.round(layers * moe_layers(spec) / L))
+        pieces = np.maximum(1.0, np.round(moe_per_stage))
         eag3 = _collective("all_gather", expert_w / pieces, edp, edp_pn, edp_cc, fabric) * pieces
         ers3 = (
             _collective("reduce_scatter", grad_expert / pieces, edp, edp_pn, edp_cc, fabric)

@@ -287,6 +287,7 @@ def estimate_training_step(
     comm: list[CommEntry] = []
     act_bytes = tokens * h * 2.0
     n_passes = 2 + 2 + (2 if cfg.recompute == "full" else 0)  # fwd, bwd, recompute fwd
+    moe_per_stage = layers * moe_layers(spec) / spec.layers  # MoE layers of the busiest stage
     routed_tp_calls = 0.0
     if t > 1:
         calls: float = n_passes * layers * m
@@ -300,7 +301,7 @@ def estimate_training_step(
             # and ReduceScatter-V within the ETP group; Liu et al. 2025, arXiv 2504.14960,
             # sec. 3.3); with ETP 1 (--etp 1) the experts are whole on each rank and need none.
             # Memory and GEMM shapes keep the experts split over the TP ranks either way
-            moe_mlp_calls = (n_passes / 2) * layers * moe_layers(spec) / spec.layers * m
+            moe_mlp_calls = (n_passes / 2) * moe_per_stage * m
             if not spec.shared_experts:
                 calls -= moe_mlp_calls
             if cfg.expert_tp > 1:
@@ -350,7 +351,6 @@ def estimate_training_step(
                                f"{what} over the expert-TP group")
                 )  # fmt: skip
     if spec.is_moe and cfg.ep > 1:
-        moe_per_stage = layers * moe_layers(spec) / spec.layers
         # each rank dispatches its own tokens: with tensor parallelism (which MoE runs with
         # sequence parallelism) 1/tp of the micro-batch; the tp group then gathers them over
         # NVLink (Megatron-Core's all-to-all dispatcher: num_local_tokens = S/TP x B)
@@ -474,7 +474,7 @@ def estimate_training_step(
                 else frozen_base_bytes(0.0, share.expert, 0.0, cfg.lora_base_bits)
             )
             sharded_experts = weight_expert > 0 and cfg.dp // cfg.ep > 1
-            moe_pieces = max(1, round(layers * moe_layers(spec) / spec.layers))
+            moe_pieces = max(1, round(moe_per_stage))
             if sharded_experts:
                 enote = f"ZeRO-3: gather the experts' weights for the {{}}, in {moe_pieces} per-layer calls over the expert data-parallel group"  # fmt: skip
                 experts_fwd = entry(expert_group, "all_gather", weight_expert, m, fabric,
@@ -559,7 +559,7 @@ def estimate_training_step(
         # ZeRO shards the dense weights' states over dp x cp and the experts' over the ranks
         # holding the same experts (dp x cp / ep), as the memory ledger does
         dp_dense = cfg.dp * cfg.cp if cfg.zero >= 1 else 1
-        dp_expert = max(1, cfg.dp * cfg.cp // cfg.ep) if cfg.zero >= 1 else 1
+        dp_expert = groups["dp-expert"].size if cfg.zero >= 1 else 1
         optimized = share.dense / dp_dense + share.expert / dp_expert
     else:
         optimized = adapter_params(spec, cfg.lora_rank) / (t * cfg.pp)
