@@ -320,6 +320,7 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         ep_overlap=row.get("ep_overlap") == "yes",
         overlap_dp=row.get("dp_overlap") != "no",  # a recipe that reduces gradients after the backward
         grad_bytes=GRAD_REDUCE_DTYPES[fw.grad_reduce], pipeline_split=fw.pipeline_split,
+        recompute_reruns=fw.recompute_reruns,
     )  # fmt: skip
     net = find_network(row["network"]) if row["network"] and gpus > gpn else None
     fabric = Fabric(find_link(gpu.intra_link), net, gpn, _int(row, "nics_per_node"),

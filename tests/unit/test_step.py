@@ -194,3 +194,49 @@ def test_per_op_checkpointing_gathers_the_tensor_parallel_input_again() -> None:
         calls[r] = {c.op: c.count for c in est.comm if c.group == "tp"}
     assert calls["selective"] == {"all_gather": 4 * 32, "reduce_scatter": 4 * 32}
     assert calls["op"] == {"all_gather": 6 * 32, "reduce_scatter": 4 * 32}
+
+
+def test_jax_full_recompute_skips_the_last_matmul_and_its_collective() -> None:
+    """JAX's remat recomputes only what the backward reads (jax.checkpoint: residuals "re-computed
+    from those inputs as needed"): a block's last matmul, the MLP's down projection, feeds only
+    the residual stream, so a full remat of a Llama block reruns 8 of its 9 forward matmuls
+    (counted in the compiled HLO of jax.grad over a scanned jax.checkpoint(layer): 27 dots
+    without remat, 35 with; frameworks.toml). torch.utils.checkpoint and Megatron-LM rerun the
+    whole layer. Llama-3.1-8B: w2 is 4096 x 14336 of the block's 218.1M matmul weights; with
+    sequence parallelism the rerun issues both gathers and the attention's reduce-scatter, not
+    the MLP's. Hand count, exact. Before, a JAX run's full recompute cost a whole forward."""
+    from fabriclens.model.arch import last_matmul_share
+
+    spec = find_model("llama-3.1-8b")
+    block = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336
+    assert last_matmul_share(spec) == pytest.approx(4096 * 14336 / block, rel=1e-12)
+    gpu = find_gpu("h100-sxm")
+    fabric = Fabric(find_link(gpu.intra_link), None, 8, 0, find_link(gpu.host_link))
+    base = TrainConfig(gpus=8, gpus_per_node=8, tp=8, dp=1, seq_len=8192, micro_batch=1,
+                       global_batch=1, sequence_parallel=True, recompute="full")  # fmt: skip
+    counts = count_params(spec)
+    est = {r: estimate_training_step(spec, counts, gpu, fabric, replace(base, recompute_reruns=r))
+           for r in ("layer", "needed")}  # fmt: skip
+    saved = est["layer"].hw_flops - est["needed"].hw_flops
+    assert saved == pytest.approx(
+        last_matmul_share(spec) * 2 * counts.layer_matmul_active * 8192, rel=1e-12
+    )
+    assert est["needed"].time_s < est["layer"].time_s
+    calls = {r: {c.op: c.count for c in e.comm if c.group == "tp"} for r, e in est.items()}
+    assert calls["layer"] == {"all_gather": 6 * 32, "reduce_scatter": 6 * 32}
+    assert calls["needed"] == {"all_gather": 6 * 32, "reduce_scatter": 5 * 32}
+    # without sequence parallelism: the attention's all-reduce again, not the MLP's
+    no_sp = {r: replace(base, sequence_parallel=False, recompute_reruns=r)
+             for r in ("layer", "needed")}  # fmt: skip
+    ar = {r: [c.count for c in estimate_training_step(spec, counts, gpu, fabric, cfg).comm
+              if c.group == "tp"] for r, cfg in no_sp.items()}  # fmt: skip
+    assert ar == {"layer": [6 * 32], "needed": [5 * 32]}
+
+
+def test_the_jax_framework_reruns_only_what_the_backward_reads() -> None:
+    """The catalog says which frameworks rerun a whole layer and which only what is needed."""
+    from fabriclens.catalog import find_framework
+
+    assert find_framework("jax").recompute_reruns == "needed"
+    for name in ("pytorch", "pytorch-compile", "megatron", "nemo"):
+        assert find_framework(name).recompute_reruns == "layer"

@@ -251,6 +251,11 @@ MOE_DISPATCH_MODES = ("all-to-all", "node-dedup")
 # LM head counted on the last (nanotron's get_block_compute_costs; Megatron's
 # --account-for-loss-in-pipeline-split) (model/memory.py: stage_layer_counts)
 PIPELINE_SPLITS = ("even", "balanced")
+# what a framework's full recompute reruns in the backward (Framework.recompute_reruns): the
+# layer's whole forward again ("layer": torch.utils.checkpoint, Megatron-LM's full recompute), or
+# only what the backward reads ("needed": JAX's remat, whose partial evaluation drops the layer's
+# last matmul, the MLP's down projection, as its output is not a residual of the backward)
+RECOMPUTE_RERUNS = ("layer", "needed")
 # the element type a training framework reduces data-parallel gradients in (Framework.grad_reduce)
 GRAD_REDUCE_DTYPES = {"bf16": 2.0, "fp32": 4.0}
 # the architectures catalog/data/gemm_shapes.csv holds a GEMM-by-shape table for
@@ -309,6 +314,9 @@ class Framework(_Entry):
     moe_dispatch: str = "all-to-all"
     # how it lays decoder layers over pipeline stages (PIPELINE_SPLITS)
     pipeline_split: str = "even"
+    # what its full recompute reruns (RECOMPUTE_RERUNS): the whole layer, or only what the
+    # backward reads
+    recompute_reruns: str = "layer"
     # how far its published runs fall from the planned step once its share is applied: the 5th
     # and 95th percentile of measured / planned speed over its calibration rows ({low, high,
     # runs}; benchmarks/calibrate_frameworks.py); moe_spread the same over its MoE rows. Empty:
@@ -321,6 +329,7 @@ class Framework(_Entry):
         _one_of(self, "attention", ATTENTION_KERNELS)
         _one_of(self, "moe_dispatch", MOE_DISPATCH_MODES)
         _one_of(self, "pipeline_split", PIPELINE_SPLITS)
+        _one_of(self, "recompute_reruns", RECOMPUTE_RERUNS)
         _one_of(self, "elementwise", ELEMENTWISE_MODES)
         _one_of(self, "grad_reduce", tuple(GRAD_REDUCE_DTYPES))
         _check(

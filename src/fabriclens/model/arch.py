@@ -261,6 +261,14 @@ def block_linears(spec: ModelSpec) -> tuple[tuple[float, float], ...]:
     return attn + mlp
 
 
+def last_matmul_share(spec: ModelSpec) -> float:
+    """The share of a block's matmul FLOPs in its last matmul, the MLP's down projection: what a
+    recompute that reruns only what the backward reads (JAX's remat) leaves out, as the backward
+    needs that matmul's input, not its output."""
+    flops = [i * o for i, o in block_linears(spec)]
+    return flops[-1] / sum(flops)
+
+
 def op_checkpoint_split(spec: ModelSpec) -> tuple[float, float]:
     """torchtitan's per-op selective activation checkpointing (``selective_ac_option = "op"``)
     keeps the output of every matmul but every second one, in the order the forward calls them

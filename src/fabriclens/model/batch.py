@@ -20,6 +20,7 @@ from fabriclens.model.arch import (
     attention_core_flops_per_token,
     forward_flops_per_token,
     k_width,
+    last_matmul_share,
     mean_mlp_width,
     moe_layers,
     op_checkpoint_split,
@@ -448,15 +449,16 @@ def evaluate(
     )
     bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem + t_eager_bwd + t_perm
     op_share = op_checkpoint_split(spec)[0]
+    skipped = last_matmul_share(spec) if base.recompute_reruns == "needed" else 0.0  # step.py
     recompute = np.select(
         [rec == 0, rec == 1, rec == 3],
         [0.0, t_core, op_share * t_mm + t_elem + t_eager_fwd + t_perm],
-        fwd,
+        fwd - skipped * t_mm,
     )
     dequant: Any = 0.0
     if not trains and base.lora_base_bits == 4:
         dequant = (
-            np.select([rec == 2, rec == 3], [3.0, 2.0 + op_share], 2.0)
+            np.select([rec == 2, rec == 3], [3.0 - skipped, 2.0 + op_share], 2.0)
             * QLORA_DEQUANT_BYTES_PER_PARAM
             * total
             / np.maximum(1.0, share_layers)
@@ -491,12 +493,20 @@ def evaluate(
 
     # --- communication (step.estimate_training_step's ledger) ---
     act_bytes = tokens * h * 2.0
-    n_passes = np.where(rec == 2, 6.0, 4.0)
+    # step.py: what a full recompute reruns of the forward's collectives (JAX: all but the one
+    # after the last matmul; the all-to-all's dispatch, not its combine)
+    needed = base.recompute_reruns == "needed"
+    n_passes = np.where(rec == 2, 4.0 if needed else 6.0, 4.0)
+    a2a_passes = np.where(rec == 2, 5.0 if needed else 6.0, 4.0)
     per_mb_exposed = np.zeros_like(tp)
     hidden = np.zeros_like(tp)
     once_exposed = np.zeros_like(tp)
     calls = n_passes * layers * m
     rerun = np.where(rec == 3, 2.0 * layers * m, 0.0)  # step.py: per-op checkpointing's gathers
+    scatter_rerun: Any = 0.0
+    if needed:  # step.py: JAX's full recompute, all but the collective after the last matmul
+        rerun = np.where(rec == 2, np.where(sp > 0, 2.0, 1.0) * layers * m, rerun)
+        scatter_rerun = np.where(rec == 2, layers * m, 0.0)
     moe_per_stage = layers * moe_layers(spec) / L  # MoE layers of the busiest stage
     routed_calls: Any = 0.0
     if spec.is_moe:  # step.py: a MoE layer's MLP pair, shared experts' and the routed copies'
@@ -507,7 +517,8 @@ def evaluate(
     tp_time = np.where(
         sp > 0,
         _collective("all_gather", act_bytes, tp, tp_pn, tp_cc, fabric) * (calls + rerun)
-        + _collective("reduce_scatter", act_bytes, tp, tp_pn, tp_cc, fabric) * calls,
+        + _collective("reduce_scatter", act_bytes, tp, tp_pn, tp_cc, fabric)
+        * (calls + scatter_rerun),
         _collective("all_reduce", act_bytes, tp, tp_pn, tp_cc, fabric) * (calls + rerun),
     )
     if spec.is_moe:
@@ -523,7 +534,7 @@ def evaluate(
         net_share = np.vectorize(lambda n: dispatch_network_share(spec, n, base.moe_dispatch))
         a2a_size = a2a_size * np.where(ep > ep_pn, net_share(ep / ep_pn), net_share(ep))
         a2a = _collective("all_to_all", a2a_size, ep, ep_pn, ep_cc, fabric)
-        a2a_total = np.where(ep > 1, a2a * n_passes * moe_per_stage * m, 0.0)
+        a2a_total = np.where(ep > 1, a2a * a2a_passes * moe_per_stage * m, 0.0)
         # step.py: with EP overlap, hidden behind the other micro-batches' compute
         a2a_exposed = (
             np.maximum(0.0, a2a_total - (m - 1) * compute_mb) if base.ep_overlap else a2a_total

@@ -55,6 +55,9 @@ class TrainConfig:
     elementwise: str = "fused"  # fused kernels or op by op (model/elementwise.py)
     moe_dispatch: str = "all-to-all"  # MoE tokens across nodes (MOE_DISPATCH_MODES, model/moe.py)
     pipeline_split: str = "even"  # layers over pipeline stages (PIPELINE_SPLITS, model/memory.py)
+    # what a full recompute reruns: the whole layer, or only what the backward reads (JAX: all but
+    # the layer's last matmul; RECOMPUTE_RERUNS, catalog/schema.py)
+    recompute_reruns: str = "layer"
     # MoE all-to-all hidden behind another micro-batch's compute (Megatron-Core's
     # overlap_moe_expert_parallel_comm, DeepSeek's DualPipe); off: exposed, as by default
     ep_overlap: bool = False

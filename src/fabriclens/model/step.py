@@ -38,6 +38,7 @@ from fabriclens.model.arch import (
     attention_core_flops_per_token,
     forward_flops_per_token,
     k_width,
+    last_matmul_share,
     mean_mlp_width,
     moe_layers,
     op_checkpoint_split,
@@ -260,15 +261,18 @@ def estimate_training_step(
     bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem + t_eager_bwd + t_perm
     # per-op checkpointing (torchtitan) reruns every second matmul and all the elementwise work
     op_share = op_checkpoint_split(spec)[0]
+    # a full recompute reruns the layer's forward; JAX's remat only what the backward reads: all
+    # but the last matmul, the MLP's down projection (RECOMPUTE_RERUNS, catalog/schema.py)
+    skipped = last_matmul_share(spec) if cfg.recompute_reruns == "needed" else 0.0
     recompute = {
         "none": 0.0,
         "selective": t_core,
         "op": op_share * t_mm + t_elem + t_eager_fwd + t_perm,
-        "full": fwd,
+        "full": fwd - skipped * t_mm,
     }[cfg.recompute]
     dequant = 0.0
     if not cfg.trains_base and cfg.lora_base_bits == 4:
-        passes = {"full": 3.0, "op": 2.0 + op_share}.get(cfg.recompute, 2.0)
+        passes = {"full": 3.0 - skipped, "op": 2.0 + op_share}.get(cfg.recompute, 2.0)
         dequant = (
             passes * QLORA_DEQUANT_BYTES_PER_PARAM * share.total / max(1, share.layers) / mem_rate
         )
@@ -286,7 +290,13 @@ def estimate_training_step(
     groups = place_groups(cfg)
     comm: list[CommEntry] = []
     act_bytes = tokens * h * 2.0
-    n_passes = 2 + 2 + (2 if cfg.recompute == "full" else 0)  # fwd, bwd, recompute fwd
+    # collectives per layer: 2 forward, 2 backward, and the 2 a full recompute reruns; rerunning
+    # only what the backward reads (JAX) drops the one after the last matmul (below), and of a
+    # MoE layer's all-to-alls the combine, not the dispatch
+    full = cfg.recompute == "full"
+    needed = full and cfg.recompute_reruns == "needed"
+    n_passes = 2 + 2 + (2 if full and not needed else 0)
+    a2a_passes = 4 + (1 if needed else 2 if full else 0)
     moe_per_stage = layers * moe_layers(spec) / spec.layers  # MoE layers of the busiest stage
     routed_tp_calls = 0.0
     if t > 1:
@@ -294,6 +304,10 @@ def estimate_training_step(
         # per-op checkpointing keeps the reduce-scatters' outputs (torchtitan's _save_list), not
         # the forward's gathers or all-reduces: the backward runs those two again
         rerun = 2 * layers * m if cfg.recompute == "op" else 0
+        scatter_rerun = 0
+        if needed:  # both gathers (or the attention's all-reduce) again; one reduce-scatter
+            rerun = (2 if cfg.sequence_parallel else 1) * layers * m
+            scatter_rerun = layers * m
         if spec.is_moe:
             # a MoE layer's MLP has no dense TP pair: shared experts keep theirs; the routed
             # copies (k per token) are gathered over the expert-TP group after the all-to-all
@@ -322,7 +336,7 @@ def estimate_training_step(
                     groups["tp"],
                     "reduce_scatter",
                     act_bytes,
-                    calls,
+                    calls + scatter_rerun,
                     fabric,
                     note="sequence parallel: scatter after each block",
                 )
@@ -379,7 +393,7 @@ def estimate_training_step(
                 ep_group,
                 "all_to_all",
                 size,
-                n_passes * moe_per_stage * m,
+                a2a_passes * moe_per_stage * m,
                 fabric,
                 overlap_window_s=window,
                 note=note,
@@ -582,7 +596,12 @@ def estimate_training_step(
     op_run = op_share * 2.0 * counts.layer_matmul_active * tokens_step
     hw_flops = (
         model_flops
-        + {"none": 0.0, "selective": core_run, "op": op_run, "full": fwd_run}[cfg.recompute]
+        + {
+            "none": 0.0,
+            "selective": core_run,
+            "op": op_run,
+            "full": fwd_run - skipped * 2.0 * counts.layer_matmul_active * tokens_step,
+        }[cfg.recompute]
     )
 
     if memory is None:  # callers that already checked the fit pass the ledger in
@@ -686,6 +705,15 @@ def estimate_training_step(
                 "work run again in the backward, and the tensor-parallel gathers before them",
             )
             if cfg.recompute == "op"
+            else ()
+        ),
+        *(
+            (
+                "recompute (full, as JAX's remat reruns it: only what the backward reads): the "
+                f"forward again but each block's last matmul, the MLP's down projection "
+                f"({skipped:.0%} of its matmul FLOPs), and the collective after it",
+            )
+            if needed
             else ()
         ),
         f"optimizer: Adam, {ADAM_BYTES_PER_PARAM:.0f} bytes of HBM traffic per updated parameter",

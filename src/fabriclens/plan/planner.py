@@ -421,6 +421,7 @@ def _base_config(
         etp=req.etp or 0,
         grad_bytes=GRAD_REDUCE_DTYPES[grad_reduce],
         pipeline_split=split,
+        recompute_reruns=framework.recompute_reruns,
     )
     return cfg, notes
 
