@@ -78,7 +78,7 @@ def test_nvidias_recipes_reach_the_most_of_the_kernel_level_step() -> None:
     """The kernel-level step is an upper bound that tuning approaches: no calibrated share
     exceeds 1, and on every generation NVIDIA's tuned recipes (NeMo, Megatron-Bridge and its DGX
     Cloud benchmarks) reach a larger share than anyone else's runs. They are not the step itself:
-    their H100 rows sit at 0.90 of it (BF16 and FP8 alike), their GB200 and B200 rows at 0.80."""
+    their H100 rows sit at 0.90 of it (BF16 and FP8 alike), their GB200 and B200 rows at 0.75."""
     for fw in frameworks():
         assert all(0 < share <= 1.0 for share in fw.efficiency.values()), fw.name
     nvidia = find_framework(REFERENCE)
@@ -90,7 +90,7 @@ def test_nvidias_recipes_reach_the_most_of_the_kernel_level_step() -> None:
                 theirs, _ = fw.efficiency_for(generation)
                 assert ours >= theirs, (fw.name, generation, ours, theirs)
     share = {(c.framework, c.generation): c.share for c in CALIBRATIONS}
-    assert 0.85 < share[("nemo", "hopper")] < 0.97 and 0.78 < share[("nemo", "blackwell")] < 0.88
+    assert 0.85 < share[("nemo", "hopper")] < 0.97 and 0.72 < share[("nemo", "blackwell")] < 0.85
 
 
 def test_calibration_never_reads_a_held_out_row() -> None:

@@ -677,7 +677,7 @@ def estimate_training_step(
                 + (", hidden behind other micro-batches' compute" if cfg.ep_overlap else "")
                 + "; routing balanced (model/moe.py). Optimistic for MoE: NVIDIA's own MoE "
                 "recipes on H100 run at a median 0.83 of this step (its dense ones at 0.90), and "
-                "its published MoE runs are up to 2.7x slower (DeepSeek-V3 in BF16 under NeMo 25.04; "
+                "its published MoE runs are up to 2.6x slower (DeepSeek-V3 in BF16 under NeMo 25.04; "
                 "README, known misses)",
             )
             if spec.is_moe
