@@ -220,7 +220,7 @@ def test_a_model_released_in_4_bits_is_served_in_4_bits_by_default() -> None:
 
 
 def test_the_llama_cpp_caveat_states_the_published_runs() -> None:
-    """Ollama's caveat says llama.cpp decodes "within 21%" of the model on GeForce, RTX workstation, L40S and A40
+    """Ollama's caveat says llama.cpp decodes "within 26%" of the model on GeForce, RTX workstation, L4, L40S and A40
     cards, "up to 2.8x slower" on A100, H100 PCIe and V100, and on Apple GPUs within 9% (16-bit
     weights) or up to 2.0x slower (4-bit): those are the largest |error| and
     predicted / measured speed over the llama.cpp rows of reference/inference_more.csv (engine
@@ -237,12 +237,12 @@ def test_the_llama_cpp_caveat_states_the_published_runs() -> None:
     mac16 = [c for c in mac if rows[c.row_id]["precision"] == "bf16"]
     mac4 = [c for c in mac if rows[c.row_id]["precision"] == "int4"]
     assert len(geforce) >= 10 and len(hbm) >= 10 and len(mac16) >= 3 and len(mac4) >= 3
-    assert math.ceil(100 * max(abs(c.error) for c in geforce)) == 21
+    assert math.ceil(100 * max(abs(c.error) for c in geforce)) == 26
     assert round(max(c.predicted / c.measured for c in hbm), 1) == 2.8
     assert math.ceil(100 * max(abs(c.error) for c in mac16)) == 9
     assert round(max(c.predicted / c.measured for c in mac4), 1) == 2.0
     caveat = find_engine("ollama").measured_caveat
-    assert "within 21%" in caveat and "up to 2.8x slower" in caveat
+    assert "within 26%" in caveat and "up to 2.8x slower" in caveat
     assert (
         "16-bit weights decode within 9%" in caveat and "4-bit weights up to 2.0x slower" in caveat
     )

@@ -140,3 +140,30 @@ def test_time_per_token_rows_compare_the_decode_step_and_batch_rows_the_batch_ra
     # a bigger batch of the same job: a longer step, more tokens per second for the whole batch
     for g in tpot + batch:
         assert all(a.predicted < b.predicted for a, b in pairwise(g))
+
+
+def test_a_qlora_row_is_planned_on_its_4_bit_base() -> None:
+    """reference/README.md: `base_bits` 4 marks a LoRA run on a 4-bit (NF4) base. The loader
+    passes it to the planner (QLoRA: a 4-bit base dequantised each pass), so the same job on a
+    16-bit base plans differently: Answer.AI's two RTX 4090 runs, LoRA (tm731) and QLoRA (tm733)."""
+    import reference as R
+
+    rows = {r["id"]: r for r in _rows("training_more.csv")}
+    assert rows["tm733"]["base_bits"] == "4" and rows["tm731"]["base_bits"] == ""
+    assert all(r["base_bits"] in ("", "4") for r in rows.values())
+    assert all(r["workload"] == "lora" for r in rows.values() if r["base_bits"] == "4")
+    seen: dict[str, int] = {}
+    original = R.estimate_training_step
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen["bits"] = args[4].lora_base_bits
+        return original(*args, **kwargs)
+
+    try:
+        R.estimate_training_step = spy
+        R._more_training_case(rows["tm733"])
+        assert seen["bits"] == 4
+        R._more_training_case(rows["tm731"])
+        assert seen["bits"] == 16
+    finally:
+        R.estimate_training_step = original
