@@ -81,7 +81,7 @@ def plan(
     recompute: Annotated[
         str | None,
         typer.Option(
-            help="none | selective (Megatron's: the attention core) | op (torchtitan's per-op selective checkpointing: every second matmul and the elementwise work) | full"
+            help="none | selective (Megatron's: the attention core) | op (torchtitan's per-op selective checkpointing: every second matmul and the elementwise work) | full (the whole forward again; with --framework jax all but each block's last matmul, as JAX's remat reruns only what the backward reads)"
         ),
     ] = None,
     sequence_parallel: Annotated[

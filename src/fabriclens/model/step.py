@@ -305,7 +305,9 @@ def estimate_training_step(
         # the forward's gathers or all-reduces: the backward runs those two again
         rerun = 2 * layers * m if cfg.recompute == "op" else 0
         scatter_rerun = 0
-        if needed:  # both gathers (or the attention's all-reduce) again; one reduce-scatter
+        # both gathers (or the attention's all-reduce) again, one reduce-scatter; a MoE layer's
+        # rerun gathers are counted as a dense layer's (JAX MoE with TP and full remat is rare)
+        if needed:
             rerun = (2 if cfg.sequence_parallel else 1) * layers * m
             scatter_rerun = layers * m
         if spec.is_moe:
