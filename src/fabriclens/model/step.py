@@ -69,6 +69,12 @@ from fabriclens.model.moe import (
     routed_input_bytes_per_token,
 )
 
+# eager PyTorch at small micro-batches: every published run at this many tokens per micro-batch
+# or fewer ran slower than the step (reference/, tests/unit/test_step.py), which does not price
+# the per-op dispatch from Python; the plan says so rather than guess the overhead
+SMALL_EAGER_TOKENS = 2048
+SMALL_EAGER_RUNS = 16
+
 # FlashAttention-2 reaches 50-73% of A100 peak forward and less backward (Dao 2023, Fig. 4-6).
 ADAM_BYTES_PER_PARAM = 28.0  # read grad(2) master(4) m(4) v(4); write master, m, v, bf16 weight
 QLORA_DEQUANT_BYTES_PER_PARAM = 4.5  # read 4-bit (0.5), write + read bf16 copy (2 + 2)
@@ -683,6 +689,17 @@ def estimate_training_step(
                 "README, known misses)",
             )
             if spec.is_moe
+            else ()
+        ),
+        *(
+            (
+                "dispatch: eager PyTorch launches every op from Python, a cost this step does not "
+                f"price; at {tokens:,.0f} tokens per micro-batch it can outweigh the kernels: "
+                f"the {SMALL_EAGER_RUNS} published eager runs at {SMALL_EAGER_TOKENS:,} tokens or "
+                "fewer per micro-batch all ran slower than planned, 1.07-3.1x (median 1.46x; "
+                "README, known misses)",
+            )
+            if cfg.elementwise == "eager" and tokens <= SMALL_EAGER_TOKENS
             else ()
         ),
         f"pipeline: 1F1B, bubble (pp-1)/interleave = {cfg.pp - 1}/{cfg.interleave} micro-batch times; "

@@ -279,6 +279,11 @@ def step_lines(doc: dict[str, Any]) -> list[RenderableType]:
             f"{format_time(steps[1])})",
             f"{kind} on this framework",
         )
+    # what the step does not price but published runs show (model/step.py's dispatch line)
+    caveat = next((a for a in doc.get("assumptions", []) if a.startswith("dispatch: ")), "")
+    if caveat:
+        lines.append("Caveat ", style="bold")
+        lines.append(caveat.removeprefix("dispatch: ") + "\n")
     lines.append("Bottleneck ", style="bold")
     lines.append(doc["bottleneck"])
     return [lines]
