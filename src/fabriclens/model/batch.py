@@ -59,6 +59,7 @@ from fabriclens.model.memory import (
     OPTIMIZER_BYTES_PER_PARAM,
     adapter_params,
     frozen_base_bytes,
+    score_elements_per_token,
     split_head_layers,
     unfused_score_stored_bytes,
 )
@@ -103,12 +104,8 @@ def _activation(spec: ModelSpec, base: TrainConfig, tp: Arr, mb: Arr, sp: Arr, r
     if base.flash_attention:
         scores = 4.0 * spec.heads * tokens  # kept under selective recompute too
     else:
-        scores = (
-            unfused_score_stored_bytes(base.dropout)
-            * spec.heads
-            * (base.seq_len / base.cp)
-            * tokens
-        )
+        per_token = score_elements_per_token(spec, base.seq_len, base.cp)
+        scores = unfused_score_stored_bytes(base.dropout) * per_token * tokens
         scores = np.where((rec == 1) | (rec == 3), 0.0, scores)
     routed = tokens * routed_input_bytes_per_token(spec)  # MoE: the experts' routed inputs
     per = replicated / rep_div + (attn + mlp + scores + routed) / tp
@@ -423,7 +420,9 @@ def evaluate(
     elem = 2.0 * (act_none - tokens * routed_input_bytes_per_token(spec) / tp)
     # step.py: unfused attention's score matrix is priced with attention, not here
     score_elems = (
-        0.0 if base.flash_attention else spec.heads * (base.seq_len / base.cp) * tokens / tp
+        0.0
+        if base.flash_attention
+        else tokens * score_elements_per_token(spec, base.seq_len, base.cp) / tp
     )
     elem = elem - 2.0 * score_elems * unfused_score_stored_bytes(base.dropout)
     if fp8:

@@ -203,6 +203,12 @@ def unfused_score_stored_bytes(dropout: bool) -> float:
     return 5.0 if dropout else 2.0
 
 
+def score_elements_per_token(spec: ModelSpec, seq_len: int, cp: int) -> float:
+    """Elements of one layer's unfused score matrix per query token: heads x the keys it sees
+    (the sequence, split by context parallelism); tensor parallelism splits the heads."""
+    return spec.heads * seq_len / cp
+
+
 def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str) -> float:
     """Activation bytes one GPU keeps for one layer and one micro-batch (bf16)."""
     t = cfg.tp
@@ -221,8 +227,8 @@ def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str
     if cfg.flash_attention:
         scores = 4.0 * spec.heads * tokens  # log-sum-exp, fp32
     else:
-        seq = cfg.seq_len / cfg.cp
-        scores = unfused_score_stored_bytes(cfg.dropout) * spec.heads * seq * tokens
+        per_token = score_elements_per_token(spec, cfg.seq_len, cfg.cp)
+        scores = unfused_score_stored_bytes(cfg.dropout) * per_token * tokens
     if recompute in ("selective", "op"):
         scores = 0.0 if not cfg.flash_attention else scores
     # MoE: the k routed copies of each token that the experts' first GEMMs keep (model/moe.py)

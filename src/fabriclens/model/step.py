@@ -58,6 +58,7 @@ from fabriclens.model.memory import (
     frozen_base_bytes,
     param_share,
     pipeline_stages,
+    score_elements_per_token,
     split_head_layers,
     training_memory,
     unfused_score_stored_bytes,
@@ -104,13 +105,6 @@ OVERLAP_COMPUTE_TAX = 0.2
 # What is stored is Korthikanti et al. 2022's 5 bytes (2 without dropout) per element.
 UNFUSED_SCORE_FWD_BYTES = {True: 13.0, False: 8.0}
 UNFUSED_SCORE_BWD_BYTES = {True: 19.0, False: 14.0}
-
-
-def unfused_score_elements(spec: ModelSpec, cfg: TrainConfig) -> float:
-    """Score-matrix elements one GPU holds per layer and micro-batch: heads x s x tokens, split
-    over tensor parallelism (context parallelism splits the keys)."""
-    tokens = cfg.micro_batch * cfg.seq_len / cfg.cp
-    return spec.heads * (cfg.seq_len / cfg.cp) * tokens / cfg.tp
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +223,11 @@ def estimate_training_step(
     routed = tokens * routed_input_bytes_per_token(spec) / t
     elem = 2.0 * (act_none - routed)
     # unfused attention: the score matrix's traffic is priced with attention below, not here
-    score_elems = 0.0 if cfg.flash_attention else unfused_score_elements(spec, cfg)
+    score_elems = (
+        0.0
+        if cfg.flash_attention
+        else tokens * score_elements_per_token(spec, cfg.seq_len, cfg.cp) / t
+    )
     elem -= 2.0 * score_elems * unfused_score_stored_bytes(cfg.dropout)
     if fp8:
         elem += FP8_CAST_BYTES * tokens * fp8_cast_elements_per_token(spec) / t
@@ -601,14 +599,14 @@ def estimate_training_step(
     fwd_run = fwd_flops - core_total + core_run
     fwd_bwd = 3.0 if cfg.trains_base else 2.0
     model_flops = fwd_bwd * fwd_run
-    op_run = op_share * 2.0 * counts.layer_matmul_active * tokens_step
+    layer_mm_run = 2.0 * counts.layer_matmul_active * tokens_step  # the blocks' matmuls, once
     hw_flops = (
         model_flops
         + {
             "none": 0.0,
             "selective": core_run,
-            "op": op_run,
-            "full": fwd_run - skipped * 2.0 * counts.layer_matmul_active * tokens_step,
+            "op": op_share * layer_mm_run,
+            "full": fwd_run - skipped * layer_mm_run,
         }[cfg.recompute]
     )
 
