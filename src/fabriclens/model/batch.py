@@ -95,7 +95,7 @@ def _activation(spec: ModelSpec, base: TrainConfig, tp: Arr, mb: Arr, sp: Arr, r
     h = spec.hidden
     sp_eff = (sp > 0) | (tp == 1)
     rep_div = np.where(sp_eff, tp, 1.0)
-    full = 2.0 * tokens * h / rep_div
+    full = 2.0 * tokens * h / rep_div  # the block's input, all a full recompute keeps
     q_w, k_w, v_w, o_w = q_width(spec), k_width(spec), v_width(spec), spec.heads * v_dim(spec)
     replicated = tokens * h * (8 + (2 if base.dropout else 0))
     attn = 2 * tokens * (q_w + k_w) + 2 * tokens * v_w + 2 * tokens * o_w
@@ -110,10 +110,7 @@ def _activation(spec: ModelSpec, base: TrainConfig, tp: Arr, mb: Arr, sp: Arr, r
     routed = tokens * routed_input_bytes_per_token(spec)  # MoE: the experts' routed inputs
     per = replicated / rep_div + (attn + mlp + scores + routed) / tp
     # per-op checkpointing: the block's input, every second matmul's output, the attention output
-    op = (
-        2.0 * tokens * h / rep_div
-        + (2.0 * tokens * (op_checkpoint_split(spec)[1] + o_w) + scores + routed) / tp
-    )
+    op = full + (2.0 * tokens * (op_checkpoint_split(spec)[1] + o_w) + scores + routed) / tp
     return np.select([rec == 2, rec == 3], [full, op], per)
 
 
