@@ -81,7 +81,10 @@ def why_slower(
 ) -> str:
     """The biggest time component by which ``worse`` trails ``better``, with the layout change."""
     a, b = _components(better[1]), _components(worse[1])
-    deltas = {k: b.get(k, 0.0) - a.get(k, 0.0) for k in set(a) | set(b)}
+    # in the steps' own order (a set's order follows string hashing, which changes between runs,
+    # and two components can tie: a gather and its scatter take the same time)
+    keys = [*a, *(k for k in b if k not in a)]
+    deltas = {k: b.get(k, 0.0) - a.get(k, 0.0) for k in keys}
     key, delta = max(deltas.items(), key=lambda kv: kv[1])
     changed = [f"{name} {getattr(better[0], name)}->{getattr(worse[0], name)}"
                for name in ("tp", "pp", "dp", "ep", "zero", "micro_batch", "recompute", "interleave")
