@@ -6,8 +6,8 @@ The kernel-level step (model/step.py) runs every kernel at its published achieva
 GEMMs, FlashAttention, streaming HBM) and lays communication out as Megatron-Core does. A
 framework that dispatches eagerly from Python, fuses little and hooks FSDP around every layer
 reaches less of it, and how much less is not something a kernel figure can tell. So this is the
-one constant the planner calibrates: for each framework and GPU generation with at least
-MIN_ROWS calibration rows, the median of measured / predicted speed (time rows inverted) over
+constant the planner calibrates (with eager PyTorch's host time, below): for each framework and
+GPU generation with at least MIN_ROWS calibration rows, the median of measured / predicted speed (time rows inverted) over
 those rows, the prediction made at the kernel level. Held-out rows are never read here; they
 judge the result (benchmarks/accuracy.py). The catalog (frameworks.toml) carries the values this
 prints, and tests/unit/test_framework_calibration.py recomputes them.
@@ -19,6 +19,15 @@ and their GB200 rows (about 0.83) do not, so they are calibrated like every othe
 framework without MIN_ROWS calibration rows on any generation is not calibrated at all: it keeps
 the kernel-level step (1.0).
 
+Eager PyTorch also carries a host time per decoder layer per micro-batch (frameworks.toml
+layer_host_ms): Python, the dispatcher and FSDP's hooks launch each of a layer's few hundred
+forward and backward ops, at a few to tens of microseconds each, and the GPU waits for some of it;
+its published runs fall further below the kernel-level step the smaller a layer's kernels are
+(most at under 8 ms of GPU work per layer and micro-batch). The value is the one that makes its
+calibration rows agree best with one share per generation: on a grid of HOST_GRID_MS, the least
+sum of |log(measured / predicted speed)| about each generation's median, the shares then taken at
+it by the rule above. The other frameworks fuse their elementwise work and price none.
+
 Mixture-of-experts rows set no share: the kernel-level step prices a MoE layer's GEMMs, token
 permutations and all-to-all, not the chain of small kernels around them (routing, sorting,
 dispatch bookkeeping), so NVIDIA's own MoE recipes reach a smaller share of it than its dense
@@ -28,13 +37,16 @@ statement of that gap, and judge nothing.
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 
+import reference
 from fabriclens.catalog.load import share_owner
 from reference import Case, all_training_cases
 
 MIN_ROWS = 10  # fewer calibration rows than this: the generation takes its nearest neighbour's
+HOST_GRID_MS = tuple(i * 0.25 for i in range(25))  # 0 to 6 ms per layer per micro-batch
 REFERENCE = "nemo"  # NVIDIA's tuned recipes: the kernels the kernel-level step runs
 
 
@@ -130,6 +142,40 @@ def spread_of(ratios: list[float]) -> tuple[float, float]:
     return cuts[0], cuts[-1]
 
 
+def host_misfit(layer_host_ms: float) -> float:
+    """How far eager PyTorch's dense calibration rows fall from one share per generation when
+    each layer costs ``layer_host_ms`` of host time per micro-batch: the sum of |log(measured /
+    kernel-level speed) - the generation's median| over generations with MIN_ROWS rows."""
+    previous = reference.LAYER_HOST_MS
+    reference.LAYER_HOST_MS = layer_host_ms
+    try:
+        cases = all_training_cases(kernel_level=True)
+    finally:
+        reference.LAYER_HOST_MS = previous
+    groups: dict[str, list[float]] = {}
+    for case in cases:
+        if (
+            case.split == "calibration"
+            and case.framework
+            and not case.moe
+            and share_owner(case.framework) == reference.HOST_OWNER
+        ):
+            groups.setdefault(case.generation, []).append(math.log(speed_ratio(case)))
+    misfit = 0.0
+    for logs in groups.values():
+        if len(logs) >= MIN_ROWS:
+            middle = statistics.median(logs)
+            misfit += sum(abs(x - middle) for x in logs)
+    return misfit
+
+
+def fit_layer_host_ms() -> tuple[float, list[tuple[float, float]]]:
+    """The grid value of eager PyTorch's host time per layer with the least misfit, and the
+    misfit at every grid value."""
+    table = [(ms, host_misfit(ms)) for ms in HOST_GRID_MS]
+    return min(table, key=lambda row: row[1])[0], table
+
+
 def calibrated_frameworks(cals: list[Calibration]) -> set[str]:
     """Frameworks with at least one calibrated generation; the others keep the kernel level."""
     return {c.framework for c in cals if c.calibrated}
@@ -138,9 +184,20 @@ def calibrated_frameworks(cals: list[Calibration]) -> set[str]:
 def main() -> int:
     from fabriclens.catalog import find_framework
 
+    best, table = fit_layer_host_ms()
+    catalog_host = find_framework(reference.HOST_OWNER).layer_host_ms
+    print(f"Host time per layer per micro-batch ({reference.HOST_OWNER}): misfit of its dense "
+          "calibration rows to one share per generation")  # fmt: skip
+    print("   ms   misfit")
+    for ms, misfit in table:
+        print(f"{ms:>5.2f} {misfit:>8.3f}{'  <- least' if ms == best else ''}")
+    off = int(abs(catalog_host - best) > 1e-9)
+    print(
+        f"catalog {catalog_host:.2f} ms: "
+        f"{'CATALOG DIFFERS: update frameworks.toml' if off else 'sets the catalog value'}\n"
+    )
     print(f"{'framework':<10} {'generation':<10} {'rows':>4} {'sources':>7} {'median':>7} "
           f"{'catalog':>7}  use")  # fmt: skip
-    off = 0
     cals = calibrate(all_training_cases(kernel_level=True))
     calibrated = calibrated_frameworks(cals)
     for cal in cals:

@@ -29,6 +29,7 @@ from fabriclens.catalog import (
     find_model,
     find_network,
 )
+from fabriclens.catalog.load import share_owner
 from fabriclens.catalog.schema import GRAD_REDUCE_DTYPES, Gpu, ModelSpec
 from fabriclens.model.arch import count_params
 from fabriclens.model.collectives import Fabric, estimate_collective
@@ -169,6 +170,21 @@ def framework_efficiency(row: dict[str, str], gpu: Gpu, kernel_level: bool) -> f
     )
 
 
+# calibration's trial value of eager PyTorch's host time per layer (benchmarks/
+# calibrate_frameworks.py), for HOST_OWNER and the frameworks that take its share; None: each
+# framework's catalog value
+LAYER_HOST_MS: float | None = None
+HOST_OWNER = "pytorch"
+
+
+def layer_host_s(row: dict[str, str]) -> float:
+    """The host time per layer per micro-batch of the row's framework, in seconds."""
+    fw = find_framework(row["framework"])
+    if LAYER_HOST_MS is not None and share_owner(fw.name) == HOST_OWNER:
+        return LAYER_HOST_MS / 1e3
+    return fw.layer_host_ms / 1e3
+
+
 def training_cases(kernel_level: bool = False) -> Iterator[Case]:
     """training.csv: iteration time (Megatron-LM, A100) and MFU (llm-foundry, H100)."""
     for row in _rows("training.csv"):
@@ -181,7 +197,8 @@ def training_cases(kernel_level: bool = False) -> Iterator[Case]:
             # FULL_SHARD, no activation checkpointing, flash attention, one 8-GPU node
             cfg = TrainConfig(gpus=gpus, gpus_per_node=8, tp=tp, pp=pp, dp=dp, zero=3,
                               recompute="none", seq_len=int(row["seq_len"]), global_batch=48,
-                              micro_batch=6, framework_efficiency=fw)  # fmt: skip
+                              micro_batch=6, framework_efficiency=fw,
+                              layer_host_s=layer_host_s(row))  # fmt: skip
             fabric = Fabric(find_link(gpu.intra_link), None, 8, 1)
             est = estimate_training_step(spec, count_params(spec), gpu, fabric, cfg)
             yield Case(f"{row['model']} {gpus}x{row['gpu']} FSDP", float(row["value"]), est.mfu_full_square,
@@ -321,6 +338,7 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         overlap_dp=row.get("dp_overlap") != "no",  # a recipe that reduces gradients after the backward
         grad_bytes=GRAD_REDUCE_DTYPES[fw.grad_reduce], pipeline_split=fw.pipeline_split,
         recompute_reruns=fw.recompute_reruns,
+        layer_host_s=layer_host_s(row),
         lora_base_bits=_int(row, "base_bits", 16),  # 4: QLoRA's 4-bit base (bitsandbytes NF4)
     )  # fmt: skip
     net = find_network(row["network"]) if row["network"] and gpus > gpn else None

@@ -9,10 +9,12 @@ from dataclasses import replace
 import pytest
 
 from calibrate_frameworks import (
+    HOST_GRID_MS,
     MIN_ROWS,
     REFERENCE,
     calibrate,
     calibrated_frameworks,
+    host_misfit,
     spreads,
 )
 from fabriclens.catalog import find_framework, find_gpu, find_link, find_model, frameworks, gpus
@@ -110,26 +112,38 @@ def test_calibration_never_reads_a_held_out_row() -> None:
         assert halved[(cal.framework, cal.generation)] == pytest.approx(cal.share / 2)
 
 
-def _through_the_twelfth_pass(row_id: str) -> bool:
-    """Rows collected through the twelfth pass (training.csv, tm001-tm704)."""
-    return not (row_id.startswith("tm") and int(row_id[2:]) >= 705)
-
-
 def test_held_out_training_rows_meet_the_median_target() -> None:
     """Issue target (planner fidelity II): held-out training rows, median |error| <= 8%, with
-    each row's own framework (reference/training*.csv `framework` column). The target is judged
-    on every held-out row by benchmarks/accuracy.py, which reports it missed since the thirteenth
-    pass added 14 held-out fine-tuning rows (8.1% over 275; README, Measured accuracy). This test
-    guards the model against regressions on the 261 held-out rows collected through the twelfth
-    pass, where it was met (7.8%); the row set is fixed by when a row came, never by its error.
-    At the kernel level alone the held-out rows that others than NVIDIA's recipes ran sit at
-    ~23%: eager PyTorch stacks and untuned Megatron are the difference."""
+    each row's own framework (reference/training*.csv `framework` column), over every held-out
+    row (benchmarks/accuracy.py prints the same figure). At the kernel level (every share 1.0)
+    the held-out rows that others than NVIDIA's recipes ran sit at ~15%: the calibrated shares of
+    eager PyTorch stacks and untuned Megatron are the difference."""
     held = [c for c in all_training_cases() if c.split == "held_out"]
-    guarded = [c for c in held if _through_the_twelfth_pass(c.row_id)]
-    assert len(guarded) == 261 and len(held) > len(guarded)
-    assert median_abs_error(guarded) <= 0.08
+    assert len(held) >= 275
+    assert median_abs_error(held) <= 0.08
     others = [c for c in KERNEL_LEVEL if c.split == "held_out" and c.framework != REFERENCE]
-    assert median_abs_error(others) > 0.2
+    mine = [c for c in held if c.framework != REFERENCE]
+    assert median_abs_error(others) > median_abs_error(mine) + 0.05
+
+
+def test_eager_host_time_per_layer_is_the_best_fit_of_its_calibration_rows() -> None:
+    """Eager PyTorch's published runs fall further below the kernel-level step the less GPU work
+    a layer's micro-batch holds (Python and FSDP's hooks launch every op). The catalog's host
+    time per layer (frameworks.toml layer_host_ms) is the grid value whose misfit of its dense
+    calibration rows to one share per generation is least (benchmarks/calibrate_frameworks.py):
+    less than at its grid neighbours, and well below none at all."""
+    fw = find_framework("pytorch")
+    step = HOST_GRID_MS[1] - HOST_GRID_MS[0]
+    assert fw.layer_host_ms in HOST_GRID_MS and 0 < fw.layer_host_ms < HOST_GRID_MS[-1]
+    here = host_misfit(fw.layer_host_ms)
+    assert here < host_misfit(fw.layer_host_ms - step)
+    assert here < host_misfit(fw.layer_host_ms + step)
+    assert here < 0.9 * host_misfit(0.0)
+    # the frameworks that take eager PyTorch's share take its host time; fused stacks have none
+    for name in ("pytorch-compile", "nanotron"):
+        assert find_framework(name).layer_host_ms == fw.layer_host_ms
+    for name in ("nemo", "megatron", "jax"):
+        assert find_framework(name).layer_host_ms == 0
 
 
 def test_a_generation_without_rows_takes_its_nearest_neighbour() -> None:
@@ -174,9 +188,14 @@ def test_default_plan_is_eager_pytorch_with_h100_mfu_of_published_runs() -> None
     assert plan.training is not None and plan.framework is not None
     assert plan.framework.name == "pytorch"
     assert 0.33 <= plan.training.mfu <= 0.46
-    (mega,) = make_plans(replace(req, framework="nemo"))
+    assert plan.kernel_level is not None and plan.config is not None
+    # NVIDIA's recipes on the same layout (on its own, eager PyTorch picks a larger micro-batch,
+    # which spreads its host time per layer over more tokens)
+    cfg = plan.config
+    same = replace(req, framework="nemo", tp=cfg.tp, pp=cfg.pp, dp=cfg.dp, zero=cfg.zero,
+                   recompute=cfg.recompute, micro_batch=cfg.micro_batch)  # fmt: skip
+    (mega,) = make_plans(same)
     assert mega.training is not None and mega.training.mfu > 0.55
-    assert plan.kernel_level is not None
     # NVIDIA's recipes sit between eager PyTorch and the kernel level, nearer the latter (their
     # share prices the kernels, not the exposed communication, so the ratio is near, not equal)
     nemo = find_framework("nemo").efficiency["hopper"]

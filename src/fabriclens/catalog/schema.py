@@ -317,6 +317,10 @@ class Framework(_Entry):
     # what its full recompute reruns (RECOMPUTE_RERUNS): the whole layer, or only what the
     # backward reads
     recompute_reruns: str = "layer"
+    # host time per decoder layer per micro-batch, forward and backward, that its kernels do not
+    # cover (eager PyTorch: Python, the dispatcher and FSDP's hooks launch every op; ms at the
+    # kernel level, scaled by the share like every kernel); 0: none priced
+    layer_host_ms: float = 0.0
     # how far its published runs fall from the planned step once its share is applied: the 5th
     # and 95th percentile of measured / planned speed over its calibration rows ({low, high,
     # runs}; benchmarks/calibrate_frameworks.py); moe_spread the same over its MoE rows. Empty:
@@ -332,6 +336,13 @@ class Framework(_Entry):
         _one_of(self, "recompute_reruns", RECOMPUTE_RERUNS)
         _one_of(self, "elementwise", ELEMENTWISE_MODES)
         _one_of(self, "grad_reduce", tuple(GRAD_REDUCE_DTYPES))
+        _check(
+            isinstance(self.layer_host_ms, int | float)
+            and not isinstance(self.layer_host_ms, bool)
+            and 0 <= self.layer_host_ms <= 100,
+            "layer_host_ms",
+            "must be a number of milliseconds from 0 to 100",
+        )
         _check(
             isinstance(self.efficiency, dict) and bool(self.efficiency),
             "efficiency",

@@ -184,7 +184,8 @@ def catalog(
                 + "".join(
                     f" ({g}: {ATTENTION_NAMES[k]})" for g, k in f.attention_by_generation.items()
                 ),
-                f.elementwise,
+                f.elementwise
+                + (f", host {f.layer_host_ms:g} ms a layer" if f.layer_host_ms else ""),
                 f.grad_reduce,
                 f.moe_dispatch,
                 ", ".join(f.aliases),

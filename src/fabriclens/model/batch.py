@@ -460,7 +460,8 @@ def evaluate(
             / np.maximum(1.0, share_layers)
             / mem_rate
         )
-    per_layer = fwd + bwd + recompute + dequant
+    host = base.layer_host_s * np.where(rec == 2, 4.0 / 3.0, 1.0) / fw  # step.layer_host_time
+    per_layer = fwd + bwd + recompute + dequant + host
     head_shares = _head_shares(gpu, spec, tokens, tp)
     passes = 1 / head_shares[0] + 1 / head_shares[1] + (1 / head_shares[2] if trains else 0.0)
     logits = passes * 2.0 * tokens * h * spec.vocab / tp / bf16_mm_rate

@@ -58,6 +58,9 @@ class TrainConfig:
     # what a full recompute reruns: the whole layer, or only what the backward reads (JAX: all but
     # the layer's last matmul; RECOMPUTE_RERUNS, catalog/schema.py)
     recompute_reruns: str = "layer"
+    # host time per decoder layer per micro-batch (forward and backward) that the kernels do not
+    # cover, at the kernel level (catalog frameworks.toml layer_host_ms; eager PyTorch)
+    layer_host_s: float = 0.0
     # MoE all-to-all hidden behind another micro-batch's compute (Megatron-Core's
     # overlap_moe_expert_parallel_comm, DeepSeek's DualPipe); off: exposed, as by default
     ep_overlap: bool = False

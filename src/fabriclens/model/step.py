@@ -70,9 +70,10 @@ from fabriclens.model.moe import (
     routed_input_bytes_per_token,
 )
 
-# eager PyTorch at small micro-batches: every published run at this many tokens per micro-batch
-# or fewer ran slower than the step (reference/, tests/unit/test_step.py), which does not price
-# the per-op dispatch from Python; the plan says so rather than guess the overhead
+# eager PyTorch at small micro-batches: the published runs at this many tokens per micro-batch or
+# fewer spread wider about the step than its likely range (reference/, tests/unit/test_step.py):
+# the host time per layer (frameworks.toml layer_host_ms) is a mean over stacks whose op counts
+# differ, and there it is a large part of the step; the plan says so
 SMALL_EAGER_TOKENS = 2048
 SMALL_EAGER_RUNS = 16
 
@@ -185,6 +186,13 @@ def peak_flops(gpu: Gpu, precision: str) -> float:
     return gpu.bf16_flops_per_s
 
 
+def layer_host_time(cfg: TrainConfig) -> float:
+    """Host time of one decoder layer per micro-batch (forward, backward and a full recompute's
+    rerun forward) that its kernels do not cover, at the framework's share."""
+    reruns = 1.0 / 3.0 if cfg.recompute == "full" else 0.0  # forward 1 of the 3 passes' ops
+    return cfg.layer_host_s * (1.0 + reruns) / cfg.framework_efficiency
+
+
 def estimate_training_step(
     spec: ModelSpec,
     counts: ParamCounts,
@@ -280,7 +288,10 @@ def estimate_training_step(
         dequant = (
             passes * QLORA_DEQUANT_BYTES_PER_PARAM * share.total / max(1, share.layers) / mem_rate
         )
-    per_layer = fwd + bwd + recompute + dequant
+    # host time the kernels do not cover (eager PyTorch launching every op from Python); the rerun
+    # forward of a full recompute adds a third; scaled by the share like every kernel
+    host = layer_host_time(cfg)
+    per_layer = fwd + bwd + recompute + dequant + host
     logits_flops = 2.0 * tokens * h * spec.vocab / t
     h_fwd, h_dgrad, h_wgrad = lm_head_shape_shares(gpu, spec, tokens, t)
     head_passes = 1 / h_fwd + 1 / h_dgrad + (1 / h_wgrad if cfg.trains_base else 0.0)
@@ -691,11 +702,12 @@ def estimate_training_step(
         ),
         *(
             (
-                "dispatch: eager PyTorch launches every op from Python, a cost this step does not "
-                f"price; at {tokens:,.0f} tokens per micro-batch it can outweigh the kernels: "
-                f"the {SMALL_EAGER_RUNS} published eager runs at {SMALL_EAGER_TOKENS:,} tokens or "
-                "fewer per micro-batch all ran slower than planned, 1.07-3.1x (median 1.46x; "
-                "README, known misses)",
+                "dispatch: eager PyTorch launches every op from Python; at "
+                f"{tokens:,.0f} tokens per micro-batch that host time is a large part of the step "
+                "and differs from stack to stack more than the likely range says: the "
+                f"{SMALL_EAGER_RUNS} published eager runs at {SMALL_EAGER_TOKENS:,} tokens or "
+                "fewer per micro-batch ran 0.84-1.52x the planned speed (median 1.05x; README, "
+                "known misses)",
             )
             if cfg.elementwise == "eager" and tokens <= SMALL_EAGER_TOKENS
             else ()
@@ -742,6 +754,19 @@ def estimate_training_step(
                 "measured share of this kernel-level step)",
             )
             if fw != 1.0
+            else ()
+        ),
+        *(
+            (
+                f"host: {cfg.layer_host_s * 1e3:.2f} ms per decoder layer per micro-batch, "
+                "forward and backward (a full recompute adds a third), that the kernels do not "
+                "cover: Python, the dispatcher and FSDP's hooks launching each op, which the GPU "
+                f"waits for; {host * 1e3:.2f} ms a layer at the share, "
+                f"{layers * m * host:.3g} s of this step (catalog frameworks.toml layer_host_ms: "
+                "the value that fits the framework's published runs best, "
+                "benchmarks/calibrate_frameworks.py)",
+            )
+            if cfg.layer_host_s > 0
             else ()
         ),
     )
