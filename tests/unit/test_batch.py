@@ -54,7 +54,7 @@ from fabriclens.plan.planner import resolve_fabric
     dropout=st.booleans(),
     framework=st.sampled_from([1.0, 0.66]),
     attention=st.sampled_from(["flash", "fused"]),
-    elementwise=st.sampled_from(["fused", "eager"]),
+    elementwise=st.sampled_from(["fused", "eager", "eager-mlp"]),
     grad_bytes=st.sampled_from([2.0, 4.0]),
     moe_dispatch=st.sampled_from(["all-to-all", "node-dedup"]),
     ep_overlap=st.booleans(),

@@ -16,6 +16,9 @@ from fabriclens.cli.app import run
 from fabriclens.model.arch import count_params
 from fabriclens.model.collectives import Fabric
 from fabriclens.model.elementwise import (
+    GATED_EAGER_BWD,
+    GATED_EAGER_FWD,
+    GATED_FUSED,
     RMSNORM_EAGER_BWD,
     RMSNORM_EAGER_FWD,
     eager_extra_bytes_per_token,
@@ -102,6 +105,23 @@ def test_pytorch_compile_is_the_eager_stack_with_fused_elementwise() -> None:
     assert share_owner("nemo") == "nemo"
     for name in ("nemo", "megatron", "jax"):
         assert find_framework(name).elementwise == "fused"
+
+
+def test_nanotron_runs_only_its_gated_mlp_op_by_op() -> None:
+    """nanotron's Llama (models/llama.py at the Ultra-Scale Playbook sweep's commit) normalises
+    with flash-attn's Triton RMSNorm and rotates with flash-attn's fused rotary kernel; only its
+    GLUActivation, act(gate) * up, runs op by op. Its extra traffic is the gated chain's alone:
+    (2 + 2 + 4 + 2) - (4 + 2) = 4 bytes forward and (4 + 2) x 3 - 2 x 6 = 6 backward per element
+    of the MLP's width, 14,336 for Llama 3.1 8B."""
+    assert find_framework("nanotron").elementwise == "eager-mlp"
+    fwd, bwd = eager_extra_bytes_per_token(LLAMA, mode="eager-mlp")
+    assert op_bytes(GATED_EAGER_FWD) - op_bytes(GATED_FUSED) == 4
+    assert op_bytes(GATED_EAGER_BWD) - 2 * op_bytes(GATED_FUSED) == 6
+    assert (fwd, bwd) == (4 * 14336, 6 * 14336)
+    assert eager_extra_bytes_per_token(LLAMA, tp=2, mode="eager-mlp") == (2 * 14336, 3 * 14336)
+    whole = eager_extra_bytes_per_token(LLAMA)
+    assert whole[0] > fwd and whole[1] > bwd  # eager PyTorch adds the norms and rotary too
+    assert eager_extra_bytes_per_token(LLAMA, mode="fused") == (0.0, 0.0)
 
 
 def test_plan_prices_the_framework_elementwise_mode() -> None:

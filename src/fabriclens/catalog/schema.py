@@ -241,8 +241,9 @@ ATTENTION_KERNELS = ("flash", "fused")
 # each kernel as plans and the catalog name it
 ATTENTION_NAMES = {"flash": "FlashAttention-2", "fused": "cuDNN fused attention"}
 # how a training framework runs a layer's elementwise work (Framework.elementwise,
-# model/elementwise.py): fused kernels, or op by op as eager PyTorch does
-ELEMENTWISE_MODES = ("fused", "eager")
+# model/elementwise.py): fused kernels, op by op as eager PyTorch does, or with fused norms and
+# rotary and the gated MLP op by op (nanotron: flash-attn's Triton RMSNorm and rotary kernels)
+ELEMENTWISE_MODES = ("fused", "eager", "eager-mlp")
 # how a training framework dispatches MoE tokens across nodes (Framework.moe_dispatch, model/moe.py):
 # a flat all-to-all, or once per destination node and on over NVLink (DeepEP, HybridEP)
 MOE_DISPATCH_MODES = ("all-to-all", "node-dedup")
@@ -305,7 +306,8 @@ class Framework(_Entry):
     # another kernel on some GPU generations (eager PyTorch's SDPA picks cuDNN's on Blackwell)
     attention_by_generation: dict[str, str] = field(default_factory=dict)
     # its elementwise work (ELEMENTWISE_MODES): fused kernels (Transformer Engine, XLA,
-    # torch.compile) or op by op (eager PyTorch's RMSNorm, rotary and SwiGLU)
+    # torch.compile), op by op (eager PyTorch's RMSNorm, rotary and SwiGLU), or only the gated
+    # MLP op by op
     elementwise: str = "fused"
     # the element type of its data-parallel gradient reduction (GRAD_REDUCE_DTYPES): Megatron-LM
     # reduces BF16 runs' gradients in FP32 by default, FSDP mixed precision usually in BF16

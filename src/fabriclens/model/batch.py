@@ -429,8 +429,8 @@ def evaluate(
     t_perm = tokens * np.vectorize(lambda e: permute_bytes_per_token(spec, e))(ep) / tp / mem_rate
     t_eager_fwd: Any = 0.0
     t_eager_bwd: Any = 0.0
-    if base.elementwise == "eager":  # step.py: op-by-op RMSNorm, rotary and SwiGLU
-        norm_f, norm_b, split_f, split_b = eager_extra_parts(spec)
+    if base.elementwise != "fused":  # step.py: op-by-op RMSNorm, rotary and SwiGLU
+        norm_f, norm_b, split_f, split_b = eager_extra_parts(spec, base.elementwise)
         norm_split = np.where((sp > 0) | (tp == 1), tp, 1.0)
         t_eager_fwd = tokens * (norm_f / norm_split + split_f / tp) / mem_rate
         t_eager_bwd = tokens * (norm_b / norm_split + split_b / tp) / mem_rate

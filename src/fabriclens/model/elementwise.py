@@ -95,14 +95,18 @@ def rotary_width(spec: ModelSpec) -> float:
     return float((spec.heads + spec.kv_heads) * head_dim(spec))
 
 
-def eager_extra_parts(spec: ModelSpec) -> tuple[float, float, float, float]:
+def eager_extra_parts(spec: ModelSpec, mode: str = "eager") -> tuple[float, float, float, float]:
     """HBM bytes per token per layer that op-by-op elementwise work adds to the fused step's:
-    the norms' (forward, backward), then the rotary and MLP chains' (forward, backward)."""
+    the norms' (forward, backward), then the rotary and MLP chains' (forward, backward). ``mode``
+    "eager-mlp": the norms and rotary fused, only the gated MLP op by op; "fused": nothing."""
     norm_f = norm_b = split_f = split_b = 0.0
-    if spec.norm == "rms":  # two per layer: before attention and before the MLP
+    if mode == "fused":
+        return norm_f, norm_b, split_f, split_b
+    mlp_only = mode == "eager-mlp"
+    if spec.norm == "rms" and not mlp_only:  # two per layer: before attention and the MLP
         f, b = _extra(RMSNORM_EAGER_FWD, RMSNORM_EAGER_BWD, NORM_FUSED)
         norm_f, norm_b = 2 * spec.hidden * f, 2 * spec.hidden * b
-    width = rotary_width(spec)
+    width = 0.0 if mlp_only else rotary_width(spec)
     if width:
         f, b = _extra(ROTARY_EAGER_FWD, ROTARY_EAGER_BWD, ROTARY_FUSED)
         split_f, split_b = width * f, width * b
@@ -114,11 +118,12 @@ def eager_extra_parts(spec: ModelSpec) -> tuple[float, float, float, float]:
 
 
 def eager_extra_bytes_per_token(
-    spec: ModelSpec, tp: int = 1, sequence_parallel: bool = False
+    spec: ModelSpec, tp: int = 1, sequence_parallel: bool = False, mode: str = "eager"
 ) -> tuple[float, float]:
     """What op-by-op elementwise work adds on one GPU, per token of its micro-batch and per
-    layer: (forward, backward). Tensor parallelism splits the rotary and MLP chains; the norms
-    only under sequence parallelism (else every rank normalises every token)."""
-    norm_f, norm_b, split_f, split_b = eager_extra_parts(spec)
+    layer: (forward, backward), for a framework's ``mode`` (ELEMENTWISE_MODES). Tensor
+    parallelism splits the rotary and MLP chains; the norms only under sequence parallelism
+    (else every rank normalises every token)."""
+    norm_f, norm_b, split_f, split_b = eager_extra_parts(spec, mode)
     norm_split = tp if (sequence_parallel or tp == 1) else 1
     return norm_f / norm_split + split_f / tp, norm_b / norm_split + split_b / tp

@@ -252,10 +252,8 @@ def estimate_training_step(
     # MoE: tokens copied into expert order and back, each pass (model/moe.py)
     t_perm = tokens * permute_bytes_per_token(spec, cfg.ep) / t / mem_rate
     # op-by-op frameworks move more: eager RMSNorm, rotary and SwiGLU (model/elementwise.py)
-    eager_fwd, eager_bwd = (
-        eager_extra_bytes_per_token(spec, t, cfg.sequence_parallel)
-        if cfg.elementwise == "eager"
-        else (0.0, 0.0)
+    eager_fwd, eager_bwd = eager_extra_bytes_per_token(
+        spec, t, cfg.sequence_parallel, cfg.elementwise
     )
     t_eager_fwd, t_eager_bwd = tokens * eager_fwd / mem_rate, tokens * eager_bwd / mem_rate
     if not cfg.flash_attention:  # the score matrix through HBM, element by element (see above)
@@ -671,8 +669,13 @@ def estimate_training_step(
         f"elementwise ops: 2 x stored activation bytes at {gpu.memory_bw_efficiency:.0%} of "
         f"{gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s HBM"
         + (
-            f"; run op by op (eager): +{eager_fwd / 1e3:.0f} kB forward, +{eager_bwd / 1e3:.0f} kB "
-            "backward per token per layer for the unfused RMSNorm, rotary and SwiGLU chains"
+            f"; run op by op ({cfg.elementwise}): +{eager_fwd / 1e3:.0f} kB forward, "
+            f"+{eager_bwd / 1e3:.0f} kB backward per token per layer for the unfused "
+            + (
+                "SwiGLU chain"
+                if cfg.elementwise == "eager-mlp"
+                else "RMSNorm, rotary and SwiGLU chains"
+            )
             if eager_fwd or eager_bwd
             else ""
         ),
