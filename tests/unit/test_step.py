@@ -244,14 +244,16 @@ def test_the_jax_framework_reruns_only_what_the_backward_reads() -> None:
 
 def test_host_time_per_layer_adds_to_every_layer_of_every_micro_batch() -> None:
     """frameworks.toml layer_host_ms: each decoder layer of each micro-batch costs that much host
-    time more (a full recompute's rerun forward a third more), at the framework's share, with the
-    step's other parts unchanged; one GPU, so no communication hides it."""
+    time more (a full or per-op recompute's rerun forward a third more, a selective one's single
+    rerun op nothing), at the framework's share, with the step's other parts unchanged; one GPU,
+    so no communication hides it."""
     spec, gpu = find_model("llama-3.1-8b"), find_gpu("h100-sxm")
     fabric = Fabric(find_link(gpu.intra_link), None, 1, 0, find_link(gpu.host_link))
     counts = count_params(spec)
     base = TrainConfig(gpus=1, gpus_per_node=1, dp=1, zero=0, seq_len=2048, micro_batch=1,
                        global_batch=4, framework_efficiency=0.8)  # fmt: skip
-    for recompute, passes in (("none", 1.0), ("full", 4.0 / 3.0)):
+    for recompute, passes in (("none", 1.0), ("selective", 1.0), ("full", 4.0 / 3.0),
+                              ("op", 4.0 / 3.0)):  # fmt: skip
         cfg = replace(base, recompute=recompute)  # type: ignore[arg-type]
         without = estimate_training_step(spec, counts, gpu, fabric, cfg)
         with_host = estimate_training_step(spec, counts, gpu, fabric,

@@ -460,7 +460,7 @@ def evaluate(
             / np.maximum(1.0, share_layers)
             / mem_rate
         )
-    host = base.layer_host_s * np.where(rec == 2, 4.0 / 3.0, 1.0) / fw  # step.layer_host_time
+    host = base.layer_host_s * np.where((rec == 2) | (rec == 3), 4.0 / 3.0, 1.0) / fw  # step.py
     per_layer = fwd + bwd + recompute + dequant + host
     head_shares = _head_shares(gpu, spec, tokens, tp)
     passes = 1 / head_shares[0] + 1 / head_shares[1] + (1 / head_shares[2] if trains else 0.0)

@@ -187,9 +187,12 @@ def peak_flops(gpu: Gpu, precision: str) -> float:
 
 
 def layer_host_time(cfg: TrainConfig) -> float:
-    """Host time of one decoder layer per micro-batch (forward, backward and a full recompute's
-    rerun forward) that its kernels do not cover, at the framework's share."""
-    reruns = 1.0 / 3.0 if cfg.recompute == "full" else 0.0  # forward 1 of the 3 passes' ops
+    """Host time of one decoder layer per micro-batch (forward, backward and the rerun forward
+    of a full or per-op recompute) that its kernels do not cover, at the framework's share."""
+    # a full recompute reruns the forward's ops, a third of the layer's; per-op checkpointing
+    # (torchtitan) nearly as many: every elementwise op and every second matmul, and the
+    # matmuls are a few of a layer's ops; selective reruns one (the attention core)
+    reruns = 1.0 / 3.0 if cfg.recompute in ("full", "op") else 0.0
     return cfg.layer_host_s * (1.0 + reruns) / cfg.framework_efficiency
 
 
@@ -287,7 +290,7 @@ def estimate_training_step(
             passes * QLORA_DEQUANT_BYTES_PER_PARAM * share.total / max(1, share.layers) / mem_rate
         )
     # host time the kernels do not cover (eager PyTorch launching every op from Python); the rerun
-    # forward of a full recompute adds a third; scaled by the share like every kernel
+    # forward of a full or per-op recompute adds a third; scaled by the share like every kernel
     host = layer_host_time(cfg)
     per_layer = fwd + bwd + recompute + dequant + host
     logits_flops = 2.0 * tokens * h * spec.vocab / t
@@ -762,7 +765,7 @@ def estimate_training_step(
         *(
             (
                 f"host: {cfg.layer_host_s * 1e3:.2f} ms per decoder layer per micro-batch, "
-                "forward and backward (a full recompute adds a third), that the kernels do not "
+                "forward and backward (a full or per-op recompute adds a third), that the kernels do not "
                 "cover: Python, the dispatcher and FSDP's hooks launching each op, which the GPU "
                 f"waits for; {host * 1e3:.2f} ms a layer at the share, "
                 f"{layers * m * host:.3g} s of this step (catalog frameworks.toml layer_host_ms: "
