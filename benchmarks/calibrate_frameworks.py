@@ -7,8 +7,8 @@ GEMMs, FlashAttention, streaming HBM) and lays communication out as Megatron-Cor
 framework that dispatches eagerly from Python, fuses little and hooks FSDP around every layer
 reaches less of it, and how much less is not something a kernel figure can tell. So this is the
 constant the planner calibrates (with eager PyTorch's host time, below): for each framework and
-GPU generation with at least MIN_ROWS calibration rows, the median of measured / predicted speed (time rows inverted) over
-those rows, the prediction made at the kernel level. Held-out rows are never read here; they
+GPU generation with at least MIN_ROWS calibration rows, the median of measured / predicted speed
+(time rows inverted) over those rows, the prediction made at the kernel level. Held-out rows are never read here; they
 judge the result (benchmarks/accuracy.py). The catalog (frameworks.toml) carries the values this
 prints, and tests/unit/test_framework_calibration.py recomputes them.
 

@@ -52,9 +52,7 @@ class TrainConfig:
     # frameworks.toml); 1.0 is the kernel-level step: every kernel at its achievable rate
     framework_efficiency: float = 1.0
     attention_kernel: str = "flash"  # the framework's (catalog frameworks.toml, ATTENTION_KERNELS)
-    elementwise: str = (
-        "fused"  # ELEMENTWISE_MODES: fused kernels or op by op (model/elementwise.py)
-    )
+    elementwise: str = "fused"  # ELEMENTWISE_MODES: fused or op by op (model/elementwise.py)
     moe_dispatch: str = "all-to-all"  # MoE tokens across nodes (MOE_DISPATCH_MODES, model/moe.py)
     pipeline_split: str = "even"  # layers over pipeline stages (PIPELINE_SPLITS, model/memory.py)
     # what a full recompute reruns: the whole layer, or only what the backward reads (JAX: all but

@@ -8,7 +8,8 @@ Per micro-batch and pipeline stage, each layer costs
   + elementwise bytes / (HBM bandwidth x memory_bw_efficiency)
 with every rate also multiplied by the training framework's efficiency (1.0: the kernel-level
 step a Megatron-Core-class framework reaches; eager PyTorch stacks reach less, catalog
-frameworks.toml),
+frameworks.toml), and, for a framework that launches every op from Python (eager PyTorch), a
+host time per layer per micro-batch its kernels do not cover (frameworks.toml layer_host_ms),
 where the elementwise traffic (norms, activations, softmax, dropout, residual adds) is taken as
 twice the activation bytes the layer stores (each is written once and read back once), as fused
 kernels move it; a framework that runs RMSNorm, rotary and SwiGLU op by op (eager PyTorch) adds
@@ -765,9 +766,9 @@ def estimate_training_step(
         *(
             (
                 f"host: {cfg.layer_host_s * 1e3:.2f} ms per decoder layer per micro-batch, "
-                "forward and backward (a full or per-op recompute adds a third), that the kernels do not "
-                "cover: Python, the dispatcher and FSDP's hooks launching each op, which the GPU "
-                f"waits for; {host * 1e3:.2f} ms a layer at the share, "
+                "forward and backward (a full or per-op recompute adds a third), that the "
+                "kernels do not cover: Python, the dispatcher and FSDP's hooks launching each "
+                f"op, which the GPU waits for; {host * 1e3:.2f} ms a layer at the share, "
                 f"{layers * m * host:.3g} s of this step (catalog frameworks.toml layer_host_ms: "
                 "the value that fits the framework's published runs best, "
                 "benchmarks/calibrate_frameworks.py)",
