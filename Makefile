@@ -81,6 +81,7 @@ test:
 # carries on so that every table is printed).
 bench: $(STAMP) sysdeps
 	-$(BIN)/python benchmarks/calibrate_frameworks.py
+	-$(BIN)/python benchmarks/host_time.py
 	-$(BIN)/python benchmarks/calibrate_engines.py
 	-$(BIN)/python benchmarks/accuracy.py
 	-$(BIN)/python benchmarks/scale_curve.py

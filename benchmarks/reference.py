@@ -64,6 +64,7 @@ class Case:
     generation: str = ""  # training rows: the GPU's architecture generation
     moe: bool = False  # training rows: a mixture-of-experts model
     engine: str = ""  # inference rows: the serving engine (catalog engines.toml)
+    layer_ms: float = 0.0  # training rows: the step's time per decoder layer per micro-batch, ms
 
     @property
     def error(self) -> float:
@@ -365,6 +366,7 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         float(row["value"]), predicted, row["unit"], row["source"], row["planner_note"],
         row["id"], row["split"], row["scaling_group"], (float(gpus), float(cfg.seq_len)),
         row["framework"], gpu.generation, spec.is_moe,
+        layer_ms=est.microbatch_compute_s / max(1.0, spec.layers / cfg.pp) * 1e3,
     )  # fmt: skip
 
 
