@@ -240,6 +240,9 @@ def test_framework_in_json_and_errors(capsys: pytest.CaptureFixture[str]) -> Non
     fw = doc["framework"]
     assert fw["efficiency"] == pytest.approx(find_framework("pytorch").efficiency["hopper"])
     assert fw["kernel_level_tokens_per_s"] > doc["throughput"]["tokens_per_s"]
+    assert fw["layer_host_ms"] == find_framework("pytorch").layer_host_ms
+    assert run(["plan", "llama-3.1-8b", "--gpus", "8", "--framework", "nemo", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["framework"]["layer_host_ms"] == 0
     assert run(["plan", "llama-3.1-8b", "--gpus", "8", "--framework", "torchtitan", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["layout"]["framework"] == "pytorch"  # an alias
     # an inference plan reads no training framework: the option is refused as such

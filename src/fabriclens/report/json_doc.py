@@ -138,6 +138,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
                 "efficiency": _r(cfg.framework_efficiency, 4),
                 "attention": cfg.attention_kernel,
                 "elementwise": cfg.elementwise,
+                "layer_host_ms": _r(cfg.layer_host_s * 1e3, 4),
                 "grad_reduce": cfg.grad_reduce,
                 "moe_dispatch": cfg.moe_dispatch,
                 "ep_overlap": cfg.ep_overlap,
