@@ -20,20 +20,12 @@ import statistics
 from itertools import pairwise
 
 import reference
+from calibrate_frameworks import speed_ratio
 from fabriclens.catalog.load import share_owner
 from reference import Case, all_training_cases
 
 BINS_MS = (0.0, 4.0, 8.0, 16.0, 32.0, 64.0, float("inf"))
 FAMILIES = ("pytorch", "nemo", "megatron", "jax")
-
-
-def speed_ratio(case: Case) -> float:
-    """Measured over predicted speed (a time row's ratio inverted)."""
-    return (
-        case.predicted / case.measured
-        if case.unit.startswith("s")
-        else case.measured / case.predicted
-    )
 
 
 def grouped(cases: list[Case], layer_ms: dict[str, float], family: str) -> list[list[float]]:

@@ -72,6 +72,7 @@ from fabriclens.model.step import (
     ADAM_BYTES_PER_PARAM,
     ATTENTION_BWD_FLOPS,
     FP8_CAST_BYTES,
+    HOST_RERUNS,
     LOSS_BYTES_PER_LOGIT,
     OVERLAP_COMPUTE_TAX,
     QLORA_DEQUANT_BYTES_PER_PARAM,
@@ -460,7 +461,8 @@ def evaluate(
             / np.maximum(1.0, share_layers)
             / mem_rate
         )
-    host = base.layer_host_s * np.where((rec == 2) | (rec == 3), 4.0 / 3.0, 1.0) / fw  # step.py
+    reruns = np.select([rec == REC[k] for k in HOST_RERUNS], list(HOST_RERUNS.values()))
+    host = base.layer_host_s * (1.0 + reruns) / fw  # step.layer_host_time
     per_layer = fwd + bwd + recompute + dequant + host
     head_shares = _head_shares(gpu, spec, tokens, tp)
     passes = 1 / head_shares[0] + 1 / head_shares[1] + (1 / head_shares[2] if trains else 0.0)

@@ -187,14 +187,17 @@ def peak_flops(gpu: Gpu, precision: str) -> float:
     return gpu.bf16_flops_per_s
 
 
+# the share of a layer's ops a recompute launches again, on top of its forward and backward: a
+# full recompute reruns the forward's ops, a third of the layer's; per-op checkpointing
+# (torchtitan) nearly as many: every elementwise op and every second matmul, and the matmuls are
+# a few of a layer's ops; selective reruns one (the attention core)
+HOST_RERUNS = {"none": 0.0, "selective": 0.0, "op": 1.0 / 3.0, "full": 1.0 / 3.0}
+
+
 def layer_host_time(cfg: TrainConfig) -> float:
     """Host time of one decoder layer per micro-batch (forward, backward and the rerun forward
     of a full or per-op recompute) that its kernels do not cover, at the framework's share."""
-    # a full recompute reruns the forward's ops, a third of the layer's; per-op checkpointing
-    # (torchtitan) nearly as many: every elementwise op and every second matmul, and the
-    # matmuls are a few of a layer's ops; selective reruns one (the attention core)
-    reruns = 1.0 / 3.0 if cfg.recompute in ("full", "op") else 0.0
-    return cfg.layer_host_s * (1.0 + reruns) / cfg.framework_efficiency
+    return cfg.layer_host_s * (1.0 + HOST_RERUNS[cfg.recompute]) / cfg.framework_efficiency
 
 
 def estimate_training_step(
