@@ -73,15 +73,21 @@ def speed_ratio(case: Case) -> float:
     return case.measured / case.predicted
 
 
-def calibrate(cases: list[Case], moe: bool = False) -> list[Calibration]:
-    """Group the calibration rows of dense models (or, with ``moe``, of MoE models) by framework
-    and generation; the median speed ratio of each."""
+def calibration_groups(cases: list[Case], moe: bool = False) -> dict[tuple[str, str], list[Case]]:
+    """The calibration rows of dense models (or, with ``moe``, of MoE models), grouped by the
+    framework that owns their share and by GPU generation."""
     groups: dict[tuple[str, str], list[Case]] = {}
     for case in cases:
         if case.split == "calibration" and case.framework and case.moe == moe:
             # a framework that takes its share from its base is calibrated with it
             owner = share_owner(case.framework)
             groups.setdefault((owner, case.generation), []).append(case)
+    return groups
+
+
+def calibrate(cases: list[Case], moe: bool = False) -> list[Calibration]:
+    """The median speed ratio of each framework and generation over its calibration rows."""
+    groups = calibration_groups(cases, moe)
     return [
         Calibration(
             fw,
@@ -152,18 +158,10 @@ def host_misfit(layer_host_ms: float) -> float:
         cases = all_training_cases(kernel_level=True)
     finally:
         reference.LAYER_HOST_MS = previous
-    groups: dict[str, list[float]] = {}
-    for case in cases:
-        if (
-            case.split == "calibration"
-            and case.framework
-            and not case.moe
-            and share_owner(case.framework) == reference.HOST_OWNER
-        ):
-            groups.setdefault(case.generation, []).append(math.log(speed_ratio(case)))
     misfit = 0.0
-    for logs in groups.values():
-        if len(logs) >= MIN_ROWS:
+    for (owner, _), rows in calibration_groups(cases).items():
+        logs = [math.log(speed_ratio(case)) for case in rows]
+        if owner == reference.HOST_OWNER and len(logs) >= MIN_ROWS:
             middle = statistics.median(logs)
             misfit += sum(abs(x - middle) for x in logs)
     return misfit
