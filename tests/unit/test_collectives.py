@@ -230,6 +230,36 @@ def test_an_all_reduce_tree_runs_at_nccls_discount() -> None:
     assert auto.busbw_bytes_per_s < 0.92 * fabric.node_net_bw()
 
 
+def test_an_all_reduce_tree_is_capped_per_channel_as_nccls_tuner_caps_it() -> None:
+    """NCCL's tuner caps an all-reduce tree at nChannels x perChMaxTreeBw (src/graph/tuning.cc,
+    2.28.3: Blackwell 42.8 GB/s a channel on two nodes, 24.0 from three; Hopper 41.4 and 36.0),
+    one channel per NIC. Published forced-Tree runs: slinky B200, 8 x 400G (together-nccl-tests,
+    reference cm178, cm232-cm238): 338.6 GB/s on two nodes, 191.7-195.6 on 4 to 60 nodes, where
+    the ring holds ~389; nccl#1368 (cm271), 5 nodes of 8 H100 on 4 x 400G RoCE: 150 (the cap 4 x
+    36 = 144). Tolerance 5% on each row; a fabric whose GPU generation is unknown is not capped."""
+    from fabriclens.model.collectives import TREE_CHANNEL_BW
+    from reference import more_collective_cases
+
+    assert TREE_CHANNEL_BW["blackwell"] == (42.8e9, 24.0e9)
+    assert TREE_CHANNEL_BW["hopper"] == (41.4e9, 36.0e9)
+    ids = {"cm178", "cm271"} | {f"cm{i}" for i in range(232, 239)}
+    cases = [c for c in more_collective_cases() if c.row_id in ids]
+    assert len(cases) == len(ids)
+    for case in cases:
+        assert abs(case.error) <= 0.05, (case.row_id, case.measured, case.predicted)
+    fabric = Fabric(find_link("nvlink5-nvswitch"), find_network("ndr-ib"), 8, 8)
+    assert fabric.tree_channel_cap(4) == float("inf")
+    tree = estimate_collective("all_reduce", 32 * 2**30, 32, fabric, algorithm="tree")
+    capped = Fabric(find_link("nvlink5-nvswitch"), find_network("ndr-ib"), 8, 8,
+                    generation="blackwell")  # fmt: skip
+    assert capped.tree_channel_cap(4) == pytest.approx(8 * 24.0e9)
+    assert capped.tree_channel_cap(4, concurrent=2) == pytest.approx(4 * 24.0e9)
+    low = estimate_collective("all_reduce", 32 * 2**30, 32, capped, algorithm="tree")
+    assert low.busbw_bytes_per_s < 0.6 * tree.busbw_bytes_per_s
+    # the ring, which the cap does not touch, is NCCL's choice at that size
+    assert estimate_collective("all_reduce", 32 * 2**30, 32, capped).algorithm == "ring"
+
+
 def test_small_all_reduces_inside_a_node_follow_nccl_s_tuner() -> None:
     """NCCL's tuner (src/graph/tuning.cc 2.19-2.21) inside one node: a ring at baseLat + steps x
     hwLat per protocol (LL 6.6 + 0.6 us per step at half the bus bandwidth, LL128 14 + 1.9, Simple

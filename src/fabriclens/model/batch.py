@@ -188,7 +188,18 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
         if op in ("all_reduce", "broadcast"):
             depth = np.ceil(np.log2(np.maximum(nodes, 1.0))) + 1
             mult = 2 if op == "all_reduce" else 1
-            tree_bw_time = bw_time / (TREE_ALLREDUCE_BW_FRACTION if op == "all_reduce" else 1.0)
+            if op == "all_reduce":  # NCCL's per-channel cap (collectives.TREE_CHANNEL_BW)
+                cap = np.where(
+                    nodes <= 2,
+                    fabric.tree_channel_cap(2.0, 1.0),
+                    fabric.tree_channel_cap(3.0, 1.0),
+                ) / np.maximum(1.0, np.minimum(conc, max(1, fabric.nics_per_node)))
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    tree_bw_time = (
+                        size * factor / np.minimum(busbw * TREE_ALLREDUCE_BW_FRACTION, cap)
+                    )
+            else:
+                tree_bw_time = bw_time
             tree = (
                 BASE_LATENCY_S + mult * (depth * net.latency_s + (g - 1) * intra_lat) + tree_bw_time
             )

@@ -97,6 +97,19 @@ LL128_BW_FRACTION = 120 / 128
 # NCCL's tuner prices an all-reduce tree at 0.92 of its graph bandwidth ("if (coll ==
 # ncclFuncAllReduce) busBw = std::min(busBw * .92, ...)", src/graph/tuning.cc)
 TREE_ALLREDUCE_BW_FRACTION = 0.92
+# ...and caps it per channel (perChMaxTreeBws, GB/s, by GPU generation, for two nodes and for
+# three or more; NCCL src/graph/tuning.cc at 2.28.3, the same at NVIDIA/nccl 5067397c). Across
+# nodes a tree channel runs through one NIC, so a node's tree has one channel per NIC and the
+# cap binds where the NICs are fast: Blackwell on 8 x 400G, 8 x 42.8 = 342 GB/s on two nodes and
+# 8 x 24 = 192 from three, where the ring reaches ~389 (together-nccl-tests slinky sweeps: tree
+# 338.6 on two nodes, 191.7-195.6 on 4-60; reference cm178); Hopper on 4 x 400G RoCE at five
+# nodes, 4 x 36 = 144 (nccl#1368: 150 GB/s, the ring 190).
+TREE_CHANNEL_BW = {  # generation: (two nodes, three or more), bytes/s per channel
+    "volta": (18.5e9, 10.0e9),
+    "ampere": (23.6e9, 17.8e9),
+    "hopper": (41.4e9, 36.0e9),
+    "blackwell": (42.8e9, 24.0e9),
+}
 # NVLSTree (NVLink SHARP inside each node, a tree between nodes): hwLat[NVLINK][NVLS_TREE] 25 us
 # and hwLat[NET][NVLS_TREE] 14 us (NCCL src/graph/tuning.cc, 2.19-2.21). NCCL's staff: "On two
 # nodes, NCCL uses the tree (or nvlstree) algorithm which can indeed go beyond the network
@@ -171,6 +184,17 @@ class Fabric:
     nics_per_node: int = 1
     host: IntraLink | None = None  # each GPU's PCIe link to the host and NICs; None: not capped
     switch_radix: int = DEFAULT_SWITCH_RADIX  # ports per fabric switch at the NIC rate
+    generation: str = ""  # the GPUs' generation, for NCCL's per-generation caps; "": unknown
+
+    def tree_channel_cap(self, nodes: float, concurrent: float = 1.0) -> float:
+        """NCCL's cap on an all-reduce tree across ``nodes`` nodes, bytes/s of bus bandwidth:
+        one channel per NIC the group has (``concurrent`` groups share a node's NICs) at the
+        generation's per-channel tree rate (TREE_CHANNEL_BW); inf for an unknown generation."""
+        rates = TREE_CHANNEL_BW.get(self.generation)
+        if rates is None or self.network is None:
+            return math.inf
+        channels = max(1.0, self.nics_per_node / max(1.0, concurrent))
+        return channels * (rates[0] if nodes <= 2 else rates[1])
 
     def tiers(self, nodes: int) -> int:
         """Switch tiers a job of ``nodes`` nodes spans (``fabric_tiers``)."""
@@ -358,6 +382,9 @@ def estimate_collective(
         # at NCCL's own discount for an all-reduce tree (TREE_ALLREDUCE_BW_FRACTION)
         tree_fraction = TREE_ALLREDUCE_BW_FRACTION if op == "all_reduce" else 1.0
         tree_bw = busbw * tree_fraction
+        if op == "all_reduce":  # NCCL's per-channel cap (TREE_CHANNEL_BW)
+            tree_bw = min(tree_bw, fabric.tree_channel_cap(nodes, concurrent_per_node))
+            tree_fraction = tree_bw / busbw
         candidates.append((tree_lat + size_bytes * factor / tree_bw, tree_lat, "tree"))
     if op == "all_reduce" and nodes == 2 and g > 1 and fabric.intra.nvls:
         # NVLSTree on two nodes: NVLink SHARP reduces inside each node, and each node's NICs

@@ -267,7 +267,8 @@ def resolve_fabric(
             )
         elif network is not None and nodes > 1:
             notes.append("NICs per node: 1 (set --nics-per-node)")
-    return Fabric(intra, network, gpn, nics, find_link(gpu.host_link)), notes
+    host = find_link(gpu.host_link)
+    return Fabric(intra, network, gpn, nics, host, generation=gpu.generation), notes
 
 
 def _training_candidates(
