@@ -29,6 +29,7 @@ from fabriclens.catalog import (
     find_model,
     find_network,
 )
+from fabriclens.catalog.load import gpus as catalog_gpus
 from fabriclens.catalog.load import share_owner
 from fabriclens.catalog.schema import GRAD_REDUCE_DTYPES, Gpu, ModelSpec
 from fabriclens.model.arch import count_params
@@ -121,6 +122,13 @@ NICS = {
 }
 
 
+def link_generation(link: str) -> str:
+    """The GPU generation of an intra-node link, where the catalog's GPUs on it share one
+    (NVLink4 and NVSwitch: hopper); "" where they differ (PCIe) or none uses it."""
+    kinds = {gpu.generation for gpu in catalog_gpus() if gpu.intra_link == link}
+    return kinds.pop() if len(kinds) == 1 else ""
+
+
 def collective_cases() -> Iterator[Case]:
     """collectives.csv: all-reduce bus bandwidth, intra-node and per NIC."""
     for row in _rows("collectives.csv"):
@@ -130,14 +138,15 @@ def collective_cases() -> Iterator[Case]:
             # two 8-GPU HGX H100 nodes, one NIC each: the ring's busbw equals that NIC's (the
             # same staff: "we suggest passing NCCL_ALGO=RING when benchmarking just two nodes",
             # nccl-tests#290; two nodes otherwise run NVLSTree, beyond the network bound)
-            fabric = Fabric(find_link("nvlink4-nvswitch"), find_network(NICS[row["nic"]]), 8, 1)
+            fabric = Fabric(find_link("nvlink4-nvswitch"), find_network(NICS[row["nic"]]), 8, 1,
+                            generation="hopper")  # fmt: skip
             ranks, size, algo = 16, 8 * 2**30, "ring"
         else:
             net = find_network(NICS[row["nic"]]) if row["nic"] else None
             gpn = int(row["gpus_per_node"])
-            fabric = Fabric(
-                find_link(INTRA[row["intra_node"]]), net, gpn, int(row["nics_per_node"] or 1)
-            )
+            link = INTRA[row["intra_node"]]
+            fabric = Fabric(find_link(link), net, gpn, int(row["nics_per_node"] or 1),
+                            generation=link_generation(link))  # fmt: skip
             ranks, size = int(row["gpus"]), int(row["size_bytes"])
         est = estimate_collective("all_reduce", size, ranks, fabric, algorithm=algo)
         yield Case(
@@ -217,7 +226,7 @@ def training_cases(kernel_level: bool = False) -> Iterator[Case]:
             flash_attention=False, dropout=True, framework_efficiency=fw,
         )  # fmt: skip
         fabric = Fabric(find_link("nvlink3-nvswitch"), find_network("hdr-ib"), 8, 8,
-                        find_link(gpu.host_link))  # fmt: skip
+                        find_link(gpu.host_link), generation=gpu.generation)  # fmt: skip
         est = estimate_training_step(spec, count_params(spec), gpu, fabric, cfg)
         yield Case(
             f"{row['model']} {gpus}x A100 tp{tp} pp{pp} {row['recompute']}",
@@ -344,7 +353,7 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
     )  # fmt: skip
     net = find_network(row["network"]) if row["network"] and gpus > gpn else None
     fabric = Fabric(find_link(gpu.intra_link), net, gpn, _int(row, "nics_per_node"),
-                    find_link(gpu.host_link))  # fmt: skip
+                    find_link(gpu.host_link), generation=gpu.generation)  # fmt: skip
     est = estimate_training_step(spec, count_params(spec), gpu, fabric, cfg)
     if row["measured"] == "hardware_tflops_per_gpu" and cfg.flash_attention:
         # with FlashAttention the step runs (and hw_flops counts) the causal half of the square
@@ -381,7 +390,11 @@ def collective_fabric(row: dict[str, str]) -> Fabric:
     """The fabric a collectives_more.csv row ran on: its intra-node link, network and NICs."""
     net = find_network(row["network"]) if row["network"] else None
     return Fabric(
-        find_link(row["link"]), net, int(row["gpus_per_node"]), _int(row, "nics_per_node")
+        find_link(row["link"]),
+        net,
+        int(row["gpus_per_node"]),
+        _int(row, "nics_per_node"),
+        generation=link_generation(row["link"]),
     )
 
 
@@ -594,17 +607,21 @@ def scale_series(min_points: int = 3) -> dict[str, list[ScalePoint]]:
     """Collective rows of one cluster, collective, algorithm and stated message size at
     ``min_points`` or more node counts, by series name (the system before its colon), excluded
     rows too (a congested fabric's curve is still a curve); rows whose size was assumed are left
-    out."""
-    series: dict[str, list[ScalePoint]] = {}
+    out. Rows of one name with different GPUs per node (a tray and a rack of one NVL72) are
+    different series, named apart."""
+    groups: dict[tuple[str, str], list[ScalePoint]] = {}
     for row in _rows("collectives_more.csv"):
         if ":" not in row["system"] or "size not stated" in row["planner_note"]:
             continue
         size = int(row["size_bytes"])
         name = f"{row['system'].split(':')[0]} {row['op']} {size / 2**30:g} GiB {row['algorithm']}"
         point = ScalePoint(row["id"], int(row["nodes"]), float(row["busbw_GBps"]), row)
-        series.setdefault(name, []).append(point)
+        groups.setdefault((name, row["gpus_per_node"]), []).append(point)
+    names = [name for name, _ in groups]
     return {
-        k: sorted(v, key=lambda p: p.nodes)
-        for k, v in series.items()
-        if len({p.nodes for p in v}) >= min_points
+        (name if names.count(name) == 1 else f"{name}, {gpn} GPUs per node"): sorted(
+            points, key=lambda p: p.nodes
+        )
+        for (name, gpn), points in groups.items()
+        if len({p.nodes for p in points}) >= min_points
     }

@@ -40,15 +40,16 @@ def series_changes(points: list[ScalePoint], simulate: bool = True) -> list[tupl
     """Per node count: (nodes, published change, model change, fabric-order simulated change,
     scattered ECMP simulated change) from the series' first node count (nan when not simulated)."""
     first = points[0].row
-    fab = collective_fabric(first)
+    fab = collective_fabric(
+        points[-1].row
+    )  # the largest run names the network (a 1-node one may not)
     gpn, nics = fab.gpus_per_node, fab.nics_per_node
     size, op = int(first["size_bytes"]), first["op"]
     design = None
-    if simulate:
+    if simulate and fab.network is not None:  # one NVLink domain (NVL72) has no network
         switch = find_switch("qm9700")
-        rate = fab.network.rate_bits_per_s if fab.network else 0.0
-        design = design_fabric(points[-1].nodes, nics, rate, switch, "rail-optimized",
-                               gpus_per_server=gpn)  # fmt: skip
+        design = design_fabric(points[-1].nodes, nics, fab.network.rate_bits_per_s, switch,
+                               "rail-optimized", gpus_per_server=gpn)  # fmt: skip
     rows, base = [], None
     for p in points:
         ranks = p.nodes * gpn

@@ -376,6 +376,24 @@ def test_a_clean_fabric_s_flat_ring_is_reproduced_within_ten_points() -> None:
             assert abs(order - published) <= 10, (name, nodes)
 
 
+def test_a_nic_rate_of_zero_is_bad_input_not_a_division() -> None:
+    with pytest.raises(InputError, match="carries nothing"):
+        design_fabric(32, 8, 0.0, QM9700, "rail-optimized")
+
+
+def test_one_scale_series_keeps_one_node_size() -> None:
+    """A tray (4 GPUs) and a rack (64) of one GB200 NVL72 (oci-gpu-quickstarts, cm124-cm128) are
+    not one series: each keeps its own GPUs per node, and the rack's series is followed from one
+    rack to three with the network its largest run names (the model within 2 points)."""
+    series = scale_series()
+    for points in series.values():
+        assert len({p.row["gpus_per_node"] for p in points}) == 1
+    rack = series["OCI GB200 NVL72 all_to_all 8 GiB auto, 64 GPUs per node"]
+    assert [p.nodes for p in rack] == [1, 2, 3]
+    for _, published, model, *_ in series_changes(rack, simulate=False):
+        assert abs(model - published) <= 2
+
+
 def test_md1_s_steady_fall_is_steeper_than_latency_explains() -> None:
     """Source: the MD1 B200 cluster (together-nccl-tests baselines/use3a-ss/2026-05-02;
     cm045-cm056): ring all_reduce at 16 GiB falls 15.5% from 2 to 46 nodes, most of it within

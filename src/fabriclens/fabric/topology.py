@@ -288,6 +288,11 @@ def design_fabric(
                 f"{name} {ratio:g} leaves a leaf no uplink worth the name",
                 f"give {name} between 1 and {MAX_OVERSUBSCRIPTION:g} (e.g. 3 for 3:1)",
             )
+    if not link_rate_bits_per_s > 0:
+        raise InputError(
+            f"a NIC rate of {link_rate_bits_per_s / 1e9:g} Gbit/s carries nothing",
+            "give the NICs' rate, e.g. --nic-rate 400G",
+        )
     k = switch.ports_at(link_rate_bits_per_s)
     if k < 2:
         raise InputError(
