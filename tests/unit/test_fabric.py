@@ -394,6 +394,17 @@ def test_one_scale_series_keeps_one_node_size() -> None:
         assert abs(model - published) <= 2
 
 
+def test_every_published_scale_series_is_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    """benchmarks/scale_curve.py (make bench, which carries on past a failing benchmark) prints
+    every series the reference rows hold, model and simulator beside the published change."""
+    import scale_curve
+
+    scale_curve.published_series()
+    out = capsys.readouterr().out
+    for name in scale_series():
+        assert name in out
+
+
 def test_md1_s_steady_fall_is_steeper_than_latency_explains() -> None:
     """Source: the MD1 B200 cluster (together-nccl-tests baselines/use3a-ss/2026-05-02;
     cm045-cm056): ring all_reduce at 16 GiB falls 15.5% from 2 to 46 nodes, most of it within
