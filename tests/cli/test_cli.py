@@ -361,6 +361,17 @@ def test_collective_json_and_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert "bottleneck" in capsys.readouterr().out
 
 
+def test_a_forced_tree_names_nccls_per_channel_cap(capsys: pytest.CaptureFixture[str]) -> None:
+    """B200 nodes with 8 x 400G: a tree from three nodes runs at 8 channels x 24 GB/s (NCCL's
+    perChMaxTreeBws; published 191.7-195.6, reference cm178, cm233-cm238), and says so."""
+    doc = _json(capsys, "collective", "all_reduce", "32GiB", "--ranks", "32", "--gpu", "b200",
+                "--network", "ndr-ib", "--algo", "tree")  # fmt: skip
+    assert isinstance(doc, dict)
+    assert doc["algorithm"] == "tree" and doc["bottleneck"] == "tree channels"
+    assert doc["busbw_GBps"] == pytest.approx(192.0, rel=0.01)
+    assert any("perChMaxTreeBws" in line for line in doc["assumptions"])
+
+
 def test_commands_read_op_spellings_alike(capsys: pytest.CaptureFixture[str]) -> None:
     """`collective`, `simulate` and `bench import --op` take the op as NCCL and nccl-tests spell
     it (one normaliser): the same answer as the model's name; an unknown op is one line, exit 2."""

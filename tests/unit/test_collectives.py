@@ -256,6 +256,7 @@ def test_an_all_reduce_tree_is_capped_per_channel_as_nccls_tuner_caps_it() -> No
     assert capped.tree_channel_cap(4, concurrent=2) == pytest.approx(4 * 24.0e9)
     low = estimate_collective("all_reduce", 32 * 2**30, 32, capped, algorithm="tree")
     assert low.busbw_bytes_per_s < 0.6 * tree.busbw_bytes_per_s
+    assert low.bottleneck == "tree channels" and tree.bottleneck != "tree channels"
     # the ring, which the cap does not touch, is NCCL's choice at that size
     assert estimate_collective("all_reduce", 32 * 2**30, 32, capped).algorithm == "ring"
 

@@ -33,6 +33,8 @@ def collective(
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> None:
     """Predict one collective's time, algbw and busbw (GB/s = 1e9 B/s) and its bottleneck."""
+    import math
+
     from fabriclens.catalog import find_gpu
     from fabriclens.errors import InputError
     from fabriclens.model.collectives import BASE_LATENCY_S, OPS, estimate_collective, op_name
@@ -86,6 +88,17 @@ def collective(
             "two nodes: NVLSTree, NVLink SHARP reducing inside each node's switch and each node's "
             "NICs carrying the buffer once each way (a ring carries 2(n-1)/n of it), so the busbw "
             "exceeds the network's; --algo ring gives the network's own bound (nccl-tests#196)"
+        )
+    if est.algorithm == "tree" and name == "all_reduce" and est.nodes > 1:
+        cap = fabric.tree_channel_cap(est.nodes)
+        capped = "" if math.isinf(cap) else (
+            f", and at most {format_bw(cap)} here: one channel per NIC at NCCL's per-channel tree "
+            f"rate for {spec.generation} GPUs on {'two' if est.nodes <= 2 else 'three or more'} "
+            "nodes (its tuner's perChMaxTreeBws)"
+        )  # fmt: skip
+        notes.append(
+            f"tree: double binary trees across the nodes, at 0.92 of the ring's bus bandwidth "
+            f"(NCCL's tuner){capped}"
         )
     if name in ("gather", "scatter") and est.nodes > 1:
         notes.append(

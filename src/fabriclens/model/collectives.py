@@ -246,7 +246,9 @@ class CollectiveEstimate:
     algbw_bytes_per_s: float
     busbw_bytes_per_s: float
     latency_s: float
-    bottleneck: str  # "intra-node link", "network", "host link", "latency" or "none"
+    # "intra-node link", "network", "host link", "tree channels" (NCCL's per-channel tree cap),
+    # "latency" or "none"
+    bottleneck: str
     link: str  # "nvlink", "pcie", "network", "none"
     algorithm: str  # "ring", "tree", "nvls", "nvls_tree", "direct", "custom", "none"
     # of the bus bandwidth the chosen protocol and algorithm reach (LL, LL128, an all-reduce tree)
@@ -395,6 +397,8 @@ def estimate_collective(
         nvls_lat = NVLS_TREE_INTRA_S + 2 * (max(net.latency_s, NVLS_TREE_NET_STEP_S) + hop_s)
         candidates.append((nvls_lat + size_bytes / tree_algbw, nvls_lat, "nvls_tree"))
     time_s, lat, algorithm = _pick(candidates, algorithm)
+    if algorithm == "tree" and tree_fraction < TREE_ALLREDUCE_BW_FRACTION:
+        bottleneck = "tree channels"
     if lat > time_s / 2:
         bottleneck = "latency"
     algbw = size_bytes / time_s
