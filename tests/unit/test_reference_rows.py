@@ -124,12 +124,14 @@ def test_time_per_token_rows_compare_the_decode_step_and_batch_rows_the_batch_ra
     cases = {c.row_id: c for c in all_inference_cases()}
 
     def series(kind: str) -> list[list]:
-        """The kind's rows grouped by source, model and lengths, each ordered by batch."""
+        """The kind's rows grouped by source, model, lengths, GPU and KV precision (one job),
+        each ordered by batch."""
         groups: dict[tuple[str, ...], list] = {}
         for i, c in cases.items():
             r = rows.get(i)
             if r and r["measured"] == kind:
-                key = (r["source"], r["model"], r["input_tokens"], r["output_tokens"])
+                key = (r["source"], r["model"], r["input_tokens"], r["output_tokens"], r["gpu"],
+                       r["gpus"], r["kv_precision"])  # fmt: skip
                 groups.setdefault(key, []).append((int(r["batch"]), c))
         return [[c for _, c in sorted(g, key=lambda bc: bc[0])] for g in groups.values()]
 
