@@ -89,6 +89,13 @@ def collective(
             "NICs carrying the buffer once each way (a ring carries 2(n-1)/n of it), so the busbw "
             "exceeds the network's; --algo ring gives the network's own bound (nccl-tests#196)"
         )
+        cap = fabric.nvls_tree_cap(min(ranks, fabric.gpus_per_node))
+        if not math.isinf(cap):
+            notes.append(
+                f"NVLSTree at most {format_bw(cap)} of bus bandwidth here: one channel per GPU of "
+                f"the node at NCCL's per-channel NVLSTree rate for {spec.generation} GPUs (its "
+                "tuner's perChMaxNVLSTreeBws)"
+            )
     if est.algorithm == "tree" and name == "all_reduce" and est.nodes > 1:
         cap = fabric.tree_channel_cap(est.nodes)
         capped = "" if math.isinf(cap) else (

@@ -205,10 +205,16 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
             )
             lowest = np.minimum(ringn, tree)
             if op == "all_reduce" and fabric.intra.nvls:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    nvls_cap = fabric.nvls_tree_cap(1.0) * np.minimum(g, 32.0) / factor
                 nvls_tree = (
                     NVLS_TREE_INTRA_S
                     + 2 * (max(net.latency_s, NVLS_TREE_NET_STEP_S) + hop_s)
-                    + size / np.minimum(node_bw, fabric.nvls_algbw())
+                    + size
+                    / np.minimum(
+                        np.minimum(node_bw, fabric.nvls_algbw()),
+                        nvls_cap,
+                    )
                 )
                 nvls_tree = np.where((nodes == 2) & (g > 1), nvls_tree, np.inf)
                 lowest = np.minimum(lowest, nvls_tree)

@@ -104,6 +104,12 @@ TREE_ALLREDUCE_BW_FRACTION = 0.92
 # 8 x 24 = 192 from three, where the ring reaches ~389 (together-nccl-tests slinky sweeps: tree
 # 338.6 on two nodes, 191.7-195.6 on 4-60; reference cm178); Hopper on 4 x 400G RoCE at five
 # nodes, 4 x 36 = 144 (nccl#1368: 150 GB/s, the ring 190).
+# NVLSTree on two nodes likewise: perChMaxNVLSTreeBws (NCCL 2.28.3), one channel per GPU of the
+# node ("NVLS channels correspond to GPUs pulling from NVLS", maxChannels = the node's GPUs, at
+# most 32: src/graph/search.cc). 8 H100s: 8 x 57.7 = 462 GB/s, where the link-bound estimate
+# gave 514 and published two-node runs on 8 x 400G-class NICs give 430-487 (reference cm028,
+# cm075-cm098, cm142-cm165, cm182).
+NVLS_TREE_CHANNEL_BW = {"hopper": 57.7e9, "blackwell": 96.0e9}  # two nodes, bytes/s per channel
 TREE_CHANNEL_BW = {  # generation: (two nodes, three or more), bytes/s per channel
     "volta": (18.5e9, 10.0e9),
     "ampere": (23.6e9, 17.8e9),
@@ -195,6 +201,13 @@ class Fabric:
             return math.inf
         channels = max(1.0, self.nics_per_node / max(1.0, concurrent))
         return channels * (rates[0] if nodes <= 2 else rates[1])
+
+    def nvls_tree_cap(self, gpus: float) -> float:
+        """NCCL's cap on a two-node NVLSTree, bytes/s of bus bandwidth: one channel per GPU of
+        the node (at most 32) at the generation's per-channel rate (NVLS_TREE_CHANNEL_BW); inf
+        for an unknown generation."""
+        rate = NVLS_TREE_CHANNEL_BW.get(self.generation)
+        return math.inf if rate is None else min(gpus, 32.0) * rate
 
     def tiers(self, nodes: int) -> int:
         """Switch tiers a job of ``nodes`` nodes spans (``fabric_tiers``)."""
@@ -376,6 +389,7 @@ def estimate_collective(
             proto_fraction = LL128_BW_FRACTION
     candidates = [(ring_time, ring_lat, "ring")]
     tree_fraction = 1.0
+    nvls_capped = False
     if op in ("all_reduce", "broadcast"):
         depth = math.ceil(math.log2(nodes)) + 1
         mult = 2 if op == "all_reduce" else 1
@@ -392,12 +406,17 @@ def estimate_collective(
         # NVLSTree on two nodes: NVLink SHARP reduces inside each node, and each node's NICs
         # carry the buffer once each way, where a ring carries 2(n-1)/n of it; the in-switch
         # reduction caps it (nccl#1221: 430 GB/s busbw with NVLS on 2 x 8 H100, 330 off)
-        tree_algbw = min(node_bw, fabric.nvls_algbw())
+        # and NCCL's per-channel cap (NVLS_TREE_CHANNEL_BW), a bus bandwidth: busbw = algbw x factor
+        link_algbw = min(node_bw, fabric.nvls_algbw())
+        tree_algbw = min(link_algbw, fabric.nvls_tree_cap(g) / factor)
+        nvls_capped = tree_algbw < link_algbw
         # NCCL's tuner: NVLS_TREE latency = intraLat + 2 log2(nodes) interLat
         nvls_lat = NVLS_TREE_INTRA_S + 2 * (max(net.latency_s, NVLS_TREE_NET_STEP_S) + hop_s)
         candidates.append((nvls_lat + size_bytes / tree_algbw, nvls_lat, "nvls_tree"))
     time_s, lat, algorithm = _pick(candidates, algorithm)
-    if algorithm == "tree" and tree_fraction < TREE_ALLREDUCE_BW_FRACTION:
+    if (algorithm == "tree" and tree_fraction < TREE_ALLREDUCE_BW_FRACTION) or (
+        algorithm == "nvls_tree" and nvls_capped
+    ):
         bottleneck = "tree channels"
     if lat > time_s / 2:
         bottleneck = "latency"
