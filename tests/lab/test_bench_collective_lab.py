@@ -62,6 +62,17 @@ def _ranks(lab: Lab, argv: list[str], hosts: list[str], port: int) -> tuple[int,
     return procs[0].returncode, out.decode(), err.decode()
 
 
+def _delay_over_noise(lat: dict[str, Any]) -> float:
+    """How far the shift of h3's pairs over the clean pairs' median exceeds the clean pairs'
+    spread in the same run (positive: the delay shows above the noise)."""
+    h3_pairs = [p["us"] for p in lat.get("worst_latency_pairs", []) if "h3" in p["hosts"]]
+    others = [p["us"] for p in lat.get("worst_latency_pairs", []) if "h3" not in p["hosts"]]
+    if not h3_pairs or not others:
+        return -1.0
+    shift = statistics.median(h3_pairs) - statistics.median(others)
+    return shift - (max(others) - min(others))
+
+
 def _at_32mb(doc: dict[str, Any]) -> float:
     return float(next(r["busbw_GBps"] for r in doc["sizes"] if r["size_bytes"] == 32_000_000))
 
@@ -98,8 +109,11 @@ def test_all_reduce_plateau_matches_the_planner_and_p2p_names_the_slow_host(quie
             lambda r: r[0] == 1 and json.loads(r[1])["suspect_nodes"] == ["h4"],
         )
         lab.impair("h3", {"delay": "2ms"})  # 2 ms each way on h3's link: its pairs answer late
-        slow_code, slow_out, slow_err = _ranks(
-            lab, ["bench", "p2p", "--size", "64KB", "--iters", "1", "--json"], hosts, 29513
+        (slow_code, slow_out, slow_err), _ = quietly(
+            lambda: _ranks(
+                lab, ["bench", "p2p", "--size", "64KB", "--iters", "1", "--json"], hosts, 29513
+            ),
+            lambda r: r[0] == 1 and _delay_over_noise(json.loads(r[1])) > 0,
         )
     assert doc["ranks"] == 4 and doc["hosts"] == hosts and doc["backend"] == "gloo"
     assert all(r["wrong"] == 0 for r in doc["sizes"])
@@ -128,12 +142,12 @@ def test_all_reduce_plateau_matches_the_planner_and_p2p_names_the_slow_host(quie
     # clean pair can take over a millisecond at times, and a delayed pair waits out its delay
     # while the others compete for the cores: the gap between them need not be the whole delay.
     # What must hold is that the shift of h3's pairs over the clean pairs' median is larger than
-    # the spread of the clean pairs measured in the same run: the delay, not the noise.
+    # the spread of the clean pairs measured in the same run: the delay, not the noise. Like the
+    # timings above it is measured up to three times (measured_quietly): a moment when another
+    # process holds the cores widens one run's spread, not the next; a finder that misses the
+    # delay misses it every time and still fails.
     delay_us = 2000.0
-    baseline = statistics.median(others)
-    noise = max(others) - min(others)
-    shift = statistics.median(h3_pairs) - baseline
     assert min(h3_pairs) >= delay_us, lat
-    assert shift > noise, (shift, noise, lat)
+    assert _delay_over_noise(lat) > 0, lat
     # the same op and size timed by the bare loop: within 5%
     assert _at_32mb(doc) == pytest.approx(bare, rel=0.05), (_at_32mb(doc), bare)
