@@ -51,6 +51,17 @@ def test_catalog_shares_are_the_calibration_medians() -> None:
     assert ("nemo", "hopper") in calibrated and ("nemo", "blackwell") in calibrated
 
 
+def test_the_readme_shows_the_calibration_the_catalog_holds() -> None:
+    """The README prints calibrate_frameworks.py's and calibrate_engines.py's tables; a table
+    copied before the catalog was updated says so on its lines ("CATALOG DIFFERS") and must not
+    stand there."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
+    assert "Host time per layer per micro-batch (pytorch)" in readme
+    assert "CATALOG DIFFERS" not in readme
+
+
 def test_a_framework_without_enough_rows_keeps_the_kernel_level() -> None:
     """No constant is fitted to a handful of rows: a framework under MIN_ROWS calibration rows on
     every generation is not calibrated (JAX had 9 until the tenth pass), and a catalog entry for
