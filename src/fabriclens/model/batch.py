@@ -34,6 +34,7 @@ from fabriclens.model.collectives import (
     NCCL_RING_OPS,
     NCCL_RING_PROTOCOLS,
     NVLS_INTRA_S,
+    NVLS_MAX_CHANNELS,
     NVLS_TREE_INTRA_S,
     NVLS_TREE_NET_STEP_S,
     ROOT_OPS,
@@ -189,11 +190,11 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
             depth = np.ceil(np.log2(np.maximum(nodes, 1.0))) + 1
             mult = 2 if op == "all_reduce" else 1
             if op == "all_reduce":  # NCCL's per-channel cap (collectives.TREE_CHANNEL_BW)
-                cap = np.where(
-                    nodes <= 2,
-                    fabric.tree_channel_cap(2.0, 1.0),
-                    fabric.tree_channel_cap(3.0, 1.0),
-                ) / np.maximum(1.0, np.minimum(conc, max(1, fabric.nics_per_node)))
+                channels = np.maximum(1.0, fabric.nics_per_node / np.maximum(1.0, conc))
+                rate = np.where(
+                    nodes <= 2, fabric.tree_channel_rate(2), fabric.tree_channel_rate(3)
+                )
+                cap = channels * rate  # Fabric.tree_channel_cap, per layout
                 with np.errstate(divide="ignore", invalid="ignore"):
                     tree_bw_time = (
                         size * factor / np.minimum(busbw * TREE_ALLREDUCE_BW_FRACTION, cap)
@@ -206,7 +207,9 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
             lowest = np.minimum(ringn, tree)
             if op == "all_reduce" and fabric.intra.nvls:
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    nvls_cap = fabric.nvls_tree_cap(1.0) * np.minimum(g, 32.0) / factor
+                    nvls_cap = (  # Fabric.nvls_tree_cap, per layout, as an algorithm bandwidth
+                        np.minimum(g, NVLS_MAX_CHANNELS) * fabric.nvls_tree_channel_rate() / factor
+                    )
                 nvls_tree = (
                     NVLS_TREE_INTRA_S
                     + 2 * (max(net.latency_s, NVLS_TREE_NET_STEP_S) + hop_s)

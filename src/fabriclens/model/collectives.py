@@ -110,6 +110,7 @@ TREE_ALLREDUCE_BW_FRACTION = 0.92
 # gave 514 and published two-node runs on 8 x 400G-class NICs give 430-487 (reference cm028,
 # cm075-cm098, cm142-cm165, cm182).
 NVLS_TREE_CHANNEL_BW = {"hopper": 57.7e9, "blackwell": 96.0e9}  # two nodes, bytes/s per channel
+NVLS_MAX_CHANNELS = 32.0  # NCCL_MAX_NVLS_ARITY (src/include/device.h)
 TREE_CHANNEL_BW = {  # generation: (two nodes, three or more), bytes/s per channel
     "volta": (18.5e9, 10.0e9),
     "ampere": (23.6e9, 17.8e9),
@@ -192,22 +193,29 @@ class Fabric:
     switch_radix: int = DEFAULT_SWITCH_RADIX  # ports per fabric switch at the NIC rate
     generation: str = ""  # the GPUs' generation, for NCCL's per-generation caps; "": unknown
 
-    def tree_channel_cap(self, nodes: float, concurrent: float = 1.0) -> float:
-        """NCCL's cap on an all-reduce tree across ``nodes`` nodes, bytes/s of bus bandwidth:
-        one channel per NIC the group has (``concurrent`` groups share a node's NICs) at the
-        generation's per-channel tree rate (TREE_CHANNEL_BW); inf for an unknown generation."""
+    def tree_channel_rate(self, nodes: float) -> float:
+        """NCCL's per-channel rate of an all-reduce tree across ``nodes`` nodes for this
+        generation (TREE_CHANNEL_BW), bytes/s; inf for an unknown generation or no network."""
         rates = TREE_CHANNEL_BW.get(self.generation)
         if rates is None or self.network is None:
             return math.inf
+        return rates[0] if nodes <= 2 else rates[1]
+
+    def tree_channel_cap(self, nodes: float, concurrent: float = 1.0) -> float:
+        """NCCL's cap on an all-reduce tree, bytes/s of bus bandwidth: one channel per NIC the
+        group has (``concurrent`` groups share a node's NICs) at ``tree_channel_rate``."""
         channels = max(1.0, self.nics_per_node / max(1.0, concurrent))
-        return channels * (rates[0] if nodes <= 2 else rates[1])
+        return channels * self.tree_channel_rate(nodes)
+
+    def nvls_tree_channel_rate(self) -> float:
+        """NCCL's per-channel rate of a two-node NVLSTree for this generation
+        (NVLS_TREE_CHANNEL_BW), bytes/s; inf for an unknown generation."""
+        return NVLS_TREE_CHANNEL_BW.get(self.generation, math.inf)
 
     def nvls_tree_cap(self, gpus: float) -> float:
         """NCCL's cap on a two-node NVLSTree, bytes/s of bus bandwidth: one channel per GPU of
-        the node (at most 32) at the generation's per-channel rate (NVLS_TREE_CHANNEL_BW); inf
-        for an unknown generation."""
-        rate = NVLS_TREE_CHANNEL_BW.get(self.generation)
-        return math.inf if rate is None else min(gpus, 32.0) * rate
+        the node (at most NVLS_MAX_CHANNELS) at ``nvls_tree_channel_rate``."""
+        return min(gpus, NVLS_MAX_CHANNELS) * self.nvls_tree_channel_rate()
 
     def tiers(self, nodes: int) -> int:
         """Switch tiers a job of ``nodes`` nodes spans (``fabric_tiers``)."""
