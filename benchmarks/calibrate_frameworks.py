@@ -152,12 +152,8 @@ def host_misfit(layer_host_ms: float) -> float:
     """How far eager PyTorch's dense calibration rows fall from one share per generation when
     each layer costs ``layer_host_ms`` of host time per micro-batch: the sum of |log(measured /
     kernel-level speed) - the generation's median| over generations with MIN_ROWS rows."""
-    previous = reference.LAYER_HOST_MS
-    reference.LAYER_HOST_MS = layer_host_ms
-    try:
+    with reference.trial_host_time(layer_host_ms):
         cases = all_training_cases(kernel_level=True)
-    finally:
-        reference.LAYER_HOST_MS = previous
     misfit = 0.0
     for (owner, _), rows in calibration_groups(cases).items():
         logs = [math.log(speed_ratio(case)) for case in rows]

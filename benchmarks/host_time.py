@@ -56,12 +56,8 @@ def table(cases: list[Case], layer_ms: dict[str, float]) -> list[str]:
 def kernel_cases() -> list[Case]:
     """Every training row at the kernel level without any host time (its ``layer_ms`` the
     kernels' time per decoder layer per micro-batch)."""
-    previous = reference.LAYER_HOST_MS
-    reference.LAYER_HOST_MS = 0.0
-    try:
+    with reference.trial_host_time(0.0):
         return [c for c in all_training_cases(kernel_level=True) if c.layer_ms > 0]
-    finally:
-        reference.LAYER_HOST_MS = previous
 
 
 def main() -> int:

@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import statistics
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from itertools import pairwise
@@ -185,6 +186,18 @@ def framework_efficiency(row: dict[str, str], gpu: Gpu, kernel_level: bool) -> f
 # framework's catalog value
 LAYER_HOST_MS: float | None = None
 HOST_OWNER = "pytorch"
+
+
+@contextmanager
+def trial_host_time(layer_host_ms: float) -> Iterator[None]:
+    """Within the block, HOST_OWNER's frameworks take ``layer_host_ms`` of host time per layer
+    instead of the catalog's (calibration's trials; 0: the kernel level without host time)."""
+    global LAYER_HOST_MS
+    previous, LAYER_HOST_MS = LAYER_HOST_MS, layer_host_ms
+    try:
+        yield
+    finally:
+        LAYER_HOST_MS = previous
 
 
 def layer_host_s(row: dict[str, str]) -> float:

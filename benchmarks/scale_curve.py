@@ -40,9 +40,8 @@ def series_changes(points: list[ScalePoint], simulate: bool = True) -> list[tupl
     """Per node count: (nodes, published change, model change, fabric-order simulated change,
     scattered ECMP simulated change) from the series' first node count (nan when not simulated)."""
     first = points[0].row
-    fab = collective_fabric(
-        points[-1].row
-    )  # the largest run names the network (a 1-node one may not)
+    # the largest run names the network (a one-node run may not)
+    fab = collective_fabric(points[-1].row)
     gpn, nics = fab.gpus_per_node, fab.nics_per_node
     size, op = int(first["size_bytes"]), first["op"]
     design = None
