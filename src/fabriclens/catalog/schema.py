@@ -257,6 +257,12 @@ PIPELINE_SPLITS = ("even", "balanced")
 # only what the backward reads ("needed": JAX's remat, whose partial evaluation drops the layer's
 # last matmul, the MLP's down projection, as its output is not a residual of the backward)
 RECOMPUTE_RERUNS = ("layer", "needed")
+# how a training framework splits its data-parallel gradient reduction and weight gathering into
+# calls (Framework.grad_buckets, model/comm.py: bucket_params): "whole", one call over the whole
+# gradient, overlapped with the backward as if finely bucketed (the ledger's first-order form);
+# "megatron-core", Megatron-Core DDP's buckets of max(40M, 1M x dp x cp) parameters, each a call
+# that pays its latency, launched when its gradients are ready, the last one after the backward
+GRAD_BUCKETS = ("whole", "megatron-core")
 # the element type a training framework reduces data-parallel gradients in (Framework.grad_reduce)
 GRAD_REDUCE_DTYPES = {"bf16": 2.0, "fp32": 4.0}
 # the architectures catalog/data/gemm_shapes.csv holds a GEMM-by-shape table for
@@ -312,6 +318,8 @@ class Framework(_Entry):
     # the element type of its data-parallel gradient reduction (GRAD_REDUCE_DTYPES): Megatron-LM
     # reduces BF16 runs' gradients in FP32 by default, FSDP mixed precision usually in BF16
     grad_reduce: str = "bf16"
+    # how it splits that reduction and the weights' gather into calls (GRAD_BUCKETS)
+    grad_buckets: str = "whole"
     # how it sends MoE tokens to experts on other nodes (MOE_DISPATCH_MODES)
     moe_dispatch: str = "all-to-all"
     # how it lays decoder layers over pipeline stages (PIPELINE_SPLITS)
@@ -338,6 +346,7 @@ class Framework(_Entry):
         _one_of(self, "recompute_reruns", RECOMPUTE_RERUNS)
         _one_of(self, "elementwise", ELEMENTWISE_MODES)
         _one_of(self, "grad_reduce", tuple(GRAD_REDUCE_DTYPES))
+        _one_of(self, "grad_buckets", GRAD_BUCKETS)
         _check(
             isinstance(self.layer_host_ms, int | float)
             and not isinstance(self.layer_host_ms, bool)

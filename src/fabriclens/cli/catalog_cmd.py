@@ -186,7 +186,8 @@ def catalog(
                 ),
                 f.elementwise
                 + (f", host {f.layer_host_ms:g} ms a layer" if f.layer_host_ms else ""),
-                f.grad_reduce,
+                f.grad_reduce
+                + ("" if f.grad_buckets == "whole" else f", {f.grad_buckets} buckets"),
                 f.moe_dispatch,
                 ", ".join(f.aliases),
                 f.efficiency_source,

@@ -49,6 +49,7 @@ from fabriclens.model.collectives import (
     nic_rate,
     root_nic_bw,
 )
+from fabriclens.model.comm import MEGATRON_BUCKET_MIN_PARAMS, MEGATRON_BUCKET_PARAMS_PER_DP_RANK
 from fabriclens.model.elementwise import eager_extra_parts
 from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
@@ -591,19 +592,40 @@ def evaluate(
         once_exposed = once_exposed + np.where(mask, exposed, 0.0)
         hidden = hidden + np.where(mask, time - exposed, 0.0)
 
+    # comm.py bucketed_entry: Megatron-Core's buckets, or one call over the whole
+    megatron_buckets = base.grad_buckets == "megatron-core"
+    per_bucket = np.maximum(
+        MEGATRON_BUCKET_MIN_PARAMS, MEGATRON_BUCKET_PARAMS_PER_DP_RANK * dp * cp
+    )
+
+    def add_bucketed(op: str, size: Arr, element: float, ranks: Arr, per_node: Arr, conc: Arr,
+                     window_s: Arr | float, mask: Any) -> None:  # fmt: skip
+        if not megatron_buckets:
+            add(_collective(op, size, ranks, per_node, conc, fabric), window_s, mask)
+            return
+        nonlocal once_exposed, hidden
+        buckets = np.maximum(1.0, np.ceil(size / element / per_bucket))
+        call = _collective(op, size / buckets, ranks, per_node, conc, fabric)
+        time = call * buckets
+        with np.errstate(divide="ignore", invalid="ignore"):
+            exposed = np.where(
+                np.asarray(window_s) > 0,
+                np.maximum(call, time - window_s + window_s / buckets),
+                time,
+            )
+        once_exposed = once_exposed + np.where(mask, exposed, 0.0)
+        hidden = hidden + np.where(mask, time - exposed, 0.0)
+
     z3 = has_dp & (zero >= 3)
     z12 = has_dp & (zero >= 1) & ~z3
     z0 = has_dp & (zero < 1)
     weights = p_dense * WEIGHT_BYTES["bf16"]
-    ag = _collective("all_gather", weights, dp, dp_pn, dp_cc, fabric)
     gathered = weights + (
         0.0 if trains else frozen_base_bytes(dense, 0.0, ends_held, base.lora_base_bits)
     )
     # step.py: ZeRO-3 gathers and scatters layer by layer, each call paying its latency
     ag3 = _collective("all_gather", gathered / layers, dp, dp_pn, dp_cc, fabric) * layers
     rs3 = _collective("reduce_scatter", grad_dense / layers, dp, dp_pn, dp_cc, fabric) * layers
-    rs = _collective("reduce_scatter", grad_dense, dp, dp_pn, dp_cc, fabric)
-    ar = _collective("all_reduce", grad_dense, dp, dp_pn, dp_cc, fabric)
     fwd_window = m * layers * fwd * 0.9
     bwd_window = m * layers * (bwd + recompute) * 0.9
     add(ag3 * m, fwd_window, z3)  # the forward's gathers
@@ -632,12 +654,13 @@ def evaluate(
     add(rs3 * m, np.maximum(0.0, bwd_left), z3)
     if spec.is_moe:
         add(ers3 * m, np.maximum(0.0, bwd_left - rs3 * m), z3e & (grad_expert > 0))
-    add(rs, window, z12)
-    add(ag, fwd * layers * 0.9 if base.overlap_dp else 0.0, z12)
-    add(ar, window, z0)
+    add_bucketed("reduce_scatter", grad_dense, base.grad_bytes, dp, dp_pn, dp_cc, window, z12)
+    add_bucketed("all_gather", weights, WEIGHT_BYTES["bf16"], dp, dp_pn, dp_cc,
+                 fwd * layers * 0.9 if base.overlap_dp else 0.0, z12)  # fmt: skip
+    add_bucketed("all_reduce", grad_dense, base.grad_bytes, dp, dp_pn, dp_cc, window, z0)
     if trains and spec.is_moe:
-        ear = _collective("all_reduce", grad_expert, edp, edp_pn, edp_cc, fabric)
-        add(ear, window, has_dp & (edp > 1) & (grad_expert > 0) & ~z3)
+        add_bucketed("all_reduce", grad_expert, base.grad_bytes, edp, edp_pn, edp_cc, window,
+                     has_dp & (edp > 1) & (grad_expert > 0) & ~z3)  # fmt: skip
 
     comm_exposed = per_mb_exposed + once_exposed
     mb_time = compute_mb + per_mb_exposed / m

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from fabriclens.model.collectives import CollectiveEstimate, Fabric, Op, estimate_collective
@@ -73,4 +74,68 @@ def entry(
         busbw_bytes_per_s=est.busbw_bytes_per_s,
         bottleneck=est.bottleneck,
         note=note,
+    )
+
+
+# Megatron-Core DDP's default bucket: "max(40000000, 1000000 * dp_size) parameters (larger DP sizes
+# need larger buckets to ensure collectives do not become latency-bound)", dp_size counting the
+# context-parallel ranks too (megatron/core/distributed/distributed_data_parallel_config.py,
+# bucket_size; distributed_data_parallel.py)
+MEGATRON_BUCKET_MIN_PARAMS = 40e6
+MEGATRON_BUCKET_PARAMS_PER_DP_RANK = 1e6
+
+
+def bucket_params(grad_buckets: str, dp_cp: int) -> float:
+    """Parameters per data-parallel bucket (catalog GRAD_BUCKETS); infinite: one call."""
+    if grad_buckets == "megatron-core":
+        return max(MEGATRON_BUCKET_MIN_PARAMS, MEGATRON_BUCKET_PARAMS_PER_DP_RANK * dp_cp)
+    return math.inf
+
+
+def bucket_count(params: float, per_bucket: float) -> int:
+    """How many buckets ``params`` parameters fill (at least one)."""
+    return 1 if math.isinf(per_bucket) else max(1, math.ceil(params / per_bucket))
+
+
+def bucketed_exposed_s(bucket_s: float, buckets: int, window_s: float) -> float:
+    """The exposed part of ``buckets`` calls of ``bucket_s`` each, issued one after another as
+    their gradients become ready, evenly over a ``window_s`` of backward (or, mirrored, needed
+    evenly over a forward): bucket k is ready at k/B of the window, the last at its end, so the
+    calls finish at max(the window + one call, one window slice + every call). Without a window
+    the whole is exposed; one bucket is the whole, exposed; many small ones tend to the
+    first-order max(0, total - window) less nothing but the last call."""
+    total = bucket_s * buckets
+    if window_s <= 0:
+        return total
+    return max(bucket_s, total - window_s + window_s / buckets)
+
+
+def bucketed_entry(
+    group: Group,
+    op: Op,
+    size_bytes: float,
+    element_bytes: float,
+    per_bucket: float,
+    fabric: Fabric,
+    overlap_window_s: float = 0.0,
+    note: str = "",
+) -> CommEntry:
+    """A data-parallel reduction or gather of ``size_bytes`` (elements of ``element_bytes``) in
+    buckets of ``per_bucket`` parameters (bucket_params); one bucket of the whole keeps the
+    first-order overlap of :func:`entry`."""
+    buckets = bucket_count(size_bytes / element_bytes, per_bucket)
+    if math.isinf(per_bucket):
+        return entry(group, op, size_bytes, 1, fabric, overlap_window_s, note)
+    est = collective_for(group, op, size_bytes / buckets, fabric)
+    return CommEntry(
+        group=group.name,
+        op=op,
+        size_bytes=size_bytes,
+        count=1,
+        link=est.link,
+        time_s=est.time_s * buckets,
+        exposed_s=bucketed_exposed_s(est.time_s, buckets, overlap_window_s),
+        busbw_bytes_per_s=est.busbw_bytes_per_s,
+        bottleneck=est.bottleneck,
+        note=f"{note}, in {buckets} bucket{'s' if buckets > 1 else ''}",
     )

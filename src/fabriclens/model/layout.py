@@ -48,6 +48,9 @@ class TrainConfig:
     lora_base_bits: int = 16  # 16 = LoRA on a bf16 base, 4 = QLoRA
     grad_bytes: float = 2.0  # gradient all-reduce element size (bf16)
     overlap_dp: bool = True  # gradient comm bucketed behind backward compute
+    # how the data-parallel reduction and gather are split into calls (catalog GRAD_BUCKETS;
+    # model/comm.py: bucket_params): one call over the whole gradient, or Megatron-Core's buckets
+    grad_buckets: str = "whole"
     # the share of each kernel's achievable rate the training framework reaches (catalog
     # frameworks.toml); 1.0 is the kernel-level step: every kernel at its achievable rate
     framework_efficiency: float = 1.0

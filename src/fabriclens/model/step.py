@@ -47,7 +47,7 @@ from fabriclens.model.arch import (
     v_width,
 )
 from fabriclens.model.collectives import Fabric, Op
-from fabriclens.model.comm import CommEntry, entry
+from fabriclens.model.comm import CommEntry, bucket_params, bucketed_entry, entry
 from fabriclens.model.elementwise import eager_extra_bytes_per_token
 from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig, place_groups
@@ -472,6 +472,9 @@ def estimate_training_step(
         grad_dense = params_dense * cfg.grad_bytes
         grad_expert = params_expert * cfg.grad_bytes
         window = bwd * layers * 0.9 if cfg.overlap_dp else 0.0
+        # Megatron-Core's buckets (the ranks' gradients and weights, in calls of this many
+        # parameters; the experts' buffers take the same size); other stacks: one call
+        bucket = bucket_params(cfg.grad_buckets, cfg.dp * cfg.cp)
         # nccl-tests sizes: a reduce_scatter's is its input on each rank (this rank's whole
         # gradient), an all_gather's the whole gathered array (this model shard's weights); each
         # rank then moves (dp-1)/dp of it, so ZeRO-1/2 move 2x the parameter bytes per step as an
@@ -540,22 +543,24 @@ def estimate_training_step(
                 )  # fmt: skip
         elif cfg.zero >= 1:
             comm.append(
-                entry(
+                bucketed_entry(
                     dp_group,
                     "reduce_scatter",
                     grad_dense,
-                    1,
+                    cfg.grad_bytes,
+                    bucket,
                     fabric,
                     overlap_window_s=window,
                     note="gradients, after last backward",
                 )
             )
             comm.append(
-                entry(
+                bucketed_entry(
                     dp_group,
                     "all_gather",
                     weight_dense,
-                    1,
+                    WEIGHT_BYTES["bf16"],
+                    bucket,
                     fabric,
                     overlap_window_s=fwd * layers * 0.9 if cfg.overlap_dp else 0.0,
                     note="updated weights, behind next forward",
@@ -563,11 +568,12 @@ def estimate_training_step(
             )
         else:
             comm.append(
-                entry(
+                bucketed_entry(
                     dp_group,
                     "all_reduce",
                     grad_dense,
-                    1,
+                    cfg.grad_bytes,
+                    bucket,
                     fabric,
                     overlap_window_s=window,
                     note="gradients, bucketed behind backward",
@@ -575,11 +581,12 @@ def estimate_training_step(
             )
         if grad_expert > 0 and cfg.dp // cfg.ep > 1 and cfg.zero < 3:
             comm.append(
-                entry(
+                bucketed_entry(
                     groups["dp-expert"],
                     "all_reduce",
                     grad_expert,
-                    1,
+                    cfg.grad_bytes,
+                    bucket,
                     fabric,
                     overlap_window_s=window,
                     note="expert gradients",
@@ -703,7 +710,7 @@ def estimate_training_step(
                 )
                 + (", hidden behind other micro-batches' compute" if cfg.ep_overlap else "")
                 + "; routing balanced (model/moe.py). Optimistic for MoE: NVIDIA's own MoE "
-                "recipes on H100 run at a median 0.83 of this step (its dense ones at 0.90), and "
+                "recipes on H100 run at a median 0.84 of this step (its dense ones at 0.90), and "
                 "its published MoE runs are up to 2.6x slower (DeepSeek-V3 in BF16 under NeMo 25.04; "
                 "README, known misses)",
             )
@@ -735,6 +742,13 @@ def estimate_training_step(
         "communication: tensor/expert/pipeline collectives exposed (no overlap); data-parallel "
         "gradients hide behind 90% of the last micro-batch's backward"
         + ("" if cfg.overlap_dp else " (overlap off)")
+        + (
+            f", in Megatron-Core's buckets of {bucket_params(cfg.grad_buckets, cfg.dp * cfg.cp) / 1e6:.0f}M "
+            "parameters (max(40M, 1M x dp x cp)), each call paying its latency and the last one "
+            "exposed after the backward"
+            if cfg.grad_buckets == "megatron-core" and cfg.dp * cfg.cp > 1 and cfg.zero < 3
+            else ""
+        )
         + f"; hidden communication still slows compute by {OVERLAP_COMPUTE_TAX:.0%} of its "
         "time (NCCL kernels occupy SMs and HBM bandwidth)",
         *(

@@ -423,6 +423,7 @@ def _base_config(
         grad_bytes=GRAD_REDUCE_DTYPES[grad_reduce],
         pipeline_split=split,
         recompute_reruns=framework.recompute_reruns,
+        grad_buckets=framework.grad_buckets,
         layer_host_s=framework.layer_host_ms / 1e3,
     )
     return cfg, notes
@@ -439,6 +440,7 @@ def kernel_level_config(cfg: TrainConfig) -> TrainConfig:
         elementwise=reference.elementwise,
         moe_dispatch=reference.moe_dispatch,
         grad_bytes=GRAD_REDUCE_DTYPES[reference.grad_reduce],
+        grad_buckets=reference.grad_buckets,
         layer_host_s=reference.layer_host_ms / 1e3,
     )
 

@@ -140,6 +140,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
                 "elementwise": cfg.elementwise,
                 "layer_host_ms": _r(cfg.layer_host_s * 1e3, 4),
                 "grad_reduce": cfg.grad_reduce,
+                "grad_buckets": cfg.grad_buckets,
                 "moe_dispatch": cfg.moe_dispatch,
                 "ep_overlap": cfg.ep_overlap,
                 "source": plan.framework.efficiency_source,
