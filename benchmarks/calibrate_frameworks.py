@@ -66,9 +66,14 @@ class Calibration:
         return self.rows >= MIN_ROWS
 
 
+# units of the rows that measure a time, not a speed: a training step, a decode token
+TIME_UNITS = ("s", "ms")
+
+
 def speed_ratio(case: Case) -> float:
-    """Measured speed over predicted speed (a time row's ratio is inverted)."""
-    if case.unit.startswith("s"):  # iteration time
+    """Measured speed over predicted speed (a time row's ratio is inverted: s/iteration,
+    ms/token)."""
+    if case.unit.split("/")[0].strip() in TIME_UNITS:
         return case.predicted / case.measured
     return case.measured / case.predicted
 

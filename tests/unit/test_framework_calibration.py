@@ -331,3 +331,25 @@ def test_plan_prints_its_frameworks_likely_range(capsys: pytest.CaptureFixture[s
     assert run(["plan", "mixtral-8x7b", "--gpus", "16", "--network", "ndr-ib"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "Likely range not known: fewer than 10 published MoE runs of eager PyTorch" in out
+
+
+def test_a_time_rows_speed_ratio_is_inverted_whatever_its_time_unit() -> None:
+    """A row that measures a time (a training step in s/iteration, a decode token in ms/token)
+    is slower than planned when its measured time is the longer; its measured / planned speed is
+    planned time / measured time. The decode rows in ms/token were once taken as speeds, which
+    turned the serving engines' likely ranges inside out."""
+    from calibrate_frameworks import speed_ratio
+    from reference import Case, all_inference_cases
+
+    def case(unit: str, measured: float, predicted: float) -> Case:
+        return Case("x", measured, predicted, unit, "src", "", "r", "calibration")
+
+    assert speed_ratio(case("ms/token", 20.0, 10.0)) == pytest.approx(0.5)
+    assert speed_ratio(case("s/iteration", 2.0, 1.0)) == pytest.approx(0.5)
+    assert speed_ratio(case("s / iteration", 2.0, 1.0)) == pytest.approx(0.5)
+    assert speed_ratio(case("tokens/s", 20.0, 10.0)) == pytest.approx(2.0)
+    assert speed_ratio(case("tokens/s/GPU", 20.0, 10.0)) == pytest.approx(2.0)
+    # every unit the reference rows use is one or the other
+    units = {c.unit for c in all_inference_cases()} | {c.unit for c in all_training_cases()}
+    times = {u for u in units if u.split("/")[0].strip() in ("s", "ms")}
+    assert times == {"ms/token", "s/iteration", "s / iteration", "s"}

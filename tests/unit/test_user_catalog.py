@@ -154,7 +154,7 @@ def test_default_file_is_read_and_replaces_a_builtin(
         ),
         (
             "engines",
-            '[[engine]]\nname = "x"\nbase = "hf"\nspread = { low = 2, high = 3, runs = 9 }\n',
+            '[[engine]]\nname = "x"\nbase = "hf"\nspread = { low = 3, high = 2, runs = 9 }\n',
             "spread",
         ),
         ("frameworks", FRAMEWORK.replace("hopper = 0.8", "hopper = 1.8"), "efficiency.hopper"),
