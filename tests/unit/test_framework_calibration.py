@@ -296,8 +296,11 @@ def test_catalog_spreads_are_the_calibration_rows_deciles() -> None:
             assert band[2] == sp.runs >= MIN_ROWS
             assert band[0] == pytest.approx(sp.low, abs=0.005), (fw.name, moe)
             assert band[1] == pytest.approx(sp.high, abs=0.005), (fw.name, moe)
-            assert band[0] < 1 < band[1]
-    assert find_framework("pytorch").likely_range(True) is None  # no MoE rows: no MoE range
+            # a framework's share is its dense rows' median, so their range holds the plan; MoE
+            # rows set no share, and eager PyTorch's all ran slower than planned
+            assert band[0] < 1 < band[1] if not moe else 0 < band[0] < band[1]
+    assert (find_framework("pytorch").likely_range(True) or (0, 2))[1] < 1
+    assert find_framework("jax").likely_range(True) is None  # no MoE rows: no MoE range
     assert find_framework("pytorch-compile").likely_range(False) == find_framework(
         "pytorch"
     ).likely_range(False)
@@ -328,9 +331,9 @@ def test_plan_prints_its_frameworks_likely_range(capsys: pytest.CaptureFixture[s
     assert run([*moe, "--json"]) == 0
     likely = json.loads(capsys.readouterr().out)["throughput"]["likely"]
     assert likely["speed_ratio"] == list(find_framework("nemo").likely_range(True) or ())[:2]
-    assert run(["plan", "mixtral-8x7b", "--gpus", "16", "--network", "ndr-ib"]) == 0
+    assert run([*moe[:-1], "jax"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "Likely range not known: fewer than 10 published MoE runs of eager PyTorch" in out
+    assert "Likely range not known: fewer than 10 published MoE runs of JAX" in out
 
 
 def test_a_time_rows_speed_ratio_is_inverted_whatever_its_time_unit() -> None:

@@ -391,8 +391,8 @@ class Framework(_Entry):
                 f"attention_by_generation.{gen}",
                 f"must be one of {', '.join(ATTENTION_KERNELS)}, not {kernel!r}",
             )
-        for name in ("spread", "moe_spread"):
-            _check_spread(name, getattr(self, name))
+        _check_spread("spread", self.spread)  # its share is its rows' median: it holds the plan
+        _check_spread("moe_spread", self.moe_spread, holds_plan=False)  # MoE rows set no share
 
     def likely_range(self, moe: bool) -> tuple[float, float, int] | None:
         """The middle 90% of measured / planned speed over its published calibration runs (MoE
