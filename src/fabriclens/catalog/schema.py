@@ -275,8 +275,9 @@ GENERATIONS = ("pascal", "volta", "turing", "ampere", "ada", "hopper", "cdna3", 
 
 def _check_spread(name: str, band: object, holds_plan: bool = True) -> None:
     """A spread: empty, or 0 < low < high (positive speed ratios) over runs >= 1. A framework's
-    holds the plan (low <= 1 <= high: its share is its rows' median); an engine's need not, where
-    every published run of it fell short of what the model plans (``holds_plan`` False)."""
+    dense spread holds the plan (low <= 1 <= high: its share is those rows' median); an engine's
+    and a framework's MoE spread need not (``holds_plan`` False): nothing is fitted to those rows,
+    and every published run may fall short of what the model plans."""
     _check(isinstance(band, dict), name, "must be a table { low, high, runs }")
     assert isinstance(band, dict)
     if not band:

@@ -102,8 +102,8 @@ def bucketed_exposed_s(bucket_s: float, buckets: int, window_s: float) -> float:
     their gradients become ready, evenly over a ``window_s`` of backward (or, mirrored, needed
     evenly over a forward): bucket k is ready at k/B of the window, the last at its end, so the
     calls finish at max(the window + one call, one window slice + every call). Without a window
-    the whole is exposed; one bucket is the whole, exposed; many small ones tend to the
-    first-order max(0, total - window) less nothing but the last call."""
+    the whole is exposed, and so is a single bucket; many small ones tend to the first-order
+    max(0, total - window), but never expose less than the last call."""
     total = bucket_s * buckets
     if window_s <= 0:
         return total
