@@ -620,8 +620,10 @@ def scale_series(min_points: int = 3) -> dict[str, list[ScalePoint]]:
     """Collective rows of one cluster, collective, algorithm and stated message size at
     ``min_points`` or more node counts, by series name (the system before its colon), excluded
     rows too (a congested fabric's curve is still a curve); rows whose size was assumed are left
-    out. Rows of one name with different GPUs per node (a tray and a rack of one NVL72) are
-    different series, named apart."""
+    out. A series with ``min_points`` node counts beyond one starts at the first of them: its
+    one-node row crosses no network, and the series is the network's scaling (a shorter one keeps
+    its one-node row as the base, as one NVL72 rack is to two and three). Rows of one name with
+    different GPUs per node (a tray and a rack of one NVL72) are different series, named apart."""
     groups: dict[tuple[str, str], list[ScalePoint]] = {}
     for row in _rows("collectives_more.csv"):
         if ":" not in row["system"] or "size not stated" in row["planner_note"]:
@@ -630,6 +632,9 @@ def scale_series(min_points: int = 3) -> dict[str, list[ScalePoint]]:
         name = f"{row['system'].split(':')[0]} {row['op']} {size / 2**30:g} GiB {row['algorithm']}"
         point = ScalePoint(row["id"], int(row["nodes"]), float(row["busbw_GBps"]), row)
         groups.setdefault((name, row["gpus_per_node"]), []).append(point)
+    for key, points in groups.items():
+        if len({p.nodes for p in points if p.nodes > 1}) >= min_points:
+            groups[key] = [p for p in points if p.nodes > 1]
     names = [name for name, _ in groups]
     return {
         (name if names.count(name) == 1 else f"{name}, {gpn} GPUs per node"): sorted(
