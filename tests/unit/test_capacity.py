@@ -268,8 +268,51 @@ def test_the_sglang_moe_caveat_states_the_published_runs() -> None:
     slower = max(c.measured / c.predicted for c in modern)  # time per token: > 1 is slower
     faster = max(c.predicted / c.measured for c in modern)
     assert round(slower, 1) == 1.5 and round(faster, 1) == 1.4
-    caveat = find_engine("sglang").measured_caveat
+    caveat = find_engine("sglang").moe_caveat
     assert "up to 1.5x slower" in caveat and "1.4x faster" in caveat
+
+
+def test_the_vllm_moe_caveat_states_the_published_runs() -> None:
+    """vLLM's caveat for mixture-of-experts models: its published MoE runs decode "up to 4.9x
+    slower" than the model (DeepSeek-R1 on 8 MI300Xs under vLLM 0.7, dstack, I53), gpt-oss-20b
+    1.3-2.1x, Mixtral and DBRX under 2024 releases up to 1.7x, and "at most 1.1x faster": the
+    extremes of measured / planned speed over every vLLM MoE row of reference/inference_more.csv,
+    grouped by model, never by error."""
+    from calibrate_frameworks import speed_ratio
+    from reference import _more_models, _rows, more_inference_cases
+
+    rows, specs = {r["id"]: r for r in _rows("inference_more.csv")}, _more_models()
+
+    def is_moe(arch: str) -> bool:
+        name = arch.split(":", 1)[1]
+        return (find_model(name) if arch.startswith("catalog:") else specs[name]).is_moe
+
+    moe = [c for c in more_inference_cases()
+           if rows[c.row_id]["engine_id"] == "vllm" and is_moe(rows[c.row_id]["arch"])]  # fmt: skip
+    assert len(moe) >= 30
+    assert round(max(1 / speed_ratio(c) for c in moe), 1) == 4.9
+    assert round(max(speed_ratio(c) for c in moe), 1) == 1.1
+    oss = [1 / speed_ratio(c) for c in moe if rows[c.row_id]["model"] == "gpt-oss-20b"]
+    assert (round(min(oss), 1), round(max(oss), 1)) == (1.3, 2.1)
+    old = [
+        1 / speed_ratio(c) for c in moe if rows[c.row_id]["model"].startswith(("Mixtral", "DBRX"))
+    ]
+    assert round(max(old), 1) == 1.7
+    caveat = find_engine("vllm").moe_caveat
+    assert "up to 4.9x slower" in caveat and "1.3-2.1x" in caveat and "up to 1.7x" in caveat
+    assert "at most 1.1x faster" in caveat
+
+
+def test_an_engines_moe_caveat_stands_beside_moe_plans_only() -> None:
+    """A dense model's plan on vLLM or SGLang states no MoE caveat; a MoE model's does."""
+    for engine in ("vllm", "sglang"):
+        dense = plan_capacity(find_model("llama-3.1-8b"), "h100-sxm", users=1, output_tokens=256,
+                              engine=engine)  # fmt: skip
+        moe = plan_capacity(find_model("qwen3-30b-a3b"), "h100-sxm", users=1, output_tokens=256,
+                            engine=engine)  # fmt: skip
+        assert dense.estimate.engine_caveat == find_engine(engine).measured_caveat
+        assert moe.estimate.engine_caveat.endswith(find_engine(engine).moe_caveat)
+        assert "mixture-of-experts" not in dense.estimate.engine_caveat
 
 
 def test_one_box_parts_search_tensor_parallelism_across_machines_only_over_a_named_network() -> (

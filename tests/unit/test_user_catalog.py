@@ -130,6 +130,11 @@ def test_default_file_is_read_and_replaces_a_builtin(
         ),
         (
             "engines",
+            '[[engine]]\nname = "x"\nbase = "ollama"\nmoe_caveat = 5\n',
+            "moe_caveat: must be text",
+        ),
+        (
+            "engines",
             '[[engine]]\nname = "x"\nbase = "vllm"\nprefill_mixed = "yes"\n',
             "must be true or false",
         ),

@@ -597,8 +597,10 @@ class Engine(_Entry):
     int8_bits_per_weight: float
     weight_bits_source: str
     # how far published runs of this engine sit from the model where it is known to miss,
-    # stated beside every estimate for it ("": none)
+    # stated beside every estimate for it ("": none); moe_caveat beside its estimates for
+    # mixture-of-experts models only
     measured_caveat: str = ""
+    moe_caveat: str = ""
     # whether newcomers' prompts ride in the decode steps (chunked prefill mixed with decode)
     # or run as prefill passes the running requests wait for (model/inference.py:
     # serving_tpot_s); the default is the mixed scheduler of vLLM V1
@@ -646,6 +648,7 @@ class Engine(_Entry):
         ):
             _check(len(getattr(self, name)) >= 3, name, "must say where the value comes from")
         _check(isinstance(self.measured_caveat, str), "measured_caveat", "must be text")
+        _check(isinstance(self.moe_caveat, str), "moe_caveat", "must be text")
         _check(isinstance(self.prefill_mixed, bool), "prefill_mixed", "must be true or false")
         _check(self.multi_gpu in ("tensor", "layers"), "multi_gpu", "must be tensor or layers")
         _check(isinstance(self.one_gpu_when_fits, bool), "one_gpu_when_fits",

@@ -375,7 +375,11 @@ def estimate_inference(
         comm=tuple(comm),
         memory=memory,
         assumptions=assumptions + memory.notes,
-        engine_caveat=engine.measured_caveat,
+        engine_caveat="; ".join(
+            text
+            for text in (engine.measured_caveat, engine.moe_caveat if spec.is_moe else "")
+            if text
+        ),
         precision=precision,
         kv_precision=kv_precision,
     )
