@@ -253,8 +253,9 @@ def test_a_nemo_plan_reduces_gradients_in_megatron_cores_buckets() -> None:
 @pytest.mark.parametrize("row_id", ["tm811", "tm812", "tm813", "tm815"])
 def test_small_batch_mlperf_runs_follow_megatron_cores_buckets(row_id: str) -> None:
     """Source: NVIDIA's MLPerf Training v5.1 Llama 3.1 8B pretraining on 32-128 B200s (NeMo;
-    reference/training_more.csv, SOURCES T71): 16-32 sequences of 8,192 tokens per GPU a step, so
-    the data-parallel reduction is a large part of it. Planned as one overlapped call they were
+    reference/training_more.csv, SOURCES T71): one 8,192-token sequence per data-parallel rank a
+    step (4,096 tokens per GPU under context parallel 2), so the data-parallel reduction is a
+    large part of it. Planned as one overlapped call they were
     11-14% faster than published; in Megatron-Core's buckets within 5% (tolerance)."""
     from reference import _more_training_case, _rows
 
