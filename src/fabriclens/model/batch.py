@@ -586,11 +586,13 @@ def evaluate(
     window = bwd * layers * 0.9 if base.overlap_dp else np.zeros_like(tp)
     has_dp = dp * cp > 1
 
-    def add(time: Arr, window_s: Arr | float, mask: Any) -> None:
+    def book(time: Arr, exposed: Arr, mask: Any) -> None:
         nonlocal once_exposed, hidden
-        exposed = np.maximum(0.0, time - window_s)
         once_exposed = once_exposed + np.where(mask, exposed, 0.0)
         hidden = hidden + np.where(mask, time - exposed, 0.0)
+
+    def add(time: Arr, window_s: Arr | float, mask: Any) -> None:
+        book(time, np.maximum(0.0, time - window_s), mask)
 
     # comm.py bucketed_entry: Megatron-Core's buckets, or one call over the whole
     megatron_buckets = base.grad_buckets == "megatron-core"
@@ -603,18 +605,16 @@ def evaluate(
         if not megatron_buckets:
             add(_collective(op, size, ranks, per_node, conc, fabric), window_s, mask)
             return
-        nonlocal once_exposed, hidden
         buckets = np.maximum(1.0, np.ceil(size / element / per_bucket))
         call = _collective(op, size / buckets, ranks, per_node, conc, fabric)
         time = call * buckets
         with np.errstate(divide="ignore", invalid="ignore"):
-            exposed = np.where(
+            exposed = np.where(  # comm.bucketed_exposed_s
                 np.asarray(window_s) > 0,
                 np.maximum(call, time - window_s + window_s / buckets),
                 time,
             )
-        once_exposed = once_exposed + np.where(mask, exposed, 0.0)
-        hidden = hidden + np.where(mask, time - exposed, 0.0)
+        book(time, exposed, mask)
 
     z3 = has_dp & (zero >= 3)
     z12 = has_dp & (zero >= 1) & ~z3

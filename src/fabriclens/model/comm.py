@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fabriclens.model.collectives import CollectiveEstimate, Fabric, Op, estimate_collective
 from fabriclens.model.layout import Group
@@ -123,19 +123,13 @@ def bucketed_entry(
     """A data-parallel reduction or gather of ``size_bytes`` (elements of ``element_bytes``) in
     buckets of ``per_bucket`` parameters (bucket_params); one bucket of the whole keeps the
     first-order overlap of :func:`entry`."""
-    buckets = bucket_count(size_bytes / element_bytes, per_bucket)
     if math.isinf(per_bucket):
         return entry(group, op, size_bytes, 1, fabric, overlap_window_s, note)
-    est = collective_for(group, op, size_bytes / buckets, fabric)
-    return CommEntry(
-        group=group.name,
-        op=op,
-        size_bytes=size_bytes,
-        count=1,
-        link=est.link,
-        time_s=est.time_s * buckets,
-        exposed_s=bucketed_exposed_s(est.time_s, buckets, overlap_window_s),
-        busbw_bytes_per_s=est.busbw_bytes_per_s,
-        bottleneck=est.bottleneck,
+    buckets = bucket_count(size_bytes / element_bytes, per_bucket)
+    # the buckets are entry's pieces, each paying its latency; only their overlap differs
+    calls = entry(group, op, size_bytes, 1, fabric, pieces=buckets)
+    return replace(
+        calls,
+        exposed_s=bucketed_exposed_s(calls.time_s / buckets, buckets, overlap_window_s),
         note=f"{note}, in {buckets} bucket{'s' if buckets > 1 else ''}",
     )
