@@ -45,7 +45,7 @@ def import_(
     from fabriclens.errors import ExitStatus, InputError
     from fabriclens.inputs import iter_lines
     from fabriclens.parse.nccl_tests import parse_nccl_tests
-    from fabriclens.plan.expect import flags, judge
+    from fabriclens.plan.expect import fixed_cost_text, flags, judge
     from fabriclens.units import parse_size
 
     run = parse_nccl_tests(
@@ -65,6 +65,8 @@ def import_(
     except InputError as exc:
         verdict = None
         not_judged = f"not judged: {exc.problem}" + (f" ({exc.fix})" if exc.fix else "")
+    if verdict is not None and verdict.fixed_cost is not None and verdict.fixed_cost.excessive:
+        found.append(("fixed-cost", "warning", fixed_cost_text(verdict.fixed_cost)))
     doc = _doc(run, verdict, found, not_judged)
     emit(doc, json_out, "bench_import_renderables")
     if doc["level"] != "ok":
@@ -124,9 +126,22 @@ def _doc(
         "verdict": v.verdict if v else (not_judged or ""),
         "flags": [{"id": i, "level": lvl, "text": t} for i, lvl, t in found],
         "next_checks": list(v.next_checks) if v else [],
+        "fixed_cost": _fixed_cost_doc(v.fixed_cost) if v and v.fixed_cost else None,
         "log_avg_busbw_GBps": run.avg_busbw_GBps,
         "unparsed_lines": run.unparsed_lines,
         "assumptions": list(v.assumptions) if v else [],
+    }
+
+
+def _fixed_cost_doc(fc: Any) -> dict[str, Any]:
+    return {
+        "measured_ms": round(1e3 * fc.measured_s, 4),
+        "stderr_ms": round(1e3 * fc.stderr_s, 4),
+        "model_ms": round(1e3 * fc.model_s, 4),
+        "sizes": fc.sizes,
+        "share_of_largest": round(fc.share, 4),
+        "ring_steps": fc.ring_steps,
+        "excessive": fc.excessive,
     }
 
 

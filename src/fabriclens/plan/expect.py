@@ -6,6 +6,7 @@ largest), never the sweep average that nccl-tests prints, which includes 8-byte 
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections import Counter
@@ -20,6 +21,11 @@ from fabriclens.plan.planner import resolve_fabric
 
 OK_EFFICIENCY = 0.85
 WARN_EFFICIENCY = 0.6
+# a sweep's fixed cost per call is flagged when, two standard errors below its fitted value, it is
+# still this many times the model's latency, and it is at least this share of the largest call
+FIXED_COST_RATIO = 2.0
+FIXED_COST_SHARE = 0.1
+FIXED_COST_SPAN = 64  # the fit takes the sizes within this factor of the largest
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,87 @@ class Verdict:
     verdict: str
     next_checks: tuple[str, ...]
     assumptions: tuple[str, ...]
+    fixed_cost: FixedCost | None = None
+
+
+@dataclass(frozen=True)
+class FixedCost:
+    """A sweep's time per call fitted as a + size / B over its largest sizes, beside the
+    model's latency for the same call: the part of every call that no bandwidth explains."""
+
+    measured_s: float  # a, the fitted time at size zero
+    stderr_s: float  # its standard error (least squares)
+    model_s: float  # the model's times at the same sizes, fitted alike (NCCL's tuner latencies)
+    sizes: int  # message sizes fitted
+    largest_time_s: float  # the fitted sizes' largest call
+    ring_steps: int | None  # steps of the ring the model runs, None for another algorithm
+
+    @property
+    def share(self) -> float:
+        """Of the largest call's time, the fixed part."""
+        return self.measured_s / self.largest_time_s
+
+    @property
+    def excessive(self) -> bool:
+        """Well above the model's latency (beyond the fit's noise) and a visible share of the
+        largest call."""
+        return (
+            self.measured_s - 2 * self.stderr_s >= FIXED_COST_RATIO * self.model_s
+            and self.share >= FIXED_COST_SHARE
+        )
+
+
+def fixed_cost_points(run: NcclTestsRun) -> dict[int, float]:
+    """Seconds per call at the sizes a fixed-cost fit takes: SHORT_SWEEP_BYTES or more (below,
+    NCCL's protocol changes with the size, each with its own latency, at thresholds its version
+    and tuner plugin set) and within FIXED_COST_SPAN of the largest, each at its better of
+    out-of-place and in-place time."""
+    best: dict[int, float] = {}
+    for r in run.rows:
+        times = [t for t in (r.time_us, r.inplace_time_us) if t is not None and t > 0]
+        if r.size_bytes > 0 and times:
+            best[r.size_bytes] = min([*times, best.get(r.size_bytes, math.inf)]) * 1e-6
+    largest = max(best, default=0)
+    return {
+        s: t for s, t in best.items() if s >= SHORT_SWEEP_BYTES and s * FIXED_COST_SPAN >= largest
+    }
+
+
+def fit_fixed_cost(points: dict[int, float]) -> tuple[float, float] | None:
+    """Least squares time = a + size / B: (a, its standard error). None with fewer than three
+    sizes, or where the time does not grow with size or the fitted a is not positive (noise,
+    nothing to separate)."""
+    if len(points) < 3:
+        return None
+    xs = sorted(points)
+    ys = [points[x] for x in xs]
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+    a = my - slope * mx
+    if slope <= 0 or a <= 0:
+        return None
+    resid = sum((y - a - slope * x) ** 2 for x, y in zip(xs, ys, strict=True))
+    return a, math.sqrt(resid / (n - 2) * (1 / n + mx * mx / sxx))
+
+
+def fixed_cost_text(fc: FixedCost) -> str:
+    """The fixed-cost flag: what was fitted, beside the model, and what usually causes it."""
+    per_step = (
+        f" ({1e6 * fc.measured_s / fc.ring_steps:.1f} µs for each of the ring's {fc.ring_steps:,} "
+        f"steps, the model {1e6 * fc.model_s / fc.ring_steps:.1f} µs)"
+        if fc.ring_steps
+        else ""
+    )
+    return (
+        f"a fixed cost of {1e3 * fc.measured_s:.2f} ms per call (± {1e3 * fc.stderr_s:.2f} ms; time = a + "
+        f"size/B over the {fc.sizes} largest sizes) where the model has {1e3 * fc.model_s:.2f} ms{per_step}: "
+        f"{100 * fc.share:.0f}% of the largest call, and more of every smaller one, such as a training job's "
+        "gradient buckets. A ring waits at every step for its slowest rank, so one node, NIC or link with a "
+        "slow step (or a proxy thread short of CPU) sets it: run the sweep on disjoint pairs of nodes "
+        "(or fabriclens bench p2p) to find it, then rerun without it"
+    )
 
 
 def gpu_from_name(name: str) -> Gpu | None:
@@ -485,6 +572,17 @@ def judge(
         )
     eff = measured / expected if expected else 0.0
     crosses = est.nodes > 1
+    # the model's times at the same sizes, fitted alike: its protocol may change between them
+    points = fixed_cost_points(run)
+    fit = fit_fixed_cost(points)
+    fixed = None
+    if fit is not None:
+        model = {s: estimate_collective(name, s, n, fabric, algorithm=algo).time_s for s in points}
+        model_fit = fit_fixed_cost(model)
+        steps = (2 if name == "all_reduce" else 1) * (n - 1)
+        fixed = FixedCost(measured_s=fit[0], stderr_s=fit[1], model_s=model_fit[0] if model_fit else est.latency_s,
+                          sizes=len(points), largest_time_s=points[max(points)],
+                          ring_steps=steps if est.algorithm == "ring" else None)  # fmt: skip
     if eff >= OK_EFFICIENCY:
         level, text = (
             "ok",
@@ -532,7 +630,7 @@ def judge(
         op=name, ranks=n, nodes=est.nodes, gpus_per_node=fabric.gpus_per_node, gpu=spec.name,
         network=fabric.network.name if fabric.network and crosses else "none", plateau_size_bytes=size,
         plateau_busbw_GBps=measured, expected_busbw_GBps=expected, efficiency=eff, level=level, verdict=text,
-        next_checks=checks, assumptions=tuple(notes),
+        next_checks=checks, assumptions=tuple(notes), fixed_cost=fixed,
     )  # fmt: skip
 
 
