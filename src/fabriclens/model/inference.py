@@ -147,6 +147,45 @@ def serving_tpot_s(
     return step.decode_step_s + extra
 
 
+# Kernels per decoder layer behind an engine's `layer_overhead_s` (CUDA-graph replay leaves a
+# gap of a few microseconds after each): a dense layer with grouped-query attention runs about
+# ten (two norms, the QKV and output GEMMs, rotary, attention, the MLP's gate-up GEMM,
+# activation and down GEMM, the residual adds).
+DENSE_LAYER_KERNELS = 10
+# A mixture-of-experts MLP replaces the dense MLP's three kernels with seven: the router GEMM,
+# top-k, the token sort (moe_align_block_size), the gate-up grouped GEMM, the activation, the
+# down grouped GEMM and the weighted sum of the top-k outputs (vLLM's and SGLang's fused_experts,
+# fused_moe.py); shared experts add a dense MLP's three.
+MOE_EXTRA_KERNELS = 4
+SHARED_EXPERT_KERNELS = 3
+# Multi-head latent attention runs about ten kernels where grouped-query attention runs five:
+# the fused q/kv down-projection, two norms, the q up-projection, the key absorption (a batched
+# GEMM), rotary, the cache write, the MLA decode kernel, the value absorption and the output
+# GEMM (SGLang's DeepseekV2AttentionMLA.forward_absorb).
+MLA_EXTRA_KERNELS = 5
+
+
+def extra_kernels(spec: ModelSpec) -> int:
+    """Kernels a decode step runs beyond DENSE_LAYER_KERNELS per layer: those of the MoE MLPs,
+    their shared experts and latent attention."""
+    extra = moe_layers(spec) * (
+        MOE_EXTRA_KERNELS + (SHARED_EXPERT_KERNELS if spec.shared_experts else 0)
+    )
+    return extra + (spec.layers * MLA_EXTRA_KERNELS if spec.is_mla else 0)
+
+
+def engine_overhead_s(engine: Engine, spec: ModelSpec) -> float:
+    """An engine's fixed cost per decode step: its scheduling, plus a kernel gap of
+    layer_overhead_s / DENSE_LAYER_KERNELS for each kernel of every layer, counted by layer kind
+    (more for a mixture-of-experts MLP, shared experts and latent attention)."""
+    per_kernel = engine.layer_overhead_s / DENSE_LAYER_KERNELS
+    return (
+        engine.step_overhead_s
+        + engine.layer_overhead_s * spec.layers
+        + per_kernel * extra_kernels(spec)
+    )
+
+
 def experts_touched(experts: int, per_token: int, tokens: int) -> float:
     """Expected distinct experts a layer reads for ``tokens`` tokens (uniform routing)."""
     if experts == 0:
@@ -229,7 +268,7 @@ def estimate_inference(
                 (pp - 1) * p2p_decode.time_s,
             )
         )
-    overhead = engine.step_overhead_s + engine.layer_overhead_s * L
+    overhead = engine_overhead_s(engine, spec)
 
     # --- per stage: prefill (compute-bound over batch x prompt tokens) and decode (read the
     # weights of the experts touched, the KV cache, the whole LM head; look up batch rows of
@@ -318,7 +357,14 @@ def estimate_inference(
             f"prefill: {peak / 1e12:.0f} TFLOP/s x {gpu.matmul_efficiency:.3g} for matmuls, causal "
             f"attention at {attn_share:.0%} of the BF16 peak ({attn_source})",
             f"engine {engine.name}: {engine.step_overhead_s * 1e3:.2g} ms per step + "
-            f"{engine.layer_overhead_s * 1e6:.0f} us per layer ({engine.source})",
+            f"{engine.layer_overhead_s * 1e6:.0f} us per layer ({engine.source})"
+            + (
+                f"; {extra_kernels(spec):,} more kernel gaps of "
+                f"{engine.layer_overhead_s / DENSE_LAYER_KERNELS * 1e6:.1f} us for the "
+                "mixture-of-experts and latent-attention layers' kernels"
+                if extra_kernels(spec)
+                else ""
+            ),
         )
         + (
             (

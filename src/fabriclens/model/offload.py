@@ -30,7 +30,7 @@ from fabriclens.model.arch import (
     kv_bytes_per_token,
     moe_layers,
 )
-from fabriclens.model.inference import experts_touched
+from fabriclens.model.inference import engine_overhead_s, experts_touched
 from fabriclens.model.memory import CUDA_CONTEXT_BYTES, FRAGMENTATION, activation_bytes
 from fabriclens.model.step import peak_flops
 
@@ -145,7 +145,7 @@ def estimate_offload(
     head_read = head * wbytes
     host_s = (L - g) * layer_read / host_rate + (0.0 if output_on_gpu else head_read / host_rate)
     gpu_s = g * layer_read / gpu_rate + (head_read / gpu_rate if output_on_gpu else 0.0)
-    overhead = engine.step_overhead_s + engine.layer_overhead_s * L
+    overhead = engine_overhead_s(engine, spec)
     step = host_s + gpu_s + overhead
 
     # prefill: the GPU's layers at its rates; the host's copied to the GPU per micro-batch
