@@ -220,7 +220,7 @@ def test_a_model_released_in_4_bits_is_served_in_4_bits_by_default() -> None:
 
 
 def test_the_llama_cpp_caveat_states_the_published_runs() -> None:
-    """Ollama's caveat says llama.cpp decodes "within 26%" of the model on GeForce, RTX workstation, L4, L40S and A40
+    """Ollama's caveat says llama.cpp decodes "within 29%" of the model on GeForce, RTX workstation, L4, L40S and A40
     cards, "up to 2.8x slower" on A100, H100 PCIe and V100, and on Apple GPUs within 9% (16-bit
     weights) or up to 2.0x slower (4-bit): those are the largest |error| and
     predicted / measured speed over the llama.cpp rows of reference/inference_more.csv (engine
@@ -237,12 +237,12 @@ def test_the_llama_cpp_caveat_states_the_published_runs() -> None:
     mac16 = [c for c in mac if rows[c.row_id]["precision"] == "bf16"]
     mac4 = [c for c in mac if rows[c.row_id]["precision"] == "int4"]
     assert len(geforce) >= 10 and len(hbm) >= 10 and len(mac16) >= 3 and len(mac4) >= 3
-    assert math.ceil(100 * max(abs(c.error) for c in geforce)) == 26
+    assert math.ceil(100 * max(abs(c.error) for c in geforce)) == 29
     assert round(max(c.predicted / c.measured for c in hbm), 1) == 2.8
     assert math.ceil(100 * max(abs(c.error) for c in mac16)) == 9
     assert round(max(c.predicted / c.measured for c in mac4), 1) == 2.0
     caveat = find_engine("ollama").measured_caveat
-    assert "within 26%" in caveat and "up to 2.8x slower" in caveat
+    assert "within 29%" in caveat and "up to 2.8x slower" in caveat
     assert (
         "16-bit weights decode within 9%" in caveat and "4-bit weights up to 2.0x slower" in caveat
     )
@@ -285,7 +285,7 @@ def test_the_sglang_moe_caveat_states_the_published_runs() -> None:
 def test_the_vllm_moe_caveat_states_the_published_runs() -> None:
     """vLLM's caveat for mixture-of-experts models: its published MoE runs decode "up to 4.0x
     slower" than the model (DeepSeek-R1 on 8 MI300Xs under vLLM 0.7, dstack, I53), gpt-oss-20b
-    1.2-2.0x, Mixtral and DBRX under 2024 releases up to 1.7x, and "at most 1.1x faster": the
+    1.2-2.0x, Mixtral and DBRX under 2024 releases up to 1.7x, and "at most 1.2x faster": the
     extremes of measured / planned speed over every vLLM MoE row of reference/inference_more.csv,
     grouped by model, never by error."""
     from calibrate_frameworks import speed_ratio
@@ -301,7 +301,7 @@ def test_the_vllm_moe_caveat_states_the_published_runs() -> None:
            if rows[c.row_id]["engine_id"] == "vllm" and is_moe(rows[c.row_id]["arch"])]  # fmt: skip
     assert len(moe) >= 30
     assert round(max(1 / speed_ratio(c) for c in moe), 1) == 4.0
-    assert round(max(speed_ratio(c) for c in moe), 1) == 1.1
+    assert round(max(speed_ratio(c) for c in moe), 1) == 1.2
     oss = [1 / speed_ratio(c) for c in moe if rows[c.row_id]["model"] == "gpt-oss-20b"]
     assert (round(min(oss), 1), round(max(oss), 1)) == (1.2, 2.0)
     old = [
@@ -310,7 +310,7 @@ def test_the_vllm_moe_caveat_states_the_published_runs() -> None:
     assert round(max(old), 1) == 1.7
     caveat = find_engine("vllm").moe_caveat
     assert "up to 4.0x slower" in caveat and "1.2-2.0x" in caveat and "up to 1.7x" in caveat
-    assert "at most 1.1x faster" in caveat
+    assert "at most 1.2x faster" in caveat
 
 
 def test_an_engines_moe_caveat_stands_beside_moe_plans_only() -> None:

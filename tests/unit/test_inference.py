@@ -189,9 +189,9 @@ def test_engine_spreads_are_their_calibration_rows_range_and_the_plan_prints_it(
 
 
 def test_an_engines_kernel_gaps_are_counted_by_layer_kind() -> None:
-    """The engine's per-layer constant is ten kernel gaps of a dense GQA layer; a MoE MLP runs
-    four more kernels (router, top-k, token sort, the weighted sum), shared experts three more,
-    latent attention five more. A dense model's overhead is what it was; DeepSeek-V3's 58 MoE
+    """The engine's per-layer constant is ten kernel gaps of a dense GQA layer; in vLLM's and
+    SGLang's code a MoE MLP runs four more kernels (router, top-k, token sort, the weighted sum),
+    shared experts three more, latent attention five more. A dense model's overhead is what it was; DeepSeek-V3's 58 MoE
     layers with a shared expert and 61 MLA layers add (58 x 7 + 61 x 5) gaps."""
     from fabriclens.model.inference import engine_overhead_s
 
@@ -208,6 +208,17 @@ def test_an_engines_kernel_gaps_are_counted_by_layer_kind() -> None:
     mixtral = find_model("mixtral-8x7b")  # no shared expert, no latent attention
     assert engine_overhead_s(sglang, mixtral) == pytest.approx(
         sglang.step_overhead_s + 32 * sglang.layer_overhead_s + 32 * 4 * gap
+    )
+    # counted only where the engine's MoE and MLA code was read: llama.cpp's per-layer
+    # constant stands for every layer kind
+    ollama = find_engine("ollama")
+    assert (
+        not ollama.moe_kernel_gaps
+        and sglang.moe_kernel_gaps
+        and find_engine("vllm").moe_kernel_gaps
+    )
+    assert engine_overhead_s(ollama, ds) == pytest.approx(
+        ollama.step_overhead_s + 61 * ollama.layer_overhead_s
     )
 
 

@@ -624,6 +624,11 @@ class Engine(_Entry):
     # writes a new one every step (2); a preallocated or paged cache appends in place (0)
     kv_cache_copies: float = 0.0
     kv_cache_copies_source: str = "default: a preallocated or paged KV cache, appended in place"
+    # whether a decode step pays layer_overhead_s / 10 more for each kernel a mixture-of-experts
+    # MLP, its shared experts and latent attention run beyond a dense GQA layer's ten
+    # (model/inference.py: extra_kernels), counted from the engine's own MoE and MLA code
+    moe_kernel_gaps: bool = False
+    moe_kernel_gaps_source: str = "default: not counted (the engine's MoE and MLA kernels not read)"
     # how far its published decode runs fall from the plan: the 5th and 95th percentile of
     # measured / planned speed over its calibration rows ({low, high, runs};
     # benchmarks/calibrate_engines.py); empty: too few rows to say
@@ -654,6 +659,9 @@ class Engine(_Entry):
         _check(isinstance(self.one_gpu_when_fits, bool), "one_gpu_when_fits",
                "must be true or false")  # fmt: skip
         _check(len(self.one_gpu_when_fits_source) >= 3, "one_gpu_when_fits_source",
+               "must say where the value comes from")  # fmt: skip
+        _check(isinstance(self.moe_kernel_gaps, bool), "moe_kernel_gaps", "must be true or false")
+        _check(len(self.moe_kernel_gaps_source) >= 3, "moe_kernel_gaps_source",
                "must say where the value comes from")  # fmt: skip
         _check(isinstance(self.host_offload, bool), "host_offload", "must be true or false")
         _check(len(self.host_offload_source) >= 3, "host_offload_source",

@@ -174,15 +174,22 @@ def extra_kernels(spec: ModelSpec) -> int:
     return extra + (spec.layers * MLA_EXTRA_KERNELS if spec.is_mla else 0)
 
 
+def engine_extra_kernels(engine: Engine, spec: ModelSpec) -> int:
+    """extra_kernels for an engine whose MoE and MLA kernels were counted (moe_kernel_gaps),
+    else 0: its per-layer constant alone."""
+    return extra_kernels(spec) if engine.moe_kernel_gaps else 0
+
+
 def engine_overhead_s(engine: Engine, spec: ModelSpec) -> float:
     """An engine's fixed cost per decode step: its scheduling, plus a kernel gap of
     layer_overhead_s / DENSE_LAYER_KERNELS for each kernel of every layer, counted by layer kind
-    (more for a mixture-of-experts MLP, shared experts and latent attention)."""
+    where the engine's kernels were read (more for a mixture-of-experts MLP, shared experts and
+    latent attention)."""
     per_kernel = engine.layer_overhead_s / DENSE_LAYER_KERNELS
     return (
         engine.step_overhead_s
         + engine.layer_overhead_s * spec.layers
-        + per_kernel * extra_kernels(spec)
+        + per_kernel * engine_extra_kernels(engine, spec)
     )
 
 
@@ -359,10 +366,10 @@ def estimate_inference(
             f"engine {engine.name}: {engine.step_overhead_s * 1e3:.2g} ms per step + "
             f"{engine.layer_overhead_s * 1e6:.0f} us per layer ({engine.source})"
             + (
-                f"; {extra_kernels(spec):,} more kernel gaps of "
+                f"; {engine_extra_kernels(engine, spec):,} more kernel gaps of "
                 f"{engine.layer_overhead_s / DENSE_LAYER_KERNELS * 1e6:.1f} us for the "
                 "mixture-of-experts and latent-attention layers' kernels"
-                if extra_kernels(spec)
+                if engine_extra_kernels(engine, spec)
                 else ""
             ),
         )
