@@ -124,6 +124,8 @@ def _doc(
         "judged": v is not None,
         "level": level,
         "verdict": v.verdict if v else (not_judged or ""),
+        # the plateau verdict's own level; `level` is the worst of it and the flags
+        "verdict_level": v.level if v else level,
         "flags": [{"id": i, "level": lvl, "text": t} for i, lvl, t in found],
         "next_checks": list(v.next_checks) if v else [],
         "fixed_cost": _fixed_cost_doc(v.fixed_cost) if v and v.fixed_cost else None,

@@ -691,7 +691,8 @@ def bench_import_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         text.append(
             f"{doc['plateau_busbw_GBps']:.2f} GB/s busbw at {format_decimal_bytes(doc['plateau_size_bytes'])}\n"
         )
-    text.append(f"{doc['level'].upper()} ", style=style[doc["level"]])
+    shown = doc.get("verdict_level", doc["level"])  # the plateau's; the flags carry their own
+    text.append(f"{shown.upper()} ", style=style[shown])
     text.append((doc["verdict"] or "see the flags below") + "\n")
     for f in doc["flags"]:
         text.append(f"  {f['level']}: ", style=style[f["level"]])

@@ -78,8 +78,12 @@ def headlines(kind: str, doc: Any) -> list[Headline]:
             )
         )
     if doc.get("verdict") and kind.startswith("bench"):
-        out.append(Headline(str(doc.get("level", "info")), str(doc["verdict"]),
+        level = doc.get("verdict_level", doc.get("level", "info"))  # the flags carry their own
+        out.append(Headline(str(level), str(doc["verdict"]),
                             [f"next: {c}" for c in doc.get("next_checks") or []]))  # fmt: skip
+        for flag in doc.get("flags") or []:  # bench import's: what is odd beside the plateau
+            if isinstance(flag, dict) and flag.get("text"):
+                out.append(Headline(str(flag.get("level", "info")), str(flag["text"])))
     for s in doc.get("suspect_nodes") or []:
         if isinstance(s, dict):
             out.append(
