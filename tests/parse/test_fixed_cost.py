@@ -119,3 +119,23 @@ def test_no_pasted_output_of_the_real_corpus_carries_the_flag() -> None:
         judged += 1
         assert verdict.fixed_cost is None or not verdict.fixed_cost.excessive, path.name
     assert judged >= 25
+
+
+def test_a_live_sweep_gets_the_same_fixed_cost_check() -> None:
+    """bench collective's report runs the same fit: the slinky 60-node sweep's times (reference
+    rows cm222-cm224) as 480 ranks on 60 hosts give its fixed_cost, a warning and the check."""
+    from types import SimpleNamespace
+
+    from fabriclens.cli.collective_bench_cmd import collective_doc
+
+    rows = {r["id"]: r for r in _rows("collectives_more.csv")}
+    sizes = [int(rows[i]["size_bytes"]) for i in ("cm222", "cm223", "cm224")]
+    times = [s * bus_factor("all_reduce", 480) / (float(rows[i]["busbw_GBps"]) * 1e9)
+             for s, i in zip(sizes, ("cm222", "cm223", "cm224"), strict=True)]  # fmt: skip
+    stats = [{"mean_s": t, "p50_s": t, "p99_s": t, "cv": 0.0} for t in times]
+    raw = {"world": 480, "backend": "nccl", "device": "cuda",
+           "ranks": [{"host": f"node{r // 8:02d}", "stats": stats, "wrong": [0, 0, 0]} for r in range(480)]}  # fmt: skip
+    cfg = SimpleNamespace(sizes=sizes, dtype="float32", iters=20, warmup=5, check=False)
+    doc = collective_doc("all_reduce", cfg, raw, network="ndr-ib", nics_per_node=8, gpu="b200")
+    assert doc["fixed_cost"]["excessive"] and doc["level"] == "warning"
+    assert any("slowest rank" in c for c in doc["next_checks"])

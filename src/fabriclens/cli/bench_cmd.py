@@ -128,22 +128,10 @@ def _doc(
         "verdict_level": v.level if v else level,
         "flags": [{"id": i, "level": lvl, "text": t} for i, lvl, t in found],
         "next_checks": list(v.next_checks) if v else [],
-        "fixed_cost": _fixed_cost_doc(v.fixed_cost) if v and v.fixed_cost else None,
+        "fixed_cost": v.fixed_cost.as_dict() if v and v.fixed_cost else None,
         "log_avg_busbw_GBps": run.avg_busbw_GBps,
         "unparsed_lines": run.unparsed_lines,
         "assumptions": list(v.assumptions) if v else [],
-    }
-
-
-def _fixed_cost_doc(fc: Any) -> dict[str, Any]:
-    return {
-        "measured_ms": round(1e3 * fc.measured_s, 4),
-        "stderr_ms": round(1e3 * fc.stderr_s, 4),
-        "model_ms": round(1e3 * fc.model_s, 4),
-        "sizes": fc.sizes,
-        "share_of_largest": round(fc.share, 4),
-        "ring_steps": fc.ring_steps,
-        "excessive": fc.excessive,
     }
 
 

@@ -196,7 +196,7 @@ def collective_doc(op: str, cfg: Any, raw: dict[str, Any], *, network: str | Non
     from fabriclens.errors import InputError
     from fabriclens.measure.collective import size_row
     from fabriclens.parse.nccl_tests import NcclTestsRun, Row
-    from fabriclens.plan.expect import judge, plateau
+    from fabriclens.plan.expect import fixed_cost_text, judge, plateau
 
     world = raw["world"]
     hosts = [r["host"] for r in raw["ranks"]]
@@ -212,7 +212,7 @@ def collective_doc(op: str, cfg: Any, raw: dict[str, Any], *, network: str | Non
         "op": op, "backend": raw["backend"], "device": raw["device"], "ranks": world, "hosts": sorted(set(hosts)),
         "dtype": cfg.dtype, "iters": cfg.iters, "warmup": cfg.warmup, "sizes": rows,
         "plateau_size_bytes": size, "plateau_busbw_GBps": busbw, "expected_busbw_GBps": None, "efficiency": None,
-        "level": "unjudged", "verdict": "", "next_checks": [], "assumptions": [
+        "level": "unjudged", "verdict": "", "next_checks": [], "fixed_cost": None, "assumptions": [
             "time of a size: the slowest rank's mean over the timed iterations; busbw = algbw x nccl-tests' bus factor",
             "plateau: median busbw over the sizes within 4x of the largest (never a sweep average)",
         ],
@@ -238,6 +238,11 @@ def collective_doc(op: str, cfg: Any, raw: dict[str, Any], *, network: str | Non
         return doc
     doc.update(expected_busbw_GBps=v.expected_busbw_GBps, efficiency=v.efficiency, level=v.level, verdict=v.verdict,
                next_checks=list(v.next_checks), network=v.network, nodes=v.nodes, gpus_per_node=v.gpus_per_node)  # fmt: skip
+    if v.fixed_cost is not None:  # as bench import: the sweep's fixed part beside the model's
+        doc["fixed_cost"] = v.fixed_cost.as_dict()
+        if v.fixed_cost.excessive:
+            doc["level"] = _worst([doc["level"], "warning"])
+            doc["next_checks"].append(fixed_cost_text(v.fixed_cost))
     if cpu:
         doc["assumptions"].append(
             "CPU ranks: only the network between hosts is modelled (one rank per host is the meaningful case)"

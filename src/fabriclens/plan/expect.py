@@ -75,6 +75,18 @@ class FixedCost:
             and self.share >= FIXED_COST_SHARE
         )
 
+    def as_dict(self) -> dict[str, float | int | bool | None]:
+        """The JSON reports' ``fixed_cost`` object (bench import, bench collective)."""
+        return {
+            "measured_ms": round(1e3 * self.measured_s, 4),
+            "stderr_ms": round(1e3 * self.stderr_s, 4),
+            "model_ms": round(1e3 * self.model_s, 4),
+            "sizes": self.sizes,
+            "share_of_largest": round(self.share, 4),
+            "ring_steps": self.ring_steps,
+            "excessive": self.excessive,
+        }
+
 
 def fixed_cost_points(run: NcclTestsRun) -> dict[int, float]:
     """Seconds per call at the sizes a fixed-cost fit takes: SHORT_SWEEP_BYTES or more (below,
