@@ -180,6 +180,14 @@ def bus_factor(op: Op, ranks: int) -> float:
     return 1.0
 
 
+def ring_steps(op: Op, ranks: int) -> int:
+    """Steps of a ring collective over ``ranks`` ranks, as NCCL's tuner counts them: 2(n-1) for
+    all_reduce (reduce-scatter, then all-gather), n-1 for the others, one for send_recv."""
+    if op == "send_recv":
+        return 1
+    return 2 * (ranks - 1) if op == "all_reduce" else max(1, ranks - 1)
+
+
 @dataclass(frozen=True, slots=True)
 class Fabric:
     """What connects the GPUs: one intra-node link type, one NIC type, NICs per node, and each
@@ -319,7 +327,7 @@ def estimate_collective(
 
     if nodes == 1:
         candidates: list[tuple[float, float, str]] = []  # (time, latency, algorithm)
-        steps = {"all_reduce": 2 * (ranks - 1), "send_recv": 1}.get(op, ranks - 1)
+        steps = ring_steps(op, ranks)
         proto_fraction = 1.0
         if op in NCCL_RING_OPS and intra_bw > 0:
             ring = [(base + steps * (nvl if link_kind == "nvlink" else pci), share)
@@ -373,13 +381,11 @@ def estimate_collective(
     if bottleneck == "network" and node_bw < nic_share:
         bottleneck = "host link"
 
-    ring_steps = 2 * (ranks - 1) if op == "all_reduce" else max(1, ranks - 1)
-    net_steps = 2 * nodes if op == "all_reduce" else nodes
-    if op == "send_recv":
-        ring_steps, net_steps = 1, 1
+    all_steps = ring_steps(op, ranks)
+    net_steps = 1 if op == "send_recv" else 2 * nodes if op == "all_reduce" else nodes
     hop_s = SWITCH_HOPS[fabric.tiers(nodes)] * SWITCH_HOP_LATENCY_S
     proto_fraction = 1.0
-    intra_steps = ring_steps - net_steps
+    intra_steps = all_steps - net_steps
     ring_lat = BASE_LATENCY_S + net_steps * (net.latency_s + hop_s) + intra_steps * intra_lat
     ring_time = ring_lat + size_bytes * factor / busbw
     if op != "send_recv":

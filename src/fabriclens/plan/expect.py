@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from fabriclens.catalog import find_gpu, gpus
 from fabriclens.catalog.schema import Gpu
 from fabriclens.errors import InputError
-from fabriclens.model.collectives import OPS, SHARE_OPS, bus_factor, estimate_collective, op_name
+from fabriclens.model.collectives import (
+    OPS,
+    SHARE_OPS,
+    bus_factor,
+    estimate_collective,
+    op_name,
+    ring_steps,
+)
 from fabriclens.parse.nccl_tests import NcclTestsRun, Row
 from fabriclens.plan.planner import resolve_fabric
 
@@ -591,10 +598,9 @@ def judge(
     if fit is not None:
         model = {s: estimate_collective(name, s, n, fabric, algorithm=algo).time_s for s in points}
         model_fit = fit_fixed_cost(model)
-        steps = (2 if name == "all_reduce" else 1) * (n - 1)
         fixed = FixedCost(measured_s=fit[0], stderr_s=fit[1], model_s=model_fit[0] if model_fit else est.latency_s,
                           sizes=len(points), largest_time_s=points[max(points)],
-                          ring_steps=steps if est.algorithm == "ring" else None)  # fmt: skip
+                          ring_steps=ring_steps(name, n) if est.algorithm == "ring" else None)  # fmt: skip
     if eff >= OK_EFFICIENCY:
         level, text = (
             "ok",
