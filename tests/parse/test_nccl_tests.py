@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from conftest import FIXTURES
 from fabriclens.errors import InputError
 from fabriclens.parse.nccl_tests import NcclTestsRun, parse_nccl_tests
-from fabriclens.plan.expect import gpu_from_name, judge, plateau
+from fabriclens.plan.expect import flags, gpu_from_name, judge, plateau
 
 SAMPLE = FIXTURES / "samples" / "nccl-tests-allreduce.txt"
 
@@ -363,3 +363,36 @@ def test_slingshot_pastes_judged_once_told_the_network() -> None:
     )
     assert judge(good, network="slingshot-11").level == "ok"
     assert judge(bad, network="slingshot-11").level == "critical"
+
+
+def test_rows_no_run_prints_are_left_out_and_flagged() -> None:
+    """A negative time or bandwidth, or a bus bandwidth of 100 TB/s or more, is an edited or
+    corrupted table: the row is counted and left out, never judged as the plateau."""
+    good = "  1073741824 268435456 float sum -1 5000.0 214.75 375.81 0 5001.0 214.71 375.74 0"
+    text = "\n".join(
+        [
+            "   536870912 134217728 float sum -1 -5.00 -1.00 -1.00 0 2600.0 206.5 361.3 0",
+            good,
+            "  2147483648 536870912 float sum -1 1e-300 1e300 1e300 0 1e-300 1e300 1e300 0",
+        ]
+    )
+    run = parse_nccl_tests(text)
+    assert [r.size_bytes for r in run.rows] == [1 << 30] and run.implausible_rows == 2
+    assert "implausible-rows" in {flag_id for flag_id, _, _ in flags(run)}
+    verdict = judge(
+        run, gpu="h100-sxm", ranks=16, gpus_per_node=8, network="ndr-ib", op="all_reduce"
+    )
+    assert verdict.plateau_busbw_GBps == pytest.approx(375.81)
+
+
+def test_one_ranks_in_place_no_op_is_kept() -> None:
+    """One rank's in-place call is a no-op that real runs print at millions of GB/s algbw (an
+    EKS A10G run, tests/fixtures/real/nccl-tests/056): every row stays."""
+    path = (
+        FIXTURES
+        / "real"
+        / "nccl-tests"
+        / "056-a10g-g5-eks-kubeflow-tag-output-efa-single-rank-nccl-info.txt"
+    )
+    run = parse_nccl_tests(path.read_text())
+    assert len(run.rows) == 32 and run.implausible_rows == 0

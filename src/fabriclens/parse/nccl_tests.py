@@ -97,6 +97,10 @@ class Row:
 # `#  Rank` line per GPU (the largest jobs have ~100,000)
 MAX_ROWS = 10_000
 MAX_RANK_LINES = 131_072
+# Bus bandwidth no link delivers: 100 TB/s, some 50 times an NVLink 5 GPU's 1.8 TB/s. A row at or
+# above it, or with a negative time or bandwidth, was edited or corrupted: it is counted
+# (implausible_rows) and left out, never judged.
+MAX_PLAUSIBLE_GBPS = 100_000.0
 
 
 @dataclass
@@ -128,6 +132,7 @@ class NcclTestsRun:
     has_error_column: bool = False  # the old `error` (float deviation) layout
     columns_seen: bool = False  # the `# size count type ... busbw` column header
     dropped_rows: int = 0  # result rows past MAX_ROWS (a file of many runs): counted only
+    implausible_rows: int = 0  # rows with values no run prints (implausible): left out
 
     @property
     def world_size(self) -> int:
@@ -226,6 +231,22 @@ def _parse_row(tokens: list[str]) -> Row | None:
     )  # fmt: skip
 
 
+def implausible(row: Row) -> bool:
+    """Values no nccl-tests run prints: a negative time or bandwidth, a bus bandwidth at or above
+    MAX_PLAUSIBLE_GBPS, or a time of zero beside a bus bandwidth (out-of-place or in-place). The
+    algorithm bandwidth is not bounded: one rank's in-place call is a no-op that real runs print
+    at millions of GB/s."""
+    for time_us, algbw, busbw in (
+        (row.time_us, row.algbw_GBps, row.busbw_GBps),
+        (row.inplace_time_us, row.inplace_algbw_GBps, row.inplace_busbw_GBps),
+    ):
+        if any(v is not None and v < 0 for v in (time_us, algbw, busbw)):
+            return True
+        if busbw is not None and (busbw >= MAX_PLAUSIBLE_GBPS or (busbw > 0 and time_us == 0)):
+            return True
+    return False
+
+
 def parse_nccl_tests(lines: str | Iterable[str]) -> NcclTestsRun:
     """Parse nccl-tests output (its text, or its lines one by one, as a file streams them);
     unknown lines are counted in ``unparsed_lines``."""
@@ -270,7 +291,9 @@ def parse_nccl_tests(lines: str | Iterable[str]) -> NcclTestsRun:
             run.elided = True
             continue
         row = _parse_row(line.split())
-        if row is not None:
+        if row is not None and implausible(row):
+            run.implausible_rows += 1
+        elif row is not None:
             if run.rows and row.size_bytes < run.rows[-1].size_bytes:
                 run.size_restarts += 1
             if row.inplace_busbw_GBps is None:

@@ -23,7 +23,7 @@ from fabriclens.model.collectives import (
     op_name,
     ring_steps,
 )
-from fabriclens.parse.nccl_tests import NcclTestsRun, Row
+from fabriclens.parse.nccl_tests import MAX_PLAUSIBLE_GBPS, NcclTestsRun, Row
 from fabriclens.plan.planner import resolve_fabric
 
 OK_EFFICIENCY = 0.85
@@ -240,6 +240,11 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
         out.append(("rows-not-read", "warning",
                     f"{run.dropped_rows:,} result rows after the first {len(run.rows):,} were not read (a file of "
                     "many runs): give one run per file"))  # fmt: skip
+    if run.implausible_rows:
+        out.append(("implausible-rows", "warning",
+                    f"{run.implausible_rows:,} result row(s) left out: a negative time or bandwidth, or a bus bandwidth "
+                    f"of {MAX_PLAUSIBLE_GBPS / 1e3:,.0f} TB/s or more — values no run "
+                    "prints, so the table was edited or corrupted: paste the test's own output"))  # fmt: skip
     if run.runs_after_rows:
         out.append(("two-runs-pasted", "warning",
                     f"another run follows the first table ({', '.join(dict.fromkeys(run.ops_seen)) or 'a second command'}): "
@@ -282,6 +287,11 @@ def flags(run: NcclTestsRun) -> list[tuple[str, str, str]]:
                 "critical",
                 "no result rows: the test failed before its first message size completed",
             )
+        )
+        return out
+    if not run.rows and run.implausible_rows:
+        out.append(
+            ("no-rows", "critical", "no result rows left to judge (see the rows left out above)")
         )
         return out
     if not run.rows:
