@@ -127,3 +127,22 @@ def test_bad_files(
 def test_too_few_nodes(doctor_docs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["fleet", str(doctor_docs / "node1.json"), str(doctor_docs / "node2.json")]) == 2
     assert "at least 3" in capsys.readouterr().err
+
+
+def test_a_value_no_run_writes_is_left_out_and_named(
+    doctor_docs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every fleet metric is a speed, bandwidth, time or count: a negative value (an edited
+    file; NaN and Infinity are refused as JSON before this) is left out and named, never taken
+    as a node's reading, where -1e308 Mb/s once printed as a 300-digit outlier."""
+    doc = json.loads((doctor_docs / "node1.json").read_text())
+    nic = next(i for i in doc["interfaces"] if i["physical"])
+    nic.update(speed_mbps=-1e308, errors=-3)
+    (doctor_docs / "node1.json").write_text(json.dumps(doc))
+    run(["fleet", *map(str, sorted(doctor_docs.glob("*.json"))), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    names = " ".join(out["left_out"])
+    assert "node1: ens1f0 speed Mb/s reads -1e+308" in names and "ens1f0 errors reads -3" in names
+    assert [s["node"] for s in out["suspect_nodes"]] == ["node5"]
+    run(["fleet", *map(str, sorted(doctor_docs.glob("*.json")))])
+    assert "2 value(s) left out" in capsys.readouterr().out

@@ -262,3 +262,15 @@ def test_other_commands_never_import_the_web_stack() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_a_fleet_report_shows_the_values_it_left_out() -> None:
+    """The dashboard lists fleet's left-out values (an edited file) among its findings."""
+    from fabriclens.ui.reports import headlines
+
+    doc = json.loads((REPORTS / "fleet.json").read_text())
+    doc["left_out"] = ["node1: ens1f0 speed Mb/s reads -1e+308, which no run writes"]
+    lines = headlines("fleet", doc)
+    left = [h for h in lines if "left out" in h.title]
+    assert len(left) == 1 and left[0].details == doc["left_out"]
+    assert not any("left out" in h.title for h in headlines("fleet", {**doc, "left_out": []}))

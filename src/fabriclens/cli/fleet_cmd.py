@@ -18,6 +18,7 @@ def fleet(
 
     nodes: dict[str, dict[str, tuple[float, bool]]] = {}
     used = []
+    left_out: list[str] = []
     for path in files:
         doc = read_json(path, "fleet file", "give the output of `fabriclens doctor --json` or `bench ... --json`")  # fmt: skip
         if not isinstance(doc, dict):
@@ -26,7 +27,7 @@ def fleet(
                 "give doctor --json or bench --json output",
             )
         node = str(doc.get("node") or path.stem)
-        got = metrics_of(doc, node)
+        got = metrics_of(doc, node, left_out)
         if not got:
             raise InputError(f"{path}: no metric fabriclens fleet knows", "give doctor, bench net, bench collective or bench p2p JSON")  # fmt: skip
         for n, ms in got.items():
@@ -43,6 +44,7 @@ def fleet(
         "metrics": table,
         "outliers": outliers,
         "suspect_nodes": rank_nodes(outliers),
+        "left_out": left_out,
     }
     emit(doc, json_out, "collective_bench_text.fleet_renderables")
     if outliers:

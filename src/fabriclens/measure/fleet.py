@@ -13,6 +13,7 @@ node (one critical finding, two link-downs, three ACK timeouts) is what sets tha
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any
 
@@ -23,12 +24,21 @@ MIN_NODES = 3
 ZERO_SHARE = 0.75  # of the other nodes reading 0 for a count above 0 to stand out
 
 
-def metrics_of(doc: dict[str, Any], node: str) -> dict[str, dict[str, tuple[float, bool]]]:
-    """node -> {metric: (value, higher_is_better)} from one JSON document of any kind we write."""
+def metrics_of(
+    doc: dict[str, Any], node: str, left_out: list[str] | None = None
+) -> dict[str, dict[str, tuple[float, bool]]]:
+    """node -> {metric: (value, higher_is_better)} from one JSON document of any kind we write.
+    Every metric is a speed, a bandwidth, a time or a count: a negative or non-finite value is
+    none that fabriclens writes (an edited or corrupted file), so it is left out and, when
+    ``left_out`` is given, named there (the CLI's JSON reader refuses NaN and Infinity first)."""
     out: dict[str, dict[str, tuple[float, bool]]] = {}
 
     def put(n: str, name: str, value: Any, higher: bool) -> None:
         if isinstance(value, int | float) and not isinstance(value, bool):
+            if not math.isfinite(value) or value < 0:
+                if left_out is not None:
+                    left_out.append(f"{n}: {name} reads {value:.6g}, which no run writes")
+                return
             out.setdefault(n, {})[name] = (float(value), higher)
 
     if "interfaces" in doc and "findings" in doc:  # doctor

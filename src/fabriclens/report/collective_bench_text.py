@@ -153,6 +153,14 @@ def fleet_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     text.append(f"{len(doc['nodes'])} nodes, {len(doc['metrics'])} metrics. ", style="bold")
     if not doc["suspect_nodes"]:
         text.append("No node falls outside the fleet's baselines.\n")
+    if doc.get("left_out"):
+        text.append(
+            f"\n{len(doc['left_out'])} value(s) left out: negative, so the file "
+            "was edited or corrupted (give each node's own --json output):\n",
+            style="yellow",
+        )
+        for line in doc["left_out"][:20]:
+            text.append(f"  {line}\n")
     for s in doc["suspect_nodes"]:
         text.append(f"\n{s['node']}", style="bold red")
         text.append(f" — {s['metrics']} metric(s) outside the baseline\n")

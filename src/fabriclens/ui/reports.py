@@ -93,6 +93,9 @@ def headlines(kind: str, doc: Any) -> list[Headline]:
             out.append(Headline("warning", f"suspect node {s}"))
     for s in doc.get("latency_suspect_nodes") or []:
         out.append(Headline("warning", f"slow to answer: {s}"))
+    if kind == "fleet" and doc.get("left_out"):  # values no run writes: an edited file
+        out.append(Headline("warning", f"{len(doc['left_out'])} value(s) left out: negative, so the file was edited or corrupted",
+                            [str(line) for line in doc["left_out"]]))  # fmt: skip
     if kind == "http" and doc.get("where"):
         out.append(Headline("info", f"most of the time: {doc['where']}"))
     if kind == "watch" and doc.get("verdict"):
