@@ -297,6 +297,11 @@ def test_qwen3_moe_dense_layers_other_than_a_leading_block_are_refused(tmp_path:
             ' "intermediate_size": 1, "vocab_size": 1}',
             "not a whole number",
         ),
+        (  # a whole number as a float too large for any model: once an OverflowError
+            '{"model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 1e308, "hidden_size": 64,'
+            ' "intermediate_size": 1, "vocab_size": 1}',
+            "not a whole number up to 2^53",
+        ),
         (
             '{"model_type": "llama", "num_attention_heads": 32, "num_key_value_heads": 5, "num_hidden_layers": 2,'
             ' "hidden_size": 64, "intermediate_size": 1, "vocab_size": 1}',

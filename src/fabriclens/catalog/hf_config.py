@@ -10,6 +10,7 @@ not planned).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,6 +50,11 @@ GEMMA_DEFAULTS: dict[str, dict[str, Any]] = {
 RELEASED_FORMATS = {"mxfp4": "int4", "fp8": "fp8"}
 
 
+# the largest whole number a config field may hold, as the CLI's own counts (2^53: every integer
+# up to it is exact as a float, so no product of a few such fields overflows)
+MAX_CONFIG_INT = 2**53
+
+
 def _get(cfg: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
     for key in keys:
         if cfg.get(key) is not None:
@@ -62,9 +68,16 @@ def _int(cfg: Mapping[str, Any], *keys: str, default: int | None = None) -> int:
         raise InputError(
             f"config.json has no {' / '.join(keys)}", "is this a complete config.json?"
         )
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value != int(value)
+        or abs(value) > MAX_CONFIG_INT
+    ):
         raise InputError(
-            f"config.json field {keys[0]} = {value!r} is not a whole number", "fix the file"
+            f"config.json field {keys[0]} = {value!r} is not a whole number up to 2^53",
+            "fix the file",
         )
     return int(value)
 
