@@ -251,7 +251,7 @@ def training_cases(kernel_level: bool = False) -> Iterator[Case]:
 
 def inference_cases() -> Iterator[Case]:
     """inference.csv: single-sequence decode speed."""
-    engines = {"vLLM 0.6.3": "vllm", "HF Transformers": "hf"}
+    engines = {"vLLM 0.6.3": "vllm@0.6.3", "HF Transformers": "hf"}
     for row in _rows("inference.csv"):
         spec = find_model(row["model"])
         gpu = find_gpu(row["gpu"])
@@ -265,7 +265,7 @@ def inference_cases() -> Iterator[Case]:
         yield Case(
             f"{row['model']} {row['gpu']} {row['engine']} in={row['input_tokens']}",
             float(row["value"]), est.decode_tokens_per_s, "tokens/s", row["source"],
-            row_id=row["id"], split=row["split"], engine=engines[row["engine"]],
+            row_id=row["id"], split=row["split"], engine=engines[row["engine"]].partition("@")[0],
         )  # fmt: skip
 
 
@@ -461,7 +461,9 @@ def more_inference_cases() -> Iterator[Case]:
         gpus, tp = int(row["gpus"]), int(row["tp"])
         pp = gpus // tp  # Transformers' device_map splits layers over GPUs: a pipeline
         fabric = Fabric(find_link(gpu.intra_link), None, 8, 1)
-        engine = find_engine(row["engine_id"])
+        # the release the row's source ran (engine_release); a row that states none predates
+        # its engine's overlapped scheduling (reference/README.md), so it is planned as release 0
+        engine = find_engine(f"{row['engine_id']}@{row.get('engine_release') or '0'}")
         batch, out = int(row["batch"]), int(row["output_tokens"])
 
         run = partial(

@@ -34,6 +34,7 @@ from fabriclens.catalog.schema import (
     Network,
     Switch,
     _Entry,
+    release_key,
     with_memory,
 )
 from fabriclens.errors import InputError
@@ -369,8 +370,18 @@ def find_switch(name: str) -> Switch:
 
 
 def find_engine(name: str) -> Engine:
-    """Look an inference engine up by name or alias."""
-    return _find(engines(), name, "engine", "engines")
+    """Look an inference engine up by name or alias; ``NAME@RELEASE`` (vllm@0.8.5) models that
+    release where the engine's behaviour changed between releases (overlap_since)."""
+    base, at, release = name.partition("@")
+    engine = _find(engines(), base.strip() if at else name, "engine", "engines")
+    if not at:
+        return engine
+    if release_key(release) is None or not re.fullmatch(r"[\w.+-]+", release.strip()):
+        raise InputError(
+            f"engine release {release.strip()!r} is not a release number",
+            f"write it like {engine.name}@0.8.5",
+        )
+    return dataclasses.replace(engine, release=release.strip())
 
 
 def find_host(name: str) -> Host:

@@ -10,6 +10,7 @@ the field's name; the loaders turn that into a clear message.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -575,6 +576,16 @@ class ModelSpec(_Entry):
         return self.kv_lora_rank > 0
 
 
+def release_key(text: str) -> tuple[int, ...] | None:
+    """A release's leading numbers (``0.4.6.post1`` -> (0, 4, 6)), None for text that does not
+    start with one (`v` allowed before it)."""
+    m = RELEASE_RE.match(text.strip())
+    return tuple(int(part) for part in m.group(1).split(".")) if m else None
+
+
+RELEASE_RE = re.compile(r"v?(\d{1,4}(?:\.\d{1,4}){0,3})(?!\.?\d)")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Engine(_Entry):
     """An inference engine's fixed costs per decode step (on top of weights and KV reads)."""
@@ -629,6 +640,13 @@ class Engine(_Entry):
     # (model/inference.py: extra_kernels), counted from the engine's own MoE and MLA code
     moe_kernel_gaps: bool = False
     moe_kernel_gaps_source: str = "default: not counted (the engine's MoE and MLA kernels not read)"
+    # the release from which the engine prepares the next decode step on the host while the GPU
+    # runs this one (vLLM's async scheduling, SGLang's overlap scheduler), so that its per-step
+    # host time hides behind the GPU's work ("": it never does); release: the one modelled
+    # ("": the newest, what an install gets today; `--engine vllm@0.8.5` names another)
+    overlap_since: str = ""
+    overlap_source: str = "default: the host prepares each step after the last one ends"
+    release: str = ""
     # how far its published decode runs fall from the plan: the 5th and 95th percentile of
     # measured / planned speed over its calibration rows ({low, high, runs};
     # benchmarks/calibrate_engines.py); empty: too few rows to say
@@ -676,6 +694,21 @@ class Engine(_Entry):
         _check_spread("spread", self.spread, holds_plan=False)
         _check(len(self.kv_cache_copies_source) >= 3, "kv_cache_copies_source",
                "must say where the value comes from")  # fmt: skip
+
+        for key in ("overlap_since", "release"):
+            value = getattr(self, key)
+            _check(isinstance(value, str) and (not value or release_key(value) is not None),
+                   key, "must be a release number like 0.14 or 0.8.5, or empty")  # fmt: skip
+        _check(len(self.overlap_source) >= 3, "overlap_source",
+               "must say where the value comes from")  # fmt: skip
+
+    @property
+    def overlaps_scheduling(self) -> bool:
+        """Whether the modelled release hides its per-step host time behind the GPU's work."""
+        since = release_key(self.overlap_since) if self.overlap_since else None
+        if since is None:
+            return False
+        return not self.release or (release_key(self.release) or ()) >= since
 
     def likely_range(self) -> tuple[float, float, int] | None:
         """The middle 90% of measured / planned decode speed over its published calibration

@@ -58,7 +58,7 @@ def capacity(
     engine: Annotated[
         str | None,
         typer.Option(
-            help="vllm | sglang | tgi | trtllm | ollama | hf [default: vllm; ollama on Apple GPUs]"
+            help="vllm | sglang | tgi | trtllm | ollama | hf, and a release as vllm@0.8.5 where the engine changed between releases [default: vllm, its newest; ollama on Apple GPUs]"
         ),
     ] = None,
     precision: Annotated[

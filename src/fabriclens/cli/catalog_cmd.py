@@ -198,7 +198,10 @@ def catalog(
                 "elementwise", "grad reduce", "MoE dispatch", "aliases", "source"]  # fmt: skip
     else:
         rows = [
-            (e.name, e.title, f"{e.step_overhead_s * 1e3:g} ms", f"{e.layer_overhead_s * 1e6:g} us",
+            (e.name, e.title,
+             f"{e.step_overhead_s * 1e3:g} ms"
+             + (f", hidden behind the GPU from {e.overlap_since}" if e.overlap_since else ""),
+             f"{e.layer_overhead_s * 1e6:g} us",
              "mixed into decode steps" if e.prefill_mixed else "passes of their own",
              "own kernel" if e.custom_all_reduce else "NCCL, if any",
              ("one GPU if it fits, else " if e.one_gpu_when_fits else "")

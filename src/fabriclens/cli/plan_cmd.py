@@ -118,7 +118,7 @@ def plan(
     engine: Annotated[
         str | None,
         typer.Option(
-            help="Inference engine: vllm | trtllm | ollama | hf [default: vllm; ollama on Apple GPUs]"
+            help="Inference engine: vllm | sglang | tgi | trtllm | ollama | hf, and a release as vllm@0.8.5 where the engine changed between releases [default: vllm, its newest; ollama on Apple GPUs]"
         ),
     ] = None,
     kv_precision: Annotated[

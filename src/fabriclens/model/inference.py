@@ -114,6 +114,10 @@ class InferenceEstimate:
     engine_caveat: str = ""  # how far the engine's published runs sit from this (catalog)
     precision: str = ""  # the weights' format served (bf16, fp8, int8, int4)
     kv_precision: str = ""  # the KV cache's
+    # the engine's per-step host time the GPU's work hides (an engine that overlaps its
+    # scheduling); a release before the overlap adds it to every step
+    host_step_hidden_s: float = 0.0
+    overlap_since: str = ""  # the engine's first release that hides it
 
 
 def _nccl_all_reduce(
@@ -163,6 +167,14 @@ SHARED_EXPERT_KERNELS = 3
 # GEMM), rotary, the cache write, the MLA decode kernel, the value absorption and the output
 # GEMM (SGLang's DeepseekV2AttentionMLA.forward_absorb).
 MLA_EXTRA_KERNELS = 5
+# ...and a fused routed-expert call takes longer than its kernels' gaps and weight read: at batch
+# 1 in a CUDA graph (top-k through the weighted sum) the engines' own kernel benchmarks time it at
+# 40 us for Qwen3-30B-A3B's 38 MB of FP8 experts on an H100 (vllm#24700), 32 us for
+# Qwen3-235B-A22B's share at tensor parallel 8 on an H200 (sglang#11730) and 29 us for
+# Qwen3-Next's 8 MB on an H100 (vllm#44830), where six kernel gaps and the read at the GPU's
+# streaming rate come to 32.2, 22.9 and 21.0 us: 7.8, 9.1 and 8.0 us more, the two grouped GEMMs'
+# own latency (each walks its K dimension in dependent steps over a few experts' tiles).
+MOE_CALL_LATENCY_S = 8.0e-6
 
 
 def extra_kernels(spec: ModelSpec) -> int:
@@ -184,12 +196,15 @@ def engine_overhead_s(engine: Engine, spec: ModelSpec) -> float:
     """An engine's fixed cost per decode step: its scheduling, plus a kernel gap of
     layer_overhead_s / DENSE_LAYER_KERNELS for each kernel of every layer, counted by layer kind
     where the engine's kernels were read (more for a mixture-of-experts MLP, shared experts and
-    latent attention)."""
+    latent attention), and there each fused routed-expert call's own latency
+    (MOE_CALL_LATENCY_S)."""
     per_kernel = engine.layer_overhead_s / DENSE_LAYER_KERNELS
+    moe_calls = moe_layers(spec) * MOE_CALL_LATENCY_S if engine.moe_kernel_gaps else 0.0
     return (
         engine.step_overhead_s
         + engine.layer_overhead_s * spec.layers
         + per_kernel * engine_extra_kernels(engine, spec)
+        + moe_calls
     )
 
 
@@ -334,12 +349,19 @@ def estimate_inference(
                 t_compute_sum += t_math
         slack += max(0.0, t_weights - t_gemm_math)  # compute the weight stream leaves idle
     prefill_s += prefill_comm + overhead
-    step = t_mem_sum + t_compute_sum + step_comm + overhead
+    hidden = 0.0
+    if engine.overlaps_scheduling:
+        # the host prepares the next step while the GPU runs this one: its per-step time hides
+        # behind the GPU's work (weights, KV cache, communication, the layers' kernel gaps)
+        gpu_side = t_mem_sum + t_compute_sum + step_comm + overhead - engine.step_overhead_s
+        hidden = min(engine.step_overhead_s, gpu_side)  # step = max(gpu_side, host)
+    visible_overhead = overhead - hidden
+    step = t_mem_sum + t_compute_sum + step_comm + visible_overhead
     parts = {
         "memory bandwidth": t_mem_sum,
         "compute": t_compute_sum,
         "communication": step_comm,
-        "engine overhead": overhead,
+        "engine overhead": visible_overhead,
     }
     bound = max(parts.items(), key=lambda kv: kv[1])[0]
     memory = inference_memory(
@@ -372,6 +394,17 @@ def estimate_inference(
                 if engine_extra_kernels(engine, spec)
                 else ""
             ),
+        )
+        + (
+            (
+                f"{engine.name}{' ' + engine.release if engine.release else ''} prepares each "
+                f"step on the host while the GPU runs the one before, so its "
+                f"{engine.step_overhead_s * 1e3:.2g} ms per step hides behind the GPU's work and "
+                f"only the larger of the two counts (since release {engine.overlap_since}: "
+                f"{engine.overlap_source}; name an earlier release as {engine.name}@0.8.5)",
+            )
+            if engine.overlaps_scheduling
+            else ()
         )
         + (
             (
@@ -435,4 +468,6 @@ def estimate_inference(
         ),
         precision=precision,
         kv_precision=kv_precision,
+        host_step_hidden_s=hidden,
+        overlap_since=engine.overlap_since if hidden else "",
     )

@@ -217,6 +217,8 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "weights_read_per_step_bytes": round(inf.weights_read_per_step_bytes),
             "decode_bound": inf.decode_bound,
             "engine_caveat": inf.engine_caveat,
+            "host_step_hidden_s": _r(inf.host_step_hidden_s),
+            "host_step_hidden_since": inf.overlap_since,
         }
         if plan.offload is None:  # layers in host memory: the host-memory rows judge that
             doc["inference"]["likely"] = _decode_likely_doc(plan)
@@ -309,7 +311,7 @@ def offload_doc(
     """Where an engine that keeps layers in host memory puts them, and what a token costs."""
     shown, of = off.reported_layers
     return {
-        "engine": engine,
+        "engine": engine.partition("@")[0].strip(),  # as named, a release (@0.5.7) aside
         "gpu_layers": off.gpu_layers,
         "layers": off.layers,
         "output_on_gpu": off.output_on_gpu,

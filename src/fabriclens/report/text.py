@@ -301,6 +301,18 @@ def inference_lines(doc: dict[str, Any]) -> list[RenderableType]:
         f"tokens/s for the batch · {format_time(inf['decode_step_s'])} per step, bound by "
         f"{inf['decode_bound']}\n"
     )
+    hidden = inf.get("host_step_hidden_s") or 0.0
+    if hidden > 0:
+        before = inf["decode_step_s"] + hidden
+        name = str(doc.get("layout", {}).get("engine") or "the engine").partition("@")[0]
+        since = str(inf.get("host_step_hidden_since") or "")
+        parts = since.split(".")
+        earlier = ".".join([*parts[:-1], str(max(0, int(parts[-1]) - 1))]) if since else "0"
+        text.append(
+            f"  {name} from {since} prepares each step while the GPU runs the one before, hiding "
+            f"{format_time(hidden)} of host time a step; before {since}: {format_time(before)} a "
+            f"step, {1 / before:.1f} tokens/s per sequence (--engine {name}@{earlier} models one)\n"
+        )
     likely = inf.get("likely")
     if likely:
         lo, hi = likely.get("decode_tokens_per_s", (0.0, 0.0))
