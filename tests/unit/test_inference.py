@@ -294,3 +294,18 @@ def test_a_release_that_is_no_number_is_one_clear_error(name: str) -> None:
 
     with pytest.raises(InputError, match="is not a release number"):
         find_engine(name)
+
+
+def test_the_plan_names_the_release_before_the_overlap() -> None:
+    """The release to name for the older behaviour is the one just before overlap_since: vllm@0.13,
+    sglang@0.3 (not a fixed example that may itself overlap)."""
+    from fabriclens.catalog.schema import release_before
+
+    assert find_engine("vllm").release_before_overlap == "0.13"
+    assert find_engine("sglang").release_before_overlap == "0.3"
+    assert not find_engine("sglang@0.3").overlaps_scheduling
+    assert (
+        release_before("") == ""
+        and release_before("1.0") == "0"
+        and release_before("2.0.1") == "2.0.0"
+    )

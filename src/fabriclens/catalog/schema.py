@@ -583,6 +583,17 @@ def release_key(text: str) -> tuple[int, ...] | None:
     return tuple(int(part) for part in m.group(1).split(".")) if m else None
 
 
+def release_before(release: str) -> str:
+    """A release just before ``release``: its last non-zero number one less, what follows it
+    dropped (0.14 -> 0.13, 0.4 -> 0.3, 1.0 -> 0); "" for none."""
+    key = release_key(release) if release else None
+    nonzero = [i for i, part in enumerate(key or ()) if part > 0]
+    if not key or not nonzero:
+        return ""
+    i = nonzero[-1]
+    return ".".join(str(part) for part in (*key[:i], key[i] - 1))
+
+
 RELEASE_RE = re.compile(r"v?(\d{1,4}(?:\.\d{1,4}){0,3})(?!\.?\d)")
 
 
@@ -701,6 +712,11 @@ class Engine(_Entry):
                    key, "must be a release number like 0.14 or 0.8.5, or empty")  # fmt: skip
         _check(len(self.overlap_source) >= 3, "overlap_source",
                "must say where the value comes from")  # fmt: skip
+
+    @property
+    def release_before_overlap(self) -> str:
+        """A release just before overlap_since, to name in advice."""
+        return release_before(self.overlap_since)
 
     @property
     def overlaps_scheduling(self) -> bool:

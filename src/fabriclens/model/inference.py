@@ -401,7 +401,7 @@ def estimate_inference(
                 f"step on the host while the GPU runs the one before, so its "
                 f"{engine.step_overhead_s * 1e3:.2g} ms per step hides behind the GPU's work and "
                 f"only the larger of the two counts (since release {engine.overlap_since}: "
-                f"{engine.overlap_source}; name an earlier release as {engine.name}@0.8.5)",
+                f"{engine.overlap_source}; name an earlier release as {engine.name}@{engine.release_before_overlap})",
             )
             if engine.overlaps_scheduling
             else ()

@@ -10,6 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from fabriclens.catalog.schema import release_before
 from fabriclens.units import (
     counted,
     format_bytes,
@@ -306,8 +307,7 @@ def inference_lines(doc: dict[str, Any]) -> list[RenderableType]:
         before = inf["decode_step_s"] + hidden
         name = str(doc.get("layout", {}).get("engine") or "the engine").partition("@")[0]
         since = str(inf.get("host_step_hidden_since") or "")
-        parts = since.split(".")
-        earlier = ".".join([*parts[:-1], str(max(0, int(parts[-1]) - 1))]) if since else "0"
+        earlier = release_before(since) or "0"
         text.append(
             f"  {name} from {since} prepares each step while the GPU runs the one before, hiding "
             f"{format_time(hidden)} of host time a step; before {since}: {format_time(before)} a "
