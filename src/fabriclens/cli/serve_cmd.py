@@ -31,7 +31,7 @@ def serve(
     plan_gpu: Annotated[str | None, typer.Option(help="Planner comparison: GPU SKU serving the model")] = None,
     plan_gpus: Annotated[int, typer.Option(help="Planner comparison: GPUs (tensor parallel)")] = 1,
     plan_model: Annotated[str | None, typer.Option(help="Planner comparison: catalog model [default: --model]")] = None,
-    plan_engine: Annotated[str | None, typer.Option(help="Planner comparison: engine serving it (vllm, sglang, tgi, trtllm, ollama) [default: ollama for the Ollama API, else vllm]")] = None,
+    plan_engine: Annotated[str | None, typer.Option(help="Planner comparison: engine serving it (vllm, sglang, tgi, trtllm, ollama; vllm@0.8.5 names a release) [default: ollama for the Ollama API, else vllm]")] = None,
     seed: Annotated[int, typer.Option(help="Seed for prompts and arrival times")] = 0,
     plot: Annotated[Path | None, typer.Option(help="Write latency vs throughput to this PNG")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
