@@ -32,7 +32,7 @@ from fabriclens.catalog import (
 )
 from fabriclens.catalog.load import gpus as catalog_gpus
 from fabriclens.catalog.load import share_owner
-from fabriclens.catalog.schema import GRAD_REDUCE_DTYPES, Gpu, ModelSpec
+from fabriclens.catalog.schema import GRAD_REDUCE_DTYPES, Gpu, ModelSpec, split_release
 from fabriclens.model.arch import count_params
 from fabriclens.model.collectives import Fabric, estimate_collective
 from fabriclens.model.inference import estimate_inference, serving_tpot_s
@@ -265,7 +265,7 @@ def inference_cases() -> Iterator[Case]:
         yield Case(
             f"{row['model']} {row['gpu']} {row['engine']} in={row['input_tokens']}",
             float(row["value"]), est.decode_tokens_per_s, "tokens/s", row["source"],
-            row_id=row["id"], split=row["split"], engine=engines[row["engine"]].partition("@")[0],
+            row_id=row["id"], split=row["split"], engine=split_release(engines[row["engine"]])[0],
         )  # fmt: skip
 
 

@@ -34,7 +34,8 @@ from fabriclens.catalog.schema import (
     Network,
     Switch,
     _Entry,
-    release_key,
+    split_release,
+    valid_release,
     with_memory,
 )
 from fabriclens.errors import InputError
@@ -372,16 +373,16 @@ def find_switch(name: str) -> Switch:
 def find_engine(name: str) -> Engine:
     """Look an inference engine up by name or alias; ``NAME@RELEASE`` (vllm@0.8.5) models that
     release where the engine's behaviour changed between releases (overlap_since)."""
-    base, at, release = name.partition("@")
-    engine = _find(engines(), base.strip() if at else name, "engine", "engines")
-    if not at:
-        return engine
-    if release_key(release) is None or not re.fullmatch(r"[\w.+-]+", release.strip()):
+    base, release = split_release(name)
+    if "@" not in name:
+        return _find(engines(), name, "engine", "engines")
+    engine = _find(engines(), base, "engine", "engines")
+    if not valid_release(release):
         raise InputError(
-            f"engine release {release.strip()!r} is not a release number",
+            f"engine release {release!r} is not a release number",
             f"write it like {engine.name}@0.8.5",
         )
-    return dataclasses.replace(engine, release=release.strip())
+    return dataclasses.replace(engine, release=release)
 
 
 def find_host(name: str) -> Host:

@@ -583,6 +583,18 @@ def release_key(text: str) -> tuple[int, ...] | None:
     return tuple(int(part) for part in m.group(1).split(".")) if m else None
 
 
+def valid_release(text: str) -> bool:
+    """A release as users and catalogs write it: leading numbers (0.14, 0.8.5), optionally a
+    suffix of letters, digits, dots, plus signs or dashes (0.4.6.post1, 0.19.1rc1.dev339+g1)."""
+    return release_key(text) is not None and re.fullmatch(r"[\w.+-]+", text.strip()) is not None
+
+
+def split_release(name: str) -> tuple[str, str]:
+    """An engine as named (vllm@0.8.5) -> its name and its release ("" when none is named)."""
+    base, _, release = name.partition("@")
+    return base.strip(), release.strip()
+
+
 def release_before(release: str) -> str:
     """A release just before ``release``: its last non-zero number one less, what follows it
     dropped (0.14 -> 0.13, 0.4 -> 0.3, 1.0 -> 0); "" for none."""
@@ -708,7 +720,7 @@ class Engine(_Entry):
 
         for key in ("overlap_since", "release"):
             value = getattr(self, key)
-            _check(isinstance(value, str) and (not value or release_key(value) is not None),
+            _check(isinstance(value, str) and (not value or valid_release(value)),
                    key, "must be a release number like 0.14 or 0.8.5, or empty")  # fmt: skip
         _check(len(self.overlap_source) >= 3, "overlap_source",
                "must say where the value comes from")  # fmt: skip

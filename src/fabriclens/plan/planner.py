@@ -29,6 +29,7 @@ from fabriclens.catalog.schema import (
     IntraLink,
     ModelSpec,
     Network,
+    split_release,
 )
 from fabriclens.errors import InputError
 from fabriclens.model.arch import ParamCounts, count_params
@@ -1069,7 +1070,7 @@ def _one_gpu_when_it_fits(req: PlanRequest, network_name: str | None) -> PlanReq
     engine = find_engine(req.engine)
     # by its own name only: the aliases (llama.cpp) share Ollama's other defaults, not its
     # scheduler; llama.cpp's server splits the layers over every GPU it sees (--split-mode layer)
-    named = (req.engine or "").partition("@")[0].strip().lower()  # a release (@0.5.7) aside
+    named = split_release(req.engine or "")[0].lower()  # a release (@0.5.7) aside
     if not engine.one_gpu_when_fits or named != engine.name:
         return req
     trial = _fits_on(req, 1, network_name)

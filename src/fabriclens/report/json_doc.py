@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from fabriclens.catalog.schema import split_release
+
 if TYPE_CHECKING:  # annotations only: `plan --json` need not import capacity and transfer
     from fabriclens.catalog.schema import Host
     from fabriclens.model.collectives import CollectiveEstimate, Fabric
@@ -311,7 +313,7 @@ def offload_doc(
     """Where an engine that keeps layers in host memory puts them, and what a token costs."""
     shown, of = off.reported_layers
     return {
-        "engine": engine.partition("@")[0].strip(),  # as named, a release (@0.5.7) aside
+        "engine": split_release(engine)[0],  # as named, a release (@0.5.7) aside
         "gpu_layers": off.gpu_layers,
         "layers": off.layers,
         "output_on_gpu": off.output_on_gpu,

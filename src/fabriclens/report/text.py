@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from fabriclens.catalog.schema import release_before
+from fabriclens.catalog.schema import release_before, split_release
 from fabriclens.units import (
     counted,
     format_bytes,
@@ -305,7 +305,7 @@ def inference_lines(doc: dict[str, Any]) -> list[RenderableType]:
     hidden = inf.get("host_step_hidden_s") or 0.0
     if hidden > 0:
         before = inf["decode_step_s"] + hidden
-        name = str(doc.get("layout", {}).get("engine") or "the engine").partition("@")[0]
+        name = split_release(str(doc.get("layout", {}).get("engine") or "the engine"))[0]
         since = str(inf.get("host_step_hidden_since") or "")
         earlier = release_before(since) or "0"
         text.append(
