@@ -75,6 +75,19 @@ def test_single_user_speed_matches_published_decode() -> None:
     assert plan.estimate.decode_tokens_per_s == pytest.approx(84.28, rel=0.15)
 
 
+def test_of_two_replicas_on_the_same_gpus_the_faster_per_token_is_chosen() -> None:
+    """DeepSeek-V3 on H200s for 50 users: tp 4 x pp 2 and tp 8 both take one 8-GPU replica. A
+    pipeline's two stages read their halves of the weights one after the other in each decode
+    step, so tp 8 is nearly twice as fast per token; a tie on GPUs goes to it (the first found
+    won before)."""
+    plan = plan_capacity(find_model("deepseek-v3"), "h200", users=50, output_tokens=256)
+    assert (plan.gpus, plan.tp, plan.pp) == (8, 8, 1)
+    pipelined = plan_capacity(find_model("deepseek-v3"), "h200", users=50, output_tokens=256, tp=4)
+    assert (pipelined.gpus, pipelined.pp) == (8, 2)
+    assert plan.tpot_s < 0.75 * pipelined.tpot_s
+    assert "then the faster" in plan.tp_reason
+
+
 def test_tensor_parallel_across_nodes_over_1gbe_is_an_order_of_magnitude_slower() -> None:
     """13B over four two-GPU nodes: per-token all-reduces on 1GbE TCP vs 100G RoCE."""
     spec = find_model("llama-2-13b")
