@@ -414,3 +414,14 @@ def test_nvlink5_nvls_share_follows_nccls_own_ratio_between_generations() -> Non
     est = estimate_collective("all_reduce", 8 * 2**30, 8, Fabric(blackwell, None, 8))
     assert est.algorithm == "nvls"
     assert est.busbw_bytes_per_s / 1e9 == pytest.approx(834.84, rel=0.05)
+
+
+def test_point_to_point_ops_are_not_called_rings() -> None:
+    """NCCL runs all_to_all and send/recv as point-to-point transfers (nccl src/enqueue.cc: its
+    kernel path appends one send and one receive task per peer for ncclAlltoAll), so the estimate
+    names them "direct" inside a node and across nodes; the other ops keep ring, tree or NVLS."""
+    fabric = Fabric(find_link("nvlink4-nvswitch"), find_network("ndr-ib"), 8, 8)
+    for ranks in (8, 64):
+        for op in ("all_to_all", "send_recv"):
+            assert estimate_collective(op, 1e9, ranks, fabric).algorithm == "direct"
+        assert estimate_collective("all_gather", 1e9, ranks, fabric).algorithm == "ring"

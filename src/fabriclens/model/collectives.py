@@ -76,6 +76,7 @@ def op_name(text: str) -> str:
 
 
 # nccl-tests' bus factor (n-1)/n: every rank's share but its own crosses a link once
+P2P_OPS = ("all_to_all", "send_recv")  # point-to-point in NCCL: algorithm "direct"
 SHARE_OPS = ("all_gather", "reduce_scatter", "all_to_all", "gather", "scatter")
 # gather and scatter (nccl-tests builds them from grouped sends and receives, as PyTorch does):
 # the root receives (or sends) every other rank's share, the node's through NVLink, the rest
@@ -339,7 +340,8 @@ def estimate_collective(
         else:  # point-to-point (all_to_all, send_recv): a launch and a hop per step
             lat = BASE_LATENCY_S + steps * intra_lat
             bw_time = size_bytes * factor / intra_bw if intra_bw > 0 else math.inf
-        candidates.append((lat + bw_time, lat, "ring" if op != "send_recv" else "direct"))
+        # NCCL runs all_to_all and send/recv as point-to-point transfers, not a ring
+        candidates.append((lat + bw_time, lat, "direct" if op in P2P_OPS else "ring"))
         if op == "all_reduce" and fabric.intra.nvls and ranks > 2:
             nvls_algbw = fabric.nvls_algbw()
             candidates.append((NVLS_INTRA_S + size_bytes / nvls_algbw, NVLS_INTRA_S, "nvls"))
@@ -401,7 +403,7 @@ def estimate_collective(
             ring_time, ring_lat = simple_time, simple_lat
         else:
             proto_fraction = LL128_BW_FRACTION
-    candidates = [(ring_time, ring_lat, "ring")]
+    candidates = [(ring_time, ring_lat, "direct" if op in P2P_OPS else "ring")]
     tree_fraction = 1.0
     nvls_capped = False
     if op in ("all_reduce", "broadcast"):
@@ -447,7 +449,9 @@ def estimate_collective(
         bottleneck,
         "network",
         algorithm,
-        {"ring": proto_fraction, "tree": tree_fraction}.get(algorithm, 1.0),
+        {"ring": proto_fraction, "direct": proto_fraction, "tree": tree_fraction}.get(
+            algorithm, 1.0
+        ),
     )
 
 

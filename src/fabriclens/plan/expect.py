@@ -610,7 +610,7 @@ def judge(
         model_fit = fit_fixed_cost(model)
         fixed = FixedCost(measured_s=fit[0], stderr_s=fit[1], model_s=model_fit[0] if model_fit else est.latency_s,
                           sizes=len(points), largest_time_s=points[max(points)],
-                          ring_steps=ring_steps(name, n) if est.algorithm == "ring" else None)  # fmt: skip
+                          ring_steps=ring_steps(name, n) if est.algorithm == "ring" or name == "all_to_all" else None)  # fmt: skip
     if eff >= OK_EFFICIENCY:
         level, text = (
             "ok",
