@@ -441,6 +441,7 @@ def _more_models() -> dict[str, ModelSpec]:
             tied_embeddings=row["tied_embeddings"] == "yes", mlp=row["mlp"],  # type: ignore[arg-type]
             qkv_bias=row["qkv_bias"] == "yes", experts=int(row["experts"]),
             experts_per_token=int(row["experts_per_token"]), moe_ffn=int(row["moe_ffn"]),
+            family=row["family"],
         )  # fmt: skip
     return specs
 

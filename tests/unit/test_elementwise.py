@@ -59,6 +59,36 @@ def test_eager_extra_bytes_for_llama_3_1_8b_by_hand() -> None:
     assert tp4_sp == pytest.approx(fwd / 4)
 
 
+def test_query_and_key_norms_run_the_rmsnorm_chain_over_every_head() -> None:
+    """Qwen3-8B normalises its 32 query and 8 key heads of 128 (transformers' Qwen3RMSNorm, the
+    same chain as LlamaRMSNorm): eager PyTorch adds (36 - 4) bytes per element of those 5,120
+    forward and (76 - 2 x 4) backward, split by the heads over tensor parallelism; the norms' inputs are kept for the
+    backward, 2 x 5,120 bytes per token of activations. The same shape in a family without them
+    moves neither, and nanotron's fused norms add nothing."""
+    from fabriclens.model.memory import activation_bytes_per_layer
+
+    qwen = find_model("qwen3-8b")
+    plain = replace(qwen, family="llama")
+    fwd, bwd = eager_extra_bytes_per_token(qwen)
+    fwd0, bwd0 = eager_extra_bytes_per_token(plain)
+    assert fwd - fwd0 == 5120 * 32
+    assert bwd - bwd0 == 5120 * (op_bytes(RMSNORM_EAGER_BWD) - 2 * 4)
+    tp2, _ = eager_extra_bytes_per_token(qwen, tp=2)
+    tp2_0, _ = eager_extra_bytes_per_token(plain, tp=2)
+    assert tp2 - tp2_0 == pytest.approx(5120 * 32 / 2)
+    mlp_only = eager_extra_bytes_per_token(qwen, mode="eager-mlp")
+    assert mlp_only == eager_extra_bytes_per_token(plain, mode="eager-mlp")
+    tokens = CFG.micro_batch * CFG.seq_len
+    assert activation_bytes_per_layer(qwen, CFG, "none") - activation_bytes_per_layer(
+        plain, CFG, "none"
+    ) == pytest.approx(2 * tokens * 5120)
+    # a full recompute keeps only the block's input; per-op checkpointing reruns the norms
+    for rec in ("full", "op"):
+        assert activation_bytes_per_layer(qwen, CFG, rec) == activation_bytes_per_layer(
+            plain, CFG, rec
+        )
+
+
 def test_layernorm_gelu_alibi_models_run_the_same_either_way() -> None:
     """MPT's LayerNorm and GELU are one kernel each in eager PyTorch and it has no rotary: eager
     adds nothing. A Llama step is slower eager than fused, by the extra bytes over HBM."""

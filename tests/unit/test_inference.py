@@ -230,6 +230,34 @@ def test_an_engines_kernel_gaps_are_counted_by_layer_kind() -> None:
     )
 
 
+def test_query_and_key_norms_add_two_kernel_gaps_a_layer() -> None:
+    """Qwen3, OLMo 2 and Gemma 3 normalise queries and keys in two kernels of their own (vLLM's
+    Qwen3Attention; sglang#22355's trace: 480 apply_qk_norm launches beside 240 rotary ones).
+    Qwen3-30B-A3B's 48 layers add 96 gaps to its MoE ones on vLLM and SGLang; the same shape
+    in a family without them does not, and an engine whose kernels were not read (llama.cpp)
+    counts neither."""
+    from dataclasses import replace
+
+    from fabriclens.model.inference import MOE_CALL_LATENCY_S, engine_overhead_s
+
+    qwen = find_model("qwen3-30b-a3b")
+    assert qwen.qk_norm and not find_model("llama-3.1-8b").qk_norm
+    assert find_model("olmo-2-13b").qk_norm and find_model("gemma-3-27b").qk_norm
+    plain = replace(qwen, family="mixtral")
+    for name in ("vllm", "sglang"):
+        eng = find_engine(name)
+        gap = eng.layer_overhead_s / 10
+        assert engine_overhead_s(eng, plain) == pytest.approx(
+            eng.step_overhead_s + 48 * eng.layer_overhead_s + 48 * 4 * gap
+            + 48 * MOE_CALL_LATENCY_S
+        )  # fmt: skip
+        assert engine_overhead_s(eng, qwen) - engine_overhead_s(eng, plain) == pytest.approx(
+            96 * gap
+        )
+    ollama = find_engine("ollama")
+    assert engine_overhead_s(ollama, qwen) == engine_overhead_s(ollama, plain)
+
+
 def test_deepseek_r1_at_batch_one_on_todays_sglang() -> None:
     """SGLang's cookbook (sgl-project/sgl-cookbook, reference rows im100, im102, im427): DeepSeek-
     R1-0528 in FP8 on 8 B200s, tensor parallel 8, SGLang 0.5.6, concurrency 1, 9.16-9.26 ms per

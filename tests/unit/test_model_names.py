@@ -209,7 +209,7 @@ def test_an_unknown_hugging_face_id_points_at_its_config() -> None:
 def test_catalog_entries_agree_with_the_reference_model_table() -> None:
     """reference/models_more.csv was transcribed from the Hugging Face configs separately from
     the catalog (for the decode reference rows); every model it shares with the catalog, found
-    by its Hugging Face name, has the same shape."""
+    by its Hugging Face name, has the same shape and family (the config's model_type)."""
     import csv
 
     from conftest import ROOT
@@ -224,11 +224,11 @@ def test_catalog_entries_agree_with_the_reference_model_table() -> None:
             shared += 1
             head_dim = spec.head_dim or spec.hidden // spec.heads
             got = (spec.layers, spec.hidden, spec.heads, spec.kv_heads, head_dim, spec.ffn,
-                   spec.vocab, spec.tied_embeddings, spec.qkv_bias, spec.experts)  # fmt: skip
+                   spec.vocab, spec.tied_embeddings, spec.qkv_bias, spec.experts, spec.family)  # fmt: skip
             want = (int(row["layers"]), int(row["hidden"]), int(row["heads"]),
                     int(row["kv_heads"]), int(row["head_dim"]), int(row["ffn"]), int(row["vocab"]),
                     row["tied_embeddings"] == "yes", row["qkv_bias"] == "yes",
-                    int(row["experts"]))  # fmt: skip
+                    int(row["experts"]), row["family"])  # fmt: skip
             assert got == want, row["model"]
     assert shared >= 11
 

@@ -475,6 +475,13 @@ class Network(_Entry):
         return self.rate_bits_per_s / 8
 
 
+# Families whose attention RMS-normalises every query and key head before the rotary embedding,
+# as their Hugging Face modeling code does unconditionally (transformers models/qwen3,
+# qwen3_moe: q_norm / k_norm over each head; olmo2, olmoe: over the whole query and key
+# projections; gemma3: over each head): two more norms per layer, on the query and key widths
+QK_NORM_FAMILIES = frozenset({"qwen3", "qwen3_moe", "olmo2", "olmoe", "gemma3", "gemma3_text"})
+
+
 @dataclass(frozen=True, kw_only=True)
 class ModelSpec(_Entry):
     """A transformer architecture; enough to count parameters, FLOPs, memory and traffic."""
@@ -574,6 +581,12 @@ class ModelSpec(_Entry):
     def is_mla(self) -> bool:
         """True when attention is multi-head latent attention."""
         return self.kv_lora_rank > 0
+
+    @property
+    def qk_norm(self) -> bool:
+        """True when each layer RMS-normalises its queries and keys before the rotary embedding
+        (the families of QK_NORM_FAMILIES)."""
+        return self.family in QK_NORM_FAMILIES
 
 
 def release_key(text: str) -> tuple[int, ...] | None:

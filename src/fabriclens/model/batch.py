@@ -50,7 +50,7 @@ from fabriclens.model.collectives import (
     root_nic_bw,
 )
 from fabriclens.model.comm import MEGATRON_BUCKET_MIN_PARAMS, MEGATRON_BUCKET_PARAMS_PER_DP_RANK
-from fabriclens.model.elementwise import eager_extra_parts
+from fabriclens.model.elementwise import eager_extra_parts, qk_norm_width
 from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
 from fabriclens.model.memory import (
@@ -102,6 +102,7 @@ def _activation(spec: ModelSpec, base: TrainConfig, tp: Arr, mb: Arr, sp: Arr, r
     q_w, k_w, v_w, o_w = q_width(spec), k_width(spec), v_width(spec), spec.heads * v_dim(spec)
     replicated = tokens * h * (8 + (2 if base.dropout else 0))
     attn = 2 * tokens * (q_w + k_w) + 2 * tokens * v_w + 2 * tokens * o_w
+    attn = attn + 2 * tokens * qk_norm_width(spec)  # the query/key norms' inputs
     f = mean_mlp_width(spec)  # k routed + shared experts in MoE layers
     mlp = (6 if spec.mlp == "swiglu" else 4) * tokens * f
     if base.flash_attention:

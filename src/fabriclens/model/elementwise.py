@@ -12,7 +12,9 @@ chain reads its input from HBM and writes its output back:
 - rotary embeddings: torchtitan's ``apply_rotary_emb`` (models/llama/model.py) upcasts q and k,
   multiplies them as complex numbers by the frequencies and casts back (Hugging Face's
   ``q * cos + rotate_half(q) * sin`` moves as many bytes);
-- the gated MLP: ``w2(F.silu(w1(x)) * w3(x))`` launches the SiLU and the product apart.
+- the gated MLP: ``w2(F.silu(w1(x)) * w3(x))`` launches the SiLU and the product apart;
+- the query and key norms of the families that have them (Qwen3, OLMo 2, Gemma 3:
+  ``ModelSpec.qk_norm``): the RMSNorm chain again, over every query and key head.
 
 Each op below is (what it does, bytes read, bytes written) per element of the tensor it runs
 on, BF16 activations and the FP32 upcasts the code makes; per-row statistics (the mean, the
@@ -26,7 +28,7 @@ residual adds) add nothing, and neither do layout copies, which differ between f
 from __future__ import annotations
 
 from fabriclens.catalog.schema import ModelSpec
-from fabriclens.model.arch import head_dim, mean_mlp_width
+from fabriclens.model.arch import head_dim, k_width, mean_mlp_width, q_width
 
 Op = tuple[str, float, float]  # what, bytes read, bytes written per element
 
@@ -95,6 +97,12 @@ def rotary_width(spec: ModelSpec) -> float:
     return float((spec.heads + spec.kv_heads) * head_dim(spec))
 
 
+def qk_norm_width(spec: ModelSpec) -> float:
+    """Elements per token the query and key norms run over (ModelSpec.qk_norm): every query and
+    key head, 0 for a family without them."""
+    return float(q_width(spec) + k_width(spec)) if spec.qk_norm else 0.0
+
+
 def eager_extra_parts(spec: ModelSpec, mode: str = "eager") -> tuple[float, float, float, float]:
     """HBM bytes per token per layer that op-by-op elementwise work adds to the fused step's:
     the norms' (forward, backward), then the rotary and MLP chains' (forward, backward). ``mode``
@@ -110,6 +118,10 @@ def eager_extra_parts(spec: ModelSpec, mode: str = "eager") -> tuple[float, floa
     if width:
         f, b = _extra(ROTARY_EAGER_FWD, ROTARY_EAGER_BWD, ROTARY_FUSED)
         split_f, split_b = width * f, width * b
+    if spec.qk_norm and not mlp_only:  # the query and key norms: the same chain, split by heads
+        f, b = _extra(RMSNORM_EAGER_FWD, RMSNORM_EAGER_BWD, NORM_FUSED)
+        qk = qk_norm_width(spec)
+        split_f, split_b = split_f + qk * f, split_b + qk * b
     if spec.mlp == "swiglu":
         f, b = _extra(GATED_EAGER_FWD, GATED_EAGER_BWD, GATED_FUSED)
         mlp = mean_mlp_width(spec)

@@ -167,6 +167,11 @@ SHARED_EXPERT_KERNELS = 3
 # GEMM), rotary, the cache write, the MLA decode kernel, the value absorption and the output
 # GEMM (SGLang's DeepseekV2AttentionMLA.forward_absorb).
 MLA_EXTRA_KERNELS = 5
+# A family that normalises its queries and keys (ModelSpec.qk_norm: Qwen3, OLMo 2, Gemma 3) runs
+# two more: the query norm and the key norm, apart from the rotary kernel (vLLM's Qwen3Attention
+# calls q_norm and k_norm as two RMSNorm layers; SGLang's Qwen3-MoE decode trace in
+# sgl-project/sglang#22355 counts 480 apply_qk_norm launches beside 240 rotary ones)
+QK_NORM_KERNELS = 2
 # ...and a fused routed-expert call takes longer than its kernels' gaps and weight read: at batch
 # 1 in a CUDA graph (top-k through the weighted sum) the engines' own kernel benchmarks time it at
 # 40 us for Qwen3-30B-A3B's 38 MB of FP8 experts on an H100 (vllm#24700), 32 us for
@@ -179,11 +184,19 @@ MOE_CALL_LATENCY_S = 8.0e-6
 
 def extra_kernels(spec: ModelSpec) -> int:
     """Kernels a decode step runs beyond DENSE_LAYER_KERNELS per layer: those of the MoE MLPs,
-    their shared experts and latent attention."""
+    their shared experts, latent attention and query/key norms."""
     extra = moe_layers(spec) * (
         MOE_EXTRA_KERNELS + (SHARED_EXPERT_KERNELS if spec.shared_experts else 0)
     )
-    return extra + (spec.layers * MLA_EXTRA_KERNELS if spec.is_mla else 0)
+    extra += spec.layers * MLA_EXTRA_KERNELS if spec.is_mla else 0
+    return extra + (spec.layers * QK_NORM_KERNELS if spec.qk_norm else 0)
+
+
+def kernel_kinds(spec: ModelSpec) -> str:
+    """What extra_kernels counted for ``spec``, in words."""
+    kinds = [what for what, has in (("mixture-of-experts", spec.is_moe),
+             ("latent-attention", spec.is_mla), ("query/key norm", spec.qk_norm)) if has]  # fmt: skip
+    return ", ".join(kinds[:-1]) + (" and " if len(kinds) > 1 else "") + kinds[-1] if kinds else ""
 
 
 def engine_extra_kernels(engine: Engine, spec: ModelSpec) -> int:
@@ -390,7 +403,7 @@ def estimate_inference(
             + (
                 f"; {engine_extra_kernels(engine, spec):,} more kernel gaps of "
                 f"{engine.layer_overhead_s / DENSE_LAYER_KERNELS * 1e6:.1f} us for the "
-                "mixture-of-experts and latent-attention layers' kernels"
+                f"{kernel_kinds(spec)} kernels"
                 if engine_extra_kernels(engine, spec)
                 else ""
             ),

@@ -30,6 +30,7 @@ from fabriclens.model.arch import (
     v_dim,
     v_width,
 )
+from fabriclens.model.elementwise import qk_norm_width
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
 from fabriclens.model.moe import routed_input_bytes_per_token
 from fabriclens.units import format_number
@@ -222,6 +223,8 @@ def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str
     q_w, k_w, v_w, o_w = q_width(spec), k_width(spec), v_width(spec), spec.heads * v_dim(spec)
     replicated = tokens * h * (8 + (2 if cfg.dropout else 0))
     attn = 2 * tokens * (q_w + k_w) + 2 * tokens * v_w + 2 * tokens * o_w
+    # query/key norms (Qwen3, OLMo 2, Gemma 3) keep their inputs too: the projections' outputs
+    attn += 2 * tokens * qk_norm_width(spec)
     f = mean_mlp_width(spec)  # k routed + shared experts in MoE layers
     mlp = (6 if spec.mlp == "swiglu" else 4) * tokens * f
     if cfg.flash_attention:
