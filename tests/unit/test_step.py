@@ -267,7 +267,7 @@ def test_host_time_per_layer_adds_to_every_layer_of_every_micro_batch() -> None:
 
 def test_the_small_micro_batch_caveat_states_the_published_eager_runs() -> None:
     """The plan's dispatch line says the published eager-PyTorch runs at 2,048 tokens or fewer
-    per micro-batch "ran 0.62-1.12x the planned speed (median 0.91x)": measured / planned speed
+    per micro-batch "ran 0.62-1.12x the planned speed (median 0.90x)": measured / planned speed
     (a time row's ratio inverted) over those rows of reference/ (Lambda's GPT-2.7B, Baichuan2
     under DeepSpeed, Qwen's fine-tuning profiles, Answer.AI's QLoRA), so the line follows the
     data; the slowest beyond eager PyTorch's likely range. The line appears only for an eager
@@ -292,7 +292,7 @@ def test_the_small_micro_batch_caveat_states_the_published_eager_runs() -> None:
     ]
     assert len(ran) == SMALL_EAGER_RUNS
     assert f"{min(ran):.2f}" == "0.62" and f"{max(ran):.2f}" == "1.12"
-    assert f"{statistics.median(ran):.2f}" == "0.91"
+    assert f"{statistics.median(ran):.2f}" == "0.90"
     band = find_framework("pytorch").likely_range(False)
     assert band is not None and min(ran) < band[0]  # slower than the likely range says
     spec, gpu = find_model("llama-3.1-8b"), find_gpu("a100-sxm-80gb")
