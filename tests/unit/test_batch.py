@@ -15,6 +15,7 @@ from fabriclens.model.batch import REC, _stage_layers, evaluate
 from fabriclens.model.layout import TrainConfig
 from fabriclens.model.memory import head_cost_layers, stage_layer_counts
 from fabriclens.model.step import estimate_training_step
+from fabriclens.plan.layouts import ep_ranks
 from fabriclens.plan.planner import resolve_fabric
 
 
@@ -70,7 +71,8 @@ def test_batch_equals_scalar(model, gpu, nodes, gpn, network, nics, tp, pp, ep, 
     gpus = nodes * gpn
     assume(gpus % (tp * pp) == 0 and spec.heads % tp == 0 and pp <= spec.layers)
     dp = gpus // (tp * pp)
-    assume(not spec.is_moe or (spec.experts % ep == 0 and dp % ep == 0))
+    # ep carved from dp, or with each expert whole (etp 1) from tp x dp (plan.layouts.ep_ranks)
+    assume(not spec.is_moe or (spec.experts % ep == 0 and ep_ranks(tp, 1, dp, etp) % ep == 0))
     assume(spec.is_moe or ep == 1)
     assume(il == 1 or (pp > 1 and spec.layers % (pp * il) == 0))
     g = find_gpu(gpu)

@@ -44,9 +44,9 @@ EP_OVERLAP_HELP = (
 )
 ETP_HELP = (
     "MoE: tensor parallelism inside the experts, 1 or the --tp degree (Megatron-Core's "
-    "expert_tensor_parallel_size) [default: --tp; 1 keeps each expert whole and skips the "
-    "gather of the routed tokens over the TP ranks (MoE Parallel Folding); memory and the expert "
-    "ranks' placement are still planned with the experts split over TP]"
+    "expert_tensor_parallel_size) [default: --tp; 1 keeps each expert whole (MoE Parallel "
+    "Folding): each rank holds whole experts, the routed tokens are not gathered over the TP "
+    "ranks, and the expert-parallel group may span them (ep must divide tp x cp x dp)]"
 )
 MAX_INT = 2**53  # beyond any count, size or rank; a float still holds it exactly
 MAX_PORT = 65535

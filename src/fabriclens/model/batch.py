@@ -345,7 +345,10 @@ def evaluate(
     ) / L + counts.norms / L
     per_expert = counts.experts / L
     st_dense = [(n * per_dense + e) / tp for n, e in zip(st_layers, st_ends, strict=True)]
-    st_expert = [n * per_expert / (tp * ep) for n in st_layers]
+    # the experts split over etp x ep ranks (layout.place_groups): etp is tp, or 1 with --etp 1
+    fold = base.etp == 1
+    etp = np.ones_like(tp) if fold else tp
+    st_expert = [n * per_expert / (etp * ep) for n in st_layers]
     st_total = [
         np.where(x, d + e, -np.inf) for d, e, x in zip(st_dense, st_expert, exists, strict=True)
     ]
@@ -363,7 +366,7 @@ def evaluate(
 
     # --- memory (memory.training_memory): the busiest of the stages ---
     dp_dense = dp * cp
-    dp_expert = np.maximum(1.0, np.floor(dp_dense / ep))
+    dp_expert = np.maximum(1.0, np.floor(tp * dp_dense / (etp * ep)))  # layout.expert_dp
     act_rec = _activation(spec, base, tp, mb, sp, rec)
     act_none = _activation(spec, base, tp, mb, sp, np.zeros_like(rec))
     tokens = mb * base.seq_len / cp
@@ -509,7 +512,8 @@ def evaluate(
     tp_pn, tp_cc = group(tp, np.ones_like(tp))
     dp_pn, dp_cc = group(dp, tp * cp)
     pp_pn, _ = group(pp, tp * cp * dp)
-    ep_pn = np.maximum(1.0, np.minimum(ep, dp_pn))
+    # ep consecutive ranks at stride etp (layout.place_groups)
+    ep_pn = np.maximum(1.0, np.minimum(ep, gpn)) if fold else np.maximum(1.0, np.minimum(ep, dp_pn))
     ep_cc = np.maximum(1.0, np.floor(min(gpn, gpus) / ep_pn))
 
     # --- communication (step.estimate_training_step's ledger) ---
@@ -633,8 +637,12 @@ def evaluate(
     add(ag3 * m, bwd_window, z3)  # the backward's gathers, then its reduce-scatters
     fwd_left, bwd_left = fwd_window - ag3 * m, bwd_window - ag3 * m
     if spec.is_moe:
-        edp = np.floor(dp / ep)
-        edp_pn = np.maximum(1.0, np.floor(dp_pn / ep))
+        # layout.place_groups: tp x cp x dp / (etp x ep) ranks at stride etp x ep
+        edp = np.floor(tp * cp * dp / (etp * ep))
+        if fold:
+            edp_pn = np.maximum(1.0, np.minimum(edp, np.floor(gpn / ep)))
+        else:
+            edp_pn = np.maximum(1.0, np.floor(dp_pn / ep))
         edp_cc = np.maximum(1.0, np.floor(min(gpn, gpus) / edp_pn))
         # step.py: ZeRO-3 gathers the experts over their data-parallel group, after the dense
         expert_w = (

@@ -140,16 +140,26 @@ def place_groups(cfg: TrainConfig) -> dict[str, Group]:
     per_node = max(1, min(cfg.cp * cfg.dp, gpn // cfg.tp)) if cfg.tp <= gpn else 1
     groups["dp-cp"] = Group("dp" if cfg.cp == 1 else "dp x cp", cfg.cp * cfg.dp, per_node,
                             max(1, min(gpn, cfg.gpus) // per_node))  # fmt: skip
-    # expert parallelism is carved from the cp x dp ranks (Megatron-Core's expert rank order
-    # tp-ep-dp-pp: ep consecutive at stride tp, so cp x dp must be a multiple of ep)
-    dpcp = groups["dp-cp"]
-    ep_per_node = max(1, min(cfg.ep, dpcp.per_node))
+    # expert parallelism: Megatron-Core's expert rank generator lays the same ranks out as
+    # etp x ep x expert-dp x pp (order tp-cp-ep-dp-pp with the expert-TP degree as tp), so ep
+    # consecutive ranks at stride etp: with the experts split over the TP ranks (etp = tp) they
+    # are carved from the cp x dp ranks; with --etp 1 (MoE Parallel Folding) from all of a
+    # stage's tp x cp x dp ranks (parallel_state.initialize_model_parallel)
+    etp = cfg.expert_tp
+    ep_per_node = max(1, min(cfg.ep, gpn // etp)) if etp <= gpn else 1
     groups["ep"] = Group("ep", cfg.ep, ep_per_node, max(1, min(gpn, cfg.gpus) // ep_per_node))
-    # expert data parallelism: the cp x dp ranks holding the same experts, every ep-th one;
-    # each of a node's ranks is in one such group, so they all run at once and share its NICs
-    edp_per_node = max(1, dpcp.per_node // cfg.ep)
+    # expert data parallelism: the ranks holding the same experts, at stride etp x ep; each of a
+    # node's ranks is in one such group, so they all run at once and share its NICs
+    stride = etp * cfg.ep
+    edp = max(1, expert_dp(cfg))
+    edp_per_node = max(1, min(edp, gpn // stride)) if stride <= gpn else 1
     groups["dp-expert"] = Group(
-        "dp-expert", max(1, cfg.dp * cfg.cp // cfg.ep), edp_per_node,
-        max(1, min(gpn, cfg.gpus) // edp_per_node),
-    )  # fmt: skip
+        "dp-expert", edp, edp_per_node, max(1, min(gpn, cfg.gpus) // edp_per_node)
+    )
     return groups
+
+
+def expert_dp(cfg: TrainConfig) -> int:
+    """Ranks of a pipeline stage that hold the same experts: tp x cp x dp / (etp x ep) (dp x cp
+    / ep when the experts are split over the TP ranks)."""
+    return cfg.tp * cfg.cp * cfg.dp // (cfg.expert_tp * cfg.ep)

@@ -31,7 +31,7 @@ from fabriclens.model.arch import (
     v_width,
 )
 from fabriclens.model.elementwise import qk_norm_width
-from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
+from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig, expert_dp
 from fabriclens.model.moe import routed_input_bytes_per_token
 from fabriclens.units import format_number
 
@@ -158,11 +158,18 @@ class ParamShare:
 
 
 def stage_share(
-    spec: ModelSpec, counts: ParamCounts, tp: int, ep: int, stage: Stage, pp: int
+    spec: ModelSpec,
+    counts: ParamCounts,
+    tp: int,
+    ep: int,
+    stage: Stage,
+    pp: int,
+    etp: int = 0,
 ) -> ParamShare:
     """Parameters on one GPU of ``stage``: its layers, the embedding on the first, the LM head
     on the last (a tied model's last stage keeps its own copy of the embedding as the head,
-    as Megatron-LM does when pp > 1)."""
+    as Megatron-LM does when pp > 1). The experts split over ``etp`` x ``ep`` ranks (``etp`` 0:
+    the TP degree; 1 keeps each expert whole)."""  # fmt: skip
     per_layer_dense = (counts.attention + counts.dense_mlp + counts.shared_and_router) / spec.layers
     per_layer_dense += counts.norms / spec.layers
     per_layer_expert = counts.experts / spec.layers
@@ -172,17 +179,23 @@ def stage_share(
         head = counts.lm_head if (counts.lm_head or pp == 1) else counts.embedding
     ends = embedding + head
     dense = (stage.layers * per_layer_dense + ends) / tp
-    expert = stage.layers * per_layer_expert / (tp * ep)
+    expert = stage.layers * per_layer_expert / ((etp or tp) * ep)
     return ParamShare(dense, expert, stage.layers, ends / tp, embedding / tp, stage)
 
 
 def param_share(
-    spec: ModelSpec, counts: ParamCounts, tp: int, pp: int, ep: int, head_layers: float = 0.0
+    spec: ModelSpec,
+    counts: ParamCounts,
+    tp: int,
+    pp: int,
+    ep: int,
+    head_layers: float = 0.0,
+    etp: int = 0,
 ) -> ParamShare:
     """Parameters on one GPU of the stage that holds the most (first or last: embedding or LM
-    head; a middle stage when the split is uneven)."""
+    head; a middle stage when the split is uneven)."""  # fmt: skip
     stages = pipeline_stages(spec.layers, pp, head_layers)
-    shares = [stage_share(spec, counts, tp, ep, st, pp) for st in stages]
+    shares = [stage_share(spec, counts, tp, ep, st, pp, etp) for st in stages]
     return max(shares, key=lambda s: s.total)
 
 
@@ -297,9 +310,9 @@ def _stage_name(stage: Stage, pp: int) -> str:
 def _training_stage_memory(
     spec: ModelSpec, counts: ParamCounts, cfg: TrainConfig, stage: Stage
 ) -> tuple[dict[str, float], tuple[str, ...]]:
-    share = stage_share(spec, counts, cfg.tp, cfg.ep, stage, cfg.pp)
+    share = stage_share(spec, counts, cfg.tp, cfg.ep, stage, cfg.pp, cfg.expert_tp)
     dp_dense: int = cfg.dp * cfg.cp
-    dp_expert: int = max(1, dp_dense // cfg.ep)
+    dp_expert: int = max(1, expert_dp(cfg))
     notes: list[str] = []
     comp: dict[str, float] = {}
 

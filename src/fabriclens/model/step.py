@@ -224,7 +224,7 @@ def estimate_training_step(
     t, h = cfg.tp, spec.hidden
     tokens = cfg.micro_batch * cfg.seq_len / cfg.cp  # per GPU per micro-batch
     head_layers = split_head_layers(spec, counts, cfg)  # 0: an even split
-    share = param_share(spec, counts, t, cfg.pp, cfg.ep, head_layers)
+    share = param_share(spec, counts, t, cfg.pp, cfg.ep, head_layers, cfg.expert_tp)
     layers = busiest_layers(spec.layers, cfg.pp, head_layers)  # the step follows the busiest stage
     stages = pipeline_stages(spec.layers, cfg.pp, head_layers)
     m = cfg.microbatches
@@ -504,7 +504,7 @@ def estimate_training_step(
             comm.append(gather_bwd)
             fwd_left, bwd_left = fwd_window - gather_fwd.time_s, bwd_window - gather_bwd.time_s
             # MoE: ZeRO-3 shards the experts over their own data-parallel group (the memory
-            # ledger holds 1/(dp/ep) of them), so each MoE layer gathers its experts' weights
+            # ledger holds 1/(tp x cp x dp / (etp x ep)) of them), so each MoE layer gathers its experts' weights
             # there too and scatters their gradients, in the same windows after the dense calls
             expert_group = groups["dp-expert"]
             weight_expert = (
@@ -512,7 +512,7 @@ def estimate_training_step(
                 if cfg.trains_base
                 else frozen_base_bytes(0.0, share.expert, 0.0, cfg.lora_base_bits)
             )
-            sharded_experts = weight_expert > 0 and cfg.dp // cfg.ep > 1
+            sharded_experts = weight_expert > 0 and expert_group.size > 1
             moe_pieces = max(1, round(moe_per_stage))
             if sharded_experts:
                 enote = f"ZeRO-3: gather the experts' weights for the {{}}, in {moe_pieces} per-layer calls over the expert data-parallel group"  # fmt: skip
@@ -579,7 +579,7 @@ def estimate_training_step(
                     note="gradients, bucketed behind backward",
                 )
             )
-        if grad_expert > 0 and cfg.dp // cfg.ep > 1 and cfg.zero < 3:
+        if grad_expert > 0 and groups["dp-expert"].size > 1 and cfg.zero < 3:
             comm.append(
                 bucketed_entry(
                     groups["dp-expert"],
@@ -600,7 +600,7 @@ def estimate_training_step(
 
     if cfg.trains_base:
         # ZeRO shards the dense weights' states over dp x cp and the experts' over the ranks
-        # holding the same experts (dp x cp / ep), as the memory ledger does
+        # holding the same experts (tp x dp x cp / (etp x ep)), as the memory ledger does
         dp_dense = cfg.dp * cfg.cp if cfg.zero >= 1 else 1
         dp_expert = groups["dp-expert"].size if cfg.zero >= 1 else 1
         optimized = share.dense / dp_dense + share.expert / dp_expert
@@ -710,8 +710,8 @@ def estimate_training_step(
                 )
                 + (", hidden behind other micro-batches' compute" if cfg.ep_overlap else "")
                 + "; routing balanced (model/moe.py). Optimistic for MoE: NVIDIA's own MoE "
-                "recipes on H100 run at a median 0.84 of this step (its dense ones at 0.90), and "
-                "its published MoE runs are up to 2.6x slower (DeepSeek-V3 in BF16 under NeMo 25.04; "
+                "recipes on H100 run at a median 0.83 of this step (its dense ones at 0.90), and "
+                "its published MoE runs are up to 3.0x slower (DeepSeek-V3 in BF16 under NeMo 25.04; "
                 "README, known misses)",
             )
             if spec.is_moe

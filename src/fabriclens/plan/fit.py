@@ -11,7 +11,7 @@ from fabriclens.errors import InputError
 from fabriclens.model.arch import ParamCounts
 from fabriclens.model.layout import TrainConfig
 from fabriclens.model.memory import inference_memory, training_memory
-from fabriclens.plan.layouts import divisors, layout_config, validate_layout
+from fabriclens.plan.layouts import divisors, ep_ranks, layout_config, validate_layout
 from fabriclens.plan.request import PlanRequest
 
 MAX_GPUS = 16384
@@ -42,7 +42,9 @@ def _fit_candidates(
                 if req.ep:
                     eps = [req.ep]
                 elif spec.is_moe:
-                    eps = [e for e in divisors(spec.experts) if dp % e == 0]  # EP ranks lie in DP
+                    eps = [
+                        e for e in divisors(spec.experts) if ep_ranks(tp, cp, dp, req.etp) % e == 0
+                    ]
                 else:
                     eps = [1]
                 zeros = [req.zero] if req.zero is not None else [3, 2, 1, 0] if dp * cp > 1 else [0]

@@ -25,6 +25,14 @@ def check_tp(spec: ModelSpec, tp: int) -> None:
         )
 
 
+def ep_ranks(tp: int, cp: int, dp: int, etp: int | None) -> int:
+    """The ranks of a pipeline stage its expert-parallel groups are carved from, so a multiple
+    of ep: cp x dp with the experts split over the TP ranks, all tp x cp x dp with each expert
+    whole (``etp`` 1, MoE Parallel Folding: Megatron-Core's expert rank generator lays the
+    stage's ranks out as etp x ep x expert-dp)."""
+    return tp * cp * dp if etp == 1 else cp * dp
+
+
 def validate_layout(spec: ModelSpec, cfg: TrainConfig) -> None:
     """Raise InputError naming the first flag that makes ``cfg`` an impossible layout."""
     check_tp(spec, cfg.tp)
@@ -43,11 +51,15 @@ def validate_layout(spec: ModelSpec, cfg: TrainConfig) -> None:
     if cfg.ep > 1:
         if not spec.is_moe:
             raise InputError(f"--ep {cfg.ep} needs a mixture-of-experts model", "drop --ep")
-        if spec.experts % cfg.ep or (cfg.dp * cfg.cp) % cfg.ep:
+        # Megatron-Core lays the experts out over the same ranks as etp x ep x expert-dp x pp
+        if spec.experts % cfg.ep or ep_ranks(cfg.tp, cfg.cp, cfg.dp, cfg.expert_tp) % cfg.ep:
+            within = "dp x cp" if cfg.expert_tp == cfg.tp else "tp x dp x cp (--etp 1)"
             raise InputError(
-                f"--ep {cfg.ep} must divide the {spec.experts} experts and dp x cp",
-                "choose an --ep that divides both",
-            )
+                f"--ep {cfg.ep} must divide the {spec.experts} experts and {within}",
+                "choose an --ep that divides both"
+                + ("" if cfg.expert_tp == 1 or cfg.tp == 1 else
+                   ", or keep each expert whole with --etp 1 (ep may then span the TP ranks)"),
+            )  # fmt: skip
     if cfg.interleave > 1 and (cfg.pp == 1 or spec.layers % (cfg.pp * cfg.interleave)):
         raise InputError(
             f"--interleave {cfg.interleave} needs pp > 1 and layers divisible by pp x interleave",

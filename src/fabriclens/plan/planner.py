@@ -47,7 +47,7 @@ from fabriclens.model.offload import (
 from fabriclens.model.step import StepEstimate, estimate_training_step
 from fabriclens.plan.fit import first_fit, min_gpus_inference, min_gpus_training
 from fabriclens.plan.layouts import check_tp as _check_tp
-from fabriclens.plan.layouts import layout_config
+from fabriclens.plan.layouts import ep_ranks, layout_config
 from fabriclens.plan.layouts import validate_layout as _validate_layout
 from fabriclens.plan.request import PlanRequest
 from fabriclens.units import format_number, parse_bandwidth, parse_rate, parse_size
@@ -313,7 +313,7 @@ def _training_candidates(
                 eps = [
                     e
                     for e in (1, 2, 4, 8, 16, 32, 64)
-                    if spec.experts % e == 0 and (dp * cp) % e == 0
+                    if spec.experts % e == 0 and ep_ranks(tp, cp, dp, req.etp) % e == 0
                 ]
             else:
                 eps = [1]
@@ -630,7 +630,8 @@ def _evaluate_vectorised(req: PlanRequest, prep: Prepared, top: int | None) -> E
         if req.sequence_parallel is not None
         else (tp > 1).astype(float)
     )
-    moe_ok = (ep == 1) | (spec.is_moe & (spec.experts % ep == 0) & (dp % ep == 0))
+    ranks = tp * dp if base.etp == 1 else dp  # plan.layouts.ep_ranks
+    moe_ok = (ep == 1) | (spec.is_moe & (spec.experts % ep == 0) & (ranks % ep == 0))
     valid = (
         (spec.heads % tp == 0) & (pp <= spec.layers) & (tp * pp * dp == base.gpus) & moe_ok
         & ((il == 1) | ((pp > 1) & (spec.layers % (pp * il) == 0))) & (gb % (dp * mb) == 0)
