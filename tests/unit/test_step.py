@@ -318,3 +318,28 @@ def test_the_plan_prints_the_small_micro_batch_caveat(capsys: pytest.CaptureFixt
     assert "Caveat eager PyTorch launches every op from Python" in capsys.readouterr().out
     assert run([*argv, "--seq-len", "8192"]) == 0
     assert "Caveat" not in capsys.readouterr().out
+
+
+def test_interleaving_accepts_megatrons_embedding_and_loss_split() -> None:
+    """Megatron-LM can count the embedding and the loss as a layer each in the pipeline split
+    (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split), so
+    Qwen3-235B's 94 layers run at pp 32 with 3 virtual stages (XTuner's Pai-Megatron runs,
+    reference tm648 and tm654): 96 chunks, the first and last stages one layer short, which is
+    the even split the step already takes. An interleave that neither count divides is refused
+    with the numbers."""
+    from fabriclens.errors import InputError
+    from fabriclens.model.memory import stage_layer_counts
+    from fabriclens.plan.layouts import validate_layout
+
+    spec = find_model("qwen3-235b-a22b")
+    cfg = TrainConfig(gpus=256, gpus_per_node=8, tp=2, pp=32, dp=4, ep=8, etp=1, interleave=3,
+                      seq_len=4096, global_batch=1024)  # fmt: skip
+    validate_layout(spec, cfg)
+    counts = stage_layer_counts(spec.layers, 32)
+    assert counts[0] == counts[-1] == 2 and set(counts[1:-1]) == {3}
+    with pytest.raises(InputError) as err:
+        validate_layout(spec, replace(cfg, interleave=2))
+    assert "94 layers divisible by pp x interleave = 64" in err.value.problem
+    dense = find_model("llama-3.1-8b")  # 32 layers: pp 4 x interleave 8, or 34 for none
+    validate_layout(dense, TrainConfig(gpus=32, gpus_per_node=8, pp=4, dp=8, interleave=8,
+                                       seq_len=4096, global_batch=64))  # fmt: skip

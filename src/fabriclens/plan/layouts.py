@@ -54,17 +54,28 @@ def validate_layout(spec: ModelSpec, cfg: TrainConfig) -> None:
         # Megatron-Core lays the experts out over the same ranks as etp x ep x expert-dp x pp
         if spec.experts % cfg.ep or ep_ranks(cfg.tp, cfg.cp, cfg.dp, cfg.expert_tp) % cfg.ep:
             within = "dp x cp" if cfg.expert_tp == cfg.tp else "tp x dp x cp (--etp 1)"
+            ranks = ep_ranks(cfg.tp, cfg.cp, cfg.dp, cfg.expert_tp)
             raise InputError(
-                f"--ep {cfg.ep} must divide the {spec.experts} experts and {within}",
+                f"--ep {cfg.ep} must divide the {spec.experts} experts and {within} = {ranks}",
                 "choose an --ep that divides both"
                 + ("" if cfg.expert_tp == 1 or cfg.tp == 1 else
                    ", or keep each expert whole with --etp 1 (ep may then span the TP ranks)"),
             )  # fmt: skip
-    if cfg.interleave > 1 and (cfg.pp == 1 or spec.layers % (cfg.pp * cfg.interleave)):
+    # Megatron-LM splits the layers into pp x interleave equal chunks, or (with
+    # --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split) counts
+    # the embedding and the loss as a layer each, so that the first and last stages hold one
+    # layer fewer: the model's even split (memory.stage_layer_counts)
+    chunks = cfg.pp * cfg.interleave
+    if cfg.interleave > 1 and (
+        cfg.pp == 1 or (spec.layers % chunks and (spec.layers + 2) % chunks)
+    ):
         raise InputError(
-            f"--interleave {cfg.interleave} needs pp > 1 and layers divisible by pp x interleave",
+            f"--interleave {cfg.interleave} needs pp > 1 and the {spec.layers} layers divisible "
+            f"by pp x interleave = {chunks} (or, with the embedding and the loss counted as a "
+            "layer each, as Megatron-LM's --account-for-embedding/loss-in-pipeline-split do, "
+            f"{spec.layers} + 2)",
             "drop --interleave or change --pp",
-        )
+        )  # fmt: skip
     if cfg.global_batch % (cfg.dp * cfg.micro_batch):
         raise InputError(
             f"global batch {cfg.global_batch} is not divisible by dp x micro-batch = "

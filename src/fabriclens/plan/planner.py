@@ -634,7 +634,9 @@ def _evaluate_vectorised(req: PlanRequest, prep: Prepared, top: int | None) -> E
     moe_ok = (ep == 1) | (spec.is_moe & (spec.experts % ep == 0) & (ranks % ep == 0))
     valid = (
         (spec.heads % tp == 0) & (pp <= spec.layers) & (tp * pp * dp == base.gpus) & moe_ok
-        & ((il == 1) | ((pp > 1) & (spec.layers % (pp * il) == 0))) & (gb % (dp * mb) == 0)
+        & ((il == 1) | ((pp > 1) & ((spec.layers % (pp * il) == 0)
+                                    | ((spec.layers + 2) % (pp * il) == 0))))  # layouts.validate_layout
+        & (gb % (dp * mb) == 0)
     )  # fmt: skip
     idx = np.flatnonzero(valid)
     if idx.size == 0:
