@@ -169,7 +169,7 @@ def stage_share(
     """Parameters on one GPU of ``stage``: its layers, the embedding on the first, the LM head
     on the last (a tied model's last stage keeps its own copy of the embedding as the head,
     as Megatron-LM does when pp > 1). The experts split over ``etp`` x ``ep`` ranks (``etp`` 0:
-    the TP degree; 1 keeps each expert whole)."""  # fmt: skip
+    the TP degree; 1 keeps each expert whole)."""
     per_layer_dense = (counts.attention + counts.dense_mlp + counts.shared_and_router) / spec.layers
     per_layer_dense += counts.norms / spec.layers
     per_layer_expert = counts.experts / spec.layers
@@ -193,7 +193,7 @@ def param_share(
     etp: int = 0,
 ) -> ParamShare:
     """Parameters on one GPU of the stage that holds the most (first or last: embedding or LM
-    head; a middle stage when the split is uneven)."""  # fmt: skip
+    head; a middle stage when the split is uneven)."""
     stages = pipeline_stages(spec.layers, pp, head_layers)
     shares = [stage_share(spec, counts, tp, ep, st, pp, etp) for st in stages]
     return max(shares, key=lambda s: s.total)
