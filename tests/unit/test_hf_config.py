@@ -372,3 +372,22 @@ def test_the_plan_says_where_the_models_name_came_from(
     assert doc["model"]["name"] == "Qwen/Qwen2.5-7B"
     assert "name from its _name_or_path" in doc["model"]["source"]
     assert any(a.startswith("model: Qwen/Qwen2.5-7B (") for a in doc["assumptions"])
+
+
+@pytest.mark.parametrize(
+    ("fixture", "entry", "qk_norm"),
+    [("qwen3-8b.json", "qwen3-8b", True), ("qwen3-30b-a3b.json", "qwen3-30b-a3b", True),
+     ("olmo-2-1124-7b.json", "olmo-2-7b", True), ("olmoe-1b-7b-0924-sft.json", "olmoe-1b-7b", True),
+     ("gemma-3-4b.json", "gemma-3-4b", True), ("gemma-2-9b.json", "gemma-2-9b", False),
+     ("llama-3.1-8b.json", "llama-3.1-8b", False), ("qwen2.5-7b.json", "qwen2.5-7b", False)],
+)  # fmt: skip
+def test_query_and_key_norms_come_from_the_configs_model_type(
+    fixture: str, entry: str, qk_norm: bool
+) -> None:
+    """A config.json's model_type names the family, and the families whose modeling code
+    normalises queries and keys (transformers' Qwen3, Qwen3-MoE, OLMo 2, OLMoE and Gemma 3
+    attention: q_norm and k_norm) plan those norms, as their catalog entries do; Gemma 2, Llama
+    and Qwen2.5 have none."""
+    from_file = find_model(str(FIXTURES / "hf" / fixture))
+    assert from_file.qk_norm is qk_norm
+    assert find_model(entry).qk_norm is qk_norm
