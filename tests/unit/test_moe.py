@@ -351,5 +351,8 @@ def test_whole_experts_fold_the_expert_parallel_group_over_the_tp_ranks(
             "--ep", "8", "--zero", "1", "--recompute", "full", "--network", "ndr-ib"]  # fmt: skip
     assert run([*argv, "--etp", "1"]) == 0
     capsys.readouterr()
-    assert run(argv) == 2
+    # left out, the plan tries both expert layouts and takes the one this ep allows
+    assert run(argv) == 0
+    assert "ep 8 (etp 1)" in " ".join(capsys.readouterr().out.split())
+    assert run([*argv, "--etp", "2"]) == 2
     assert "--etp 1" in capsys.readouterr().err

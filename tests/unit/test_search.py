@@ -69,3 +69,20 @@ def test_vectorised_ranking_equals_one_by_one(model: str) -> None:
     assert [e.time_s for _, e in fast.ranked] == pytest.approx(
         [e.time_s for _, e in slow.ranked], rel=1e-9
     )
+
+
+def test_search_tries_whole_experts_beside_tensor_parallelism() -> None:
+    """For a mixture of experts with TP > 1, search tries the experts split over the TP ranks
+    (Megatron-Core's default) and whole on each rank with the expert-parallel group folded over
+    the TP ranks (--etp 1, MoE Parallel Folding). Qwen3-235B-A22B on 256 H100s under NVIDIA's
+    recipes: the best TP 2 layout keeps the experts whole, where the all-to-all stays inside a
+    node; pinning --etp 2 finds only slower TP 2 layouts, and a layout line names etp1."""
+    from fabriclens.plan.search import describe
+
+    base = dict(model=find_model("qwen3-235b-a22b"), gpu="h100-sxm", gpus=256,
+                workload="pretrain", framework="nemo", tp=2)  # fmt: skip
+    folded = search(PlanRequest(**base), ("ndr-ib",), top=3).results[0].top
+    split = search(PlanRequest(**base, etp=2), ("ndr-ib",), top=3).results[0].top
+    assert folded[0].config.expert_tp == 1 and "etp1" in describe(folded[0].config)
+    assert all(r.config.expert_tp == 2 and "etp1" not in describe(r.config) for r in split)
+    assert folded[0].estimate.time_s < split[0].estimate.time_s

@@ -6,6 +6,7 @@ import itertools
 import math
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 from fabriclens.catalog import (
     find_engine,
@@ -307,22 +308,32 @@ def _training_candidates(
                 ils = [1] + [v for v in (2, 4) if spec.layers % (pp * v) == 0]
             else:
                 ils = [1]
-            if req.ep:
-                eps = [req.ep]
-            elif wide and spec.is_moe:
-                eps = [
-                    e
-                    for e in (1, 2, 4, 8, 16, 32, 64)
-                    if spec.experts % e == 0 and ep_ranks(tp, cp, dp, req.etp) % e == 0
-                ]
+            # the experts split over the TP ranks (0: Megatron-Core's default, etp = tp), or
+            # whole on each rank with the EP group folded over the TP ranks (1: MoE Parallel
+            # Folding), both where a wide search looks at expert parallelism
+            if req.etp is not None:
+                etps = [req.etp]
+            elif wide and spec.is_moe and tp > 1:
+                etps = [0, 1]
             else:
-                eps = [1]
-            # micro-batch innermost: evaluate_layouts stops at the first one that does not fit
-            for zero, rec, il, ep, mb in itertools.product(zeros, recs, ils, eps, mbs):
-                out.append(
-                    {"tp": tp, "pp": pp, "dp": dp, "zero": zero, "recompute": rec,
-                     "micro_batch": mb, "interleave": il, "ep": ep}
-                )  # fmt: skip
+                etps = [0]
+            for etp in etps:
+                if req.ep:
+                    eps = [req.ep]
+                elif wide and spec.is_moe:
+                    eps = [
+                        e
+                        for e in (1, 2, 4, 8, 16, 32, 64)
+                        if spec.experts % e == 0 and ep_ranks(tp, cp, dp, etp) % e == 0
+                    ]
+                else:
+                    eps = [1]
+                # micro-batch innermost: evaluate_layouts stops at the first that does not fit
+                for zero, rec, il, ep, mb in itertools.product(zeros, recs, ils, eps, mbs):
+                    out.append(
+                        {"tp": tp, "pp": pp, "dp": dp, "zero": zero, "recompute": rec,
+                         "micro_batch": mb, "interleave": il, "ep": ep, "etp": etp}
+                    )  # fmt: skip
     return out
 
 
@@ -618,8 +629,9 @@ def _evaluate_vectorised(req: PlanRequest, prep: Prepared, top: int | None) -> E
 
     spec, base, cands = prep.spec, prep.base, prep.candidates
     n = len(cands)
-    col = {k: np.array([c[k] for c in cands], dtype=float) for k in ("tp", "pp", "dp", "ep", "zero", "micro_batch", "interleave")}  # fmt: skip
+    col = {k: np.array([c[k] for c in cands], dtype=float) for k in ("tp", "pp", "dp", "ep", "etp", "zero", "micro_batch", "interleave")}  # fmt: skip
     tp, pp, dp, ep, mb, il = (col[k] for k in ("tp", "pp", "dp", "ep", "micro_batch", "interleave"))
+    etp = col["etp"]  # 0: the TP degree, 1: whole experts
     # as layout_config does: round the default global batch up to a multiple of dp x micro-batch
     if req.global_batch is None:
         gb = np.ceil(base.global_batch / (dp * mb)) * dp * mb
@@ -630,7 +642,7 @@ def _evaluate_vectorised(req: PlanRequest, prep: Prepared, top: int | None) -> E
         if req.sequence_parallel is not None
         else (tp > 1).astype(float)
     )
-    ranks = tp * dp if base.etp == 1 else dp  # plan.layouts.ep_ranks
+    ranks = np.where(etp == 1, tp * dp, dp)  # plan.layouts.ep_ranks
     moe_ok = (ep == 1) | (spec.is_moe & (spec.experts % ep == 0) & (ranks % ep == 0))
     valid = (
         (spec.heads % tp == 0) & (pp <= spec.layers) & (tp * pp * dp == base.gpus) & moe_ok
@@ -644,7 +656,14 @@ def _evaluate_vectorised(req: PlanRequest, prep: Prepared, top: int | None) -> E
     rec = np.array([REC[str(cands[i]["recompute"])] for i in idx])
     arrays = {"tp": tp[idx], "pp": pp[idx], "dp": dp[idx], "ep": ep[idx], "zero": col["zero"][idx], "rec": rec,
               "mb": mb[idx], "interleave": il[idx], "sp": sp[idx], "gb": gb[idx]}  # fmt: skip
-    out = evaluate(spec, prep.counts, prep.gpu, prep.fabric, base, arrays)
+    # the vectorised model takes the experts' TP degree for a whole call: one call per value
+    out: dict[str, Any] = {}
+    for e in np.unique(etp[idx]):
+        sel = np.flatnonzero(etp[idx] == e)
+        part = evaluate(spec, prep.counts, prep.gpu, prep.fabric, replace(base, etp=int(e)),
+                        {k: v[sel] for k, v in arrays.items()})  # fmt: skip
+        for k, v in part.items():
+            out.setdefault(k, np.empty(idx.size, dtype=np.asarray(v).dtype))[sel] = v
     fit = np.flatnonzero(
         np.logical_or(out["fits"], n == 1)
     )  # a pinned layout shows even if too big

@@ -51,11 +51,16 @@ class SearchResult:
     elapsed_s: float
 
 
+def whole_experts(cfg: TrainConfig) -> bool:
+    """True when a layout keeps each expert whole beside tensor parallelism (--etp 1)."""
+    return cfg.ep > 1 and cfg.tp > 1 and cfg.expert_tp == 1
+
+
 def describe(cfg: TrainConfig) -> str:
     """A layout in one short line."""
     parts = [f"tp{cfg.tp}", f"pp{cfg.pp}", f"dp{cfg.dp}"]
     if cfg.ep > 1:
-        parts.append(f"ep{cfg.ep}")
+        parts.append(f"ep{cfg.ep}" + (" etp1" if whole_experts(cfg) else ""))
     if cfg.cp > 1:
         parts.append(f"cp{cfg.cp}")
     parts += [f"z{cfg.zero}", f"mb{cfg.micro_batch}", cfg.recompute]
@@ -89,6 +94,8 @@ def why_slower(
     changed = [f"{name} {getattr(better[0], name)}->{getattr(worse[0], name)}"
                for name in ("tp", "pp", "dp", "ep", "zero", "micro_batch", "recompute", "interleave")
                if getattr(better[0], name) != getattr(worse[0], name)]  # fmt: skip
+    if whole_experts(better[0]) != whole_experts(worse[0]):
+        changed.insert(4, f"etp {better[0].expert_tp}->{worse[0].expert_tp}")
     total = worse[1].time_s - better[1].time_s
     what = ", ".join(changed) or "nothing"
     if total <= 5e-4 * better[1].time_s:  # within 0.05%: a tie
