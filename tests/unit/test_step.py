@@ -343,3 +343,21 @@ def test_interleaving_accepts_megatrons_embedding_and_loss_split() -> None:
     dense = find_model("llama-3.1-8b")  # 32 layers: pp 4 x interleave 8, or 34 for none
     validate_layout(dense, TrainConfig(gpus=32, gpus_per_node=8, pp=4, dp=8, interleave=8,
                                        seq_len=4096, global_batch=64))  # fmt: skip
+
+
+def test_a_plan_may_choose_megatrons_embedding_and_loss_split_and_says_so() -> None:
+    """Left to choose the interleaving, the plan tries Megatron-LM's embedding-and-loss split as
+    well (Qwen3-235B-A22B's 94 layers at pp 16 x 2: 96 chunks), and when it takes it the notes
+    name the two flags that run it; a MoE plan that chooses the experts' layout beside TP > 1
+    says which (etp)."""
+    from fabriclens.plan.planner import make_plans
+    from fabriclens.plan.request import PlanRequest
+
+    req = PlanRequest(model=find_model("qwen3-235b-a22b"), gpu="h100-sxm", gpus=256, pp=16,
+                      framework="nemo", networks=("ndr-ib",))  # fmt: skip
+    plan = make_plans(req)[0]
+    assert plan.config is not None and plan.config.interleave == 2
+    notes = " ".join(plan.defaults)
+    assert "--account-for-embedding-in-pipeline-split" in notes
+    assert "--account-for-loss-in-pipeline-split" in notes
+    assert f"etp {plan.config.expert_tp}" in notes

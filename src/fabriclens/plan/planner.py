@@ -305,7 +305,9 @@ def _training_candidates(
             if req.interleave:
                 ils = [req.interleave]
             elif pp > 1:  # 1 always: pp need not divide the layers without interleaving
-                ils = [1] + [v for v in (2, 4) if spec.layers % (pp * v) == 0]
+                # an even split, or Megatron-LM's with the embedding and loss as a layer each
+                ils = [1] + [v for v in (2, 4) if spec.layers % (pp * v) == 0
+                             or (spec.layers + 2) % (pp * v) == 0]  # fmt: skip
             else:
                 ils = [1]
             # the experts split over the TP ranks (0: Megatron-Core's default, etp = tp), or
@@ -747,6 +749,16 @@ def _plan_training(
     ):
         if given is None and ev.tried > 1:
             chosen.append(f"{key.replace('_', '-')} {getattr(cfg, key)}")
+    if moe and req.etp is None and cfg.tp > 1 and cfg.ep > 1 and ev.tried > 1:
+        chosen.append(f"etp {cfg.expert_tp}")
+    chunks = cfg.pp * cfg.interleave
+    if cfg.interleave > 1 and spec.layers % chunks:
+        notes.append(
+            f"pipeline: {spec.layers} layers in pp x interleave = {chunks} chunks counts the "
+            "embedding and the loss as a layer each, as Megatron-LM does with "
+            "--account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split "
+            "(the first and last stages one layer short)"
+        )
     if chosen:
         tried = (
             "the layouts `fabriclens search` tries"
