@@ -346,8 +346,7 @@ def evaluate(
     per_expert = counts.experts / L
     st_dense = [(n * per_dense + e) / tp for n, e in zip(st_layers, st_ends, strict=True)]
     # the experts split over etp x ep ranks (layout.place_groups): etp is tp, or 1 with --etp 1
-    fold = base.etp == 1
-    etp = np.ones_like(tp) if fold else tp
+    etp = np.ones_like(tp) if base.etp == 1 else tp
     st_expert = [n * per_expert / (etp * ep) for n in st_layers]
     st_total = [
         np.where(x, d + e, -np.inf) for d, e, x in zip(st_dense, st_expert, exists, strict=True)
@@ -512,9 +511,7 @@ def evaluate(
     tp_pn, tp_cc = group(tp, np.ones_like(tp))
     dp_pn, dp_cc = group(dp, tp * cp)
     pp_pn, _ = group(pp, tp * cp * dp)
-    # ep consecutive ranks at stride etp (layout.place_groups)
-    ep_pn = np.maximum(1.0, np.minimum(ep, gpn)) if fold else np.maximum(1.0, np.minimum(ep, dp_pn))
-    ep_cc = np.maximum(1.0, np.floor(min(gpn, gpus) / ep_pn))
+    ep_pn, ep_cc = group(ep, etp)  # ep consecutive ranks at stride etp
 
     # --- communication (step.estimate_training_step's ledger) ---
     act_bytes = tokens * h * 2.0
@@ -639,11 +636,7 @@ def evaluate(
     if spec.is_moe:
         # layout.place_groups: tp x cp x dp / (etp x ep) ranks at stride etp x ep
         edp = np.floor(tp * cp * dp / (etp * ep))
-        if fold:
-            edp_pn = np.maximum(1.0, np.minimum(edp, np.floor(gpn / ep)))
-        else:
-            edp_pn = np.maximum(1.0, np.floor(dp_pn / ep))
-        edp_cc = np.maximum(1.0, np.floor(min(gpn, gpus) / edp_pn))
+        edp_pn, edp_cc = group(edp, etp * ep)
         # step.py: ZeRO-3 gathers the experts over their data-parallel group, after the dense
         expert_w = (
             p_expert * WEIGHT_BYTES["bf16"]

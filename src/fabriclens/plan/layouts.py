@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 from fabriclens.catalog.schema import ModelSpec
 from fabriclens.errors import InputError
@@ -33,6 +34,15 @@ def ep_ranks(tp: int, cp: int, dp: int, etp: int | None) -> int:
     return tp * cp * dp if etp == 1 else cp * dp
 
 
+def interleave_fits(layers: Any, chunks: Any) -> Any:
+    """True where ``layers`` split into ``chunks`` = pp x interleave chunks as Megatron-LM splits
+    them: evenly, or (--account-for-embedding-in-pipeline-split and
+    --account-for-loss-in-pipeline-split) with the embedding and the loss counted as a layer
+    each, the first and last stages one layer short: the model's even split
+    (memory.stage_layer_counts). Numbers or numpy arrays."""
+    return (layers % chunks == 0) | ((layers + 2) % chunks == 0)
+
+
 def validate_layout(spec: ModelSpec, cfg: TrainConfig) -> None:
     """Raise InputError naming the first flag that makes ``cfg`` an impossible layout."""
     check_tp(spec, cfg.tp)
@@ -52,23 +62,17 @@ def validate_layout(spec: ModelSpec, cfg: TrainConfig) -> None:
         if not spec.is_moe:
             raise InputError(f"--ep {cfg.ep} needs a mixture-of-experts model", "drop --ep")
         # Megatron-Core lays the experts out over the same ranks as etp x ep x expert-dp x pp
-        if spec.experts % cfg.ep or ep_ranks(cfg.tp, cfg.cp, cfg.dp, cfg.expert_tp) % cfg.ep:
+        ranks = ep_ranks(cfg.tp, cfg.cp, cfg.dp, cfg.expert_tp)
+        if spec.experts % cfg.ep or ranks % cfg.ep:
             within = "dp x cp" if cfg.expert_tp == cfg.tp else "tp x dp x cp (--etp 1)"
-            ranks = ep_ranks(cfg.tp, cfg.cp, cfg.dp, cfg.expert_tp)
             raise InputError(
                 f"--ep {cfg.ep} must divide the {spec.experts} experts and {within} = {ranks}",
                 "choose an --ep that divides both"
                 + ("" if cfg.expert_tp == 1 or cfg.tp == 1 else
                    ", or keep each expert whole with --etp 1 (ep may then span the TP ranks)"),
             )  # fmt: skip
-    # Megatron-LM splits the layers into pp x interleave equal chunks, or (with
-    # --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split) counts
-    # the embedding and the loss as a layer each, so that the first and last stages hold one
-    # layer fewer: the model's even split (memory.stage_layer_counts)
     chunks = cfg.pp * cfg.interleave
-    if cfg.interleave > 1 and (
-        cfg.pp == 1 or (spec.layers % chunks and (spec.layers + 2) % chunks)
-    ):
+    if cfg.interleave > 1 and (cfg.pp == 1 or not interleave_fits(spec.layers, chunks)):
         raise InputError(
             f"--interleave {cfg.interleave} needs pp > 1 and the {spec.layers} layers divisible "
             f"by pp x interleave = {chunks} (or, with the embedding and the loss counted as a "

@@ -48,7 +48,7 @@ from fabriclens.model.offload import (
 from fabriclens.model.step import StepEstimate, estimate_training_step
 from fabriclens.plan.fit import first_fit, min_gpus_inference, min_gpus_training
 from fabriclens.plan.layouts import check_tp as _check_tp
-from fabriclens.plan.layouts import ep_ranks, layout_config
+from fabriclens.plan.layouts import ep_ranks, interleave_fits, layout_config
 from fabriclens.plan.layouts import validate_layout as _validate_layout
 from fabriclens.plan.request import PlanRequest
 from fabriclens.units import format_number, parse_bandwidth, parse_rate, parse_size
@@ -305,9 +305,7 @@ def _training_candidates(
             if req.interleave:
                 ils = [req.interleave]
             elif pp > 1:  # 1 always: pp need not divide the layers without interleaving
-                # an even split, or Megatron-LM's with the embedding and loss as a layer each
-                ils = [1] + [v for v in (2, 4) if spec.layers % (pp * v) == 0
-                             or (spec.layers + 2) % (pp * v) == 0]  # fmt: skip
+                ils = [1] + [v for v in (2, 4) if interleave_fits(spec.layers, pp * v)]
             else:
                 ils = [1]
             # the experts split over the TP ranks (0: Megatron-Core's default, etp = tp), or
@@ -648,9 +646,7 @@ def _evaluate_vectorised(req: PlanRequest, prep: Prepared, top: int | None) -> E
     moe_ok = (ep == 1) | (spec.is_moe & (spec.experts % ep == 0) & (ranks % ep == 0))
     valid = (
         (spec.heads % tp == 0) & (pp <= spec.layers) & (tp * pp * dp == base.gpus) & moe_ok
-        & ((il == 1) | ((pp > 1) & ((spec.layers % (pp * il) == 0)
-                                    | ((spec.layers + 2) % (pp * il) == 0))))  # layouts.validate_layout
-        & (gb % (dp * mb) == 0)
+        & ((il == 1) | ((pp > 1) & interleave_fits(spec.layers, pp * il))) & (gb % (dp * mb) == 0)
     )  # fmt: skip
     idx = np.flatnonzero(valid)
     if idx.size == 0:
