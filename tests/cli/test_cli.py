@@ -332,6 +332,16 @@ def test_plan_from_config_json_and_from_flags(capsys: pytest.CaptureFixture[str]
     assert any(c["op"] == "all_to_all" for c in by_file["comm"])
 
 
+def test_plan_serves_a_hybrid_from_its_config_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """Qwen3-Next's config.json: the KV cache in its 12 full-attention layers only (2 KV heads
+    of 256, 2 bytes: 24,576 bytes a token), the recurrent state named among the assumptions."""
+    plan = _plan_json(capsys, "plan", str(FIXTURES / "hf" / "qwen3-next-80b-a3b-instruct.json"),
+                      "--gpus", "4", "--engine", "vllm", "--batch", "8")  # fmt: skip
+    assert isinstance(plan, dict)
+    assert plan["inference"]["kv_cache_bytes_per_token"] == 12 * 2 * 2 * 256 * 2
+    assert any("recurrent state" in a for a in plan["assumptions"])
+
+
 def test_plan_text_shows_ledgers(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["plan", "llama-3.1-8b", "--gpus", "16", "--network", "100g-roce", "--explain"]) == 0
     out = capsys.readouterr().out

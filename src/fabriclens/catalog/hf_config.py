@@ -2,10 +2,11 @@
 
 Supported ``model_type``: the llama-like families (llama, mistral, qwen2, qwen3, olmo, olmo2,
 granite, cohere, smollm3, glm4, phi3, gemma2, gemma3_text), their mixtures of experts (mixtral,
-qwen2_moe, qwen3_moe, olmoe, glm4_moe, gpt_oss, deepseek_v2, deepseek_v3, kimi_k2, dbrx), falcon,
+qwen2_moe, qwen3_moe, olmoe, glm4_moe, gpt_oss, deepseek_v2, deepseek_v3, kimi_k2, dbrx; and the
+hybrid qwen3_next, whose linear-attention layers are Gated DeltaNets), falcon,
 starcoder2, gpt2, gpt_neox, mpt, and the multimodal checkpoints whose language model is one of
-them (gemma3, llama4, mistral3, llava, llava_next: their ``text_config``; the vision encoder is
-not planned).
+them (gemma3, llama4, mistral3, llava, llava_next, and the hybrids qwen3_5, qwen3_5_moe: their
+``text_config``; the vision encoder is not planned).
 """
 
 from __future__ import annotations
@@ -21,14 +22,18 @@ from fabriclens.errors import InputError
 # intermediate_size, num_hidden_layers, vocab_size) and a gated (SwiGLU) MLP; what each adds
 # (QK norms, logit and residual multipliers, partial rotary) moves no weights or FLOPs that count
 LLAMA_LIKE = ("llama", "mistral", "qwen2", "qwen3", "olmo", "olmo2", "granite", "cohere",
-              "smollm3", "glm4", "phi3", "gemma2", "gemma3_text")  # fmt: skip
-MIXTURES = ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "glm4_moe", "gpt_oss", "deepseek_v2",
-            "deepseek_v3", "kimi_k2", "dbrx")  # fmt: skip
+              "smollm3", "glm4", "phi3", "gemma2", "gemma3_text", "qwen3_5_text")  # fmt: skip
+MIXTURES = ("mixtral", "qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text", "olmoe",
+            "glm4_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "kimi_k2", "dbrx")  # fmt: skip
+# hybrids of Gated DeltaNet (linear attention) and gated softmax-attention layers: Qwen3-Next and
+# Qwen3.5, whose language model shares Qwen3-Next's layers (vLLM's Qwen3_5MoeConfig: "the same
+# hybrid GDN (GatedDeltaNet) architecture as Qwen3-Next")
+HYBRIDS = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
 # Falcon's first releases name it RefinedWebModel (7B) and RefinedWeb (40B)
 OTHERS = ("falcon", "refinedwebmodel", "refinedweb", "starcoder2", "gpt2", "gpt_neox", "mpt")
 # multimodal checkpoints: the language model is their text_config
 MULTIMODAL = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "", "llava": "",
-              "llava_next": ""}  # fmt: skip
+              "llava_next": "", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}  # fmt: skip
 SUPPORTED = (*LLAMA_LIKE, *MIXTURES, *OTHERS, *MULTIMODAL, "llama4_text")
 # DeepSeek's layout (multi-head latent attention, shared experts, dense first layers, routing
 # groups) under other names
@@ -132,9 +137,43 @@ def _windowed_layers(cfg: Mapping[str, Any]) -> int:
     return sum(1 for t in layer_types if t == "sliding_attention")
 
 
+def _linear_attention(cfg: Mapping[str, Any], layers: int) -> dict[str, Any]:
+    """Qwen3-Next's (and Qwen3.5's) hybrid layout (transformers Qwen3NextConfig): ``layer_types`` names each
+    layer ``linear_attention`` (a Gated DeltaNet) or ``full_attention``; without the list, one
+    layer in every ``full_attention_interval`` (default 4) is full attention, the others linear.
+    Its full-attention layers gate their output (q_proj twice as wide)."""
+    layer_types = cfg.get("layer_types")
+    if layer_types is not None:
+        if not isinstance(layer_types, list) or len(layer_types) != layers:
+            raise InputError(
+                f"config.json field layer_types is not a list of {layers} layer kinds",
+                "fix the file",
+            )
+        linear = sum(1 for t in layer_types if t == "linear_attention")
+    else:
+        interval = _int(cfg, "full_attention_interval", default=4)
+        if interval < 1:
+            raise InputError(
+                f"config.json field full_attention_interval = {interval} is below 1",
+                "fix the file (Qwen3-Next: 4)",
+            )
+        linear = layers - layers // interval
+    return dict(
+        linear_layers=linear,
+        linear_key_heads=_int(cfg, "linear_num_key_heads", default=16),
+        linear_value_heads=_int(cfg, "linear_num_value_heads", default=32),
+        linear_key_dim=_int(cfg, "linear_key_head_dim", default=128),
+        linear_value_dim=_int(cfg, "linear_value_head_dim", default=128),
+        linear_conv=_int(cfg, "linear_conv_kernel_dim", default=4),
+        attn_output_gate=True,
+    )
+
+
 def _text_config(cfg: Mapping[str, Any], model_type: str) -> dict[str, Any]:
     """A multimodal checkpoint's language model: its text_config, typed."""
     text = cfg.get("text_config")
+    if text is None and MULTIMODAL[model_type].startswith("qwen3_5"):
+        text = cfg  # a text-only Qwen3.5 export keeps the language model's keys at the top
     if not isinstance(text, Mapping):
         raise InputError(
             f"config.json of model_type {model_type} has no text_config", "fix the file"
@@ -185,7 +224,12 @@ def _llama_like(cfg: Mapping[str, Any], model_type: str) -> dict[str, Any]:
         heads=heads,
         kv_heads=_int(cfg, "num_key_value_heads", default=heads),
         head_dim=_int(cfg, "head_dim", default=0),
-        ffn=_int(cfg, "intermediate_size"),
+        # a mixture with experts in every layer has no dense MLP: a config may leave its width out
+        ffn=_int(
+            cfg,
+            "intermediate_size",
+            default=cfg.get("moe_intermediate_size") if model_type in MIXTURES else None,
+        ),
         vocab=_int(cfg, "vocab_size"),
         max_positions=_int(cfg, "max_position_embeddings", default=4096),
         tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
@@ -203,7 +247,7 @@ def _mixture(cfg: Mapping[str, Any], model_type: str, layers: int) -> dict[str, 
             experts_per_token=_int(cfg, "num_experts_per_tok", "experts_per_token"),
             moe_ffn=_int(cfg, "intermediate_size"),
         )
-    if model_type in ("qwen2_moe", "qwen3_moe"):
+    if model_type in ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text"):
         moe_ffn = _int(cfg, "moe_intermediate_size")
         shared = _int(cfg, "shared_expert_intermediate_size", default=0)
         if moe_ffn < 1:
@@ -383,6 +427,8 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
             )
         if model_type in MIXTURES or model_type == "llama4_text":
             fields.update(_mixture(cfg, model_type, fields["layers"]))
+        if model_type in HYBRIDS:
+            fields.update(_linear_attention(cfg, fields["layers"]))
         if model_type in DEEPSEEK_LIKE:  # multi-head latent attention
             fields.update(
                 q_lora_rank=_int(cfg, "q_lora_rank", default=0),

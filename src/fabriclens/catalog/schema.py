@@ -479,7 +479,19 @@ class Network(_Entry):
 # as their Hugging Face modeling code does unconditionally (transformers models/qwen3,
 # qwen3_moe: q_norm / k_norm over each head; olmo2, olmoe: over the whole query and key
 # projections; gemma3: over each head): two more norms per layer, on the query and key widths
-QK_NORM_FAMILIES = frozenset({"qwen3", "qwen3_moe", "olmo2", "olmoe", "gemma3", "gemma3_text"})
+QK_NORM_FAMILIES = frozenset(
+    {
+        "qwen3",
+        "qwen3_moe",
+        "qwen3_next",
+        "qwen3_5_text",
+        "qwen3_5_moe_text",
+        "olmo2",
+        "olmoe",
+        "gemma3",
+        "gemma3_text",
+    }
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -524,6 +536,21 @@ class ModelSpec(_Entry):
     qk_rope_head_dim: int = 0
     qk_nope_head_dim: int = 0
     v_head_dim: int = 0
+    # Hybrid models: layers whose token mixer is linear attention, a Gated DeltaNet (Yang et al.
+    # 2024, arXiv 2412.06464; Qwen3-Next: 36 of 48 layers), instead of softmax attention. It
+    # keeps no KV cache but a recurrent state of linear_value_heads x key_dim x value_dim per
+    # sequence; queries and keys have linear_key_heads heads of linear_key_dim, values and the
+    # output gate linear_value_heads of linear_value_dim; a depthwise causal convolution of
+    # linear_conv taps runs over the queries, keys and values (transformers qwen3_next)
+    linear_layers: int = 0
+    linear_key_heads: int = 0
+    linear_value_heads: int = 0
+    linear_key_dim: int = 0
+    linear_value_dim: int = 0
+    linear_conv: int = 0
+    # the softmax layers' query projection also emits a sigmoid gate per head for the attention
+    # output (Qwen3-Next's gated attention: q_proj is heads x head_dim x 2 wide)
+    attn_output_gate: bool = False
     params_published: float = 0  # published parameter count
     # the format its weights are released in, when not 16-bit (gpt-oss: MXFP4 experts -> int4):
     # what serving it takes by default ("": the engine's default)
@@ -538,7 +565,8 @@ class ModelSpec(_Entry):
         super().__post_init__()
         counts = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "max_positions")
         rest = ("head_dim", "sliding_window", "sliding_window_layers", "experts", "experts_per_token", "moe_ffn", "shared_experts",
-                "first_dense_layers", "moe_layer_step", "expert_groups", "expert_groups_per_token", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")  # fmt: skip
+                "first_dense_layers", "moe_layer_step", "expert_groups", "expert_groups_per_token", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
+                "linear_layers", "linear_key_heads", "linear_value_heads", "linear_key_dim", "linear_value_dim", "linear_conv")  # fmt: skip
         _integers(self, *counts, *rest)
         _positive(self, *counts)
         _non_negative(self, *rest, "params_published")
@@ -567,9 +595,28 @@ class ModelSpec(_Entry):
             "must divide experts, with expert_groups_per_token between 1 and expert_groups",
         )  # fmt: skip
         _check(
-            self.sliding_window_layers <= self.layers,
+            self.sliding_window_layers <= self.layers - self.linear_layers,
             "sliding_window_layers",
-            "cannot exceed layers",
+            "cannot exceed the softmax-attention layers",
+        )
+        _check(self.linear_layers < self.layers, "linear_layers", "must leave a softmax layer")
+        linear_dims = (self.linear_key_heads, self.linear_value_heads, self.linear_key_dim,
+                       self.linear_value_dim, self.linear_conv)  # fmt: skip
+        _check(
+            not self.linear_layers or all(linear_dims),
+            "linear_layers",
+            "needs linear_key_heads, linear_value_heads, linear_key_dim, linear_value_dim and "
+            "linear_conv above 0",
+        )
+        _check(
+            not self.linear_layers or self.linear_value_heads % self.linear_key_heads == 0,
+            "linear_value_heads",
+            "must be a multiple of linear_key_heads",
+        )
+        _check(
+            not (self.linear_layers and self.is_mla),
+            "linear_layers",
+            "with multi-head latent attention is not modelled",
         )
 
     @property
@@ -581,6 +628,11 @@ class ModelSpec(_Entry):
     def is_mla(self) -> bool:
         """True when attention is multi-head latent attention."""
         return self.kv_lora_rank > 0
+
+    @property
+    def is_hybrid(self) -> bool:
+        """True when some layers mix tokens by linear attention (``linear_layers``)."""
+        return self.linear_layers > 0
 
     @property
     def qk_norm(self) -> bool:
@@ -671,6 +723,10 @@ class Engine(_Entry):
     # writes a new one every step (2); a preallocated or paged cache appends in place (0)
     kv_cache_copies: float = 0.0
     kv_cache_copies_source: str = "default: a preallocated or paged KV cache, appended in place"
+    # bytes per value of a hybrid model's recurrent state (linear attention): float32 unless the
+    # engine keeps it at the model's 16-bit dtype
+    state_bytes: float = 4.0
+    state_bytes_source: str = "default: float32, as the linear-attention kernels return it"
     # whether a decode step pays layer_overhead_s / 10 more for each kernel a mixture-of-experts
     # MLP, its shared experts and latent attention run beyond a dense GQA layer's ten
     # (model/inference.py: extra_kernels), counted from the engine's own MoE and MLA code
@@ -713,6 +769,9 @@ class Engine(_Entry):
         _check(isinstance(self.one_gpu_when_fits, bool), "one_gpu_when_fits",
                "must be true or false")  # fmt: skip
         _check(len(self.one_gpu_when_fits_source) >= 3, "one_gpu_when_fits_source",
+               "must say where the value comes from")  # fmt: skip
+        _check(self.state_bytes in (2.0, 4.0), "state_bytes", "must be 2 (16-bit) or 4 (float32)")
+        _check(len(self.state_bytes_source) >= 3, "state_bytes_source",
                "must say where the value comes from")  # fmt: skip
         _check(isinstance(self.moe_kernel_gaps, bool), "moe_kernel_gaps", "must be true or false")
         _check(len(self.moe_kernel_gaps_source) >= 3, "moe_kernel_gaps_source",

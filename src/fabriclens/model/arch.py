@@ -44,16 +44,29 @@ def v_width(spec: ModelSpec) -> int:
     return spec.heads * v_dim(spec) if spec.is_mla else spec.kv_heads * head_dim(spec)
 
 
+def softmax_layers(spec: ModelSpec) -> int:
+    """Layers that mix tokens by softmax attention: all but a hybrid model's linear ones."""
+    return spec.layers - spec.linear_layers
+
+
+def linear_share(spec: ModelSpec) -> float:
+    """The share of the layers whose token mixer is linear attention (Gated DeltaNet)."""
+    return spec.linear_layers / spec.layers
+
+
 def windowed_share(spec: ModelSpec) -> float:
-    """The share of the layers that attend within the sliding window: all of them (Mistral 7B),
-    ``sliding_window_layers`` of them (gpt-oss alternates windowed and full layers), or none."""
+    """The share of the softmax-attention layers that attend within the sliding window: all of
+    them (Mistral 7B), ``sliding_window_layers`` of them (gpt-oss alternates windowed and full
+    layers), or none."""
     if not spec.sliding_window:
         return 0.0
-    return (spec.sliding_window_layers or spec.layers) / spec.layers
+    full = softmax_layers(spec)
+    return (spec.sliding_window_layers or full) / full
 
 
 def attended_tokens(spec: ModelSpec, context: int | float) -> float:
-    """Keys one token attends to at position ``context``, averaged over the layers: all of them,
+    """Keys one token attends to at position ``context``, averaged over the softmax-attention
+    layers (the ones with a KV cache, :func:`kv_bytes_per_token`): all of them,
     or in a windowed layer the last ``sliding_window`` (Mistral 7B, Jiang et al. 2023, section 2:
     each layer attends to W = 4096 previous tokens; its rolling-buffer cache holds W positions)."""
     share = windowed_share(spec)
@@ -87,12 +100,82 @@ def attention_params(spec: ModelSpec) -> int:
         return q + kv_a + kv_b + out
     hd = head_dim(spec)
     q_width, kv_width = spec.heads * hd, spec.kv_heads * hd
-    params = h * (q_width + 2 * kv_width) + q_width * h
+    gate = q_width if spec.attn_output_gate else 0  # the query projection's gate half
+    params = h * (q_width + gate + 2 * kv_width) + q_width * h
     if spec.qkv_bias:
         params += q_width + 2 * kv_width
     if spec.attn_bias:
         params += h
     return params
+
+
+# Gated DeltaNet's chunked form (the flash-linear-attention kernels that transformers and vLLM
+# call, chunk_gated_delta_rule) works on chunks of 64 tokens: attention-like products inside a
+# chunk, the recurrent state carried between chunks
+LINEAR_CHUNK = 64
+
+
+def linear_key_width(spec: ModelSpec) -> int:
+    """Width of a linear-attention layer's queries (and of its keys): key heads x key_dim."""
+    return spec.linear_key_heads * spec.linear_key_dim
+
+
+def linear_value_width(spec: ModelSpec) -> int:
+    """Width of a linear-attention layer's values (and of its output gate z)."""
+    return spec.linear_value_heads * spec.linear_value_dim
+
+
+def linear_conv_width(spec: ModelSpec) -> int:
+    """Channels of the depthwise convolution: queries, keys and values."""
+    return 2 * linear_key_width(spec) + linear_value_width(spec)
+
+
+def linear_projections(spec: ModelSpec) -> tuple[tuple[int, int], ...]:
+    """(input, output) widths of a Gated DeltaNet layer's linear layers: queries, keys, values
+    and the output gate in one projection (in_proj_qkvz), the decay and the update rate per
+    value head (in_proj_ba), and the output projection (transformers qwen3_next)."""
+    h, v = spec.hidden, linear_value_width(spec)
+    return ((h, linear_conv_width(spec) + v), (h, 2 * spec.linear_value_heads), (v, h))
+
+
+def linear_attention_params(spec: ModelSpec) -> int:
+    """Weights of one Gated DeltaNet layer: its projections, the convolution's taps, the decay
+    and time-step parameters per value head and the gated norm's weight."""
+    projections = sum(i * o for i, o in linear_projections(spec))
+    conv = linear_conv_width(spec) * spec.linear_conv
+    return projections + conv + 2 * spec.linear_value_heads + spec.linear_value_dim
+
+
+def linear_state_elements(spec: ModelSpec) -> int:
+    """Recurrent state one sequence keeps per linear layer: a key_dim x value_dim matrix per
+    value head, and the convolution's last linear_conv - 1 inputs."""
+    matrix = spec.linear_value_heads * spec.linear_key_dim * spec.linear_value_dim
+    return matrix + linear_conv_width(spec) * (spec.linear_conv - 1)
+
+
+def linear_core_flops_per_token(spec: ModelSpec) -> float:
+    """FLOPs of a Gated DeltaNet layer's mixing per token in the chunked forward, beyond its
+    projections, summed over the value heads (queries and keys shared across value heads as
+    the layer repeats them): within a chunk of C tokens the causal products Q K^T, A V and the
+    delta rule's W = A(beta K), U = A(beta V) (C x (3 key_dim + 2 value_dim)), and against the
+    carried state Q S, W S and its update K^T (U - W S) (6 x key_dim x value_dim). An estimate
+    from the algorithm (Yang et al. 2024, section 3), not a kernel measurement."""
+    dk, dv = spec.linear_key_dim, spec.linear_value_dim
+    return spec.linear_value_heads * (LINEAR_CHUNK * (3 * dk + 2 * dv) + 6 * dk * dv)
+
+
+def linear_decode_flops_per_token(spec: ModelSpec) -> float:
+    """FLOPs of one decode step of a Gated DeltaNet layer per sequence: decay the state, read
+    S^T k, add the rank-one update, read S^T q (about 7 x key_dim x value_dim per value head)."""
+    return 7.0 * spec.linear_value_heads * spec.linear_key_dim * spec.linear_value_dim
+
+
+def linear_activation_width(spec: ModelSpec) -> int:
+    """Elements per token one Gated DeltaNet layer keeps for its backward: the convolution's
+    input and output, the output gate, the decay and rate, the mixing's output and the gated
+    norm's (the output projection's input). An estimate by analogy with attention's."""
+    v = linear_value_width(spec)
+    return 2 * linear_conv_width(spec) + 3 * v + 2 * spec.linear_value_heads
 
 
 def _mlp_params(hidden: int, ffn: int, gated: bool, bias: bool) -> int:
@@ -140,7 +223,7 @@ class ParamCounts:
     active: int  # used per token (MoE: routed experts_per_token of experts)
     embedding: int  # input embedding (+ learned positions)
     lm_head: int  # output projection (0 when tied)
-    attention: int  # all layers
+    attention: int  # all layers' token mixers (a hybrid's linear-attention layers too)
     dense_mlp: int  # all dense-MLP layers
     experts: int  # all routed experts, all layers
     experts_active: int  # routed experts used per token, all layers
@@ -169,7 +252,9 @@ def count_params(spec: ModelSpec) -> ParamCounts:
     embedding = spec.vocab * h + (spec.max_positions * h if spec.positions == "learned" else 0)
     lm_head = 0 if spec.tied_embeddings else spec.vocab * h
     n_moe = moe_layers(spec)
-    attention = spec.layers * attention_params(spec)
+    attention = softmax_layers(spec) * attention_params(spec)
+    if spec.linear_layers:
+        attention += spec.linear_layers * linear_attention_params(spec)
     dense_mlp = (spec.layers - n_moe) * dense_mlp_params(spec)
     per_expert = expert_params(spec)
     experts = n_moe * spec.experts * per_expert
@@ -206,24 +291,46 @@ def forward_flops_per_token(spec: ModelSpec, context: int) -> float:
 
 def attention_core_flops_per_token(spec: ModelSpec, context: int | float) -> float:
     """FLOPs of QK^T and AV for one token in one layer over a sequence of ``context`` tokens
-    (full square, as Megatron counts; a sliding window narrows the square to its band)."""
-    return 2.0 * square_context(spec, context) * spec.heads * (qk_dim(spec) + v_dim(spec))
+    (full square, as Megatron counts; a sliding window narrows the square to its band),
+    averaged over the layers: a hybrid's linear layers count their chunked mixing instead, at
+    twice its FLOPs so that the causal half callers take is what it runs."""
+    softmax = 2.0 * square_context(spec, context) * spec.heads * (qk_dim(spec) + v_dim(spec))
+    if not spec.linear_layers:
+        return softmax
+    share = linear_share(spec)
+    return (1.0 - share) * softmax + share * 2.0 * linear_core_flops_per_token(spec)
 
 
 def decode_attention_flops_per_token(spec: ModelSpec, context: int | float) -> float:
     """FLOPs of QK^T and AV for the one new token at position ``context`` in one layer: it reads
-    every cached key, or the last ``sliding_window`` of them."""
-    return 2.0 * attended_tokens(spec, context) * spec.heads * (qk_dim(spec) + v_dim(spec))
+    every cached key, or the last ``sliding_window`` of them; averaged over the layers, a
+    hybrid's linear layers count their recurrent step."""
+    softmax = 2.0 * attended_tokens(spec, context) * spec.heads * (qk_dim(spec) + v_dim(spec))
+    if not spec.linear_layers:
+        return softmax
+    share = linear_share(spec)
+    return (1.0 - share) * softmax + share * linear_decode_flops_per_token(spec)
 
 
 def kv_bytes_per_token(spec: ModelSpec, bytes_per_value: float = 2.0) -> float:
-    """KV-cache bytes per token for the whole model (all layers, one replica).
+    """KV-cache bytes per token for the whole model (all softmax-attention layers, one replica;
+    a hybrid's linear layers keep a fixed state per sequence instead, :func:`state_bytes`).
 
     GQA stores kv_heads keys and values; MLA stores the compressed latent and the rope key.
     """
     if spec.is_mla:
         return spec.layers * (spec.kv_lora_rank + spec.qk_rope_head_dim) * bytes_per_value
-    return spec.layers * 2 * spec.kv_heads * head_dim(spec) * bytes_per_value
+    return softmax_layers(spec) * 2 * spec.kv_heads * head_dim(spec) * bytes_per_value
+
+
+def state_bytes(spec: ModelSpec, bytes_per_value: float = 2.0) -> float:
+    """Recurrent-state bytes per sequence for the whole model (a hybrid's linear layers; 0 for
+    a transformer), whatever the context length."""
+    return (
+        spec.linear_layers * linear_state_elements(spec) * bytes_per_value
+        if spec.linear_layers
+        else 0.0
+    )
 
 
 def attention_projections(spec: ModelSpec) -> tuple[tuple[int, int], ...]:
@@ -248,7 +355,8 @@ def attention_projections(spec: ModelSpec) -> tuple[tuple[int, int], ...]:
         )
     hd = head_dim(spec)
     kv = spec.kv_heads * hd
-    return ((h, spec.heads * hd), (h, kv), (h, kv), (spec.heads * hd, h))
+    q_out = spec.heads * hd * (2 if spec.attn_output_gate else 1)  # Qwen3-Next: query and gate
+    return ((h, q_out), (h, kv), (h, kv), (spec.heads * hd, h))
 
 
 def block_linears(spec: ModelSpec) -> tuple[tuple[float, float], ...]:

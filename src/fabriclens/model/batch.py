@@ -21,6 +21,8 @@ from fabriclens.model.arch import (
     forward_flops_per_token,
     k_width,
     last_matmul_share,
+    linear_activation_width,
+    linear_share,
     mean_mlp_width,
     moe_layers,
     op_checkpoint_split,
@@ -103,6 +105,11 @@ def _activation(spec: ModelSpec, base: TrainConfig, tp: Arr, mb: Arr, sp: Arr, r
     replicated = tokens * h * (8 + (2 if base.dropout else 0))
     attn = 2 * tokens * (q_w + k_w) + 2 * tokens * v_w + 2 * tokens * o_w
     attn = attn + 2 * tokens * qk_norm_width(spec)  # the query/key norms' inputs
+    if spec.attn_output_gate:  # the gate's pre-activation
+        attn = attn + 2 * tokens * q_w
+    if spec.linear_layers:  # a hybrid's linear layers keep their own, averaged over layers
+        share = linear_share(spec)
+        attn = (1.0 - share) * attn + share * 2 * tokens * linear_activation_width(spec)
     f = mean_mlp_width(spec)  # k routed + shared experts in MoE layers
     mlp = (6 if spec.mlp == "swiglu" else 4) * tokens * f
     if base.flash_attention:

@@ -99,8 +99,10 @@ def rotary_width(spec: ModelSpec) -> float:
 
 def qk_norm_width(spec: ModelSpec) -> float:
     """Elements per token the query and key norms run over (ModelSpec.qk_norm): every query and
-    key head, 0 for a family without them."""
-    return float(q_width(spec) + k_width(spec)) if spec.qk_norm else 0.0
+    key head, 0 for a family without them; averaged over the layers, a hybrid's softmax ones."""
+    if not spec.qk_norm:
+        return 0.0
+    return float(q_width(spec) + k_width(spec)) * (1.0 - spec.linear_layers / spec.layers)
 
 
 def eager_extra_parts(spec: ModelSpec, mode: str = "eager") -> tuple[float, float, float, float]:

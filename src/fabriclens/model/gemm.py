@@ -21,7 +21,12 @@ import math
 
 from fabriclens.catalog.gemm_shapes import GemmShapeTable, gemm_shape_table
 from fabriclens.catalog.schema import Gpu, ModelSpec
-from fabriclens.model.arch import attention_projections, moe_layers
+from fabriclens.model.arch import (
+    attention_projections,
+    linear_projections,
+    linear_share,
+    moe_layers,
+)
 
 Shape = tuple[float, float, float]  # m, n, k
 
@@ -50,14 +55,19 @@ def relative_rate(table: GemmShapeTable, precision: str, m: float, n: float, k: 
 
 def layer_gemms(spec: ModelSpec, tokens: float, tp: int, ep: int) -> list[tuple[Shape, float]]:
     """The forward GEMMs of one decoder layer on one tensor-parallel rank: (m, n, k) and how
-    many of each per layer, averaged over dense and MoE layers."""
+    many of each per layer, averaged over dense and MoE layers (and over a hybrid's softmax
+    and linear-attention layers)."""
     h = spec.hidden
-    projections = attention_projections(spec)
-    gemms: list[tuple[Shape, float]] = [
-        ((tokens, out / tp, inp), 1.0) for inp, out in projections[:-1]
-    ]  # column-parallel
-    inp, out = projections[-1]
-    gemms.append(((tokens, out, inp / tp), 1.0))  # the output projection: row-parallel
+    gemms: list[tuple[Shape, float]] = []
+    share = linear_share(spec)
+    mixers = [(attention_projections(spec), 1.0 - share)]
+    if share:
+        mixers.append((linear_projections(spec), share))
+    for projections, count in mixers:
+        # column-parallel, then the output projection: row-parallel
+        gemms += [((tokens, out / tp, inp), count) for inp, out in projections[:-1]]
+        inp, out = projections[-1]
+        gemms.append(((tokens, out, inp / tp), count))
     ups = 2 if spec.mlp == "swiglu" else 1
 
     def mlp(m: float, ffn: float, count: float) -> None:

@@ -6,7 +6,9 @@ roofline), or by compute for large batches; the engine adds fixed per-step and p
 layer per token, which are latency-bound and therefore sensitive to the link they cross.
 A mixture of experts reads only the experts the batch's tokens select: with uniform routing,
 E x (1 - (1 - k/E)^B) distinct experts per layer for B tokens. Under load each output token also
-carries the prompts of the requests that join meanwhile (serving_tpot_s).
+carries the prompts of the requests that join meanwhile (serving_tpot_s). A hybrid model's
+linear-attention layers keep no KV cache: each decode step reads and writes their recurrent
+state, a fixed size per sequence.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from fabriclens.model.arch import (
     head_params,
     k_width,
     kv_bytes_per_token,
+    linear_projections,
+    linear_share,
     moe_layers,
     q_width,
+    state_bytes,
     v_dim,
     v_width,
 )
@@ -49,15 +54,19 @@ FP8_GEMM_K_STEP_S = (20.6e-6 - 14.5e-6) / (7168 / 128 - 1536 / 128)
 
 
 def decode_gemms(
-    spec: ModelSpec, tp: int, moe_layer: bool, touched: float
+    spec: ModelSpec, tp: int, moe_layer: bool, touched: float, linear: bool = False
 ) -> list[tuple[float, int]]:
     """(weights per GPU, input width K) of each GEMM kernel one decoder layer runs in a decode
     step: QKV and output projections (MLA: the query down/up, the KV down-projection, the two
-    absorbed per-head matmuls and the output), then the MLP (gate-up, down) or, in a MoE layer,
-    the router, the shared experts' two GEMMs and the fused routed-expert kernel's two."""
+    absorbed per-head matmuls and the output; a hybrid's ``linear`` layer: its input and output
+    projections), then the MLP (gate-up, down) or, in a MoE layer, the router, the shared
+    experts' two GEMMs and the fused routed-expert kernel's two."""
     h = spec.hidden
     attn: list[tuple[float, int]]
-    if spec.is_mla:
+    if linear:
+        attn = [(i * o / tp, i if n < 2 else i // tp)
+                for n, (i, o) in enumerate(linear_projections(spec))]  # fmt: skip
+    elif spec.is_mla:
         r = spec.q_lora_rank
         q = [(h * r, h), (r * q_width(spec) / tp, r)] if r else [(h * q_width(spec) / tp, h)]
         absorb = spec.kv_lora_rank * spec.heads / tp
@@ -66,7 +75,8 @@ def decode_gemms(
                 (absorb * spec.v_head_dim, spec.kv_lora_rank),
                 (spec.heads * v_dim(spec) * h / tp, spec.heads * v_dim(spec) // tp)]  # fmt: skip
     else:
-        qkv = h * (q_width(spec) + k_width(spec) + v_width(spec)) / tp
+        gate = q_width(spec) if spec.attn_output_gate else 0  # Qwen3-Next's output gate
+        qkv = h * (q_width(spec) + gate + k_width(spec) + v_width(spec)) / tp
         attn = [(qkv, h), (q_width(spec) * h / tp, q_width(spec) // tp)]
     gated = 2 if spec.mlp == "swiglu" else 1
     if not moe_layer:
@@ -315,6 +325,10 @@ def estimate_inference(
     attended = attended_tokens(spec, avg_context)  # a sliding window reads W keys at most
     touched = experts_touched(spec.experts, spec.experts_per_token, batch) if spec.is_moe else 0.0
     matmul_per_layer = counts.layer_matmul_active / L
+    # the recurrent state per sequence, averaged over the layers; TP splits its value heads
+    lin_share = linear_share(spec)
+    state_shard = min(tp, spec.linear_value_heads) if spec.linear_layers else 1
+    state_per_layer = state_bytes(spec, engine.state_bytes) / state_shard / L
     prefill_s = prefill_compute_sum = 0.0
     t_mem_sum = t_compute_sum = slack = 0.0
     weights_read = 0.0
@@ -335,17 +349,25 @@ def estimate_inference(
         kv_read = batch * attended * kv_per_layer_token * n
         # a cache grown by concatenation is copied whole each step: read once more, written once
         kv_read += engine.kv_cache_copies * batch * avg_context * kv_per_layer_token * n
+        # a hybrid's linear layers read their recurrent state and write it back, every step
+        kv_read += 2.0 * batch * state_per_layer * n
         t_weights = stage_read / mem_rate  # the GEMMs' weight stream
         if wbytes == 1.0 and compute == "fp8":  # block-scaled FP8 GEMMs: K-step latency
             n_moe_stage = n * moe_share
+            mixers = ((1.0 - lin_share, False), (lin_share, True)) if lin_share else ((1.0, False),)
             for layers_of_kind, is_moe in ((n - n_moe_stage, False), (n_moe_stage, True)):
-                if layers_of_kind > 0:
-                    gemms = decode_gemms(spec, tp, is_moe, touched)
-                    t_weights += layers_of_kind * sum(
-                        max(0.0, k / 128 * FP8_GEMM_K_STEP_S - p * wbytes / mem_rate)
-                        for p, k in gemms
-                        if p > 0
-                    )
+                for mixer_share, linear in mixers:
+                    if layers_of_kind * mixer_share > 0:
+                        gemms = decode_gemms(spec, tp, is_moe, touched, linear)
+                        t_weights += (
+                            layers_of_kind
+                            * mixer_share
+                            * sum(
+                                max(0.0, k / 128 * FP8_GEMM_K_STEP_S - p * wbytes / mem_rate)
+                                for p, k in gemms
+                                if p > 0
+                            )
+                        )
         dec_flops = 2.0 * batch * (matmul_per_layer * n + (spec.vocab * h if last else 0.0)) / tp
         dec_core = batch * decode_attention_flops_per_token(spec, avg_context) * n / tp
         t_gemm_math = dec_flops / mm_rate
@@ -389,6 +411,7 @@ def estimate_inference(
         kv_bytes_per_value=kvbytes,
         capacity_bytes=gpu.memory_bytes if memory_capacity_bytes is None else memory_capacity_bytes,
         weight_bytes_per_param=wbytes,
+        state_bytes_per_value=engine.state_bytes,
     )
     assumptions = (
         (
@@ -444,6 +467,16 @@ def estimate_inference(
         + (
             ("MoE: uniform routing; distinct experts read per layer E(1-(1-k/E)^B)",)
             if spec.is_moe
+            else ()
+        )
+        + (
+            (
+                f"hybrid: {spec.linear_layers} of {spec.layers} layers are linear attention (Gated "
+                f"DeltaNet): no KV cache; each step reads and writes their recurrent state, "
+                f"{state_bytes(spec, engine.state_bytes) / 2**20:.1f} MiB per sequence at "
+                f"{engine.state_bytes:g} bytes/value ({engine.state_bytes_source})",
+            )
+            if spec.linear_layers
             else ()
         )
         + (

@@ -23,10 +23,15 @@ from fabriclens.model.arch import (
     attention_projections,
     k_width,
     kv_bytes_per_token,
+    linear_activation_width,
+    linear_projections,
+    linear_share,
     mean_mlp_width,
     moe_layers,
     op_checkpoint_split,
     q_width,
+    softmax_layers,
+    state_bytes,
     v_dim,
     v_width,
 )
@@ -238,6 +243,11 @@ def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str
     attn = 2 * tokens * (q_w + k_w) + 2 * tokens * v_w + 2 * tokens * o_w
     # query/key norms (Qwen3, OLMo 2, Gemma 3) keep their inputs too: the projections' outputs
     attn += 2 * tokens * qk_norm_width(spec)
+    if spec.attn_output_gate:  # the gate's pre-activation, for the sigmoid's backward
+        attn += 2 * tokens * q_w
+    if spec.linear_layers:  # a hybrid: the linear layers keep their own, averaged over layers
+        share = linear_share(spec)
+        attn = (1.0 - share) * attn + share * 2 * tokens * linear_activation_width(spec)
     f = mean_mlp_width(spec)  # k routed + shared experts in MoE layers
     mlp = (6 if spec.mlp == "swiglu" else 4) * tokens * f
     if cfg.flash_attention:
@@ -278,12 +288,13 @@ def adapter_params(spec: ModelSpec, rank: int) -> float:
     each expert's linear layers), not only the k a token is routed to."""
     h = spec.hidden
     attn = rank * sum(i + o for i, o in attention_projections(spec))
+    lin = rank * sum(i + o for i, o in linear_projections(spec)) if spec.linear_layers else 0
     n_mlp = 3 if spec.mlp == "swiglu" else 2
     n_moe = moe_layers(spec)
     dense_mlp = (spec.layers - n_moe) * n_mlp * rank * (h + spec.ffn)
     experts = spec.experts + spec.shared_experts
     moe_mlp = n_moe * experts * n_mlp * rank * (h + (spec.moe_ffn or spec.ffn))
-    return spec.layers * attn + dense_mlp + moe_mlp
+    return softmax_layers(spec) * attn + spec.linear_layers * lin + dense_mlp + moe_mlp
 
 
 def training_memory(
@@ -408,23 +419,28 @@ def inference_memory(
     kv_bytes_per_value: float,
     capacity_bytes: float,
     weight_bytes_per_param: float | None = None,
+    state_bytes_per_value: float = 4.0,
 ) -> MemoryLedger:
     """Per-GPU memory for serving ``batch`` sequences of ``context_tokens`` each.
 
     ``weight_bytes_per_param`` overrides the nominal size of ``weight_precision`` (an engine's
-    own format); ``capacity_bytes`` is what the engine may use of the GPU."""
+    own format); ``capacity_bytes`` is what the engine may use of the GPU. A hybrid model's
+    linear layers hold a recurrent state per sequence (``state_bytes_per_value`` each, the
+    engine's; float32 by default), counted with the KV cache as the engines pool them."""
     wbytes = (
         WEIGHT_BYTES[weight_precision] if weight_bytes_per_param is None else weight_bytes_per_param
     )
     kv_shard = 1.0 if spec.is_mla else min(tp, spec.kv_heads)
     kv_per_layer_token = kv_bytes_per_token(spec, kv_bytes_per_value) / kv_shard / spec.layers
     cached = attended_tokens(spec, context_tokens)  # a sliding window keeps W positions
+    state_shard = min(tp, spec.linear_value_heads) if spec.linear_layers else 1
+    state_per_layer = state_bytes(spec, state_bytes_per_value) / state_shard / spec.layers
     best: dict[str, float] = {}
     where = ""
     for stage in pipeline_stages(spec.layers, pp):
         share = stage_share(spec, counts, tp, 1, stage, pp)
         comp: dict[str, float] = {"weights": wbytes * share.total}
-        comp["kv_cache"] = batch * cached * kv_per_layer_token * stage.layers
+        comp["kv_cache"] = batch * (cached * kv_per_layer_token + state_per_layer) * stage.layers
         # fp32 logits of the batch sit with the LM head, on the last stage
         comp["activations"] = activation_bytes(spec, prefill_chunk_tokens, batch, tp, stage.lm_head)
         comp["comm_buffers"] = NCCL_BUFFER_BYTES if tp * pp > 1 else 0.0
@@ -442,9 +458,16 @@ def inference_memory(
         if spec.sliding_window and context_tokens > spec.sliding_window
         else ""
     )
+    hybrid = (
+        f" in {softmax_layers(spec)} of {spec.layers} layers; the other {spec.linear_layers} (linear"
+        f" attention) hold {state_bytes(spec, state_bytes_per_value) / 2**20:.1f} MiB of recurrent"
+        f" state per sequence ({state_bytes_per_value:g} bytes/value) with it"
+        if spec.linear_layers
+        else ""
+    )
     notes = (
         f"memory: {weight_precision} weights ({wbytes * 8:.3g} bits each), KV cache {kv_bytes_per_value:g} bytes/value for "
-        f"{batch} x {context_tokens} tokens{window}, prefill chunk {prefill_chunk_tokens} tokens; "
+        f"{batch} x {context_tokens} tokens{window}{hybrid}, prefill chunk {prefill_chunk_tokens} tokens; "
         f"busiest stage: {where}",
         "overhead: 1 GiB CUDA context + 5% allocator fragmentation (estimate)",
     )

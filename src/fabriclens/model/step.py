@@ -427,6 +427,9 @@ def estimate_training_step(
         # 1/tp of them (GQA: at least one KV head per rank, as the heads are split)
         kv_split = t if spec.is_mla else min(t, spec.kv_heads)
         size = tokens * cfg.cp * (k_width(spec) + v_width(spec)) * 2.0 / kv_split
+        # a hybrid's linear layers have no keys and values to pass, only a chunk-end state
+        # (negligible beside them); the size is averaged over the layers, as the calls count them
+        size *= 1.0 - spec.linear_layers / spec.layers
         passes = 2 if cfg.recompute != "full" else 3
         comm.append(
             entry(

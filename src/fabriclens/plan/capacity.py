@@ -195,7 +195,7 @@ def _fits(d: _Demand, tp: int, pp: int, batch: int) -> bool:
         d.spec, d.counts, tp=tp, pp=pp, batch=batch, context_tokens=d.prompt_tokens + d.output_tokens,
         prefill_chunk_tokens=min(batch * d.prompt_tokens, 8192), weight_precision=d.precision,
         kv_bytes_per_value=WEIGHT_BYTES[d.kv_precision], capacity_bytes=d.limits.usable_bytes_per_gpu,
-        weight_bytes_per_param=d.limits.bits_per_weight / 8,
+        weight_bytes_per_param=d.limits.bits_per_weight / 8, state_bytes_per_value=d.engine.state_bytes,
     ).fits  # fmt: skip
 
 
