@@ -179,3 +179,34 @@ def test_linear_layers_replace_the_attention_square() -> None:
         transformer, 32768
     )
     assert growth == pytest.approx(full * 12 / 48)
+
+
+def test_sglang_does_not_hide_its_host_time_for_a_hybrid() -> None:
+    """SGLang's MambaRadixCache (no_buffer, its default for hybrid linear-attention models)
+    turns the overlap scheduler off (sgl-project/sglang docs/basic_usage/qwen3.md): the 1.5 ms
+    a step of host time is added to a hybrid's step, and hidden for a transformer's."""
+    sglang = find_engine("sglang")
+    hybrid = find_model("qwen3-next-80b-a3b")
+    transformer = dataclasses.replace(hybrid, linear_layers=0)
+    assert sglang.overlaps_for(transformer) and not sglang.overlaps_for(hybrid)
+    assert find_engine("vllm").overlaps_for(hybrid)
+    kw = dict(tp=2, pp=1, batch=1, prompt_tokens=512, output_tokens=256)
+    est = estimate_inference(hybrid, count_params(hybrid), find_gpu("b200"), NVLINK, sglang, **kw)  # type: ignore[arg-type]
+    assert est.host_step_hidden_s == 0.0
+    assert any("turns that overlap off" in a for a in est.assumptions)
+
+
+def test_a_hybrid_counts_its_linear_layers_kernels() -> None:
+    """Qwen3-Next on an engine whose kernels were read: three more kernels in each of its 36
+    linear layers, the query/key norms in its 12 softmax layers only."""
+    from fabriclens.model.inference import (
+        LINEAR_EXTRA_KERNELS,
+        MOE_EXTRA_KERNELS,
+        QK_NORM_KERNELS,
+        SHARED_EXPERT_KERNELS,
+        extra_kernels,
+    )
+
+    spec = find_model("qwen3-next-80b-a3b")
+    moe = 48 * (MOE_EXTRA_KERNELS + SHARED_EXPERT_KERNELS)
+    assert extra_kernels(spec) == moe + 36 * LINEAR_EXTRA_KERNELS + 12 * QK_NORM_KERNELS

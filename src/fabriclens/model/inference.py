@@ -182,6 +182,12 @@ MLA_EXTRA_KERNELS = 5
 # calls q_norm and k_norm as two RMSNorm layers; SGLang's Qwen3-MoE decode trace in
 # sgl-project/sglang#22355 counts 480 apply_qk_norm launches beside 240 rotary ones)
 QK_NORM_KERNELS = 2
+# A Gated DeltaNet layer's decode runs more kernels than a GQA attention's four (QKV GEMM,
+# rotary, attention with its cache write, output GEMM): SGLang's Qwen3GatedDeltaNet under a
+# CUDA graph runs the qkvz and ba input GEMMs, fused_qkvzba_split_reshape_cat, the convolution's
+# update, the gated delta-rule update, the gated RMSNorm and the output GEMM, seven
+# (sgl-project/sglang python/sglang/srt/models/qwen3_next.py)
+LINEAR_EXTRA_KERNELS = 3
 # ...and a fused routed-expert call takes longer than its kernels' gaps and weight read: at batch
 # 1 in a CUDA graph (top-k through the weighted sum) the engines' own kernel benchmarks time it at
 # 40 us for Qwen3-30B-A3B's 38 MB of FP8 experts on an H100 (vllm#24700), 32 us for
@@ -194,18 +200,22 @@ MOE_CALL_LATENCY_S = 8.0e-6
 
 def extra_kernels(spec: ModelSpec) -> int:
     """Kernels a decode step runs beyond DENSE_LAYER_KERNELS per layer: those of the MoE MLPs,
-    their shared experts, latent attention and query/key norms."""
+    their shared experts, latent attention, linear attention and query/key norms."""
     extra = moe_layers(spec) * (
         MOE_EXTRA_KERNELS + (SHARED_EXPERT_KERNELS if spec.shared_experts else 0)
     )
     extra += spec.layers * MLA_EXTRA_KERNELS if spec.is_mla else 0
-    return extra + (spec.layers * QK_NORM_KERNELS if spec.qk_norm else 0)
+    extra += spec.linear_layers * LINEAR_EXTRA_KERNELS
+    # a hybrid's query/key norms run in its softmax layers only
+    norms = spec.layers - spec.linear_layers
+    return extra + (norms * QK_NORM_KERNELS if spec.qk_norm else 0)
 
 
 def kernel_kinds(spec: ModelSpec) -> str:
     """What extra_kernels counted for ``spec``, in words."""
     kinds = [what for what, has in (("mixture-of-experts", spec.is_moe),
-             ("latent-attention", spec.is_mla), ("query/key norm", spec.qk_norm)) if has]  # fmt: skip
+             ("latent-attention", spec.is_mla), ("linear-attention", spec.is_hybrid),
+             ("query/key norm", spec.qk_norm)) if has]  # fmt: skip
     return ", ".join(kinds[:-1]) + (" and " if len(kinds) > 1 else "") + kinds[-1] if kinds else ""
 
 
@@ -385,7 +395,7 @@ def estimate_inference(
         slack += max(0.0, t_weights - t_gemm_math)  # compute the weight stream leaves idle
     prefill_s += prefill_comm + overhead
     hidden = 0.0
-    if engine.overlaps_scheduling:
+    if engine.overlaps_for(spec):
         # the host prepares the next step while the GPU runs this one: its per-step time hides
         # behind the GPU's work (weights, KV cache, communication, the layers' kernel gaps)
         gpu_side = t_mem_sum + t_compute_sum + step_comm + overhead - engine.step_overhead_s
@@ -439,8 +449,16 @@ def estimate_inference(
                 f"only the larger of the two counts (since release {engine.overlap_since}: "
                 f"{engine.overlap_source}; name an earlier release as {engine.name}@{engine.release_before_overlap})",
             )
-            if engine.overlaps_scheduling
-            else ()
+            if engine.overlaps_for(spec)
+            else (
+                (
+                    f"{engine.name} turns that overlap off for a hybrid model, so its "
+                    f"{engine.step_overhead_s * 1e3:.2g} ms per step is added to every step "
+                    f"({engine.overlaps_hybrid_source})",
+                )
+                if engine.overlaps_scheduling
+                else ()
+            )
         )
         + (
             (
