@@ -37,6 +37,8 @@ NVLINK = Fabric(find_link("nvlink4-nvswitch"), None, 8, 1)
         ("qwen3-next-80b-a3b-instruct.json", 80e9, None),
         ("qwen3.5-27b.json", 27e9, None),
         ("qwen3.5-397b-a17b.json", 397e9, 17e9),
+        # IBM's Granite 4.0 model card: Granite-4.0-H-Small, 32B total, 9B active (Mamba-2)
+        ("granite-4.0-h-small.json", 32e9, 9e9),
     ],
 )
 def test_hybrid_parameter_counts_match_the_published_totals(
@@ -44,7 +46,8 @@ def test_hybrid_parameter_counts_match_the_published_totals(
 ) -> None:
     """Each Gated DeltaNet layer: in_proj_qkvz (hidden x (2 key + 2 value widths)), in_proj_ba
     (2 per value head), the convolution's taps, out_proj; each softmax layer's query projection
-    twice as wide for the output gate. Totals within 1% of the published figure, the active
+    twice as wide for the output gate. Each Mamba-2 layer: in_proj (z, x, B, C and a time step
+    per head), the convolution, out_proj. Totals within 1% of the published figure, the active
     count within 3% (both given to two or three figures)."""
     counts = count_params(find_model(str(HF / fixture)))
     assert counts.total == pytest.approx(total, rel=0.01)
@@ -209,4 +212,38 @@ def test_a_hybrid_counts_its_linear_layers_kernels() -> None:
 
     spec = find_model("qwen3-next-80b-a3b")
     moe = 48 * (MOE_EXTRA_KERNELS + SHARED_EXPERT_KERNELS)
-    assert extra_kernels(spec) == moe + 36 * LINEAR_EXTRA_KERNELS + 12 * QK_NORM_KERNELS
+    assert (
+        extra_kernels(spec)
+        == moe + 36 * LINEAR_EXTRA_KERNELS["gated_deltanet"] + 12 * QK_NORM_KERNELS
+    )
+
+
+def test_granite_mamba2_caches_match_llama_cpp_and_its_attention_layers() -> None:
+    """Granite-4.0-H-Small: the KV cache in its 4 attention layers, 2 x 8 KV heads of 128 at 2
+    bytes, 16,384 bytes a token (as a public note on its config works it out); each Mamba-2 layer
+    a state of ssm_d_state x ssm_d_inner = 128 x 8,192 and a convolution of (4 - 1) x (8,192 +
+    2 x 1 x 128), llama.cpp's n_embd_s and n_embd_r (src/llama-hparams.cpp). Exact."""
+    spec = find_model(str(HF / "granite-4.0-h-small.json"))
+    assert (spec.linear_kind, spec.linear_layers, spec.shared_experts) == ("mamba2", 36, 2)
+    assert kv_bytes_per_token(spec, 2.0) == 16_384
+    assert linear_state_elements(spec) == 128 * 8192 + 3 * (8192 + 2 * 128)
+    assert count_params(spec) == count_params(find_model("granite4:small-h"))
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("intermediate_size", 1000, "whole number of experts"),  # 1,536 is not a multiple
+        ("layer_types", ["mamba"] * 3, "layer_types"),
+        ("mamba_d_head", 6.5, "mamba_d_head"),
+    ],
+)
+def test_bad_granite_hybrid_fields_are_one_clear_error(
+    tmp_path: Path, key: str, value: object, message: str
+) -> None:
+    cfg = json.loads((HF / "granite-4.0-h-small.json").read_text())
+    cfg[key] = value
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(InputError, match=message):
+        find_model(str(path))

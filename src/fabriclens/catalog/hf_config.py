@@ -6,7 +6,8 @@ qwen2_moe, qwen3_moe, olmoe, glm4_moe, gpt_oss, deepseek_v2, deepseek_v3, kimi_k
 hybrid qwen3_next, whose linear-attention layers are Gated DeltaNets), falcon,
 starcoder2, gpt2, gpt_neox, mpt, and the multimodal checkpoints whose language model is one of
 them (gemma3, llama4, mistral3, llava, llava_next, and the hybrids qwen3_5, qwen3_5_moe: their
-``text_config``; the vision encoder is not planned).
+``text_config``; the vision encoder is not planned), and the Mamba-2 hybrid granitemoehybrid
+(Granite 4.0-H).
 """
 
 from __future__ import annotations
@@ -29,12 +30,15 @@ MIXTURES = ("mixtral", "qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text
 # Qwen3.5, whose language model shares Qwen3-Next's layers (vLLM's Qwen3_5MoeConfig: "the same
 # hybrid GDN (GatedDeltaNet) architecture as Qwen3-Next")
 HYBRIDS = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
+# IBM's Granite 4.0 hybrids: Mamba-2 and GQA attention layers (layer_types "mamba" / "attention"),
+# each with a shared MLP and, in the mixture-of-experts sizes, routed experts beside it
+MAMBA_HYBRIDS = ("granitemoehybrid",)
 # Falcon's first releases name it RefinedWebModel (7B) and RefinedWeb (40B)
 OTHERS = ("falcon", "refinedwebmodel", "refinedweb", "starcoder2", "gpt2", "gpt_neox", "mpt")
 # multimodal checkpoints: the language model is their text_config
 MULTIMODAL = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "", "llava": "",
               "llava_next": "", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}  # fmt: skip
-SUPPORTED = (*LLAMA_LIKE, *MIXTURES, *OTHERS, *MULTIMODAL, "llama4_text")
+SUPPORTED = (*LLAMA_LIKE, *MIXTURES, *OTHERS, *MULTIMODAL, *MAMBA_HYBRIDS, "llama4_text")
 # DeepSeek's layout (multi-head latent attention, shared experts, dense first layers, routing
 # groups) under other names
 DEEPSEEK_LIKE = ("deepseek_v2", "deepseek_v3", "kimi_k2")
@@ -167,6 +171,58 @@ def _linear_attention(cfg: Mapping[str, Any], layers: int) -> dict[str, Any]:
         linear_conv=_int(cfg, "linear_conv_kernel_dim", default=4),
         attn_output_gate=True,
     )
+
+
+def _granite_hybrid(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """transformers' GraniteMoeHybridConfig: Mamba-2 layers where ``layer_types`` says "mamba"
+    (mamba_n_heads heads of mamba_d_head, "auto": mamba_expand x hidden / heads; a state of
+    mamba_d_state over mamba_n_groups groups), every layer's MLP the shared one
+    (shared_intermediate_size) plus, with num_local_experts, routed experts of
+    intermediate_size (the shared MLP counted as that many experts' width)."""
+    hidden, heads = _int(cfg, "hidden_size"), _int(cfg, "num_attention_heads")
+    layers = _int(cfg, "num_hidden_layers")
+    layer_types = cfg.get("layer_types")
+    if layer_types is None:
+        layer_types = cfg.get("layers_block_type") or []
+    if not isinstance(layer_types, list) or (layer_types and len(layer_types) != layers):
+        raise InputError(
+            f"config.json field layer_types is not a list of {layers} layer kinds", "fix the file"
+        )
+    mamba = sum(1 for t in layer_types if t == "mamba")
+    shared = _int(cfg, "shared_intermediate_size")
+    experts = _int(cfg, "num_local_experts", default=0)
+    fields: dict[str, Any] = dict(
+        layers=layers, hidden=hidden, heads=heads,
+        kv_heads=_int(cfg, "num_key_value_heads", default=heads),
+        ffn=shared, vocab=_int(cfg, "vocab_size"),
+        max_positions=_int(cfg, "max_position_embeddings", default=4096),
+        tied_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+        qkv_bias=bool(cfg.get("attention_bias", False)),
+    )  # fmt: skip
+    if experts:
+        width = _int(cfg, "intermediate_size")
+        if width < 1 or shared % width:
+            raise InputError(
+                f"config.json: a shared MLP of {shared} is not a whole number of experts of {width}",
+                "describe it with --layers/--hidden/--heads/--experts flags",
+            )
+        fields.update(experts=experts, experts_per_token=_int(cfg, "num_experts_per_tok"),
+                      moe_ffn=width, shared_experts=shared // width)  # fmt: skip
+    if mamba:
+        n_heads = _int(cfg, "mamba_n_heads", default=128)
+        d_head = cfg.get("mamba_d_head", "auto")
+        if d_head == "auto":
+            d_head = _int(cfg, "mamba_expand", default=2) * hidden // max(1, n_heads)
+        fields.update(
+            linear_layers=mamba,
+            linear_kind="mamba2",
+            linear_value_heads=n_heads,
+            linear_value_dim=_int({"mamba_d_head": d_head}, "mamba_d_head"),
+            linear_key_heads=_int(cfg, "mamba_n_groups", default=1),
+            linear_key_dim=_int(cfg, "mamba_d_state", default=256),
+            linear_conv=_int(cfg, "mamba_d_conv", default=4),
+        )
+    return fields
 
 
 def _text_config(cfg: Mapping[str, Any], model_type: str) -> dict[str, Any]:
@@ -383,6 +439,8 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
             qkv_bias=bias,
             mlp_bias=bias,
         )
+    elif model_type in MAMBA_HYBRIDS:
+        fields.update(_granite_hybrid(cfg))
     elif model_type == "gpt_neox":
         hidden = _int(cfg, "hidden_size")
         fields.update(

@@ -548,6 +548,10 @@ class ModelSpec(_Entry):
     linear_key_dim: int = 0
     linear_value_dim: int = 0
     linear_conv: int = 0
+    # the linear layers' kind: "gated_deltanet" (Qwen3-Next, Qwen3.5) or "mamba2" (Granite 4.0-H:
+    # Mamba-2's SSD, Dao and Gu 2024; heads of linear_value_dim channels over a state of
+    # linear_key_dim, B and C shared over linear_key_heads groups)
+    linear_kind: Literal["gated_deltanet", "mamba2"] = "gated_deltanet"
     # the softmax layers' query projection also emits a sigmoid gate per head for the attention
     # output (Qwen3-Next's gated attention: q_proj is heads x head_dim x 2 wide)
     attn_output_gate: bool = False
@@ -613,6 +617,7 @@ class ModelSpec(_Entry):
             "linear_value_heads",
             "must be a multiple of linear_key_heads",
         )
+        _one_of(self, "linear_kind", ("gated_deltanet", "mamba2"))
         _check(
             not (self.linear_layers and self.is_mla),
             "linear_layers",

@@ -109,14 +109,16 @@ def attention_params(spec: ModelSpec) -> int:
     return params
 
 
-# Gated DeltaNet's chunked form (the flash-linear-attention kernels that transformers and vLLM
-# call, chunk_gated_delta_rule) works on chunks of 64 tokens: attention-like products inside a
-# chunk, the recurrent state carried between chunks
-LINEAR_CHUNK = 64
+# The chunked forms of the linear mixers: attention-like products inside a chunk, the recurrent
+# state carried between chunks. Gated DeltaNet: 64 tokens (flash-linear-attention's
+# chunk_gated_delta_rule, which transformers and vLLM call); Mamba-2's SSD: 256 (mamba_chunk_size,
+# transformers' GraniteMoeHybridConfig default)
+LINEAR_CHUNK = {"gated_deltanet": 64, "mamba2": 256}
 
 
 def linear_key_width(spec: ModelSpec) -> int:
-    """Width of a linear-attention layer's queries (and of its keys): key heads x key_dim."""
+    """Width of a linear-attention layer's queries (and of its keys): key heads x key_dim
+    (Mamba-2: its C and B, groups x state size)."""
     return spec.linear_key_heads * spec.linear_key_dim
 
 
@@ -131,18 +133,24 @@ def linear_conv_width(spec: ModelSpec) -> int:
 
 
 def linear_projections(spec: ModelSpec) -> tuple[tuple[int, int], ...]:
-    """(input, output) widths of a Gated DeltaNet layer's linear layers: queries, keys, values
-    and the output gate in one projection (in_proj_qkvz), the decay and the update rate per
-    value head (in_proj_ba), and the output projection (transformers qwen3_next)."""
+    """(input, output) widths of a linear layer's projections, the last row-parallel. Gated
+    DeltaNet: queries, keys, values and the output gate in one (in_proj_qkvz), the decay and the
+    update rate per value head (in_proj_ba), the output (transformers qwen3_next). Mamba-2: the
+    gate z, x, B, C and a time step per head in one (in_proj), the output (out_proj)."""
     h, v = spec.hidden, linear_value_width(spec)
+    if spec.linear_kind == "mamba2":
+        return ((h, linear_conv_width(spec) + v + spec.linear_value_heads), (v, h))
     return ((h, linear_conv_width(spec) + v), (h, 2 * spec.linear_value_heads), (v, h))
 
 
 def linear_attention_params(spec: ModelSpec) -> int:
-    """Weights of one Gated DeltaNet layer: its projections, the convolution's taps, the decay
-    and time-step parameters per value head and the gated norm's weight."""
+    """Weights of one linear layer: its projections, the convolution's taps, the per-head decay,
+    time-step (and Mamba-2's skip D) parameters and the gated norm's weight (per value head's
+    width in a Gated DeltaNet, over all of them in Mamba-2)."""
     projections = sum(i * o for i, o in linear_projections(spec))
     conv = linear_conv_width(spec) * spec.linear_conv
+    if spec.linear_kind == "mamba2":
+        return projections + conv + 3 * spec.linear_value_heads + linear_value_width(spec)
     return projections + conv + 2 * spec.linear_value_heads + spec.linear_value_dim
 
 
@@ -154,20 +162,27 @@ def linear_state_elements(spec: ModelSpec) -> int:
 
 
 def linear_core_flops_per_token(spec: ModelSpec) -> float:
-    """FLOPs of a Gated DeltaNet layer's mixing per token in the chunked forward, beyond its
+    """FLOPs of a linear layer's mixing per token in the chunked forward, beyond its
     projections, summed over the value heads (queries and keys shared across value heads as
-    the layer repeats them): within a chunk of C tokens the causal products Q K^T, A V and the
-    delta rule's W = A(beta K), U = A(beta V) (C x (3 key_dim + 2 value_dim)), and against the
-    carried state Q S, W S and its update K^T (U - W S) (6 x key_dim x value_dim). An estimate
-    from the algorithm (Yang et al. 2024, section 3), not a kernel measurement."""
+    the layer repeats them). Gated DeltaNet: within a chunk of C tokens the causal products
+    Q K^T, A V and the delta rule's W = A(beta K), U = A(beta V) (C x (3 key_dim + 2 value_dim)),
+    against the carried state Q S, W S and its update K^T (U - W S) (6 x key_dim x value_dim;
+    Yang et al. 2024, section 3). Mamba-2's SSD: C B^T and its product with X inside a chunk
+    (C x (state + head width)), the state's update and read-out (4 x state x head width; Dao and
+    Gu 2024, section 6). Estimates from the algorithms, not kernel measurements."""
     dk, dv = spec.linear_key_dim, spec.linear_value_dim
-    return spec.linear_value_heads * (LINEAR_CHUNK * (3 * dk + 2 * dv) + 6 * dk * dv)
+    chunk = LINEAR_CHUNK[spec.linear_kind]
+    if spec.linear_kind == "mamba2":
+        return spec.linear_value_heads * (chunk * (dk + dv) + 4 * dk * dv)
+    return spec.linear_value_heads * (chunk * (3 * dk + 2 * dv) + 6 * dk * dv)
 
 
 def linear_decode_flops_per_token(spec: ModelSpec) -> float:
-    """FLOPs of one decode step of a Gated DeltaNet layer per sequence: decay the state, read
-    S^T k, add the rank-one update, read S^T q (about 7 x key_dim x value_dim per value head)."""
-    return 7.0 * spec.linear_value_heads * spec.linear_key_dim * spec.linear_value_dim
+    """FLOPs of one decode step of a linear layer per sequence: decay the state, add the update
+    and read the output from it (about 7 x key_dim x value_dim per value head for the delta
+    rule's extra read of S^T k, 5 for Mamba-2)."""
+    per_head = 5.0 if spec.linear_kind == "mamba2" else 7.0
+    return per_head * spec.linear_value_heads * spec.linear_key_dim * spec.linear_value_dim
 
 
 def linear_activation_width(spec: ModelSpec) -> int:
@@ -175,7 +190,8 @@ def linear_activation_width(spec: ModelSpec) -> int:
     input and output, the output gate, the decay and rate, the mixing's output and the gated
     norm's (the output projection's input). An estimate by analogy with attention's."""
     v = linear_value_width(spec)
-    return 2 * linear_conv_width(spec) + 3 * v + 2 * spec.linear_value_heads
+    per_head = 1 if spec.linear_kind == "mamba2" else 2  # Mamba-2's time step; the decay and rate
+    return 2 * linear_conv_width(spec) + 3 * v + per_head * spec.linear_value_heads
 
 
 def _mlp_params(hidden: int, ffn: int, gated: bool, bias: bool) -> int:

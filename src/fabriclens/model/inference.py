@@ -63,9 +63,10 @@ def decode_gemms(
     experts' two GEMMs and the fused routed-expert kernel's two."""
     h = spec.hidden
     attn: list[tuple[float, int]]
-    if linear:
-        attn = [(i * o / tp, i if n < 2 else i // tp)
-                for n, (i, o) in enumerate(linear_projections(spec))]  # fmt: skip
+    if linear:  # column-parallel input projections, the row-parallel output last
+        projections = linear_projections(spec)
+        attn = [(i * o / tp, i // tp if n == len(projections) - 1 else i)
+                for n, (i, o) in enumerate(projections)]  # fmt: skip
     elif spec.is_mla:
         r = spec.q_lora_rank
         q = [(h * r, h), (r * q_width(spec) / tp, r)] if r else [(h * q_width(spec) / tp, h)]
@@ -182,12 +183,14 @@ MLA_EXTRA_KERNELS = 5
 # calls q_norm and k_norm as two RMSNorm layers; SGLang's Qwen3-MoE decode trace in
 # sgl-project/sglang#22355 counts 480 apply_qk_norm launches beside 240 rotary ones)
 QK_NORM_KERNELS = 2
-# A Gated DeltaNet layer's decode runs more kernels than a GQA attention's four (QKV GEMM,
-# rotary, attention with its cache write, output GEMM): SGLang's Qwen3GatedDeltaNet under a
-# CUDA graph runs the qkvz and ba input GEMMs, fused_qkvzba_split_reshape_cat, the convolution's
-# update, the gated delta-rule update, the gated RMSNorm and the output GEMM, seven
-# (sgl-project/sglang python/sglang/srt/models/qwen3_next.py)
-LINEAR_EXTRA_KERNELS = 3
+# A linear layer's decode runs more kernels than a GQA attention's four (QKV GEMM, rotary,
+# attention with its cache write, output GEMM): SGLang's Qwen3GatedDeltaNet under a CUDA graph
+# runs the qkvz and ba input GEMMs, fused_qkvzba_split_reshape_cat, the convolution's update,
+# the gated delta-rule update, the gated RMSNorm and the output GEMM, seven
+# (sgl-project/sglang python/sglang/srt/models/qwen3_next.py); vLLM's MambaMixer2 the input
+# GEMM, causal_conv1d_update, selective_state_update, the gated RMSNorm and the output GEMM,
+# five (vllm/model_executor/layers/mamba/mamba_mixer2.py)
+LINEAR_EXTRA_KERNELS = {"gated_deltanet": 3, "mamba2": 1}
 # ...and a fused routed-expert call takes longer than its kernels' gaps and weight read: at batch
 # 1 in a CUDA graph (top-k through the weighted sum) the engines' own kernel benchmarks time it at
 # 40 us for Qwen3-30B-A3B's 38 MB of FP8 experts on an H100 (vllm#24700), 32 us for
@@ -205,7 +208,7 @@ def extra_kernels(spec: ModelSpec) -> int:
         MOE_EXTRA_KERNELS + (SHARED_EXPERT_KERNELS if spec.shared_experts else 0)
     )
     extra += spec.layers * MLA_EXTRA_KERNELS if spec.is_mla else 0
-    extra += spec.linear_layers * LINEAR_EXTRA_KERNELS
+    extra += spec.linear_layers * LINEAR_EXTRA_KERNELS[spec.linear_kind]
     # a hybrid's query/key norms run in its softmax layers only
     norms = spec.layers - spec.linear_layers
     return extra + (norms * QK_NORM_KERNELS if spec.qk_norm else 0)
@@ -489,8 +492,9 @@ def estimate_inference(
         )
         + (
             (
-                f"hybrid: {spec.linear_layers} of {spec.layers} layers are linear attention (Gated "
-                f"DeltaNet): no KV cache; each step reads and writes their recurrent state, "
+                f"hybrid: {spec.linear_layers} of {spec.layers} layers are linear attention "
+                f"({'Mamba-2' if spec.linear_kind == 'mamba2' else 'Gated DeltaNet'}): no KV "
+                f"cache; each step reads and writes their recurrent state, "
                 f"{state_bytes(spec, engine.state_bytes) / 2**20:.1f} MiB per sequence at "
                 f"{engine.state_bytes:g} bytes/value ({engine.state_bytes_source})",
             )
