@@ -62,12 +62,24 @@ def test_qwen3_next_active_parameters_round_to_its_name() -> None:
     assert round((counts.active - counts.embedding - counts.lm_head) / 1e9) == 3
 
 
-def test_the_catalog_entry_is_its_config() -> None:
-    spec = find_model("qwen3-next-80b-a3b")
-    from_config = find_model(str(HF / "qwen3-next-80b-a3b-instruct.json"))
+@pytest.mark.parametrize(
+    ("name", "fixture"),
+    [
+        ("qwen3-next-80b-a3b", "qwen3-next-80b-a3b-instruct.json"),
+        ("qwen3.5-27b", "qwen3.5-27b.json"),
+        ("qwen3.5-397b-a17b", "qwen3.5-397b-a17b.json"),
+        ("granite-4.0-h-small", "granite-4.0-h-small.json"),
+    ],
+)
+def test_the_catalog_entries_are_their_configs(name: str, fixture: str) -> None:
+    spec, from_config = find_model(name), find_model(str(HF / fixture))
     assert count_params(spec) == count_params(from_config)
-    assert (spec.linear_layers, spec.attn_output_gate, spec.qk_norm) == (36, True, True)
-    assert from_config.linear_layers == 36 and from_config.attn_output_gate
+    assert kv_bytes_per_token(spec) == kv_bytes_per_token(from_config)
+    assert linear_state_elements(spec) == linear_state_elements(from_config)
+    assert (spec.linear_layers, spec.linear_kind, spec.attn_output_gate, spec.qk_norm) == (
+        from_config.linear_layers, from_config.linear_kind, from_config.attn_output_gate,
+        from_config.qk_norm,
+    )  # fmt: skip
 
 
 def test_layer_types_and_the_interval_agree(tmp_path: Path) -> None:
