@@ -339,6 +339,8 @@ def test_plan_serves_a_hybrid_from_its_config_json(capsys: pytest.CaptureFixture
                       "--gpus", "4", "--engine", "vllm", "--batch", "8")  # fmt: skip
     assert isinstance(plan, dict)
     assert plan["inference"]["kv_cache_bytes_per_token"] == 12 * 2 * 2 * 256 * 2
+    # vLLM keeps the state at the model's 16 bits: 36 layers x (32 x 128 x 128 + 3 x 8,192) x 2
+    assert plan["inference"]["state_bytes_per_sequence"] == 36 * (32 * 128 * 128 + 3 * 8192) * 2
     assert any("recurrent state" in a for a in plan["assumptions"])
 
 

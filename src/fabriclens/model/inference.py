@@ -129,6 +129,7 @@ class InferenceEstimate:
     # scheduling); a release before the overlap adds it to every step
     host_step_hidden_s: float = 0.0
     overlap_since: str = ""  # the engine's first release that hides it
+    state_bytes_per_sequence: float = 0.0  # a hybrid's recurrent state, whole model, one replica
 
 
 def _nccl_all_reduce(
@@ -523,6 +524,7 @@ def estimate_inference(
         batch_tokens_per_s=batch / step,
         e2e_s=ttft + max(0, output_tokens - 1) * step,
         kv_cache_bytes_per_token=kv_total,
+        state_bytes_per_sequence=state_bytes(spec, engine.state_bytes),
         kv_cache_bytes_per_gpu=memory.per_gpu_bytes["kv_cache"],
         weights_read_per_step_bytes=weights_read,
         decode_bound=bound,

@@ -211,6 +211,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
         doc["inference"] = {
             "kv_cache_bytes_per_token": round(inf.kv_cache_bytes_per_token),
             "kv_cache_bytes_per_gpu": round(inf.kv_cache_bytes_per_gpu),
+            "state_bytes_per_sequence": round(inf.state_bytes_per_sequence),
             "ttft_s": _r(inf.ttft_s),
             "decode_step_s": _r(inf.decode_step_s),
             "decode_tokens_per_s": _r(inf.decode_tokens_per_s),

@@ -323,9 +323,15 @@ def inference_lines(doc: dict[str, Any]) -> list[RenderableType]:
         text.append("Published runs ", style="bold")
         text.append(f"{inf['engine_caveat']}\n")
     text.append("KV cache ", style="bold")
+    state = inf.get("state_bytes_per_sequence") or 0
+    recurrent = (
+        f" + {format_bytes(state)} of recurrent state per sequence (linear-attention layers)"
+        if state
+        else ""
+    )
     text.append(
-        f"{format_decimal_bytes(inf['kv_cache_bytes_per_token'])} per token (whole model) · "
-        f"{format_bytes(inf['kv_cache_bytes_per_gpu'])} per GPU for this batch\n"
+        f"{format_decimal_bytes(inf['kv_cache_bytes_per_token'])} per token (whole model)"
+        f"{recurrent} · {format_bytes(inf['kv_cache_bytes_per_gpu'])} per GPU for this batch\n"
     )
     text.append("End to end ", style="bold")
     text.append(f"{format_time(inf['e2e_s'])} per request")
