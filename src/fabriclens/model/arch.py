@@ -50,7 +50,7 @@ def softmax_layers(spec: ModelSpec) -> int:
 
 
 def linear_share(spec: ModelSpec) -> float:
-    """The share of the layers whose token mixer is linear attention (Gated DeltaNet)."""
+    """The share of the layers whose token mixer is linear attention (Gated DeltaNet, Mamba-2)."""
     return spec.linear_layers / spec.layers
 
 
@@ -128,7 +128,7 @@ def linear_value_width(spec: ModelSpec) -> int:
 
 
 def linear_conv_width(spec: ModelSpec) -> int:
-    """Channels of the depthwise convolution: queries, keys and values."""
+    """Channels of the depthwise convolution: queries, keys and values (Mamba-2: x, B and C)."""
     return 2 * linear_key_width(spec) + linear_value_width(spec)
 
 
@@ -186,9 +186,10 @@ def linear_decode_flops_per_token(spec: ModelSpec) -> float:
 
 
 def linear_activation_width(spec: ModelSpec) -> int:
-    """Elements per token one Gated DeltaNet layer keeps for its backward: the convolution's
-    input and output, the output gate, the decay and rate, the mixing's output and the gated
-    norm's (the output projection's input). An estimate by analogy with attention's."""
+    """Elements per token one linear layer keeps for its backward: the convolution's input and
+    output, the output gate, the per-head decay and rate (Mamba-2: its time step), the mixing's
+    output and the gated norm's (the output projection's input). An estimate by analogy with
+    attention's."""
     v = linear_value_width(spec)
     per_head = 1 if spec.linear_kind == "mamba2" else 2  # Mamba-2's time step; the decay and rate
     return 2 * linear_conv_width(spec) + 3 * v + per_head * spec.linear_value_heads
