@@ -36,6 +36,7 @@ from fabriclens.plan.planner import resolve_fabric
             "qwen3-30b-a3b",
             "qwen3-next-80b-a3b",
             "granite-4.0-h-small",
+            "nemotron-h-8b",
         ]
     ),
     gpu=st.sampled_from(["h100-sxm", "a100", "rtx-4090", "h100-pcie"]),

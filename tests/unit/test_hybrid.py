@@ -69,6 +69,7 @@ def test_qwen3_next_active_parameters_round_to_its_name() -> None:
         ("qwen3.5-27b", "qwen3.5-27b.json"),
         ("qwen3.5-397b-a17b", "qwen3.5-397b-a17b.json"),
         ("granite-4.0-h-small", "granite-4.0-h-small.json"),
+        ("nemotron-h-8b", "nemotron-h-8b-base-8k.json"),
     ],
 )
 def test_the_catalog_entries_are_their_configs(name: str, fixture: str) -> None:
@@ -255,6 +256,43 @@ def test_bad_granite_hybrid_fields_are_one_clear_error(
 ) -> None:
     cfg = json.loads((HF / "granite-4.0-h-small.json").read_text())
     cfg[key] = value
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(InputError, match=message):
+        find_model(str(path))
+
+
+def test_nemotron_h_blocks_plan_as_mixer_layers_some_without_an_mlp() -> None:
+    """Nemotron-H-8B's 52 blocks (24 Mamba-2, 4 attention, 24 MLP): 28 layers, 4 without an MLP;
+    8.1B parameters (the name: 8B); the KV cache in the 4 attention blocks, 2 x 8 x 128 values of
+    2 bytes each, 16,384 bytes a token (as a public note on its config counts them); a Mamba-2
+    state of ssm_state_size x (heads x head_dim) and a convolution of (4 - 1) x (8,192 + 2 x 8 x
+    128), llama.cpp's n_embd_s and n_embd_r. Under tensor parallelism a token's forward runs one
+    all-reduce per block: 52, not 2 x 28."""
+    spec = find_model(str(HF / "nemotron-h-8b-base-8k.json"))
+    assert (spec.layers, spec.linear_layers, spec.mlp_free_layers) == (28, 24, 4)
+    assert round(count_params(spec).total / 1e9) == 8
+    assert kv_bytes_per_token(spec, 2.0) == 16_384
+    assert linear_state_elements(spec) == 128 * 8192 + 3 * (8192 + 2 * 8 * 128)
+    est = estimate_inference(spec, count_params(spec), H100, NVLINK, find_engine("vllm"),
+                             tp=2, pp=1, batch=1, prompt_tokens=128, output_tokens=128)  # fmt: skip
+    assert [c.count_per_token for c in est.comm if c.op == "all_reduce"] == [52]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [
+        ("M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-MX", "hybrid_override_pattern"),
+        ("M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-E-", "only mixers"),
+        ("M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M---------", "no more MLPs than mixers"),
+        ("MM", "hybrid_override_pattern"),
+    ],
+)
+def test_bad_nemotron_h_patterns_are_one_clear_error(
+    tmp_path: Path, pattern: str, message: str
+) -> None:
+    cfg = json.loads((HF / "nemotron-h-8b-base-8k.json").read_text())
+    cfg["hybrid_override_pattern"] = pattern
     path = tmp_path / "config.json"
     path.write_text(json.dumps(cfg))
     with pytest.raises(InputError, match=message):

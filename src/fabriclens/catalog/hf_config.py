@@ -6,8 +6,8 @@ qwen2_moe, qwen3_moe, olmoe, glm4_moe, gpt_oss, deepseek_v2, deepseek_v3, kimi_k
 hybrid qwen3_next, whose linear-attention layers are Gated DeltaNets), falcon,
 starcoder2, gpt2, gpt_neox, mpt, and the multimodal checkpoints whose language model is one of
 them (gemma3, llama4, mistral3, llava, llava_next, and the hybrids qwen3_5, qwen3_5_moe: their
-``text_config``; the vision encoder is not planned), and the Mamba-2 hybrid granitemoehybrid
-(Granite 4.0-H).
+``text_config``; the vision encoder is not planned), and the Mamba-2 hybrids granitemoehybrid
+(Granite 4.0-H) and nemotron_h (Nemotron-H, whose blocks hold a mixer or an MLP).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ MIXTURES = ("mixtral", "qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text
 HYBRIDS = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
 # IBM's Granite 4.0 hybrids: Mamba-2 and GQA attention layers (layer_types "mamba" / "attention"),
 # each with a shared MLP and, in the mixture-of-experts sizes, routed experts beside it
-MAMBA_HYBRIDS = ("granitemoehybrid",)
+MAMBA_HYBRIDS = ("granitemoehybrid", "nemotron_h")
 # Falcon's first releases name it RefinedWebModel (7B) and RefinedWeb (40B)
 OTHERS = ("falcon", "refinedwebmodel", "refinedweb", "starcoder2", "gpt2", "gpt_neox", "mpt")
 # multimodal checkpoints: the language model is their text_config
@@ -222,6 +222,59 @@ def _granite_hybrid(cfg: Mapping[str, Any]) -> dict[str, Any]:
             linear_key_dim=_int(cfg, "mamba_d_state", default=256),
             linear_conv=_int(cfg, "mamba_d_conv", default=4),
         )
+    return fields
+
+
+def _nemotron_h(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """NVIDIA's Nemotron-H (transformers' / its remote code's NemotronHConfig): blocks that hold one
+    thing each, as ``hybrid_override_pattern`` spells them: M a Mamba-2 mixer, * attention, - a
+    dense MLP (squared ReLU, not gated), E a mixture of experts. Planned as layers of a mixer and
+    an MLP: the mixers are the layers, and those beyond the MLP blocks' count have no MLP."""
+    pattern = cfg.get("hybrid_override_pattern")
+    blocks = _int(cfg, "num_hidden_layers")
+    if not isinstance(pattern, str) or len(pattern) != blocks or set(pattern) - set("M*-E"):
+        raise InputError(
+            f"config.json field hybrid_override_pattern is not {blocks} of M, *, - and E",
+            "fix the file",
+        )
+    mamba, attention = pattern.count("M"), pattern.count("*")
+    dense, moe = pattern.count("-"), pattern.count("E")
+    layers = mamba + attention
+    if (dense and moe) or not layers or dense + moe > layers:
+        raise InputError(
+            f"config.json: Nemotron-H blocks {mamba} M, {attention} *, {dense} -, {moe} E: only "
+            "mixers with dense or with expert MLPs, no more MLPs than mixers, are modelled",
+            "describe it with --layers/--hidden/--heads flags",
+        )
+    heads = _int(cfg, "num_attention_heads")
+    hidden = _int(cfg, "hidden_size")
+    fields: dict[str, Any] = dict(
+        layers=layers, hidden=hidden, heads=heads,
+        kv_heads=_int(cfg, "num_key_value_heads", default=heads),
+        head_dim=_int(cfg, "head_dim", "attention_head_dim", default=0),
+        ffn=_int(cfg, "moe_intermediate_size") if moe else _int(cfg, "intermediate_size"),
+        vocab=_int(cfg, "vocab_size"), mlp="gelu",
+        max_positions=_int(cfg, "max_position_embeddings", default=4096),
+        tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        mlp_free_layers=layers - dense - moe,
+        linear_layers=mamba, linear_kind="mamba2",
+        linear_value_heads=_int(cfg, "mamba_num_heads"),
+        linear_value_dim=_int(cfg, "mamba_head_dim"),
+        linear_key_heads=_int(cfg, "n_groups", default=1),
+        linear_key_dim=_int(cfg, "ssm_state_size"),
+        linear_conv=_int(cfg, "conv_kernel", default=4),
+    )  # fmt: skip
+    if moe:
+        width = fields["ffn"]
+        shared = _int(cfg, "moe_shared_expert_intermediate_size", default=0)
+        if width < 1 or shared % width:
+            raise InputError(
+                f"config.json: a shared expert of {shared} is not a whole number of experts of {width}",
+                "describe it with --layers/--hidden/--heads/--experts flags",
+            )
+        fields.update(experts=_int(cfg, "n_routed_experts"), moe_ffn=width,
+                      experts_per_token=_int(cfg, "num_experts_per_tok"),
+                      shared_experts=shared // width)  # fmt: skip
     return fields
 
 
@@ -439,6 +492,8 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
             qkv_bias=bias,
             mlp_bias=bias,
         )
+    elif model_type == "nemotron_h":
+        fields.update(_nemotron_h(cfg))
     elif model_type in MAMBA_HYBRIDS:
         fields.update(_granite_hybrid(cfg))
     elif model_type == "gpt_neox":

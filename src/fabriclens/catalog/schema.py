@@ -552,6 +552,10 @@ class ModelSpec(_Entry):
     # Mamba-2's SSD, Dao and Gu 2024; heads of linear_value_dim channels over a state of
     # linear_key_dim, B and C shared over linear_key_heads groups)
     linear_kind: Literal["gated_deltanet", "mamba2"] = "gated_deltanet"
+    # layers with a token mixer and no MLP: Nemotron-H's blocks hold a mixer or an MLP, not both
+    # (hybrid_override_pattern: 24 Mamba-2, 4 attention and 24 MLP blocks in its 8B), planned as
+    # 28 layers of which 4 have no MLP
+    mlp_free_layers: int = 0
     # the softmax layers' query projection also emits a sigmoid gate per head for the attention
     # output (Qwen3-Next's gated attention: q_proj is heads x head_dim x 2 wide)
     attn_output_gate: bool = False
@@ -570,7 +574,8 @@ class ModelSpec(_Entry):
         counts = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "max_positions")
         rest = ("head_dim", "sliding_window", "sliding_window_layers", "experts", "experts_per_token", "moe_ffn", "shared_experts",
                 "first_dense_layers", "moe_layer_step", "expert_groups", "expert_groups_per_token", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
-                "linear_layers", "linear_key_heads", "linear_value_heads", "linear_key_dim", "linear_value_dim", "linear_conv")  # fmt: skip
+                "linear_layers", "linear_key_heads", "linear_value_heads", "linear_key_dim", "linear_value_dim", "linear_conv",
+                "mlp_free_layers")  # fmt: skip
         _integers(self, *counts, *rest)
         _positive(self, *counts)
         _non_negative(self, *rest, "params_published")
@@ -604,6 +609,11 @@ class ModelSpec(_Entry):
             "cannot exceed the softmax-attention layers",
         )
         _check(self.linear_layers < self.layers, "linear_layers", "must leave a softmax layer")
+        _check(
+            self.mlp_free_layers < self.layers - self.first_dense_layers,
+            "mlp_free_layers",
+            "must leave a layer with an MLP",
+        )
         linear_dims = (self.linear_key_heads, self.linear_value_heads, self.linear_key_dim,
                        self.linear_value_dim, self.linear_conv)  # fmt: skip
         _check(

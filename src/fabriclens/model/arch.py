@@ -213,18 +213,26 @@ def expert_params(spec: ModelSpec) -> int:
 
 def moe_layers(spec: ModelSpec) -> int:
     """Number of layers whose MLP is a mixture of experts: after the leading dense layers, one in
-    every ``moe_layer_step`` (Hugging Face's Llama 4: layers step-1, 2*step-1, ...)."""
-    return (spec.layers - spec.first_dense_layers) // spec.moe_layer_step if spec.is_moe else 0
+    every ``moe_layer_step`` (Hugging Face's Llama 4: layers step-1, 2*step-1, ...), of the
+    layers that have an MLP."""
+    if not spec.is_moe:
+        return 0
+    return (spec.layers - spec.first_dense_layers - spec.mlp_free_layers) // spec.moe_layer_step
+
+
+def dense_mlp_layers(spec: ModelSpec) -> int:
+    """Number of layers whose MLP is dense: neither a mixture of experts nor absent."""
+    return spec.layers - spec.mlp_free_layers - moe_layers(spec)
 
 
 def mean_mlp_width(spec: ModelSpec) -> float:
     """The MLP width a token passes through, averaged over the layers: ``ffn`` in dense layers,
-    k routed + shared experts of ``moe_ffn`` each in the MoE layers."""
+    k routed + shared experts of ``moe_ffn`` each in the MoE layers, none in a layer without."""
+    dense = spec.ffn * dense_mlp_layers(spec)
     if not spec.is_moe:
-        return float(spec.ffn)
+        return dense / spec.layers
     moe_f = (spec.moe_ffn or spec.ffn) * (spec.experts_per_token + spec.shared_experts)
-    n_moe = moe_layers(spec)
-    return (moe_f * n_moe + spec.ffn * (spec.layers - n_moe)) / spec.layers
+    return (moe_f * moe_layers(spec) + dense) / spec.layers
 
 
 def norm_params_per_layer(spec: ModelSpec) -> int:
@@ -272,7 +280,7 @@ def count_params(spec: ModelSpec) -> ParamCounts:
     attention = softmax_layers(spec) * attention_params(spec)
     if spec.linear_layers:
         attention += spec.linear_layers * linear_attention_params(spec)
-    dense_mlp = (spec.layers - n_moe) * dense_mlp_params(spec)
+    dense_mlp = dense_mlp_layers(spec) * dense_mlp_params(spec)
     per_expert = expert_params(spec)
     experts = n_moe * spec.experts * per_expert
     experts_active = n_moe * spec.experts_per_token * per_expert

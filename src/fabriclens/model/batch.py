@@ -543,6 +543,7 @@ def evaluate(
         if not spec.shared_experts:
             calls = calls - moe_mlp_calls
         routed_calls = moe_mlp_calls if base.etp != 1 else 0.0  # step.py: ETP 1 gathers none
+    calls = calls - (n_passes / 2) * layers * spec.mlp_free_layers / L * m  # step.py: no MLP
     tp_time = np.where(
         sp > 0,
         _collective("all_gather", act_bytes, tp, tp_pn, tp_cc, fabric) * (calls + rerun)

@@ -23,6 +23,7 @@ from fabriclens.catalog.gemm_shapes import GemmShapeTable, gemm_shape_table
 from fabriclens.catalog.schema import Gpu, ModelSpec
 from fabriclens.model.arch import (
     attention_projections,
+    dense_mlp_layers,
     linear_projections,
     linear_share,
     moe_layers,
@@ -75,7 +76,7 @@ def layer_gemms(spec: ModelSpec, tokens: float, tp: int, ep: int) -> list[tuple[
         gemms.append(((m, h, ffn / tp), count))
 
     n_moe = moe_layers(spec)
-    dense_share = (spec.layers - n_moe) / spec.layers
+    dense_share = dense_mlp_layers(spec) / spec.layers
     if dense_share:
         mlp(tokens, spec.ffn, dense_share)
     if n_moe:

@@ -54,13 +54,19 @@ FP8_GEMM_K_STEP_S = (20.6e-6 - 14.5e-6) / (7168 / 128 - 1536 / 128)
 
 
 def decode_gemms(
-    spec: ModelSpec, tp: int, moe_layer: bool, touched: float, linear: bool = False
+    spec: ModelSpec,
+    tp: int,
+    moe_layer: bool,
+    touched: float,
+    linear: bool = False,
+    mlp: bool = True,
 ) -> list[tuple[float, int]]:
     """(weights per GPU, input width K) of each GEMM kernel one decoder layer runs in a decode
     step: QKV and output projections (MLA: the query down/up, the KV down-projection, the two
     absorbed per-head matmuls and the output; a hybrid's ``linear`` layer: its input and output
     projections), then the MLP (gate-up, down) or, in a MoE layer, the router, the shared
-    experts' two GEMMs and the fused routed-expert kernel's two."""
+    experts' two GEMMs and the fused routed-expert kernel's two (none for a layer without an
+    MLP, ``mlp`` False)."""
     h = spec.hidden
     attn: list[tuple[float, int]]
     if linear:  # column-parallel input projections, the row-parallel output last
@@ -80,6 +86,8 @@ def decode_gemms(
         qkv = h * (q_width(spec) + gate + k_width(spec) + v_width(spec)) / tp
         attn = [(qkv, h), (q_width(spec) * h / tp, q_width(spec) // tp)]
     gated = 2 if spec.mlp == "swiglu" else 1
+    if not mlp:
+        return attn
     if not moe_layer:
         f = spec.ffn
         return [*attn, (gated * h * f / tp, h), (f * h / tp, f // tp)]
@@ -168,6 +176,9 @@ def serving_tpot_s(
 # ten (two norms, the QKV and output GEMMs, rotary, attention, the MLP's gate-up GEMM,
 # activation and down GEMM, the residual adds).
 DENSE_LAYER_KERNELS = 10
+# ...four of them the MLP's (its norm, gate-up GEMM, activation and down GEMM): a layer without an
+# MLP (ModelSpec.mlp_free_layers) runs that many fewer
+MLP_KERNELS = 4
 # A mixture-of-experts MLP replaces the dense MLP's three kernels with seven: the router GEMM,
 # top-k, the token sort (moe_align_block_size), the gate-up grouped GEMM, the activation, the
 # down grouped GEMM and the weighted sum of the top-k outputs (vLLM's and SGLang's fused_experts,
@@ -240,6 +251,7 @@ def engine_overhead_s(engine: Engine, spec: ModelSpec) -> float:
     return (
         engine.step_overhead_s
         + engine.layer_overhead_s * spec.layers
+        - per_kernel * MLP_KERNELS * spec.mlp_free_layers
         + per_kernel * engine_extra_kernels(engine, spec)
         + moe_calls
     )
@@ -297,13 +309,15 @@ def estimate_inference(
     step_comm = 0.0
     if tp > 1:
         all_reduce = estimate_engine_all_reduce if engine.custom_all_reduce else _nccl_all_reduce
+        # one after each layer's mixer and one after its MLP (a layer without one: the first)
+        n_ar = 2 * L - spec.mlp_free_layers
         ar_prefill = all_reduce(tokens * h * 2.0, tp, fabric, tp_per_node)
-        prefill_comm += 2 * L * ar_prefill.time_s
+        prefill_comm += n_ar * ar_prefill.time_s
         ar_decode = all_reduce(batch * h * 2.0, tp, fabric, tp_per_node)
-        step_comm += 2 * L * ar_decode.time_s
+        step_comm += n_ar * ar_decode.time_s
         comm.append(
-            TokenComm("tp", "all_reduce", batch * h * 2.0, 2 * L, ar_decode.link,
-                      2 * L * ar_decode.time_s)
+            TokenComm("tp", "all_reduce", batch * h * 2.0, n_ar, ar_decode.link,
+                      n_ar * ar_decode.time_s)
         )  # fmt: skip
     if pp > 1:
         # stages sit tp GPUs apart: on one node while the replica fits in it, else across nodes
@@ -368,11 +382,14 @@ def estimate_inference(
         t_weights = stage_read / mem_rate  # the GEMMs' weight stream
         if wbytes == 1.0 and compute == "fp8":  # block-scaled FP8 GEMMs: K-step latency
             n_moe_stage = n * moe_share
+            n_bare = n * spec.mlp_free_layers / L  # layers without an MLP
             mixers = ((1.0 - lin_share, False), (lin_share, True)) if lin_share else ((1.0, False),)
-            for layers_of_kind, is_moe in ((n - n_moe_stage, False), (n_moe_stage, True)):
+            kinds = ((n - n_moe_stage - n_bare, False, True), (n_moe_stage, True, True),
+                     (n_bare, False, False))  # fmt: skip
+            for layers_of_kind, is_moe, has_mlp in kinds:
                 for mixer_share, linear in mixers:
                     if layers_of_kind * mixer_share > 0:
-                        gemms = decode_gemms(spec, tp, is_moe, touched, linear)
+                        gemms = decode_gemms(spec, tp, is_moe, touched, linear, has_mlp)
                         t_weights += (
                             layers_of_kind
                             * mixer_share

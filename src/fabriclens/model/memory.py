@@ -21,6 +21,7 @@ from fabriclens.model.arch import (
     ParamCounts,
     attended_tokens,
     attention_projections,
+    dense_mlp_layers,
     k_width,
     kv_bytes_per_token,
     linear_activation_width,
@@ -291,7 +292,7 @@ def adapter_params(spec: ModelSpec, rank: int) -> float:
     lin = rank * sum(i + o for i, o in linear_projections(spec)) if spec.linear_layers else 0
     n_mlp = 3 if spec.mlp == "swiglu" else 2
     n_moe = moe_layers(spec)
-    dense_mlp = (spec.layers - n_moe) * n_mlp * rank * (h + spec.ffn)
+    dense_mlp = dense_mlp_layers(spec) * n_mlp * rank * (h + spec.ffn)
     experts = spec.experts + spec.shared_experts
     moe_mlp = n_moe * experts * n_mlp * rank * (h + (spec.moe_ffn or spec.ffn))
     return softmax_layers(spec) * attn + spec.linear_layers * lin + dense_mlp + moe_mlp

@@ -342,6 +342,8 @@ def estimate_training_step(
                 calls -= moe_mlp_calls
             if cfg.expert_tp > 1:
                 routed_tp_calls = moe_mlp_calls
+        # a layer without an MLP (Nemotron-H's mixer blocks) runs its mixer's pair alone
+        calls -= (n_passes / 2) * layers * spec.mlp_free_layers / spec.layers * m
         if cfg.sequence_parallel:
             comm.append(
                 entry(
