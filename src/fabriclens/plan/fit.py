@@ -117,8 +117,10 @@ def min_gpus_inference(
     context_tokens: int,
     precision: str,
     kv_bytes_per_value: float,
+    state_bytes_per_value: float = 4.0,
 ) -> int | None:
-    """Fewest GPUs (tensor parallel, then pipeline) that hold the weights and this batch's KV."""
+    """Fewest GPUs (tensor parallel, then pipeline) that hold the weights and this batch's KV
+    (and a hybrid's recurrent state, at the engine's precision for it)."""
     tps = [t for t in (1, 2, 4, 8) if spec.heads % t == 0]
     for n in (1, 2, 4, 8, 16, 32, 64, 128):
         for tp in reversed(tps):
@@ -138,6 +140,7 @@ def min_gpus_inference(
                 weight_precision=precision,
                 kv_bytes_per_value=kv_bytes_per_value,
                 capacity_bytes=gpu.memory_bytes,
+                state_bytes_per_value=state_bytes_per_value,
             )
             if mem.fits:
                 return n

@@ -1034,6 +1034,7 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
             context_tokens=req.prompt_tokens + req.output_tokens,
             precision=precision,
             kv_bytes_per_value=WEIGHT_BYTES[kv_precision],
+            state_bytes_per_value=engine.state_bytes,
         ),
         offload=offload,
         host=host,
