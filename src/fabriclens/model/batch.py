@@ -63,6 +63,7 @@ from fabriclens.model.memory import (
     OPTIMIZER_BYTES_PER_PARAM,
     adapter_params,
     frozen_base_bytes,
+    lse_bytes_per_token,
     score_elements_per_token,
     split_head_layers,
     unfused_score_stored_bytes,
@@ -113,7 +114,7 @@ def _activation(spec: ModelSpec, base: TrainConfig, tp: Arr, mb: Arr, sp: Arr, r
     f = mean_mlp_width(spec)  # k routed + shared experts in MoE layers
     mlp = (6 if spec.mlp == "swiglu" else 4) * tokens * f
     if base.flash_attention:
-        scores = 4.0 * spec.heads * tokens  # kept under selective recompute too
+        scores = lse_bytes_per_token(spec) * tokens  # kept under selective recompute too
     else:
         per_token = score_elements_per_token(spec, base.seq_len, base.cp)
         scores = unfused_score_stored_bytes(base.dropout) * per_token * tokens

@@ -225,8 +225,15 @@ def unfused_score_stored_bytes(dropout: bool) -> float:
 
 def score_elements_per_token(spec: ModelSpec, seq_len: int, cp: int) -> float:
     """Elements of one layer's unfused score matrix per query token: heads x the keys it sees
-    (the sequence, split by context parallelism); tensor parallelism splits the heads."""
-    return spec.heads * seq_len / cp
+    (the sequence, split by context parallelism); tensor parallelism splits the heads. Averaged
+    over the layers: a hybrid's linear layers have none."""
+    return spec.heads * seq_len / cp * (1.0 - linear_share(spec))
+
+
+def lse_bytes_per_token(spec: ModelSpec) -> float:
+    """FlashAttention's log-sum-exp kept for the backward, fp32 per head and query token,
+    averaged over the layers (none in a hybrid's linear layers)."""
+    return 4.0 * spec.heads * (1.0 - linear_share(spec))
 
 
 def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str) -> float:
@@ -252,7 +259,7 @@ def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str
     f = mean_mlp_width(spec)  # k routed + shared experts in MoE layers
     mlp = (6 if spec.mlp == "swiglu" else 4) * tokens * f
     if cfg.flash_attention:
-        scores = 4.0 * spec.heads * tokens  # log-sum-exp, fp32
+        scores = lse_bytes_per_token(spec) * tokens  # log-sum-exp, fp32
     else:
         per_token = score_elements_per_token(spec, cfg.seq_len, cfg.cp)
         scores = unfused_score_stored_bytes(cfg.dropout) * per_token * tokens
