@@ -337,3 +337,24 @@ def test_the_plan_names_the_release_before_the_overlap() -> None:
         and release_before("1.0") == "0"
         and release_before("2.0.1") == "2.0.0"
     )
+
+
+def test_sglang_with_pipeline_stages_does_not_hide_its_host_time() -> None:
+    """SGLang sets disable_overlap_schedule when pp_size > 1 ("Pipeline parallelism is
+    incompatible with overlap schedule.", server_args.py): its per-step host time is hidden at
+    pp 1 and added at pp 2; vLLM keeps its overlap."""
+    from fabriclens.catalog import find_engine, find_gpu, find_link, find_model
+    from fabriclens.model.arch import count_params
+    from fabriclens.model.collectives import Fabric
+    from fabriclens.model.inference import estimate_inference
+
+    spec = find_model("llama-3.1-8b")
+    fabric = Fabric(find_link("nvlink4-nvswitch"), None, 8, 1)
+    sglang, vllm = find_engine("sglang"), find_engine("vllm")
+    assert sglang.overlaps_for(spec, 1) and not sglang.overlaps_for(spec, 2)
+    assert vllm.overlaps_for(spec, 2)
+    kw = dict(tp=1, batch=1, prompt_tokens=128, output_tokens=128)
+    h100 = find_gpu("h100-sxm")
+    one = estimate_inference(spec, count_params(spec), h100, fabric, sglang, pp=1, **kw)  # type: ignore[arg-type]
+    two = estimate_inference(spec, count_params(spec), h100, fabric, sglang, pp=2, **kw)  # type: ignore[arg-type]
+    assert one.host_step_hidden_s > 0 and two.host_step_hidden_s == 0.0

@@ -753,9 +753,12 @@ class Engine(_Entry):
     # ("": the newest, what an install gets today; `--engine vllm@0.8.5` names another)
     overlap_since: str = ""
     overlap_source: str = "default: the host prepares each step after the last one ends"
-    # whether it keeps that overlap for a hybrid (linear-attention) model, or turns it off there
+    # whether it keeps that overlap for a hybrid (linear-attention) model, or turns it off there,
+    # and with pipeline parallelism
     overlaps_hybrid: bool = True
     overlaps_hybrid_source: str = "default: the same scheduling for every model"
+    overlaps_pipeline: bool = True
+    overlaps_pipeline_source: str = "default: the same scheduling with pipeline stages"
     release: str = ""
     # how far its published decode runs fall from the plan: the 5th and 95th percentile of
     # measured / planned speed over its calibration rows ({low, high, runs};
@@ -790,6 +793,10 @@ class Engine(_Entry):
                "must say where the value comes from")  # fmt: skip
         _check(self.state_bytes in (2.0, 4.0), "state_bytes", "must be 2 (16-bit) or 4 (float32)")
         _check(isinstance(self.overlaps_hybrid, bool), "overlaps_hybrid", "must be true or false")
+        _check(isinstance(self.overlaps_pipeline, bool), "overlaps_pipeline",
+               "must be true or false")  # fmt: skip
+        _check(len(self.overlaps_pipeline_source) >= 3, "overlaps_pipeline_source",
+               "must say where the value comes from")  # fmt: skip
         _check(len(self.overlaps_hybrid_source) >= 3, "overlaps_hybrid_source",
                "must say where the value comes from")  # fmt: skip
         _check(len(self.state_bytes_source) >= 3, "state_bytes_source",
@@ -831,9 +838,14 @@ class Engine(_Entry):
             return False
         return not self.release or (release_key(self.release) or ()) >= since
 
-    def overlaps_for(self, spec: ModelSpec) -> bool:
-        """overlaps_scheduling for this model: an engine may turn the overlap off for hybrids."""
-        return self.overlaps_scheduling and (self.overlaps_hybrid or not spec.is_hybrid)
+    def overlaps_for(self, spec: ModelSpec, pp: int = 1) -> bool:
+        """overlaps_scheduling for this model and layout: an engine may turn the overlap off for
+        hybrids, or with pipeline stages."""
+        return (
+            self.overlaps_scheduling
+            and (self.overlaps_hybrid or not spec.is_hybrid)
+            and (self.overlaps_pipeline or pp <= 1)
+        )
 
     def likely_range(self) -> tuple[float, float, int] | None:
         """The middle 90% of measured / planned decode speed over its published calibration

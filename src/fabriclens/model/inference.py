@@ -416,7 +416,7 @@ def estimate_inference(
         slack += max(0.0, t_weights - t_gemm_math)  # compute the weight stream leaves idle
     prefill_s += prefill_comm + overhead
     hidden = 0.0
-    if engine.overlaps_for(spec):
+    if engine.overlaps_for(spec, pp):
         # the host prepares the next step while the GPU runs this one: its per-step time hides
         # behind the GPU's work (weights, KV cache, communication, the layers' kernel gaps)
         gpu_side = t_mem_sum + t_compute_sum + step_comm + overhead - engine.step_overhead_s
@@ -470,12 +470,17 @@ def estimate_inference(
                 f"only the larger of the two counts (since release {engine.overlap_since}: "
                 f"{engine.overlap_source}; name an earlier release as {engine.name}@{engine.release_before_overlap})",
             )
-            if engine.overlaps_for(spec)
+            if engine.overlaps_for(spec, pp)
             else (
                 (
-                    f"{engine.name} turns that overlap off for a hybrid model, so its "
-                    f"{engine.step_overhead_s * 1e3:.2g} ms per step is added to every step "
-                    f"({engine.overlaps_hybrid_source})",
+                    f"{engine.name} turns that overlap off "
+                    + (
+                        f"for a hybrid model, so its {engine.step_overhead_s * 1e3:.2g} ms per "
+                        f"step is added to every step ({engine.overlaps_hybrid_source})"
+                        if spec.is_hybrid and not engine.overlaps_hybrid
+                        else f"with pipeline stages, so its {engine.step_overhead_s * 1e3:.2g} ms "
+                        f"per step is added to every step ({engine.overlaps_pipeline_source})"
+                    ),
                 )
                 if engine.overlaps_scheduling
                 else ()
