@@ -716,7 +716,7 @@ def estimate_training_step(
                 + (", hidden behind other micro-batches' compute" if cfg.ep_overlap else "")
                 + "; routing balanced (model/moe.py). Optimistic for MoE: NVIDIA's own MoE "
                 "recipes on H100 run at a median 0.83 of this step (its dense ones at 0.90), and "
-                "its published MoE runs are up to 3.0x slower (DeepSeek-V3 in BF16 under NeMo 25.04; "
+                "its published MoE runs are up to 3.1x slower (DeepSeek-V3 in BF16 under NeMo 25.04; "
                 "README, known misses)",
             )
             if spec.is_moe
