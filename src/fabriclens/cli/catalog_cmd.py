@@ -141,7 +141,9 @@ def catalog(
                     str(m.layers),
                     str(m.hidden),
                     f"{m.heads}/{m.kv_heads}",
-                    kind_s + (" MLA" if m.is_mla else ""),
+                    kind_s
+                    + (" MLA" if m.is_mla else "")
+                    + (f" hybrid {m.linear_layers}/{m.layers}" if m.is_hybrid else ""),
                     m.source,
                 )
             )
