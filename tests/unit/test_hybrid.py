@@ -83,17 +83,24 @@ def test_the_catalog_entries_are_their_configs(name: str, fixture: str) -> None:
     )  # fmt: skip
 
 
+def _config(tmp_path: Path, fixture: str, drop: tuple[str, ...] = (), **changes: object) -> str:
+    """A copy of a fixture config.json with ``drop`` keys removed and ``changes`` made."""
+    cfg = json.loads((HF / fixture).read_text())
+    for key in drop:
+        del cfg[key]
+    cfg.update(changes)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
 def test_layer_types_and_the_interval_agree(tmp_path: Path) -> None:
     """transformers' Qwen3NextConfig: without layer_types, layer i is full attention when
     (i + 1) % full_attention_interval == 0; both ways name the same 36 linear layers."""
-    cfg = json.loads((HF / "qwen3-next-80b-a3b-instruct.json").read_text())
-    del cfg["layer_types"]
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(cfg))
-    assert find_model(str(path)).linear_layers == 36
-    cfg["full_attention_interval"] = 2
-    path.write_text(json.dumps(cfg))
-    assert find_model(str(path)).linear_layers == 24
+    fixture, drop = "qwen3-next-80b-a3b-instruct.json", ("layer_types",)
+    assert find_model(_config(tmp_path, fixture, drop)).linear_layers == 36
+    interval = _config(tmp_path, fixture, drop, full_attention_interval=2)
+    assert find_model(interval).linear_layers == 24
 
 
 @pytest.mark.parametrize(
@@ -107,14 +114,10 @@ def test_layer_types_and_the_interval_agree(tmp_path: Path) -> None:
 def test_bad_hybrid_fields_are_one_clear_error(
     tmp_path: Path, key: str, value: object, message: str
 ) -> None:
-    cfg = json.loads((HF / "qwen3-next-80b-a3b-instruct.json").read_text())
-    if key == "full_attention_interval":
-        del cfg["layer_types"]
-    cfg[key] = value
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(cfg))
+    drop = ("layer_types",) if key == "full_attention_interval" else ()
+    path = _config(tmp_path, "qwen3-next-80b-a3b-instruct.json", drop, **{key: value})
     with pytest.raises(InputError, match=message):
-        find_model(str(path))
+        find_model(path)
 
 
 def test_qwen3_5_multimodal_and_text_only_configs_plan_the_language_model() -> None:
@@ -254,12 +257,9 @@ def test_granite_mamba2_caches_match_llama_cpp_and_its_attention_layers() -> Non
 def test_bad_granite_hybrid_fields_are_one_clear_error(
     tmp_path: Path, key: str, value: object, message: str
 ) -> None:
-    cfg = json.loads((HF / "granite-4.0-h-small.json").read_text())
-    cfg[key] = value
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(cfg))
+    path = _config(tmp_path, "granite-4.0-h-small.json", **{key: value})
     with pytest.raises(InputError, match=message):
-        find_model(str(path))
+        find_model(path)
 
 
 def test_nemotron_h_blocks_plan_as_mixer_layers_some_without_an_mlp() -> None:
@@ -291,9 +291,6 @@ def test_nemotron_h_blocks_plan_as_mixer_layers_some_without_an_mlp() -> None:
 def test_bad_nemotron_h_patterns_are_one_clear_error(
     tmp_path: Path, pattern: str, message: str
 ) -> None:
-    cfg = json.loads((HF / "nemotron-h-8b-base-8k.json").read_text())
-    cfg["hybrid_override_pattern"] = pattern
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(cfg))
+    path = _config(tmp_path, "nemotron-h-8b-base-8k.json", hybrid_override_pattern=pattern)
     with pytest.raises(InputError, match=message):
-        find_model(str(path))
+        find_model(path)

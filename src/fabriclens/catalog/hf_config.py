@@ -141,18 +141,28 @@ def _windowed_layers(cfg: Mapping[str, Any]) -> int:
     return sum(1 for t in layer_types if t == "sliding_attention")
 
 
+def _layer_kinds(
+    cfg: Mapping[str, Any], layers: int, *keys: str, empty_ok: bool = False
+) -> list[Any] | None:
+    """A hybrid's list of layer kinds under the first of ``keys`` the config has (None without
+    one); refused unless it names all ``layers`` layers (or, ``empty_ok``, none of them)."""
+    kinds = _get(cfg, *keys)
+    if kinds is not None and (
+        not isinstance(kinds, list) or (len(kinds) != layers and not (empty_ok and not kinds))
+    ):
+        raise InputError(
+            f"config.json field {keys[0]} is not a list of {layers} layer kinds", "fix the file"
+        )
+    return kinds
+
+
 def _linear_attention(cfg: Mapping[str, Any], layers: int) -> dict[str, Any]:
     """Qwen3-Next's (and Qwen3.5's) hybrid layout (transformers Qwen3NextConfig): ``layer_types`` names each
     layer ``linear_attention`` (a Gated DeltaNet) or ``full_attention``; without the list, one
     layer in every ``full_attention_interval`` (default 4) is full attention, the others linear.
     Its full-attention layers gate their output (q_proj twice as wide)."""
-    layer_types = cfg.get("layer_types")
+    layer_types = _layer_kinds(cfg, layers, "layer_types")
     if layer_types is not None:
-        if not isinstance(layer_types, list) or len(layer_types) != layers:
-            raise InputError(
-                f"config.json field layer_types is not a list of {layers} layer kinds",
-                "fix the file",
-            )
         linear = sum(1 for t in layer_types if t == "linear_attention")
     else:
         interval = _int(cfg, "full_attention_interval", default=4)
@@ -181,13 +191,7 @@ def _granite_hybrid(cfg: Mapping[str, Any]) -> dict[str, Any]:
     intermediate_size (the shared MLP counted as that many experts' width)."""
     hidden, heads = _int(cfg, "hidden_size"), _int(cfg, "num_attention_heads")
     layers = _int(cfg, "num_hidden_layers")
-    layer_types = cfg.get("layer_types")
-    if layer_types is None:
-        layer_types = cfg.get("layers_block_type") or []
-    if not isinstance(layer_types, list) or (layer_types and len(layer_types) != layers):
-        raise InputError(
-            f"config.json field layer_types is not a list of {layers} layer kinds", "fix the file"
-        )
+    layer_types = _layer_kinds(cfg, layers, "layer_types", "layers_block_type", empty_ok=True) or []
     mamba = sum(1 for t in layer_types if t == "mamba")
     shared = _int(cfg, "shared_intermediate_size")
     experts = _int(cfg, "num_local_experts", default=0)

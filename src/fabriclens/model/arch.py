@@ -358,6 +358,13 @@ def state_bytes(spec: ModelSpec, bytes_per_value: float = 2.0) -> float:
     )
 
 
+def state_bytes_per_layer(spec: ModelSpec, bytes_per_value: float, tp: int = 1) -> float:
+    """state_bytes per sequence on one GPU, averaged over the layers: tensor parallelism splits
+    the linear layers' value heads (and their state) as it splits attention's heads."""
+    shard = min(tp, spec.linear_value_heads) if spec.linear_layers else 1
+    return state_bytes(spec, bytes_per_value) / shard / spec.layers
+
+
 def attention_projections(spec: ModelSpec) -> tuple[tuple[int, int], ...]:
     """(input, output) widths of each linear layer of one attention block (what LoRA adapts).
 

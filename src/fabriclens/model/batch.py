@@ -19,16 +19,11 @@ from fabriclens.model.arch import (
     ParamCounts,
     attention_core_flops_per_token,
     forward_flops_per_token,
-    k_width,
     last_matmul_share,
-    linear_activation_width,
-    linear_share,
     mean_mlp_width,
     moe_layers,
     op_checkpoint_split,
-    q_width,
     v_dim,
-    v_width,
 )
 from fabriclens.model.collectives import (
     BASE_LATENCY_S,
@@ -52,7 +47,7 @@ from fabriclens.model.collectives import (
     root_nic_bw,
 )
 from fabriclens.model.comm import MEGATRON_BUCKET_MIN_PARAMS, MEGATRON_BUCKET_PARAMS_PER_DP_RANK
-from fabriclens.model.elementwise import eager_extra_parts, qk_norm_width
+from fabriclens.model.elementwise import eager_extra_parts
 from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
 from fabriclens.model.memory import (
@@ -64,6 +59,7 @@ from fabriclens.model.memory import (
     adapter_params,
     frozen_base_bytes,
     lse_bytes_per_token,
+    mixer_activation_bytes,
     score_elements_per_token,
     split_head_layers,
     unfused_score_stored_bytes,
@@ -102,15 +98,9 @@ def _activation(spec: ModelSpec, base: TrainConfig, tp: Arr, mb: Arr, sp: Arr, r
     sp_eff = (sp > 0) | (tp == 1)
     rep_div = np.where(sp_eff, tp, 1.0)
     full = 2.0 * tokens * h / rep_div  # the block's input, all a full recompute keeps
-    q_w, k_w, v_w, o_w = q_width(spec), k_width(spec), v_width(spec), spec.heads * v_dim(spec)
+    o_w = spec.heads * v_dim(spec)
     replicated = tokens * h * (8 + (2 if base.dropout else 0))
-    attn = 2 * tokens * (q_w + k_w) + 2 * tokens * v_w + 2 * tokens * o_w
-    attn = attn + 2 * tokens * qk_norm_width(spec)  # the query/key norms' inputs
-    if spec.attn_output_gate:  # the gate's pre-activation
-        attn = attn + 2 * tokens * q_w
-    if spec.linear_layers:  # a hybrid's linear layers keep their own, averaged over layers
-        share = linear_share(spec)
-        attn = (1.0 - share) * attn + share * 2 * tokens * linear_activation_width(spec)
+    attn = mixer_activation_bytes(spec, tokens)
     f = mean_mlp_width(spec)  # k routed + shared experts in MoE layers
     mlp = (6 if spec.mlp == "swiglu" else 4) * tokens * f
     if base.flash_attention:

@@ -28,7 +28,7 @@ residual adds) add nothing, and neither do layout copies, which differ between f
 from __future__ import annotations
 
 from fabriclens.catalog.schema import ModelSpec
-from fabriclens.model.arch import head_dim, k_width, mean_mlp_width, q_width
+from fabriclens.model.arch import head_dim, k_width, linear_share, mean_mlp_width, q_width
 
 Op = tuple[str, float, float]  # what, bytes read, bytes written per element
 
@@ -102,7 +102,7 @@ def qk_norm_width(spec: ModelSpec) -> float:
     key head, 0 for a family without them; averaged over the layers, a hybrid's softmax ones."""
     if not spec.qk_norm:
         return 0.0
-    return float(q_width(spec) + k_width(spec)) * (1.0 - spec.linear_layers / spec.layers)
+    return float(q_width(spec) + k_width(spec)) * (1.0 - linear_share(spec))
 
 
 def eager_extra_parts(spec: ModelSpec, mode: str = "eager") -> tuple[float, float, float, float]:

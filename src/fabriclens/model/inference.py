@@ -30,6 +30,7 @@ from fabriclens.model.arch import (
     moe_layers,
     q_width,
     state_bytes,
+    state_bytes_per_layer,
     v_dim,
     v_width,
 )
@@ -355,8 +356,7 @@ def estimate_inference(
     matmul_per_layer = counts.layer_matmul_active / L
     # the recurrent state per sequence, averaged over the layers; TP splits its value heads
     lin_share = linear_share(spec)
-    state_shard = min(tp, spec.linear_value_heads) if spec.linear_layers else 1
-    state_per_layer = state_bytes(spec, engine.state_bytes) / state_shard / L
+    state_per_layer = state_bytes_per_layer(spec, engine.state_bytes, tp)
     prefill_s = prefill_compute_sum = 0.0
     t_mem_sum = t_compute_sum = slack = 0.0
     weights_read = 0.0

@@ -33,6 +33,7 @@ from fabriclens.model.arch import (
     q_width,
     softmax_layers,
     state_bytes,
+    state_bytes_per_layer,
     v_dim,
     v_width,
 )
@@ -236,6 +237,24 @@ def lse_bytes_per_token(spec: ModelSpec) -> float:
     return 4.0 * spec.heads * (1.0 - linear_share(spec))
 
 
+def mixer_activation_bytes(spec: ModelSpec, tokens: Any) -> Any:
+    """Bytes a layer's token mixer keeps for the backward for ``tokens`` (a number or an array;
+    the vectorised model calls it too): Q and K for QK^T, V for the weighted sum, the output
+    projection's input (Korthikanti et al. 2022, 4sbh + 2sbh + 2sbh for MHA; MLA materialises
+    per-head K, 192 wide, and V, 128); the query/key norms' inputs (Qwen3, OLMo 2, Gemma 3); the
+    output gate's pre-activation, for the sigmoid's backward; averaged with a hybrid's linear
+    layers, which keep their own."""
+    q_w, k_w, v_w, o_w = q_width(spec), k_width(spec), v_width(spec), spec.heads * v_dim(spec)
+    attn = 2 * tokens * (q_w + k_w) + 2 * tokens * v_w + 2 * tokens * o_w
+    attn = attn + 2 * tokens * qk_norm_width(spec)
+    if spec.attn_output_gate:
+        attn = attn + 2 * tokens * q_w
+    if spec.linear_layers:
+        share = linear_share(spec)
+        attn = (1.0 - share) * attn + share * 2 * tokens * linear_activation_width(spec)
+    return attn
+
+
 def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str) -> float:
     """Activation bytes one GPU keeps for one layer and one micro-batch (bf16)."""
     t = cfg.tp
@@ -244,18 +263,9 @@ def activation_bytes_per_layer(spec: ModelSpec, cfg: TrainConfig, recompute: str
     sp = cfg.sequence_parallel or t == 1
     if recompute == "full":
         return 2.0 * tokens * h / (t if sp else 1)
-    # Q and K for QK^T, V for the weighted sum, the output projection's input (Korthikanti et al.
-    # 2022, 4sbh + 2sbh + 2sbh for MHA); MLA materialises per-head K (192 wide) and V (128)
-    q_w, k_w, v_w, o_w = q_width(spec), k_width(spec), v_width(spec), spec.heads * v_dim(spec)
+    o_w = spec.heads * v_dim(spec)  # the output projection's input (mixer_activation_bytes)
     replicated = tokens * h * (8 + (2 if cfg.dropout else 0))
-    attn = 2 * tokens * (q_w + k_w) + 2 * tokens * v_w + 2 * tokens * o_w
-    # query/key norms (Qwen3, OLMo 2, Gemma 3) keep their inputs too: the projections' outputs
-    attn += 2 * tokens * qk_norm_width(spec)
-    if spec.attn_output_gate:  # the gate's pre-activation, for the sigmoid's backward
-        attn += 2 * tokens * q_w
-    if spec.linear_layers:  # a hybrid: the linear layers keep their own, averaged over layers
-        share = linear_share(spec)
-        attn = (1.0 - share) * attn + share * 2 * tokens * linear_activation_width(spec)
+    attn: float = mixer_activation_bytes(spec, tokens)
     f = mean_mlp_width(spec)  # k routed + shared experts in MoE layers
     mlp = (6 if spec.mlp == "swiglu" else 4) * tokens * f
     if cfg.flash_attention:
@@ -441,8 +451,7 @@ def inference_memory(
     kv_shard = 1.0 if spec.is_mla else min(tp, spec.kv_heads)
     kv_per_layer_token = kv_bytes_per_token(spec, kv_bytes_per_value) / kv_shard / spec.layers
     cached = attended_tokens(spec, context_tokens)  # a sliding window keeps W positions
-    state_shard = min(tp, spec.linear_value_heads) if spec.linear_layers else 1
-    state_per_layer = state_bytes(spec, state_bytes_per_value) / state_shard / spec.layers
+    state_per_layer = state_bytes_per_layer(spec, state_bytes_per_value, tp)
     best: dict[str, float] = {}
     where = ""
     for stage in pipeline_stages(spec.layers, pp):

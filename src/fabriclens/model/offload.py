@@ -29,7 +29,7 @@ from fabriclens.model.arch import (
     head_params,
     kv_bytes_per_token,
     moe_layers,
-    state_bytes,
+    state_bytes_per_layer,
 )
 from fabriclens.model.inference import engine_overhead_s, experts_touched
 from fabriclens.model.memory import CUDA_CONTEXT_BYTES, FRAGMENTATION, activation_bytes
@@ -119,7 +119,7 @@ def estimate_offload(
     head = head_params(spec, counts)
     context = prompt_tokens + output_tokens
     kv_layer_token = kv_bytes_per_token(spec, kv_bytes_per_value) / L
-    state_layer = state_bytes(spec, engine.state_bytes) / L  # a hybrid's recurrent state
+    state_layer = state_bytes_per_layer(spec, engine.state_bytes)  # a hybrid's recurrent state
     kv_layer = batch * (attended_tokens(spec, context) * kv_layer_token + state_layer)
     layer_bytes = per_layer_params * wbytes * (1 + FRAGMENTATION) + kv_layer
     head_bytes = head * wbytes * (1 + FRAGMENTATION)

@@ -40,6 +40,7 @@ from fabriclens.model.arch import (
     forward_flops_per_token,
     k_width,
     last_matmul_share,
+    linear_share,
     mean_mlp_width,
     moe_layers,
     op_checkpoint_split,
@@ -431,7 +432,7 @@ def estimate_training_step(
         size = tokens * cfg.cp * (k_width(spec) + v_width(spec)) * 2.0 / kv_split
         # a hybrid's linear layers have no keys and values to pass, only a chunk-end state
         # (negligible beside them); the size is averaged over the layers, as the calls count them
-        size *= 1.0 - spec.linear_layers / spec.layers
+        size *= 1.0 - linear_share(spec)
         passes = 2 if cfg.recompute != "full" else 3
         comm.append(
             entry(
