@@ -292,13 +292,18 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def loads_json(text: str | bytes) -> Any:
-    """Strict JSON: no NaN or Infinity, no number too large for a float or with hundreds of
-    digits, bounded nesting. ValueError (with the reason) for anything else."""
+def _constant(name: str) -> float:
+    return float(name)  # NaN, Infinity, -Infinity as Python's json module writes them
+
+
+def loads_json(text: str | bytes, constants: bool = False) -> Any:
+    """Strict JSON: no NaN or Infinity (unless ``constants``: files Python's json module wrote,
+    as transformers writes config.json, may hold them), no number too large for a float or with
+    hundreds of digits, bounded nesting. ValueError (with the reason) for anything else."""
     try:
         return json.loads(
             text,
-            parse_constant=_no_constant,
+            parse_constant=_constant if constants else _no_constant,
             parse_int=_bounded_int,
             parse_float=_finite_float,
         )
@@ -307,12 +312,16 @@ def loads_json(text: str | bytes) -> Any:
 
 
 def read_json(
-    path: str | Path, what: str = "file", fix: str = "", max_bytes: int = MAX_FILE_BYTES
+    path: str | Path,
+    what: str = "file",
+    fix: str = "",
+    max_bytes: int = MAX_FILE_BYTES,
+    constants: bool = False,
 ) -> Any:
     """A user's JSON file, strictly parsed (see :func:`loads_json`); InputError otherwise."""
     text = read_text(path, what, max_bytes)
     try:
-        return loads_json(text)
+        return loads_json(text, constants)
     except ValueError as exc:
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         raise InputError(f"{what} {path} is not valid JSON ({reason})", fix or None) from None

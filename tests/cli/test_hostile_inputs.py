@@ -184,7 +184,17 @@ def test_numbers_and_names_that_used_to_fail_inside(argv: list[str], needle: str
     ("content", "needle"),
     [
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
-        ('{"hidden_size": NaN}', "NaN is not a number JSON allows"),
+        # transformers writes NaN and Infinity as Python's json does: read, then refused where
+        # the planner needs a number
+        (
+            '{"model_type": "llama", "hidden_size": NaN, "num_hidden_layers": 2, '
+            '"num_attention_heads": 2, "intermediate_size": 8, "vocab_size": 8}',
+            "hidden_size = nan is not a whole number",
+        ),
+        (
+            '{"model_type": "llama", "num_attention_heads": Infinity}',
+            "num_attention_heads = inf is not a whole",
+        ),
         ('{"hidden_size": 1e999}', "overflows a float"),
         ('{"hidden_size": 1' + "0" * 5000 + "}", "an integer of 5001 digits"),
     ],

@@ -99,6 +99,25 @@ NAMES = {
     "magistral:24b-small-2506-q8_0": ("mistral-small-3.1-24b", "int8"),
     "mistralai/Magistral-Small-2509": ("mistral-small-3.1-24b", ""),
     "allenai/OLMo-2-1124-7B-Instruct": ("olmo-2-7b", ""),
+    # a repository's name is the model it holds, never Ollama's latest size of a library name:
+    # deepseek-ai/DeepSeek-R1 is the 671B model (DeepSeek-V3's shape), Ollama's deepseek-r1 an 8B
+    "deepseek-ai/DeepSeek-R1": ("deepseek-v3", ""),
+    "deepseek-ai/DeepSeek-R1-0528": ("deepseek-v3", ""),
+    "hf.co/unsloth/DeepSeek-R1-GGUF:Q4_K_M": ("deepseek-v3", "int4"),
+    # a reasoning ("Thinking") release keeps its instruct model's shape
+    "Qwen/Qwen3-30B-A3B-Thinking-2507": ("qwen3-30b-a3b", ""),
+    "Qwen/Qwen3-VL-235B-A22B-Thinking": ("qwen3-vl-235b-a22b", ""),
+    # Kimi K2 Thinking: K2's shape with K2.5's 256K context and INT4 experts (models.toml)
+    "moonshotai/Kimi-K2-Thinking": ("kimi-k2.5", ""),
+    # the 2025-2026 releases, as Hugging Face and Ollama name them
+    "deepseek-ai/DeepSeek-V3.2-Exp": ("deepseek-v3.2", ""),
+    "zai-org/GLM-5.1-FP8": ("glm-5", "fp8"),
+    "MiniMaxAI/MiniMax-M2.1": ("minimax-m2.5", ""),
+    "qwen3-vl:8b": ("qwen3-vl-8b", "int4"),
+    "qwen3-vl:30b-a3b-instruct-q8_0": ("qwen3-vl-30b-a3b", "int8"),
+    "Qwen/Qwen3.6-35B-A3B": ("qwen3.5-35b-a3b", ""),
+    "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": ("nemotron-3-nano-30b-a3b", "bf16"),
+    "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8": ("qwen3-coder-480b-a35b", "fp8"),
 }
 
 

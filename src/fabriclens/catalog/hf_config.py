@@ -2,12 +2,14 @@
 
 Supported ``model_type``: the llama-like families (llama, mistral, qwen2, qwen3, olmo, olmo2,
 granite, cohere, smollm3, glm4, phi3, gemma2, gemma3_text), their mixtures of experts (mixtral,
-qwen2_moe, qwen3_moe, olmoe, glm4_moe, gpt_oss, deepseek_v2, deepseek_v3, kimi_k2, dbrx; and the
-hybrid qwen3_next, whose linear-attention layers are Gated DeltaNets), falcon,
+qwen2_moe, qwen3_moe, olmoe, glm4_moe, gpt_oss, minimax_m2, deepseek_v2, deepseek_v3, kimi_k2,
+glm4_moe_lite (GLM-4.7-Flash, DeepSeek's layout), dbrx; the sparse-attention deepseek_v32 and glm_moe_dsa, DeepSeek's layout with a lightning
+indexer; and the hybrid qwen3_next, whose linear-attention layers are Gated DeltaNets), falcon,
 starcoder2, gpt2, gpt_neox, mpt, and the multimodal checkpoints whose language model is one of
-them (gemma3, llama4, mistral3, llava, llava_next, and the hybrids qwen3_5, qwen3_5_moe: their
-``text_config``; the vision encoder is not planned), and the Mamba-2 hybrids granitemoehybrid
-(Granite 4.0-H) and nemotron_h (Nemotron-H, whose blocks hold a mixer or an MLP).
+them (gemma3, llama4, mistral3, llava, llava_next, qwen3_vl, qwen3_vl_moe, kimi_k25, and the
+hybrids qwen3_5, qwen3_5_moe: their ``text_config``; the vision encoder is not planned), and the
+Mamba-2 hybrids granitemoehybrid (Granite 4.0-H) and nemotron_h (Nemotron-H, whose blocks hold a
+mixer or an MLP).
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ from fabriclens.errors import InputError
 # intermediate_size, num_hidden_layers, vocab_size) and a gated (SwiGLU) MLP; what each adds
 # (QK norms, logit and residual multipliers, partial rotary) moves no weights or FLOPs that count
 LLAMA_LIKE = ("llama", "mistral", "qwen2", "qwen3", "olmo", "olmo2", "granite", "cohere",
-              "smollm3", "glm4", "phi3", "gemma2", "gemma3_text", "qwen3_5_text")  # fmt: skip
+              "smollm3", "glm4", "phi3", "gemma2", "gemma3_text", "qwen3_5_text",
+              "qwen3_vl_text")  # fmt: skip
 MIXTURES = ("mixtral", "qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text", "olmoe",
-            "glm4_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "kimi_k2", "dbrx")  # fmt: skip
+            "glm4_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "kimi_k2", "dbrx",
+            "qwen3_vl_moe_text", "minimax_m2", "deepseek_v32", "glm_moe_dsa",
+            "glm4_moe_lite")  # fmt: skip
 # hybrids of Gated DeltaNet (linear attention) and gated softmax-attention layers: Qwen3-Next and
 # Qwen3.5, whose language model shares Qwen3-Next's layers (vLLM's Qwen3_5MoeConfig: "the same
 # hybrid GDN (GatedDeltaNet) architecture as Qwen3-Next")
@@ -37,11 +42,20 @@ MAMBA_HYBRIDS = ("granitemoehybrid", "nemotron_h")
 OTHERS = ("falcon", "refinedwebmodel", "refinedweb", "starcoder2", "gpt2", "gpt_neox", "mpt")
 # multimodal checkpoints: the language model is their text_config
 MULTIMODAL = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "", "llava": "",
-              "llava_next": "", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}  # fmt: skip
+              "llava_next": "", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text",
+              "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text",
+              "kimi_k25": ""}  # fmt: skip
+# what a multimodal config.json may keep beside its text_config and not in it, and that belongs
+# to the language model (Qwen3-VL: tie_word_embeddings; NVIDIA's Kimi-K2.5 NVFP4: the weights'
+# quantization_config)
+OUTER_KEYS = ("tie_word_embeddings", "quantization_config")
 SUPPORTED = (*LLAMA_LIKE, *MIXTURES, *OTHERS, *MULTIMODAL, *MAMBA_HYBRIDS, "llama4_text")
 # DeepSeek's layout (multi-head latent attention, shared experts, dense first layers, routing
 # groups) under other names
-DEEPSEEK_LIKE = ("deepseek_v2", "deepseek_v3", "kimi_k2")
+DEEPSEEK_LIKE = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa",
+                 "glm4_moe_lite")  # fmt: skip
+# ... and with DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5)
+SPARSE_ATTENTION = ("deepseek_v32", "glm_moe_dsa")
 
 # The keys a Gemma config.json may leave out, at the defaults of transformers' Gemma2Config and
 # Gemma3TextConfig (configuration_gemma2.py, configuration_gemma3.py): the released Gemma 3
@@ -57,6 +71,8 @@ GEMMA_DEFAULTS: dict[str, dict[str, Any]] = {
 
 # quantization_config.quant_method -> the precision serving the checkpoint takes by default
 RELEASED_FORMATS = {"mxfp4": "int4", "fp8": "fp8"}
+# compressed-tensors' weight formats (num_bits, type) -> the planner's precision
+COMPRESSED_FORMATS = {(4, "int"): "int4", (8, "int"): "int8", (8, "float"): "fp8"}
 
 
 # the largest whole number a config field may hold, as the CLI's own counts (2^53: every integer
@@ -229,17 +245,39 @@ def _granite_hybrid(cfg: Mapping[str, Any]) -> dict[str, Any]:
     return fields
 
 
+# transformers 5's NemotronHConfig names each block in layers_block_type; the letters of the
+# older hybrid_override_pattern
+NEMOTRON_BLOCKS = {"mamba": "M", "attention": "*", "mlp": "-", "moe": "E"}
+
+
 def _nemotron_h(cfg: Mapping[str, Any]) -> dict[str, Any]:
     """NVIDIA's Nemotron-H (transformers' / its remote code's NemotronHConfig): blocks that hold one
     thing each, as ``hybrid_override_pattern`` spells them: M a Mamba-2 mixer, * attention, - a
     dense MLP (squared ReLU, not gated), E a mixture of experts. Planned as layers of a mixer and
     an MLP: the mixers are the layers, and those beyond the MLP blocks' count have no MLP."""
     pattern = cfg.get("hybrid_override_pattern")
-    blocks = _int(cfg, "num_hidden_layers")
+    kinds = cfg.get("layers_block_type")
+    if pattern is None and kinds is not None:  # transformers 5 spells the blocks out
+        if not isinstance(kinds, list) or any(k not in NEMOTRON_BLOCKS for k in kinds):
+            raise InputError(
+                "config.json field layers_block_type is not a list of "
+                + ", ".join(f'"{k}"' for k in NEMOTRON_BLOCKS),
+                "fix the file",
+            )
+        pattern = "".join(NEMOTRON_BLOCKS[k] for k in kinds)
+    blocks = _int(
+        cfg, "num_hidden_layers", default=len(pattern) if isinstance(pattern, str) else None
+    )
     if not isinstance(pattern, str) or len(pattern) != blocks or set(pattern) - set("M*-E"):
         raise InputError(
             f"config.json field hybrid_override_pattern is not {blocks} of M, *, - and E",
             "fix the file",
+        )
+    if cfg.get("moe_latent_size") is not None:
+        raise InputError(
+            "config.json: this Nemotron-H's experts work in a latent of moe_latent_size "
+            f"{cfg['moe_latent_size']!r} (LatentMoE, Nemotron 3 Super and Ultra), not modelled",
+            "describe it with --layers/--hidden/--heads/--experts flags",
         )
     mamba, attention = pattern.count("M"), pattern.count("*")
     dense, moe = pattern.count("-"), pattern.count("E")
@@ -298,7 +336,8 @@ def _text_config(cfg: Mapping[str, Any], model_type: str) -> dict[str, Any]:
             f"{inner or '(missing)'!r}, which is not supported",
             "describe it with --layers/--hidden/--heads flags",
         )
-    return {**text, "model_type": inner}
+    outer = {k: cfg[k] for k in OUTER_KEYS if k in cfg and k not in text and text is not cfg}
+    return {**text, **outer, "model_type": inner}
 
 
 def _moe_layer_step(cfg: Mapping[str, Any], key: str, layers: int, model_type: str) -> int:
@@ -354,13 +393,14 @@ def _llama_like(cfg: Mapping[str, Any], model_type: str) -> dict[str, Any]:
 
 def _mixture(cfg: Mapping[str, Any], model_type: str, layers: int) -> dict[str, Any]:
     """The expert fields of each mixture family, by its config's names."""
-    if model_type in ("mixtral", "olmoe", "gpt_oss"):  # every layer; the experts are the MLP
+    if model_type in ("mixtral", "olmoe", "gpt_oss", "minimax_m2"):  # the experts are the MLP
         return dict(
             experts=_int(cfg, "num_local_experts", "num_experts"),
             experts_per_token=_int(cfg, "num_experts_per_tok", "experts_per_token"),
             moe_ffn=_int(cfg, "intermediate_size"),
         )
-    if model_type in ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text"):
+    if model_type in ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text",
+                      "qwen3_vl_moe_text"):  # fmt: skip
         moe_ffn = _int(cfg, "moe_intermediate_size")
         shared = _int(cfg, "shared_expert_intermediate_size", default=0)
         if moe_ffn < 1:
@@ -400,6 +440,68 @@ def _mixture(cfg: Mapping[str, Any], model_type: str, layers: int) -> dict[str, 
         expert_groups=_int(cfg, "n_group", default=0),
         expert_groups_per_token=_int(cfg, "topk_group", default=0),
         first_dense_layers=_int(cfg, "first_k_dense_replace", default=0),
+    )
+
+
+def _released_format(quant: Any) -> str:
+    """The precision a checkpoint's quantization_config puts its weights in ("" for none the
+    planner has): the quant_method (RELEASED_FORMATS), or for compressed-tensors the one format
+    all its config_groups give the weights they target (Kimi K2.5: 4-bit integers in groups of
+    32, its routed experts; attention and the shared experts stay 16-bit, as gpt-oss's do)."""
+    if not isinstance(quant, Mapping):
+        return ""
+    method = str(quant.get("quant_method", "")).lower()
+    if method != "compressed-tensors":
+        return RELEASED_FORMATS.get(method, "")
+    groups = quant.get("config_groups")
+    if not isinstance(groups, Mapping) or not groups:
+        return ""
+    formats: set[tuple[object, str]] = set()
+    for group in groups.values():
+        weights = group.get("weights") if isinstance(group, Mapping) else None
+        if not isinstance(weights, Mapping):
+            return ""
+        formats.add((weights.get("num_bits"), str(weights.get("type", "")).lower()))
+    if len(formats) != 1:
+        return ""
+    bits, kind = formats.pop()
+    return COMPRESSED_FORMATS.get((bits, kind), "") if isinstance(bits, int) else ""
+
+
+def _indexer_layers(cfg: Mapping[str, Any], layers: int) -> int:
+    """How many layers run their own lightning indexer: every one (DeepSeek-V3.2, GLM-5), or
+    those ``indexer_types`` names "full", the rest "shared", reusing the last full layer's
+    choice (GLM-5.2). Without the list, transformers' GlmMoeDsaConfig derives it from
+    ``index_topk_pattern`` (F/S) or ``index_topk_freq`` and ``index_skip_topk_offset``."""
+    kinds = cfg.get("indexer_types")
+    pattern = cfg.get("index_topk_pattern")
+    if kinds is None and isinstance(pattern, str):
+        kinds = [{"F": "full", "S": "shared"}.get(c, c) for c in pattern]
+    if kinds is None:
+        freq = max(_int(cfg, "index_topk_freq", default=1), 1)
+        offset = _int(cfg, "index_skip_topk_offset", default=2)
+        return sum(1 for i in range(layers) if max(i - offset + 1, 0) % freq == 0)
+    if (
+        not isinstance(kinds, list)
+        or len(kinds) != layers
+        or any(k not in ("full", "shared") for k in kinds)
+        or kinds[0] != "full"
+    ):
+        raise InputError(
+            f'config.json field indexer_types is not {layers} of "full" and "shared", '
+            'starting with "full"',
+            "fix the file",
+        )
+    return kinds.count("full")
+
+
+def _sparse_attention(cfg: Mapping[str, Any], layers: int) -> dict[str, Any]:
+    """DeepSeek Sparse Attention's fields (DeepSeek-V3.2-Exp's and GLM-5's config.json)."""
+    return dict(
+        index_heads=_int(cfg, "index_n_heads"),
+        index_head_dim=_int(cfg, "index_head_dim"),
+        index_topk=_int(cfg, "index_topk"),
+        index_layers=_indexer_layers(cfg, layers),
     )
 
 
@@ -555,10 +657,11 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
                 v_head_dim=_int(cfg, "v_head_dim"),
                 head_dim=0,
             )
-    quant = cfg.get("quantization_config")
-    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, Mapping) else ""
-    if method in RELEASED_FORMATS:  # the format the checkpoint's weights are in
-        fields["release_precision"] = RELEASED_FORMATS[method]
+        if model_type in SPARSE_ATTENTION:
+            fields.update(_sparse_attention(cfg, fields["layers"]))
+    released = _released_format(cfg.get("quantization_config"))
+    if released:  # the format the checkpoint's weights are in
+        fields["release_precision"] = released
     fields.setdefault("kv_heads", fields["heads"])
     try:
         return ModelSpec(**fields)

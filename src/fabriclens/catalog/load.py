@@ -453,8 +453,14 @@ def load_hf_config(path: Path) -> ModelSpec:
 
     if not os.path.lexists(path):
         raise InputError(f"no such file: {path}", "give a model name or a config.json path")
+    # transformers writes config.json with Python's json module, which spells an infinite float
+    # Infinity (Nemotron-H's time_step_limit [0.0, Infinity]); no field the planner reads may
+    # be one (hf_config._int refuses it)
     data: Any = read_json(
-        path, "model config", "give the config.json from the model's Hugging Face repository"
+        path,
+        "model config",
+        "give the config.json from the model's Hugging Face repository",
+        constants=True,
     )
     if not isinstance(data, dict):
         raise InputError(f"{path} holds no JSON object", "give a Hugging Face config.json")

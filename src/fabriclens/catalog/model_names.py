@@ -71,7 +71,7 @@ _OTHER_QUANT = re.compile(r"i?q[2-6](_\w+)?|f32|fp32")
 _VARIANT_WORDS = frozenset({
     "instruct", "chat", "it", "hf", "base", "pt", "sft", "dpo", "rl", "text", "latest", "gguf",
     "awq", "gptq", "fp8", "fp16", "bf16", "int4", "int8", "4bit", "8bit", "bnb", "mxfp4",
-    "dynamic", "w4a16", "w8a8", "qat", "turbo",
+    "dynamic", "w4a16", "w8a8", "qat", "turbo", "thinking",
 })  # fmt: skip
 _DATE = re.compile(r"\d{4}")  # a release date suffix: Mistral's -2407, Qwen's -2507
 _SIZE = re.compile(r"(\d+x)?\d+(\.\d+)?[bm]|e\d+b|a\d+(\.\d+)?b")  # 8b, 3.8b, 8x7b, 270m, a3b
@@ -129,7 +129,8 @@ def read_model_name(text: str) -> ModelName:
         name, _, tag = name.rpartition(":")
         tag_words = [w for w in tag.split("-") if w]
         kind = OLLAMA_TAG
-    if "/" in name:  # a Hugging Face id (or an Ollama hf.co/owner/repo pull)
+    repository = "/" in name
+    if repository:  # a Hugging Face id (or an Ollama hf.co/owner/repo pull)
         name = name.rstrip("/").rsplit("/", 1)[-1]
         kind = kind or "Hugging Face id"
     precision, quantization = "", ""
@@ -158,7 +159,9 @@ def read_model_name(text: str) -> ModelName:
     base = "-".join(words)
     candidates: list[str] = []
     sizes = [w for w in tag_words if _SIZE.fullmatch(w)]
-    latest = OLLAMA_LATEST.get(base) if not sizes else None
+    # Ollama's latest size belongs to its library names only: a repository's name is the model
+    # it holds (deepseek-ai/DeepSeek-R1 is the 671B model, not Ollama's deepseek-r1, an 8B)
+    latest = OLLAMA_LATEST.get(base) if not sizes and not repository else None
     if tag_words:
         named = _strip_variants("-".join([base, *tag_words]))
         # with a latest size the family name alone is that size: deepseek-r1:instruct is the 8B's

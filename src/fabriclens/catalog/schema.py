@@ -490,6 +490,9 @@ QK_NORM_FAMILIES = frozenset(
         "olmoe",
         "gemma3",
         "gemma3_text",
+        "qwen3_vl_text",  # Qwen3-VL's language models: Qwen3's attention (modeling_qwen3_vl)
+        "qwen3_vl_moe_text",
+        "minimax_m2",  # use_qk_norm, qk_norm_type "per_layer": over the whole projections
     }
 )
 
@@ -559,6 +562,14 @@ class ModelSpec(_Entry):
     # the softmax layers' query projection also emits a sigmoid gate per head for the attention
     # output (Qwen3-Next's gated attention: q_proj is heads x head_dim x 2 wide)
     attn_output_gate: bool = False
+    # DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): a lightning indexer of index_heads heads
+    # of index_head_dim scores every earlier token with one cached key per token, and attention
+    # reads only the index_topk best. index_layers run their own indexer (GLM-5.2: 21 of 78; the
+    # rest reuse the previous one's choice); 0 without DSA
+    index_heads: int = 0
+    index_head_dim: int = 0
+    index_topk: int = 0
+    index_layers: int = 0
     params_published: float = 0  # published parameter count
     # the format its weights are released in, when not 16-bit (gpt-oss: MXFP4 experts -> int4):
     # what serving it takes by default ("": the engine's default)
@@ -575,7 +586,7 @@ class ModelSpec(_Entry):
         rest = ("head_dim", "sliding_window", "sliding_window_layers", "experts", "experts_per_token", "moe_ffn", "shared_experts",
                 "first_dense_layers", "moe_layer_step", "expert_groups", "expert_groups_per_token", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
                 "linear_layers", "linear_key_heads", "linear_value_heads", "linear_key_dim", "linear_value_dim", "linear_conv",
-                "mlp_free_layers")  # fmt: skip
+                "mlp_free_layers", "index_heads", "index_head_dim", "index_topk", "index_layers")  # fmt: skip
         _integers(self, *counts, *rest)
         _positive(self, *counts)
         _non_negative(self, *rest, "params_published")
@@ -633,6 +644,14 @@ class ModelSpec(_Entry):
             "linear_layers",
             "with multi-head latent attention is not modelled",
         )
+        _check(
+            not self.index_layers
+            or (all((self.index_heads, self.index_head_dim, self.index_topk, self.q_lora_rank,
+                     self.kv_lora_rank)) and self.index_layers <= self.layers),
+            "index_layers",
+            "a sparse-attention indexer needs index_heads, index_head_dim, index_topk and latent "
+            "attention with a query LoRA rank, and runs in at most every layer",
+        )  # fmt: skip
 
     @property
     def is_moe(self) -> bool:
@@ -643,6 +662,12 @@ class ModelSpec(_Entry):
     def is_mla(self) -> bool:
         """True when attention is multi-head latent attention."""
         return self.kv_lora_rank > 0
+
+    @property
+    def is_sparse(self) -> bool:
+        """True when attention reads only the tokens an indexer selects (DeepSeek Sparse
+        Attention: ``index_layers``)."""
+        return self.index_layers > 0
 
     @property
     def is_hybrid(self) -> bool:

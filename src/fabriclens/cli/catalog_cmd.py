@@ -143,6 +143,7 @@ def catalog(
                     f"{m.heads}/{m.kv_heads}",
                     kind_s
                     + (" MLA" if m.is_mla else "")
+                    + (f" sparse top-{m.index_topk}" if m.is_sparse else "")
                     + (f" hybrid {m.linear_layers}/{m.layers}" if m.is_hybrid else ""),
                     m.source,
                 )

@@ -64,25 +64,89 @@ def windowed_share(spec: ModelSpec) -> float:
     return (spec.sliding_window_layers or full) / full
 
 
-def attended_tokens(spec: ModelSpec, context: int | float) -> float:
-    """Keys one token attends to at position ``context``, averaged over the softmax-attention
-    layers (the ones with a KV cache, :func:`kv_bytes_per_token`): all of them,
-    or in a windowed layer the last ``sliding_window`` (Mistral 7B, Jiang et al. 2023, section 2:
-    each layer attends to W = 4096 previous tokens; its rolling-buffer cache holds W positions)."""
+def cached_tokens(spec: ModelSpec, context: int | float) -> float:
+    """Positions the KV cache holds for a sequence of ``context`` tokens, averaged over the
+    softmax-attention layers (the ones with a KV cache, :func:`kv_bytes_per_token`): all of
+    them, or in a windowed layer the last ``sliding_window`` (Mistral 7B, Jiang et al. 2023,
+    section 2: each layer attends to W = 4096 previous tokens; its rolling-buffer cache holds W
+    positions). Sparse attention keeps every position: any of them may be selected."""
     share = windowed_share(spec)
     return float(share * min(context, spec.sliding_window) + (1.0 - share) * context)
+
+
+def attended_tokens(spec: ModelSpec, context: int | float) -> float:
+    """Keys one token attends to at position ``context``, averaged over the softmax-attention
+    layers: the cached ones (:func:`cached_tokens`), or with DeepSeek Sparse Attention the
+    ``index_topk`` its indexer selects (DeepSeek-V3.2-Exp report, section 2.1: "retrieves only
+    the key-value entries corresponding to the top-k index scores", k = 2048)."""
+    if spec.is_sparse:
+        return float(min(context, spec.index_topk))
+    return cached_tokens(spec, context)
+
+
+def attention_band(spec: ModelSpec) -> tuple[int, float]:
+    """The most keys a query attends to and the share of the softmax layers so limited: the
+    sliding window (:func:`windowed_share`), or sparse attention's top-k in every layer; (0, 0)
+    for full attention."""
+    if spec.is_sparse:
+        return spec.index_topk, 1.0
+    return spec.sliding_window, windowed_share(spec)
 
 
 def square_context(spec: ModelSpec, seq_len: int | float) -> float:
     """Keys per token in the full-square counting convention over a sequence of ``seq_len``:
     ``seq_len`` itself without a window; with a causal window W < seq_len the band covers
     W(2 seq_len - W)/2 of the square's positions, i.e. 2W - W^2/seq_len keys per row counted
-    full-square (so that half of it, what a causal kernel runs, is the band's true average)."""
-    w = spec.sliding_window
+    full-square (so that half of it, what a causal kernel runs, is the band's true average).
+    Sparse attention's top-k keys count as a window of k: the same number of keys per query,
+    whichever positions they are."""
+    w, share = attention_band(spec)
     if not w or seq_len <= w:
         return float(seq_len)
-    share = windowed_share(spec)  # layers without the window count the whole square
+    # layers without the window count the whole square
     return share * (2.0 * w - w * w / seq_len) + (1.0 - share) * seq_len
+
+
+# DeepSeek Sparse Attention's indexer keys are cached in FP8 with one float32 scale per block
+# of 128 values, whatever the KV cache's precision (vLLM DeepseekV32IndexerCache: head_dim
+# index_head_dim + index_head_dim // 128 * 4 bytes, uint8; DeepSeek's inference/model.py keeps
+# k_cache in float8_e4m3fn and k_scale_cache beside it)
+INDEX_KEY_QUANT_BLOCK = 128
+
+
+def indexer_params(spec: ModelSpec) -> int:
+    """Weights of one lightning indexer (transformers DeepseekV32Indexer): its queries from the
+    query LoRA latent (wq_b), one key from the hidden state (wk) and its LayerNorm, and a weight
+    per head (weights_proj). vLLM and SGLang keep it whole on every tensor-parallel rank."""
+    if not spec.is_sparse:
+        return 0
+    width = spec.index_heads * spec.index_head_dim
+    return (spec.q_lora_rank * width + spec.hidden * spec.index_head_dim
+            + 2 * spec.index_head_dim + spec.hidden * spec.index_heads)  # fmt: skip
+
+
+def index_key_bytes_per_token(spec: ModelSpec) -> float:
+    """The indexer keys' cache bytes per token, whole model: one key per layer that runs an
+    indexer, in FP8 with its scales (:data:`INDEX_KEY_QUANT_BLOCK`)."""
+    d = spec.index_head_dim
+    return spec.index_layers * (d + -(-d // INDEX_KEY_QUANT_BLOCK) * 4)
+
+
+def indexer_flops_per_token(spec: ModelSpec, context: int | float) -> float:
+    """FLOPs of the indexer's scores for one query over ``context`` keys, averaged over the
+    layers: a dot product per head and key (ReLU and the weighted sum over heads are
+    elementwise), only in the layers that run one. Counted at attention's rate, though the
+    kernels run them in FP8 (DeepGEMM's fp8_mqa_logits)."""
+    if not spec.is_sparse:
+        return 0.0
+    share = spec.index_layers / spec.layers
+    return share * 2.0 * context * spec.index_heads * spec.index_head_dim
+
+
+def tp_share(total: float, replicated: float, tp: int) -> float:
+    """One tensor-parallel rank's part of ``total`` when ``replicated`` of it is kept whole on
+    every rank (the sparse-attention indexers) and the rest is split."""
+    return (total - replicated) / tp + replicated
 
 
 def attention_params(spec: ModelSpec) -> int:
@@ -249,6 +313,7 @@ class ParamCounts:
     embedding: int  # input embedding (+ learned positions)
     lm_head: int  # output projection (0 when tied)
     attention: int  # all layers' token mixers (a hybrid's linear-attention layers too)
+    replicated: int  # of which every tensor-parallel rank holds and runs the whole (indexers)
     dense_mlp: int  # all dense-MLP layers
     experts: int  # all routed experts, all layers
     experts_active: int  # routed experts used per token, all layers
@@ -280,6 +345,8 @@ def count_params(spec: ModelSpec) -> ParamCounts:
     attention = softmax_layers(spec) * attention_params(spec)
     if spec.linear_layers:
         attention += spec.linear_layers * linear_attention_params(spec)
+    replicated = spec.index_layers * indexer_params(spec)
+    attention += replicated
     dense_mlp = dense_mlp_layers(spec) * dense_mlp_params(spec)
     per_expert = expert_params(spec)
     experts = n_moe * spec.experts * per_expert
@@ -295,6 +362,7 @@ def count_params(spec: ModelSpec) -> ParamCounts:
         embedding=embedding,
         lm_head=lm_head,
         attention=attention,
+        replicated=replicated,
         dense_mlp=dense_mlp,
         experts=experts,
         experts_active=experts_active,
@@ -320,6 +388,7 @@ def attention_core_flops_per_token(spec: ModelSpec, context: int | float) -> flo
     averaged over the layers: a hybrid's linear layers count their chunked mixing instead, at
     twice its FLOPs so that the causal half callers take is what it runs."""
     softmax = 2.0 * square_context(spec, context) * spec.heads * (qk_dim(spec) + v_dim(spec))
+    softmax += indexer_flops_per_token(spec, context)  # the indexer scores the whole square
     if not spec.linear_layers:
         return softmax
     share = linear_share(spec)
@@ -331,6 +400,7 @@ def decode_attention_flops_per_token(spec: ModelSpec, context: int | float) -> f
     every cached key, or the last ``sliding_window`` of them; averaged over the layers, a
     hybrid's linear layers count their recurrent step."""
     softmax = 2.0 * attended_tokens(spec, context) * spec.heads * (qk_dim(spec) + v_dim(spec))
+    softmax += indexer_flops_per_token(spec, context)  # the indexer scores every cached key
     if not spec.linear_layers:
         return softmax
     share = linear_share(spec)
@@ -341,11 +411,22 @@ def kv_bytes_per_token(spec: ModelSpec, bytes_per_value: float = 2.0) -> float:
     """KV-cache bytes per token for the whole model (all softmax-attention layers, one replica;
     a hybrid's linear layers keep a fixed state per sequence instead, :func:`state_bytes`).
 
-    GQA stores kv_heads keys and values; MLA stores the compressed latent and the rope key.
+    GQA stores kv_heads keys and values; MLA stores the compressed latent and the rope key;
+    sparse attention adds its indexer's keys (:func:`index_key_bytes_per_token`).
     """
     if spec.is_mla:
-        return spec.layers * (spec.kv_lora_rank + spec.qk_rope_head_dim) * bytes_per_value
+        latent = spec.layers * (spec.kv_lora_rank + spec.qk_rope_head_dim) * bytes_per_value
+        return latent + index_key_bytes_per_token(spec)
     return softmax_layers(spec) * 2 * spec.kv_heads * head_dim(spec) * bytes_per_value
+
+
+def kv_read_bytes_per_token(spec: ModelSpec, context: int | float, bytes_per_value: float) -> float:
+    """KV-cache bytes one new token at position ``context`` reads, whole model: the keys and
+    values it attends to (:func:`attended_tokens`); with sparse attention, the selected top-k
+    entries and every cached indexer key, which the indexer scores."""
+    index = index_key_bytes_per_token(spec)
+    kv = kv_bytes_per_token(spec, bytes_per_value) - index
+    return attended_tokens(spec, context) * kv + cached_tokens(spec, context) * index
 
 
 def state_bytes(spec: ModelSpec, bytes_per_value: float = 2.0) -> float:

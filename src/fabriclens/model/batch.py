@@ -342,7 +342,10 @@ def evaluate(
         counts.attention + counts.dense_mlp + counts.shared_and_router
     ) / L + counts.norms / L
     per_expert = counts.experts / L
-    st_dense = [(n * per_dense + e) / tp for n, e in zip(st_layers, st_ends, strict=True)]
+    rep = counts.replicated / L  # the indexers sit whole on every TP rank (arch.tp_share)
+    st_dense = [
+        (n * (per_dense - rep) + e) / tp + n * rep for n, e in zip(st_layers, st_ends, strict=True)
+    ]
     # the experts split over etp x ep ranks (layout.place_groups): etp is tp, or 1 with --etp 1
     etp = np.ones_like(tp) if base.etp == 1 else tp
     st_expert = [n * per_expert / (etp * ep) for n in st_layers]

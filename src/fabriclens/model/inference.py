@@ -18,19 +18,22 @@ from dataclasses import dataclass
 from fabriclens.catalog.schema import Engine, Gpu, ModelSpec
 from fabriclens.model.arch import (
     ParamCounts,
-    attended_tokens,
     attention_core_flops_per_token,
     decode_attention_flops_per_token,
     expert_params,
     head_params,
+    index_key_bytes_per_token,
+    indexer_flops_per_token,
     k_width,
     kv_bytes_per_token,
+    kv_read_bytes_per_token,
     linear_projections,
     linear_share,
     moe_layers,
     q_width,
     state_bytes,
     state_bytes_per_layer,
+    tp_share,
     v_dim,
     v_width,
 )
@@ -204,6 +207,12 @@ QK_NORM_KERNELS = 2
 # GEMM, causal_conv1d_update, selective_state_update, the gated RMSNorm and the output GEMM,
 # five (vllm/model_executor/layers/mamba/mamba_mixer2.py)
 LINEAR_EXTRA_KERNELS = {"gated_deltanet": 3, "mamba2": 1}
+# A sparse-attention indexer runs nine more in its layer: its query GEMM (wq_b), the fused key
+# and head-weight GEMM (wk_weights_proj), the key's LayerNorm, rotary, the query's FP8 quant and
+# the head weights' scaling (vLLM's DeepSeek-V3.2 Indexer.forward, models/deepseek_v2.py), then in
+# sparse_attn_indexer's decode path the key's FP8 quant and cache write, the paged MQA logits over
+# the cached keys, and the top-k
+INDEXER_KERNELS = 9
 # ...and a fused routed-expert call takes longer than its kernels' gaps and weight read: at batch
 # 1 in a CUDA graph (top-k through the weighted sum) the engines' own kernel benchmarks time it at
 # 40 us for Qwen3-30B-A3B's 38 MB of FP8 experts on an H100 (vllm#24700), 32 us for
@@ -216,12 +225,14 @@ MOE_CALL_LATENCY_S = 8.0e-6
 
 def extra_kernels(spec: ModelSpec) -> int:
     """Kernels a decode step runs beyond DENSE_LAYER_KERNELS per layer: those of the MoE MLPs,
-    their shared experts, latent attention, linear attention and query/key norms."""
+    their shared experts, latent attention, sparse-attention indexers, linear attention and
+    query/key norms."""
     extra = moe_layers(spec) * (
         MOE_EXTRA_KERNELS + (SHARED_EXPERT_KERNELS if spec.shared_experts else 0)
     )
     extra += spec.layers * MLA_EXTRA_KERNELS if spec.is_mla else 0
     extra += spec.linear_layers * LINEAR_EXTRA_KERNELS[spec.linear_kind]
+    extra += spec.index_layers * INDEXER_KERNELS
     # a hybrid's query/key norms run in its softmax layers only
     norms = spec.layers - spec.linear_layers
     return extra + (norms * QK_NORM_KERNELS if spec.qk_norm else 0)
@@ -230,7 +241,8 @@ def extra_kernels(spec: ModelSpec) -> int:
 def kernel_kinds(spec: ModelSpec) -> str:
     """What extra_kernels counted for ``spec``, in words."""
     kinds = [what for what, has in (("mixture-of-experts", spec.is_moe),
-             ("latent-attention", spec.is_mla), ("linear-attention", spec.is_hybrid),
+             ("latent-attention", spec.is_mla), ("sparse-attention indexer", spec.is_sparse),
+             ("linear-attention", spec.is_hybrid),
              ("query/key norm", spec.qk_norm)) if has]  # fmt: skip
     return ", ".join(kinds[:-1]) + (" and " if len(kinds) > 1 else "") + kinds[-1] if kinds else ""
 
@@ -351,7 +363,9 @@ def estimate_inference(
     kv_shard = 1.0 if spec.is_mla else min(tp, spec.kv_heads)
     kv_per_layer_token = kv_total / kv_shard / L
     avg_context = prompt_tokens + output_tokens / 2
-    attended = attended_tokens(spec, avg_context)  # a sliding window reads W keys at most
+    # a sliding window reads W keys at most, sparse attention its top-k and every indexer key
+    kv_read_per_layer = kv_read_bytes_per_token(spec, avg_context, kvbytes) / kv_shard / L
+    replicated = counts.replicated / L  # weights every TP rank holds and runs whole
     touched = experts_touched(spec.experts, spec.experts_per_token, batch) if spec.is_moe else 0.0
     matmul_per_layer = counts.layer_matmul_active / L
     # the recurrent state per sequence, averaged over the layers; TP splits its value heads
@@ -364,17 +378,27 @@ def estimate_inference(
         last, first = i == pp - 1, i == 0
         held = n * per_layer_dense + n * moe_share * spec.experts * expert_params(spec)
         held += (counts.embedding if first else 0.0) + (head_weights if last else 0.0)
-        mm = 2.0 * tokens * matmul_per_layer * n / tp
-        core = tokens * attention_core_flops_per_token(spec, prompt_tokens) / 2 * n / tp
+        mm = tp_share(2.0 * tokens * matmul_per_layer * n, 2.0 * tokens * replicated * n, tp)
+        # every TP rank runs the whole indexer (its heads are not split)
+        core = (
+            tokens
+            * n
+            * tp_share(
+                attention_core_flops_per_token(spec, prompt_tokens),
+                indexer_flops_per_token(spec, prompt_tokens),
+                tp,
+            )
+            / 2
+        )
         head = 2.0 * batch * h * spec.vocab / tp if last else 0.0
         prefill_compute = mm / mm_rate + core / attn_rate + head / mm_rate
-        prefill_s += max(prefill_compute, held / tp * wbytes / mem_rate)
+        prefill_s += max(prefill_compute, tp_share(held, n * replicated, tp) * wbytes / mem_rate)
         prefill_compute_sum += prefill_compute
         read = n * per_layer_dense + n * moe_share * touched * expert_params(spec)
         read += (batch * h if first else 0.0) + (head_weights if last else 0.0)
-        stage_read = read / tp * wbytes
+        stage_read = tp_share(read, n * replicated, tp) * wbytes
         weights_read = max(weights_read, stage_read)
-        kv_read = batch * attended * kv_per_layer_token * n
+        kv_read = batch * kv_read_per_layer * n
         # a cache grown by concatenation is copied whole each step: read once more, written once
         kv_read += engine.kv_cache_copies * batch * avg_context * kv_per_layer_token * n
         # a hybrid's linear layers read their recurrent state and write it back, every step
@@ -399,8 +423,20 @@ def estimate_inference(
                                 if p > 0
                             )
                         )
-        dec_flops = 2.0 * batch * (matmul_per_layer * n + (spec.vocab * h if last else 0.0)) / tp
-        dec_core = batch * decode_attention_flops_per_token(spec, avg_context) * n / tp
+        dec_flops = tp_share(
+            2.0 * batch * (matmul_per_layer * n + (spec.vocab * h if last else 0.0)),
+            2.0 * batch * replicated * n,
+            tp,
+        )
+        dec_core = (
+            batch
+            * n
+            * tp_share(
+                decode_attention_flops_per_token(spec, avg_context),
+                indexer_flops_per_token(spec, avg_context),
+                tp,
+            )
+        )
         t_gemm_math = dec_flops / mm_rate
         # the weights' GEMMs and the attention over the KV cache are different kernels that run
         # one after the other: each is bound by its own resource (a large batch's GEMMs by
@@ -522,6 +558,17 @@ def estimate_inference(
                 f"{engine.state_bytes:g} bytes/value ({engine.state_bytes_source})",
             )
             if spec.linear_layers
+            else ()
+        )
+        + (
+            (
+                f"sparse attention: each token attends to the {spec.index_topk:,} cached tokens "
+                f"its indexer selects ({min(avg_context, spec.index_topk):,.0f} at the average "
+                f"context), and the indexer in {spec.index_layers} of {spec.layers} layers "
+                f"scores every cached key ({index_key_bytes_per_token(spec) / spec.index_layers:g}"
+                " bytes each, FP8); its weights sit whole on every TP rank (vLLM, SGLang)",
+            )
+            if spec.is_sparse
             else ()
         )
         + (

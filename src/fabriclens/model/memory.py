@@ -19,9 +19,10 @@ from typing import Any
 from fabriclens.catalog.schema import ModelSpec
 from fabriclens.model.arch import (
     ParamCounts,
-    attended_tokens,
     attention_projections,
+    cached_tokens,
     dense_mlp_layers,
+    index_key_bytes_per_token,
     k_width,
     kv_bytes_per_token,
     linear_activation_width,
@@ -34,6 +35,7 @@ from fabriclens.model.arch import (
     softmax_layers,
     state_bytes,
     state_bytes_per_layer,
+    tp_share,
     v_dim,
     v_width,
 )
@@ -185,7 +187,9 @@ def stage_share(
     if stage.lm_head:
         head = counts.lm_head if (counts.lm_head or pp == 1) else counts.embedding
     ends = embedding + head
-    dense = (stage.layers * per_layer_dense + ends) / tp
+    # the indexers sit whole on every TP rank
+    replicated = stage.layers * counts.replicated / spec.layers
+    dense = tp_share(stage.layers * per_layer_dense + ends, replicated, tp)
     expert = stage.layers * per_layer_expert / ((etp or tp) * ep)
     return ParamShare(dense, expert, stage.layers, ends / tp, embedding / tp, stage)
 
@@ -450,7 +454,7 @@ def inference_memory(
     )
     kv_shard = 1.0 if spec.is_mla else min(tp, spec.kv_heads)
     kv_per_layer_token = kv_bytes_per_token(spec, kv_bytes_per_value) / kv_shard / spec.layers
-    cached = attended_tokens(spec, context_tokens)  # a sliding window keeps W positions
+    cached = cached_tokens(spec, context_tokens)  # a sliding window keeps W positions
     state_per_layer = state_bytes_per_layer(spec, state_bytes_per_value, tp)
     best: dict[str, float] = {}
     where = ""
@@ -475,6 +479,12 @@ def inference_memory(
         if spec.sliding_window and context_tokens > spec.sliding_window
         else ""
     )
+    sparse = (
+        f" (with the sparse-attention indexer keys of {spec.index_layers} layers,"
+        f" {index_key_bytes_per_token(spec) / spec.index_layers:g} bytes a token each, FP8)"
+        if spec.is_sparse
+        else ""
+    )
     hybrid = (
         f" in {softmax_layers(spec)} of {spec.layers} layers; the other {spec.linear_layers} (linear"
         f" attention) hold {state_bytes(spec, state_bytes_per_value) / 2**20:.1f} MiB of recurrent"
@@ -484,7 +494,7 @@ def inference_memory(
     )
     notes = (
         f"memory: {weight_precision} weights ({wbytes * 8:.3g} bits each), KV cache {kv_bytes_per_value:g} bytes/value for "
-        f"{batch} x {context_tokens} tokens{window}{hybrid}, prefill chunk {prefill_chunk_tokens} tokens; "
+        f"{batch} x {context_tokens} tokens{window}{sparse}{hybrid}, prefill chunk {prefill_chunk_tokens} tokens; "
         f"busiest stage: {where}",
         "overhead: 1 GiB CUDA context + 5% allocator fragmentation (estimate)",
     )

@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from fabriclens.catalog.schema import Engine, Gpu, Host, ModelSpec
 from fabriclens.model.arch import (
     ParamCounts,
-    attended_tokens,
     attention_core_flops_per_token,
+    cached_tokens,
     expert_params,
     head_params,
     kv_bytes_per_token,
+    kv_read_bytes_per_token,
     moe_layers,
     state_bytes_per_layer,
 )
@@ -120,7 +121,7 @@ def estimate_offload(
     context = prompt_tokens + output_tokens
     kv_layer_token = kv_bytes_per_token(spec, kv_bytes_per_value) / L
     state_layer = state_bytes_per_layer(spec, engine.state_bytes)  # a hybrid's recurrent state
-    kv_layer = batch * (attended_tokens(spec, context) * kv_layer_token + state_layer)
+    kv_layer = batch * (cached_tokens(spec, context) * kv_layer_token + state_layer)
     layer_bytes = per_layer_params * wbytes * (1 + FRAGMENTATION) + kv_layer
     head_bytes = head * wbytes * (1 + FRAGMENTATION)
     # the GPU's fixed part: the CUDA context, the engine's reserve, the compute buffers of one
@@ -140,7 +141,9 @@ def estimate_offload(
     touched = experts_touched(spec.experts, spec.experts_per_token, batch) if spec.is_moe else 0.0
     read_params = dense + moe_share * touched * expert_params(spec)
     avg_context = prompt_tokens + output_tokens / 2
-    kv_read = batch * (attended_tokens(spec, avg_context) * kv_layer_token + 2.0 * state_layer)
+    kv_read = batch * (
+        kv_read_bytes_per_token(spec, avg_context, kv_bytes_per_value) / L + 2.0 * state_layer
+    )
     layer_read = read_params * wbytes + kv_read
     gpu_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
     host_rate = host.achievable_bytes_per_s
