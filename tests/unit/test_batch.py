@@ -39,6 +39,7 @@ from fabriclens.plan.planner import resolve_fabric
             "nemotron-h-8b",
             "glm-5.2",  # sparse attention: indexers whole on every TP rank, in 21 of 78 layers
             "minimax-m2.5",
+            "nemotron-3-super-120b-a12b",  # LatentMoE: experts and dispatch at a 1,024 latent
         ]
     ),
     gpu=st.sampled_from(["h100-sxm", "a100", "rtx-4090", "h100-pcie"]),

@@ -92,6 +92,8 @@ def test_nemotron_3_nano_active_count_with_the_embeddings() -> None:
         ("nemotron-3-nano-30b-a3b.json", "nemotron-3-nano-30b-a3b"),
         ("qwen3-coder-480b-a35b-instruct.json", "qwen3-coder-480b-a35b"),
         ("glm-4.7-fp8.json", "glm-4.6"),
+        ("nemotron-3-super-120b-a12b.json", "nemotron-3-super-120b-a12b"),
+        ("nemotron-3-ultra-550b-a55b.json", "nemotron-3-ultra-550b-a55b"),
         ("glm-4.7-flash.json", "glm-4.7-flash"),
     ],
 )
@@ -205,8 +207,7 @@ def test_sparse_decode_at_long_context() -> None:
         ("glm-5.2.json", {"indexer_types": ["shared"] * 78}, "indexer_types"),
         ("deepseek-v3.2.json", {"index_n_heads": None}, "index_n_heads"),
         ("deepseek-v3.2.json", {"q_lora_rank": None}, "index_layers"),
-        # its config.json holds time_step_limit [0.0, Infinity], as Python's json writes it
-        ("nemotron-3-super-120b-a12b.json", {}, "LatentMoE"),
+        ("nemotron-3-super-120b-a12b.json", {"moe_latent_size": 8192}, "moe_latent"),
         ("nemotron-3.5-lightning-30b-a3b.json", {"layers_block_type": ["mamba", "conv"]},
          "layers_block_type"),
     ],
@@ -217,8 +218,8 @@ def test_what_is_not_modelled_is_refused_in_one_line(
     change: dict,
     match: str,  # type: ignore[type-arg]
 ) -> None:
-    """A malformed indexer list, a sparse-attention config without its fields, Nemotron 3 Super's
-    latent experts and an unknown Nemotron block: one line, never a wrong plan."""
+    """A malformed indexer list, a sparse-attention config without its fields, a latent wider
+    than the model and an unknown Nemotron block: one line, never a wrong plan."""
     cfg = {**json.loads((HF / fixture).read_text()), **change}
     path = tmp_path / "config.json"
     path.write_text(json.dumps(cfg))  # Python's json writes Infinity back as it read it
@@ -249,3 +250,42 @@ def test_released_formats() -> None:
     assert tied.tied_embeddings  # type: ignore[attr-defined]
     cfg["text_config"]["tie_word_embeddings"] = False  # the language model's own key wins
     assert not _spec_from(cfg).tied_embeddings  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("fixture", "total", "active"),
+    [
+        # the names: 120B total, 12B active; 550B total, 55B active (NVIDIA counts the active
+        # parameters without the embeddings, as Nemotron 3 Nano's card separates them)
+        ("nemotron-3-super-120b-a12b.json", 120e9, 12e9),
+        ("nemotron-3-ultra-550b-a55b.json", 550e9, 55e9),
+    ],
+)
+def test_latent_experts_match_the_published_counts(
+    fixture: str, total: float, active: float
+) -> None:
+    """LatentMoE: the router reads the hidden token, fc1_latent_proj takes it down to the latent,
+    512 experts of squared ReLU (up and down, no gate) work there, fc2_latent_proj brings the sum
+    back; the shared expert works at the hidden width. Its config.json holds time_step_limit
+    [0.0, Infinity] as Python's json writes it. Totals within 1%, active within 3% (two
+    figures); read as 4x the experts' width, Nemotron 3 Super would count 459B."""
+    counts = _counts(fixture)
+    assert counts.total == pytest.approx(total, rel=0.01)
+    assert counts.active - counts.embedding - counts.lm_head == pytest.approx(active, rel=0.03)
+
+
+def test_latent_experts_dispatch_their_latent() -> None:
+    """A LatentMoE token travels to its experts at the latent width (1,024 of Nemotron 3 Super's
+    4,096): the routed copies its expert GEMMs keep and its all-to-all carry a quarter of what a
+    hidden-width expert's would; two more GEMM kernels a MoE layer in decode."""
+    from fabriclens.model.arch import routed_width
+    from fabriclens.model.inference import LATENT_MOE_KERNELS
+    from fabriclens.model.moe import routed_input_bytes_per_token
+
+    super_ = find_model("nemotron-3-super-120b-a12b")
+    wide = dataclasses.replace(super_, moe_latent=0)
+    assert (routed_width(super_), routed_width(wide)) == (1024, 4096)
+    assert routed_input_bytes_per_token(super_) == routed_input_bytes_per_token(wide) / 4
+    assert extra_kernels(super_) - extra_kernels(wide) == 40 * LATENT_MOE_KERNELS
+    experts = count_params(super_).experts
+    assert count_params(wide).experts == 4 * experts  # up and down, each 4x wider

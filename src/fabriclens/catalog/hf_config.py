@@ -273,12 +273,6 @@ def _nemotron_h(cfg: Mapping[str, Any]) -> dict[str, Any]:
             f"config.json field hybrid_override_pattern is not {blocks} of M, *, - and E",
             "fix the file",
         )
-    if cfg.get("moe_latent_size") is not None:
-        raise InputError(
-            "config.json: this Nemotron-H's experts work in a latent of moe_latent_size "
-            f"{cfg['moe_latent_size']!r} (LatentMoE, Nemotron 3 Super and Ultra), not modelled",
-            "describe it with --layers/--hidden/--heads/--experts flags",
-        )
     mamba, attention = pattern.count("M"), pattern.count("*")
     dense, moe = pattern.count("-"), pattern.count("E")
     layers = mamba + attention
@@ -316,7 +310,9 @@ def _nemotron_h(cfg: Mapping[str, Any]) -> dict[str, Any]:
             )
         fields.update(experts=_int(cfg, "n_routed_experts"), moe_ffn=width,
                       experts_per_token=_int(cfg, "num_experts_per_tok"),
-                      shared_experts=shared // width)  # fmt: skip
+                      shared_experts=shared // width,
+                      # LatentMoE (Nemotron 3 Super, Ultra): the experts work in this latent
+                      moe_latent=_int(cfg, "moe_latent_size", default=0))  # fmt: skip
     return fields
 
 

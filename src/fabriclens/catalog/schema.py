@@ -555,6 +555,11 @@ class ModelSpec(_Entry):
     # Mamba-2's SSD, Dao and Gu 2024; heads of linear_value_dim channels over a state of
     # linear_key_dim, B and C shared over linear_key_heads groups)
     linear_kind: Literal["gated_deltanet", "mamba2"] = "gated_deltanet"
+    # routed experts that read and write a latent of this width (Nemotron 3 Super and Ultra's
+    # LatentMoE): each MoE layer projects a token down to it before routing and back after, so
+    # the experts and their dispatch are moe_latent wide; the router and shared experts work at
+    # the hidden width; 0: the experts are hidden wide
+    moe_latent: int = 0
     # layers with a token mixer and no MLP: Nemotron-H's blocks hold a mixer or an MLP, not both
     # (hybrid_override_pattern: 24 Mamba-2, 4 attention and 24 MLP blocks in its 8B), planned as
     # 28 layers of which 4 have no MLP
@@ -586,7 +591,7 @@ class ModelSpec(_Entry):
         rest = ("head_dim", "sliding_window", "sliding_window_layers", "experts", "experts_per_token", "moe_ffn", "shared_experts",
                 "first_dense_layers", "moe_layer_step", "expert_groups", "expert_groups_per_token", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
                 "linear_layers", "linear_key_heads", "linear_value_heads", "linear_key_dim", "linear_value_dim", "linear_conv",
-                "mlp_free_layers", "index_heads", "index_head_dim", "index_topk", "index_layers")  # fmt: skip
+                "mlp_free_layers", "moe_latent", "index_heads", "index_head_dim", "index_topk", "index_layers")  # fmt: skip
         _integers(self, *counts, *rest)
         _positive(self, *counts)
         _non_negative(self, *rest, "params_published")
@@ -606,6 +611,11 @@ class ModelSpec(_Entry):
             "must be between 1 and experts",
         )
         _check(self.first_dense_layers <= self.layers, "first_dense_layers", "cannot exceed layers")
+        _check(
+            not self.moe_latent or (self.experts > 0 and self.moe_latent <= self.hidden),
+            "moe_latent",
+            "needs experts and is at most the hidden width",
+        )
         _check(self.moe_layer_step >= 1, "moe_layer_step", "must be 1 or more (1: every layer)")
         _check(
             not self.expert_groups

@@ -270,9 +270,28 @@ def dense_mlp_params(spec: ModelSpec) -> int:
     return _mlp_params(spec.hidden, spec.ffn, spec.mlp == "swiglu", spec.mlp_bias)
 
 
+def routed_width(spec: ModelSpec) -> int:
+    """The width a routed token travels and the experts work at: the hidden size, or the latent
+    of a LatentMoE (Nemotron 3 Super: 1024 of 4096)."""
+    return spec.moe_latent or spec.hidden
+
+
 def expert_params(spec: ModelSpec) -> int:
-    """Weights of one routed expert."""
+    """Weights of one routed expert (at :func:`routed_width`)."""
+    return _mlp_params(
+        routed_width(spec), spec.moe_ffn or spec.ffn, spec.mlp == "swiglu", spec.mlp_bias
+    )
+
+
+def shared_expert_params(spec: ModelSpec) -> int:
+    """Weights of one shared expert: as wide as a routed one, at the hidden width."""
     return _mlp_params(spec.hidden, spec.moe_ffn or spec.ffn, spec.mlp == "swiglu", spec.mlp_bias)
+
+
+def latent_projection_params(spec: ModelSpec) -> int:
+    """A LatentMoE layer's projections down to the latent and back up (fc1_latent_proj,
+    fc2_latent_proj), which every token passes through; 0 without a latent."""
+    return 2 * spec.hidden * spec.moe_latent
 
 
 def moe_layers(spec: ModelSpec) -> int:
@@ -317,7 +336,7 @@ class ParamCounts:
     dense_mlp: int  # all dense-MLP layers
     experts: int  # all routed experts, all layers
     experts_active: int  # routed experts used per token, all layers
-    shared_and_router: int  # shared experts + routers, all MoE layers
+    shared_and_router: int  # shared experts + routers (+ latent projections), all MoE layers
     norms: int
 
     @property
@@ -351,7 +370,11 @@ def count_params(spec: ModelSpec) -> ParamCounts:
     per_expert = expert_params(spec)
     experts = n_moe * spec.experts * per_expert
     experts_active = n_moe * spec.experts_per_token * per_expert
-    shared_and_router = n_moe * (spec.shared_experts * per_expert + h * spec.experts)
+    shared_and_router = n_moe * (
+        spec.shared_experts * shared_expert_params(spec)
+        + h * spec.experts
+        + latent_projection_params(spec)
+    )
     final_norm = h * (2 if spec.norm == "layer" else 1)
     norms = spec.layers * norm_params_per_layer(spec) + final_norm
     total = embedding + lm_head + attention + dense_mlp + experts + shared_and_router + norms

@@ -23,6 +23,7 @@ from fabriclens.model.arch import (
     mean_mlp_width,
     moe_layers,
     op_checkpoint_split,
+    routed_width,
     v_dim,
 )
 from fabriclens.model.collectives import (
@@ -546,14 +547,14 @@ def evaluate(
         _collective("all_reduce", act_bytes, tp, tp_pn, tp_cc, fabric) * (calls + rerun),
     )
     if spec.is_moe:
-        routed = act_bytes * spec.experts_per_token
+        routed = act_bytes * spec.experts_per_token * routed_width(spec) / h
         tp_time = tp_time + routed_calls * (
             _collective("all_gather", routed, tp, tp_pn, tp_cc, fabric)
             + _collective("reduce_scatter", routed, tp, tp_pn, tp_cc, fabric)
         )
     per_mb_exposed += np.where(tp > 1, tp_time, 0.0)
     if spec.is_moe:
-        a2a_size = tokens / tp * spec.experts_per_token * h * 2.0
+        a2a_size = tokens / tp * spec.experts_per_token * routed_width(spec) * 2.0
         # step.py: once per destination node, inside one node once per GPU (model/moe.py)
         net_share = np.vectorize(lambda n: dispatch_network_share(spec, n, base.moe_dispatch))
         a2a_size = a2a_size * np.where(ep > ep_pn, net_share(ep / ep_pn), net_share(ep))

@@ -27,6 +27,7 @@ from fabriclens.model.arch import (
     linear_projections,
     linear_share,
     moe_layers,
+    routed_width,
 )
 
 Shape = tuple[float, float, float]  # m, n, k
@@ -71,9 +72,9 @@ def layer_gemms(spec: ModelSpec, tokens: float, tp: int, ep: int) -> list[tuple[
         gemms.append(((tokens, out, inp / tp), count))
     ups = 2 if spec.mlp == "swiglu" else 1
 
-    def mlp(m: float, ffn: float, count: float) -> None:
-        gemms.append(((m, ffn / tp, h), ups * count))
-        gemms.append(((m, h, ffn / tp), count))
+    def mlp(m: float, ffn: float, count: float, width: float = h) -> None:
+        gemms.append(((m, ffn / tp, width), ups * count))
+        gemms.append(((m, width, ffn / tp), count))
 
     n_moe = moe_layers(spec)
     dense_share = dense_mlp_layers(spec) / spec.layers
@@ -83,10 +84,13 @@ def layer_gemms(spec: ModelSpec, tokens: float, tp: int, ep: int) -> list[tuple[
         moe_share = n_moe / spec.layers
         local = max(1.0, spec.experts / ep)
         routed = tokens * spec.experts_per_token / local  # each local expert's tokens
-        mlp(routed, spec.moe_ffn or spec.ffn, moe_share * local)
+        mlp(routed, spec.moe_ffn or spec.ffn, moe_share * local, routed_width(spec))
         if spec.shared_experts:
             mlp(tokens, spec.moe_ffn or spec.ffn, moe_share * spec.shared_experts)
         gemms.append(((tokens, spec.experts, h), moe_share))  # the router
+        if spec.moe_latent:  # LatentMoE: down to the latent and back up, every token
+            gemms.append(((tokens, spec.moe_latent, h), moe_share))
+            gemms.append(((tokens, h, spec.moe_latent), moe_share))
     return gemms
 
 

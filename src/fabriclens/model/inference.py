@@ -31,6 +31,7 @@ from fabriclens.model.arch import (
     linear_share,
     moe_layers,
     q_width,
+    routed_width,
     state_bytes,
     state_bytes_per_layer,
     tp_share,
@@ -96,10 +97,17 @@ def decode_gemms(
         f = spec.ffn
         return [*attn, (gated * h * f / tp, h), (f * h / tp, f // tp)]
     f = spec.moe_ffn or spec.ffn
+    w = routed_width(spec)  # a LatentMoE's experts read and write its latent
     shared = spec.shared_experts * f * h / tp
-    routed = touched * f * h / tp
-    return [*attn, (h * spec.experts, h), (gated * shared, h), (shared, max(1, f * spec.shared_experts // tp)),
-            (gated * routed, h), (routed, max(1, f // tp))]  # fmt: skip
+    routed = touched * f * w / tp
+    latent = (
+        [(h * spec.moe_latent, h), (spec.moe_latent * h, spec.moe_latent)]
+        if spec.moe_latent
+        else []
+    )
+    return [*attn, (h * spec.experts, h), *latent, (gated * shared, h),
+            (shared, max(1, f * spec.shared_experts // tp)), (gated * routed, w),
+            (routed, max(1, f // tp))]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +221,10 @@ LINEAR_EXTRA_KERNELS = {"gated_deltanet": 3, "mamba2": 1}
 # sparse_attn_indexer's decode path the key's FP8 quant and cache write, the paged MQA logits over
 # the cached keys, and the top-k
 INDEXER_KERNELS = 9
+# A LatentMoE layer runs two more GEMMs, down to the latent before its experts and back up after
+# (fc1_latent_proj and fc2_latent_proj in NVIDIA's NemotronH modules: transformers' remote code
+# for Nemotron 3 and TensorRT-LLM's modeling_nemotron_h.py)
+LATENT_MOE_KERNELS = 2
 # ...and a fused routed-expert call takes longer than its kernels' gaps and weight read: at batch
 # 1 in a CUDA graph (top-k through the weighted sum) the engines' own kernel benchmarks time it at
 # 40 us for Qwen3-30B-A3B's 38 MB of FP8 experts on an H100 (vllm#24700), 32 us for
@@ -233,6 +245,7 @@ def extra_kernels(spec: ModelSpec) -> int:
     extra += spec.layers * MLA_EXTRA_KERNELS if spec.is_mla else 0
     extra += spec.linear_layers * LINEAR_EXTRA_KERNELS[spec.linear_kind]
     extra += spec.index_layers * INDEXER_KERNELS
+    extra += moe_layers(spec) * LATENT_MOE_KERNELS if spec.moe_latent else 0
     # a hybrid's query/key norms run in its softmax layers only
     norms = spec.layers - spec.linear_layers
     return extra + (norms * QK_NORM_KERNELS if spec.qk_norm else 0)

@@ -32,6 +32,7 @@ from fabriclens.model.arch import (
     moe_layers,
     op_checkpoint_split,
     q_width,
+    routed_width,
     softmax_layers,
     state_bytes,
     state_bytes_per_layer,
@@ -314,8 +315,13 @@ def adapter_params(spec: ModelSpec, rank: int) -> float:
     n_mlp = 3 if spec.mlp == "swiglu" else 2
     n_moe = moe_layers(spec)
     dense_mlp = dense_mlp_layers(spec) * n_mlp * rank * (h + spec.ffn)
-    experts = spec.experts + spec.shared_experts
-    moe_mlp = n_moe * experts * n_mlp * rank * (h + (spec.moe_ffn or spec.ffn))
+    f = spec.moe_ffn or spec.ffn
+    moe_mlp = (
+        n_moe
+        * n_mlp
+        * rank
+        * (spec.experts * (routed_width(spec) + f) + spec.shared_experts * (h + f))
+    )
     return softmax_layers(spec) * attn + spec.linear_layers * lin + dense_mlp + moe_mlp
 
 

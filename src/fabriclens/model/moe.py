@@ -30,7 +30,7 @@ Two costs a dense layer does not have, per MoE layer and per token of a micro-ba
 from __future__ import annotations
 
 from fabriclens.catalog.schema import ModelSpec
-from fabriclens.model.arch import moe_layers
+from fabriclens.model.arch import moe_layers, routed_width
 
 ROUTED_BYTES = 2.0  # BF16 hidden vectors
 
@@ -51,13 +51,13 @@ def permute_bytes_per_token(spec: ModelSpec, ep: float) -> float:
     as many), averaged over the model's layers; each move reads and writes the k copies."""
     if not spec.is_moe:
         return 0.0
-    per_move = 2.0 * spec.experts_per_token * spec.hidden * ROUTED_BYTES
+    per_move = 2.0 * spec.experts_per_token * routed_width(spec) * ROUTED_BYTES
     return moe_share(spec) * permute_moves(spec, ep) * per_move
 
 
 def routed_input_bytes_per_token(spec: ModelSpec) -> float:
     """Activation bytes of the k routed copies each expert GEMM keeps, averaged over layers."""
-    return moe_share(spec) * spec.experts_per_token * spec.hidden * ROUTED_BYTES
+    return moe_share(spec) * spec.experts_per_token * routed_width(spec) * ROUTED_BYTES
 
 
 def _none_drawn(pool: float, held: float, k: int) -> float:

@@ -44,6 +44,7 @@ from fabriclens.model.arch import (
     mean_mlp_width,
     moe_layers,
     op_checkpoint_split,
+    routed_width,
     v_dim,
     v_width,
 )
@@ -378,7 +379,7 @@ def estimate_training_step(
                 )
             )
         if routed_tp_calls:
-            routed = act_bytes * spec.experts_per_token
+            routed = act_bytes * spec.experts_per_token * routed_width(spec) / h
             pairs: tuple[tuple[Op, str], ...] = (
                 ("all_gather", "gathered"),
                 ("reduce_scatter", "scattered back"),
@@ -393,7 +394,7 @@ def estimate_training_step(
         # each rank dispatches its own tokens: with tensor parallelism (which MoE runs with
         # sequence parallelism) 1/tp of the micro-batch; the tp group then gathers them over
         # NVLink (Megatron-Core's all-to-all dispatcher: num_local_tokens = S/TP x B)
-        size = tokens / t * spec.experts_per_token * h * 2.0
+        size = tokens / t * spec.experts_per_token * routed_width(spec) * 2.0
         note = "dispatch + combine per MoE layer"
         ep_group = groups["ep"]
         # node-dedup (DeepEP-class): once per destination node, on over NVLink there (what
