@@ -149,6 +149,21 @@ def test_an_inference_option_makes_an_inference_plan(capsys: pytest.CaptureFixtu
     assert plain["workload"] == "pretrain"
 
 
+@pytest.mark.parametrize("flag", ["--ep", "--dp", "--cp"])
+def test_a_serving_plan_refuses_what_it_would_ignore(
+    flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A serving plan is one replica split by tensor and pipeline parallelism: --ep 8 on SGLang
+    was silently planned as tensor parallelism, --dp 2 and --cp 2 silently dropped. Now one line
+    with the fix, exit 2."""
+    argv = ["plan", "minimax-m2.5", "--gpus", "8", "--gpu", "h100-sxm", "--engine", "sglang"]
+    assert run([*argv, flag, "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{flag} 2 is not modelled for serving" in err
+    assert run([*argv, flag, "1"]) == 0  # the degree of one replica is accepted
+    capsys.readouterr()
+
+
 def test_an_ollama_tag_makes_an_inference_plan_with_ollama(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -906,6 +906,15 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
             f"KV cache precision {kv_precision!r} is not supported",
             f"use {', '.join(WEIGHT_BYTES)}",
         )
+    for flag, value in (("--dp", req.dp), ("--cp", req.cp), ("--ep", req.ep)):
+        # a serving plan is one tensor/pipeline-parallel replica: these would be ignored
+        if value not in (None, 1):
+            raise InputError(
+                f"{flag} {value} is not modelled for serving: an inference plan is one replica "
+                "split by tensor and pipeline parallelism (the experts split as tensor "
+                "parallelism splits them)",
+                f"drop {flag}, and plan replicas with `fabriclens capacity`",
+            )
     for name, value in (
         ("batch", req.batch),
         ("prompt-tokens", req.prompt_tokens),
