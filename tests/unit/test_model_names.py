@@ -118,6 +118,10 @@ NAMES = {
     "Qwen/Qwen3.6-35B-A3B": ("qwen3.5-35b-a3b", ""),
     "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": ("nemotron-3-nano-30b-a3b", "bf16"),
     "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8": ("qwen3-coder-480b-a35b", "fp8"),
+    # NVIDIA's Blackwell checkpoints: NVFP4 weights
+    "nvidia/Qwen3-235B-A22B-NVFP4": ("qwen3-235b-a22b", "fp4"),
+    "nvidia/DeepSeek-R1-0528-FP4": ("deepseek-v3", "fp4"),
+    "nvidia/Kimi-K2.5-NVFP4": ("kimi-k2.5", "fp4"),
 }
 
 

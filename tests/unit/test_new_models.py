@@ -289,3 +289,56 @@ def test_latent_experts_dispatch_their_latent() -> None:
     assert extra_kernels(super_) - extra_kernels(wide) == 40 * LATENT_MOE_KERNELS
     experts = count_params(super_).experts
     assert count_params(wide).experts == 4 * experts  # up and down, each 4x wider
+
+
+def test_nvfp4_weights_are_four_and_a_half_bits() -> None:
+    """NVFP4 (fp4): 4-bit E2M1 values and an FP8 scale per 16, 4.5 bits a weight; on a GPU with
+    FP4 tensor cores (B200: 9 PFLOPS dense) the prefill's GEMMs run at that peak, elsewhere
+    (H100) at 16 bits, and the plan says so. A decode step reads 0.5625 bytes a weight."""
+    from fabriclens.model.layout import WEIGHT_BYTES
+
+    spec = find_model("qwen3-235b-a22b")
+    kw = dict(tp=8, pp=1, batch=1, prompt_tokens=1024, output_tokens=128, kv_precision="bf16")
+
+    def est(gpu: str, precision: str):  # type: ignore[no-untyped-def]
+        return estimate_inference(spec, count_params(spec), find_gpu(gpu), NVLINK,
+                                  find_engine("vllm"), precision=precision, **kw)  # type: ignore[arg-type]  # fmt: skip
+
+    assert WEIGHT_BYTES["fp4"] == 0.5625 and find_engine("vllm").bytes_per_weight("fp4") == 0.5625
+    fp4, fp8 = est("b200", "fp4"), est("b200", "fp8")
+    assert fp4.weights_read_per_step_bytes == pytest.approx(
+        fp8.weights_read_per_step_bytes * 0.5625
+    )
+    assert fp4.prefill_compute_s < fp8.prefill_compute_s  # FP4 tensor cores
+    assert est("h100-sxm", "fp4").prefill_compute_s > est("h100-sxm", "fp8").prefill_compute_s
+
+
+def test_nvfp4_checkpoints_are_read_as_released() -> None:
+    """NVIDIA Model Optimizer's NVFP4 checkpoints (quant_method modelopt, quant_algo NVFP4) and
+    compressed-tensors' 4-bit floats are served as fp4 unless the user says otherwise."""
+    cfg = json.loads((HF / "minimax-m2.5.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "modelopt", "quant_algo": "NVFP4"}
+    assert _spec_from(cfg).release_precision == "fp4"  # type: ignore[attr-defined]
+    group = {"weights": {"num_bits": 4, "type": "float", "group_size": 16}}
+    cfg["quantization_config"] = {"quant_method": "compressed-tensors",
+                                  "config_groups": {"group_0": group}}  # fmt: skip
+    assert _spec_from(cfg).release_precision == "fp4"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--engine", "vllm", "--precision", "fp4", "--kv-precision", "fp4"],
+         "KV cache precision 'fp4' is not supported"),
+        (["--precision", "fp4"], "training precision 'fp4' is not supported"),
+    ],
+)  # fmt: skip
+def test_fp4_is_a_serving_weight_format(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No engine keeps a KV cache in NVFP4, and training here runs bf16, fp16 or fp8: one line."""
+    from fabriclens.cli.app import run
+
+    assert run(["plan", "qwen3-30b-a3b", "--gpus", "8", "--gpu", "b200", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and needle in err

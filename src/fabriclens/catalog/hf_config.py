@@ -71,8 +71,15 @@ GEMMA_DEFAULTS: dict[str, dict[str, Any]] = {
 
 # quantization_config.quant_method -> the precision serving the checkpoint takes by default
 RELEASED_FORMATS = {"mxfp4": "int4", "fp8": "fp8"}
+# NVIDIA Model Optimizer checkpoints (quant_method "modelopt") name their format in quant_algo
+MODELOPT_FORMATS = {"nvfp4": "fp4", "fp8": "fp8"}
 # compressed-tensors' weight formats (num_bits, type) -> the planner's precision
-COMPRESSED_FORMATS = {(4, "int"): "int4", (8, "int"): "int8", (8, "float"): "fp8"}
+COMPRESSED_FORMATS = {
+    (4, "int"): "int4",
+    (8, "int"): "int8",
+    (8, "float"): "fp8",
+    (4, "float"): "fp4",
+}
 
 
 # the largest whole number a config field may hold, as the CLI's own counts (2^53: every integer
@@ -447,6 +454,8 @@ def _released_format(quant: Any) -> str:
     if not isinstance(quant, Mapping):
         return ""
     method = str(quant.get("quant_method", "")).lower()
+    if method == "modelopt":
+        return MODELOPT_FORMATS.get(str(quant.get("quant_algo", "")).lower(), "")
     if method != "compressed-tensors":
         return RELEASED_FORMATS.get(method, "")
     groups = quant.get("config_groups")

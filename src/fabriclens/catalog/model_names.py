@@ -63,6 +63,7 @@ _QUANT_TAGS: tuple[tuple[str, str], ...] = (
     (r"f16|fp16", "fp16"),
     (r"bf16", "bf16"),
     (r"fp8|fp8-dynamic|w8a8-fp8", "fp8"),
+    (r"nvfp4|fp4", "fp4"),  # NVIDIA's Blackwell checkpoints (nvidia/*-NVFP4, *-FP4)
     (r"awq|gptq|gptq-int4|int4|4bit|bnb-4bit|w4a16|mxfp4", "int4"),
     (r"gptq-int8|int8|8bit|w8a8", "int8"),
 )
@@ -71,7 +72,7 @@ _OTHER_QUANT = re.compile(r"i?q[2-6](_\w+)?|f32|fp32")
 _VARIANT_WORDS = frozenset({
     "instruct", "chat", "it", "hf", "base", "pt", "sft", "dpo", "rl", "text", "latest", "gguf",
     "awq", "gptq", "fp8", "fp16", "bf16", "int4", "int8", "4bit", "8bit", "bnb", "mxfp4",
-    "dynamic", "w4a16", "w8a8", "qat", "turbo", "thinking",
+    "dynamic", "w4a16", "w8a8", "qat", "turbo", "thinking", "nvfp4", "fp4",
 })  # fmt: skip
 _DATE = re.compile(r"\d{4}")  # a release date suffix: Mistral's -2407, Qwen's -2507
 _SIZE = re.compile(r"(\d+x)?\d+(\.\d+)?[bm]|e\d+b|a\d+(\.\d+)?b")  # 8b, 3.8b, 8x7b, 270m, a3b

@@ -95,6 +95,7 @@ class Gpu(_Entry):
     bf16_flops_per_s: float
     fp16_flops_per_s: float
     fp8_flops_per_s: float  # 0 where the GPU has no FP8 tensor cores
+    fp4_flops_per_s: float = 0.0  # dense FP4 (NVFP4) tensor-core peak; 0 where it has none
     matmul_efficiency: float  # best achievable GEMM / peak
     matmul_efficiency_source: str
     memory_bw_efficiency: float  # achievable streaming / peak
@@ -204,7 +205,8 @@ class Gpu(_Entry):
 
     def gemm_efficiency(self, precision: str) -> float:
         """Best achievable GEMM throughput over the peak of ``precision``."""
-        if precision == "fp8" and self.fp8_matmul_efficiency:
+        if precision in ("fp8", "fp4") and self.fp8_matmul_efficiency:
+            # FP4 GEMMs: FP8's fraction, an estimate (no published FP4 MAMF figure)
             return self.fp8_matmul_efficiency
         return self.matmul_efficiency
 
@@ -598,8 +600,8 @@ class ModelSpec(_Entry):
         _one_of(self, "mlp", ("swiglu", "gelu"))
         _one_of(self, "positions", ("rotary", "learned", "alibi"))
         _one_of(self, "norm", ("rms", "layer"))
-        _one_of(self, "release_precision", ("", "bf16", "fp16", "fp8", "int8", "int4"))
-        _one_of(self, "named_precision", ("", "bf16", "fp16", "fp8", "int8", "int4"))
+        _one_of(self, "release_precision", ("", "bf16", "fp16", "fp8", "int8", "int4", "fp4"))
+        _one_of(self, "named_precision", ("", "bf16", "fp16", "fp8", "int8", "int4", "fp4"))
         _check(
             self.heads % self.kv_heads == 0,
             "kv_heads",
@@ -810,7 +812,7 @@ class Engine(_Entry):
         _integers(self, "max_parallel", "max_parallel_large_gpu")
         _non_negative(self, "max_parallel", "max_parallel_large_gpu")
         _positive(self, "int4_bits_per_weight", "int8_bits_per_weight")
-        _one_of(self, "default_precision", ("bf16", "fp16", "fp8", "int8", "int4"))
+        _one_of(self, "default_precision", ("bf16", "fp16", "fp8", "int8", "int4", "fp4"))
         for name in (
             "gpu_memory_utilization_source",
             "reserved_bytes_source",
@@ -900,7 +902,7 @@ class Engine(_Entry):
             return self.int4_bits_per_weight / 8
         if precision == "int8":
             return self.int8_bits_per_weight / 8
-        return {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}[precision]
+        return {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5625}[precision]  # fp4: NVFP4
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -314,7 +314,12 @@ def estimate_inference(
     use of each GPU (default: all of it)."""
     wbytes = WEIGHT_BYTES[precision] if weight_bytes_per_param is None else weight_bytes_per_param
     kvbytes = WEIGHT_BYTES[kv_precision]
-    compute = "fp8" if precision == "fp8" and gpu.fp8_flops_per_s else "bf16"
+    # NVFP4 weights run on FP4 tensor cores where the GPU has them (Blackwell), else their
+    # kernels dequantize them to 16 bits (W4A16, as Marlin's FP4 kernels on Hopper)
+    if precision == "fp4":
+        compute = "fp4" if gpu.fp4_flops_per_s else "bf16"
+    else:
+        compute = "fp8" if precision == "fp8" and gpu.fp8_flops_per_s else "bf16"
     peak = peak_flops(gpu, compute)
     mm_rate = peak * gpu.gemm_efficiency(compute)
     attn_share, attn_source = gpu.serving_attention()

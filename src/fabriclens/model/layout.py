@@ -14,9 +14,15 @@ from fabriclens.catalog.schema import GRAD_REDUCE_DTYPES
 
 Workload = Literal["pretrain", "full-finetune", "lora", "inference"]
 Recompute = Literal["none", "selective", "op", "full"]
-Precision = Literal["bf16", "fp16", "fp8", "int8", "int4"]
+Precision = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4"]
 
-WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+# fp4 is NVFP4, the format of NVIDIA's Blackwell checkpoints: 4-bit E2M1 values with one FP8
+# (E4M3) scale per block of 16 (and a float32 scale per tensor), 4.5 bits a weight (NVIDIA's
+# NVFP4 format; the modelopt checkpoints' quantization_config: group_size 16)
+WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5,
+                                  "fp4": 0.5625}  # fmt: skip
+# what a KV cache may be kept in (no engine keeps one in NVFP4)
+KV_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "int4")
 
 
 @dataclass(frozen=True, slots=True)

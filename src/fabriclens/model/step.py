@@ -184,6 +184,8 @@ def peak_flops(gpu: Gpu, precision: str) -> float:
     """Dense tensor-core peak for the compute precision (int weights compute in bf16)."""
     if precision == "fp8":
         return gpu.fp8_flops_per_s
+    if precision == "fp4":
+        return gpu.fp4_flops_per_s
     if precision == "fp16":
         return gpu.fp16_flops_per_s
     return gpu.bf16_flops_per_s

@@ -25,7 +25,7 @@ from fabriclens.errors import InputError
 from fabriclens.model.arch import ParamCounts, count_params
 from fabriclens.model.collectives import Fabric
 from fabriclens.model.inference import InferenceEstimate, estimate_inference, serving_tpot_s
-from fabriclens.model.layout import WEIGHT_BYTES
+from fabriclens.model.layout import KV_PRECISIONS, WEIGHT_BYTES
 from fabriclens.model.memory import inference_memory
 from fabriclens.model.offload import Offload, estimate_offload
 from fabriclens.plan.planner import (
@@ -336,7 +336,9 @@ def _engine_limits(
     released = spec.release_precision if spec is not None and precision is None else ""
     precision = precision or released or eng.default_precision
     if precision not in WEIGHT_BYTES:
-        raise InputError(f"precision {precision!r} is not supported", "use bf16, fp8, int8 or int4")
+        raise InputError(
+            f"precision {precision!r} is not supported", "use bf16, fp8, int8, int4 or fp4 (NVFP4)"
+        )
     if gpu_memory_utilization is None:
         util, util_src = eng.gpu_memory_utilization, eng.gpu_memory_utilization_source
     elif 0 < gpu_memory_utilization <= 1:
@@ -421,6 +423,10 @@ def plan_capacity(
     eng = find_engine(engine or default_engine(gpu, spec))
     limits = _engine_limits(gpu, eng, precision, gpu_memory_utilization, max_parallel, spec)
     kv_prec = kv_precision or ("fp8" if limits.precision == "fp8" else "bf16")
+    if kv_prec not in KV_PRECISIONS:
+        raise InputError(
+            f"KV cache precision {kv_prec!r} is not supported", f"use {', '.join(KV_PRECISIONS)}"
+        )
     d = _Demand(spec, count_params(spec), gpu, eng, users, prompt_tokens, output_tokens,
                 tpot_slo_s, ttft_slo_s, limits.precision, kv_prec, limits)  # fmt: skip
 

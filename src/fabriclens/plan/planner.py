@@ -36,7 +36,7 @@ from fabriclens.errors import InputError
 from fabriclens.model.arch import ParamCounts, count_params
 from fabriclens.model.collectives import Fabric
 from fabriclens.model.inference import InferenceEstimate, estimate_inference
-from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
+from fabriclens.model.layout import KV_PRECISIONS, WEIGHT_BYTES, TrainConfig
 from fabriclens.model.memory import training_memory
 from fabriclens.model.offload import (
     H2D_EFFICIENCY,
@@ -894,17 +894,20 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         notes.append(f"weights: {precision}, {origin} (--precision to change it)")
     elif req.precision is None and precision != "bf16":
         notes.append(f"weights: {precision}, {engine.title}'s default (--precision to change it)")
-    if precision not in ("bf16", "fp16", "fp8", "int8", "int4"):
+    if precision not in WEIGHT_BYTES:
         raise InputError(
-            f"inference precision {precision!r} is not supported", "use bf16, fp8, int8 or int4"
+            f"inference precision {precision!r} is not supported",
+            "use bf16, fp8, int8, int4 or fp4 (NVFP4)",
         )
     if precision == "fp8" and gpu.fp8_flops_per_s == 0:
         notes.append(f"{gpu.title} has no FP8 tensor cores: fp8 weights, bf16 compute")
+    if precision == "fp4" and gpu.fp4_flops_per_s == 0:
+        notes.append(f"{gpu.title} has no FP4 tensor cores: NVFP4 weights, bf16 compute")
     kv_precision = req.kv_precision or ("fp8" if precision == "fp8" else "bf16")
-    if kv_precision not in WEIGHT_BYTES:
+    if kv_precision not in KV_PRECISIONS:
         raise InputError(
             f"KV cache precision {kv_precision!r} is not supported",
-            f"use {', '.join(WEIGHT_BYTES)}",
+            f"use {', '.join(KV_PRECISIONS)}",
         )
     for flag, value in (("--dp", req.dp), ("--cp", req.cp), ("--ep", req.ep)):
         # a serving plan is one tensor/pipeline-parallel replica: these would be ignored
