@@ -192,10 +192,10 @@ def test_an_engines_kernel_gaps_are_counted_by_layer_kind() -> None:
     """The engine's per-layer constant is ten kernel gaps of a dense GQA layer; in vLLM's and
     SGLang's code a MoE MLP runs four more kernels (router, top-k, token sort, the weighted sum),
     shared experts three more, latent attention five more, and each fused routed-expert call
-    takes MOE_CALL_LATENCY_S more (the engines' kernel benchmarks). A dense model's overhead is
+    takes moe_call_latency_s more (measured calls, tests/unit/test_moe_call.py). A dense model's overhead is
     what it was; DeepSeek-V3's 58 MoE layers with a shared expert and 61 MLA layers add
     (58 x 7 + 61 x 5) gaps and 58 calls' latency."""
-    from fabriclens.model.inference import MOE_CALL_LATENCY_S, engine_overhead_s
+    from fabriclens.model.inference import engine_overhead_s, moe_call_latency_s
 
     sglang = find_engine("sglang")
     gap = sglang.layer_overhead_s / 10
@@ -208,14 +208,14 @@ def test_an_engines_kernel_gaps_are_counted_by_layer_kind() -> None:
         sglang.step_overhead_s
         + 61 * sglang.layer_overhead_s
         + (58 * 7 + 61 * 5) * gap
-        + 58 * MOE_CALL_LATENCY_S
+        + 58 * moe_call_latency_s(ds, gap)
     )
     mixtral = find_model("mixtral-8x7b")  # no shared expert, no latent attention
     assert engine_overhead_s(sglang, mixtral) == pytest.approx(
         sglang.step_overhead_s
         + 32 * sglang.layer_overhead_s
         + 32 * 4 * gap
-        + 32 * MOE_CALL_LATENCY_S
+        + 32 * moe_call_latency_s(mixtral, gap)
     )
     # counted only where the engine's MoE and MLA code was read: llama.cpp's per-layer
     # constant stands for every layer kind
@@ -238,7 +238,7 @@ def test_query_and_key_norms_add_two_kernel_gaps_a_layer() -> None:
     counts neither."""
     from dataclasses import replace
 
-    from fabriclens.model.inference import MOE_CALL_LATENCY_S, engine_overhead_s
+    from fabriclens.model.inference import engine_overhead_s, moe_call_latency_s
 
     qwen = find_model("qwen3-30b-a3b")
     assert qwen.qk_norm and not find_model("llama-3.1-8b").qk_norm
@@ -249,7 +249,7 @@ def test_query_and_key_norms_add_two_kernel_gaps_a_layer() -> None:
         gap = eng.layer_overhead_s / 10
         assert engine_overhead_s(eng, plain) == pytest.approx(
             eng.step_overhead_s + 48 * eng.layer_overhead_s + 48 * 4 * gap
-            + 48 * MOE_CALL_LATENCY_S
+            + 48 * moe_call_latency_s(plain, gap)
         )  # fmt: skip
         assert engine_overhead_s(eng, qwen) - engine_overhead_s(eng, plain) == pytest.approx(
             96 * gap
@@ -261,17 +261,18 @@ def test_query_and_key_norms_add_two_kernel_gaps_a_layer() -> None:
 def test_deepseek_r1_at_batch_one_on_todays_sglang() -> None:
     """SGLang's cookbook (sgl-project/sgl-cookbook, reference rows im100, im102, im427): DeepSeek-
     R1-0528 in FP8 on 8 B200s, tensor parallel 8, SGLang 0.5.6, concurrency 1, 9.16-9.26 ms per
-    output token. Planned within 12% (8.2 ms, 11% fast). It was 23% fast before the MoE and MLA
+    output token. Planned within 5% (9.5 ms, 3-4% slow). It was 23% fast before the MoE and MLA
     kernels were counted; within 1% while the engine's 1.5 ms of scheduling was added to every
     step, which SGLang since v0.4 overlaps with the GPU's work; 16% fast with that overlap before
-    each fused MoE call's own latency (MOE_CALL_LATENCY_S, from the engines' kernel benchmarks)
-    was counted. The issue's DeepSeek-V3 on 8 H200s at batch 1 plans 120 tokens/s on today's
-    SGLang (177 at first) and about 102 on a release before the overlap."""
+    each fused MoE call's own latency was counted, 11% fast with a constant 8 us a call, and 3-4%
+    slow since that latency grows with the hidden size (fitted to measured calls: DeepSeek-V3's
+    7,168 gives 31 us beyond its kernel gaps). The issue's DeepSeek-V3 on 8 H200s at batch 1 plans
+    104 tokens/s on today's SGLang (177 at first) and about 90 on a release before the overlap."""
     from reference import all_inference_cases
 
     cases = {c.row_id: c for c in all_inference_cases()}
     for row in ("im100", "im102", "im427"):
-        assert -0.12 < cases[row].error < 0, row
+        assert abs(cases[row].error) < 0.05, row
     spec = find_model("deepseek-v3")
     fabric = Fabric(find_link("nvlink4-nvswitch"), None, 8, 0)
     speeds = [
@@ -280,7 +281,7 @@ def test_deepseek_r1_at_batch_one_on_todays_sglang() -> None:
                                output_tokens=256, precision="fp8", kv_precision="fp8").decode_step_s
         for engine in ("sglang", "sglang@0.3")
     ]  # fmt: skip
-    assert 115 < speeds[0] < 125 and 95 < speeds[1] < 110
+    assert 98 < speeds[0] < 110 and 84 < speeds[1] < 96
 
 
 def test_an_engine_that_overlaps_its_scheduling_hides_its_step_time_behind_the_gpu() -> None:

@@ -225,14 +225,38 @@ INDEXER_KERNELS = 9
 # (fc1_latent_proj and fc2_latent_proj in NVIDIA's NemotronH modules: transformers' remote code
 # for Nemotron 3 and TensorRT-LLM's modeling_nemotron_h.py)
 LATENT_MOE_KERNELS = 2
-# ...and a fused routed-expert call takes longer than its kernels' gaps and weight read: at batch
-# 1 in a CUDA graph (top-k through the weighted sum) the engines' own kernel benchmarks time it at
-# 40 us for Qwen3-30B-A3B's 38 MB of FP8 experts on an H100 (vllm#24700), 32 us for
-# Qwen3-235B-A22B's share at tensor parallel 8 on an H200 (sglang#11730) and 29 us for
-# Qwen3-Next's 8 MB on an H100 (vllm#44830), where six kernel gaps and the read at the GPU's
-# streaming rate come to 32.2, 22.9 and 21.0 us: 7.8, 9.1 and 8.0 us more, the two grouped GEMMs'
-# own latency (each walks its K dimension in dependent steps over a few experts' tiles).
-MOE_CALL_LATENCY_S = 8.0e-6
+# ...and a fused routed-expert call takes longer than its kernels' gaps and weight read. Measured at
+# batch 1 in a CUDA graph (SGLang's Triton fused_moe, top-k through the weighted sum: NVIDIA's
+# aiconfigurator tables, 159 calls on B200, H100 and H200 at tensor parallel 2-8, BF16 and block
+# FP8; catalog/data/moe_kernels.csv), it takes its experts' read at the GPU's streaming rate plus
+# 8.2 us, 4.49 us per 1,024 of the width its gate-up GEMM reads (the hidden size, or a LatentMoE's
+# latent) and 1.14 us per routed expert a token: a least-squares fit, within 7.4% of the median
+# call (tests/unit/test_moe_call.py). The grouped GEMMs walk their K dimension in dependent steps
+# over a few experts' tiles, so the wider the token, the longer. The engines' own benchmarks: 40
+# us for Qwen3-30B-A3B's FP8 experts on an H100 (vllm#24700; the fit: 40), 29 us for Qwen3-Next's
+# on an H100 (vllm#44830; the fit: 32), 32 us for Qwen3-235B-A22B's share at tensor parallel 8 on
+# an H200 (sglang#11730; the fit: 40, the table's own call of that shape: 38). The call's six kernels (top-k, the
+# sort, the two grouped GEMMs, the activation, the weighted sum) are counted as kernel gaps
+# already; what the fit adds beyond them is charged to each call.
+MOE_CALL_BASE_S = 8.2e-6
+MOE_CALL_PER_1024_WIDTH_S = 4.49e-6
+MOE_CALL_PER_EXPERT_S = 1.14e-6
+MOE_CALL_KERNELS = 6
+
+
+def moe_call_fixed_s(spec: ModelSpec) -> float:
+    """A fused routed-expert call's latency beyond its weight read, at batch 1 (the fit above)."""
+    width = routed_width(spec) / 1024
+    return (
+        MOE_CALL_BASE_S
+        + MOE_CALL_PER_1024_WIDTH_S * width
+        + MOE_CALL_PER_EXPERT_S * spec.experts_per_token
+    )
+
+
+def moe_call_latency_s(spec: ModelSpec, per_kernel_s: float) -> float:
+    """What a fused routed-expert call adds beyond the gaps of its kernels, already counted."""
+    return max(0.0, moe_call_fixed_s(spec) - MOE_CALL_KERNELS * per_kernel_s)
 
 
 def extra_kernels(spec: ModelSpec) -> int:
@@ -271,9 +295,11 @@ def engine_overhead_s(engine: Engine, spec: ModelSpec) -> float:
     layer_overhead_s / DENSE_LAYER_KERNELS for each kernel of every layer, counted by layer kind
     where the engine's kernels were read (more for a mixture-of-experts MLP, shared experts and
     latent attention), and there each fused routed-expert call's own latency
-    (MOE_CALL_LATENCY_S)."""
+    (moe_call_latency_s)."""
     per_kernel = engine.layer_overhead_s / DENSE_LAYER_KERNELS
-    moe_calls = moe_layers(spec) * MOE_CALL_LATENCY_S if engine.moe_kernel_gaps else 0.0
+    moe_calls = (
+        moe_layers(spec) * moe_call_latency_s(spec, per_kernel) if engine.moe_kernel_gaps else 0.0
+    )
     return (
         engine.step_overhead_s
         + engine.layer_overhead_s * spec.layers
