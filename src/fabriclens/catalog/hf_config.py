@@ -3,13 +3,14 @@
 Supported ``model_type``: the llama-like families (llama, mistral, qwen2, qwen3, olmo, olmo2,
 granite, cohere, smollm3, glm4, phi3, gemma2, gemma3_text), their mixtures of experts (mixtral,
 qwen2_moe, qwen3_moe, olmoe, glm4_moe, gpt_oss, minimax_m2, deepseek_v2, deepseek_v3, kimi_k2,
-glm4_moe_lite (GLM-4.7-Flash, DeepSeek's layout), dbrx; the sparse-attention deepseek_v32 and glm_moe_dsa, DeepSeek's layout with a lightning
-indexer; and the hybrid qwen3_next, whose linear-attention layers are Gated DeltaNets), falcon,
-starcoder2, gpt2, gpt_neox, mpt, and the multimodal checkpoints whose language model is one of
-them (gemma3, llama4, mistral3, llava, llava_next, qwen3_vl, qwen3_vl_moe, kimi_k25, and the
-hybrids qwen3_5, qwen3_5_moe: their ``text_config``; the vision encoder is not planned), and the
-Mamba-2 hybrids granitemoehybrid (Granite 4.0-H) and nemotron_h (Nemotron-H, whose blocks hold a
-mixer or an MLP).
+glm4_moe_lite (GLM-4.7-Flash: DeepSeek's layout), dbrx; deepseek_v32 and glm_moe_dsa, DeepSeek's
+layout with sparse attention's lightning indexer; and the hybrid qwen3_next, whose
+linear-attention layers are Gated DeltaNets), falcon, starcoder2, gpt2, gpt_neox, mpt, and the
+multimodal checkpoints whose language model is one of them (gemma3, llama4, mistral3, llava,
+llava_next, qwen3_vl, qwen3_vl_moe, kimi_k25, and the hybrids qwen3_5, qwen3_5_moe: their
+``text_config``; the vision encoder is not planned), and the Mamba-2 hybrids granitemoehybrid
+(Granite 4.0-H) and nemotron_h (Nemotron-H and Nemotron 3, whose blocks hold a mixer or an MLP,
+Super's and Ultra's experts in a latent).
 """
 
 from __future__ import annotations

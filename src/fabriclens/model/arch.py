@@ -77,8 +77,9 @@ def cached_tokens(spec: ModelSpec, context: int | float) -> float:
 def attended_tokens(spec: ModelSpec, context: int | float) -> float:
     """Keys one token attends to at position ``context``, averaged over the softmax-attention
     layers: the cached ones (:func:`cached_tokens`), or with DeepSeek Sparse Attention the
-    ``index_topk`` its indexer selects (DeepSeek-V3.2-Exp report, section 2.1: "retrieves only
-    the key-value entries corresponding to the top-k index scores", k = 2048)."""
+    ``index_topk`` its indexer selects (the DeepSeek-V3.2-Exp technical report's DeepSeek Sparse
+    Attention: attention over the key-value entries of the top-k index scores, k = 2048 in its
+    config.json)."""
     if spec.is_sparse:
         return float(min(context, spec.index_topk))
     return cached_tokens(spec, context)

@@ -235,9 +235,9 @@ LATENT_MOE_KERNELS = 2
 # over a few experts' tiles, so the wider the token, the longer. The engines' own benchmarks: 40
 # us for Qwen3-30B-A3B's FP8 experts on an H100 (vllm#24700; the fit: 40), 29 us for Qwen3-Next's
 # on an H100 (vllm#44830; the fit: 32), 32 us for Qwen3-235B-A22B's share at tensor parallel 8 on
-# an H200 (sglang#11730; the fit: 40, the table's own call of that shape: 38). The call's six kernels (top-k, the
-# sort, the two grouped GEMMs, the activation, the weighted sum) are counted as kernel gaps
-# already; what the fit adds beyond them is charged to each call.
+# an H200 (sglang#11730; the fit: 40, the table's own call of that shape: 38). The call's six
+# kernels (top-k, the sort, the two grouped GEMMs, the activation, the weighted sum) are counted
+# as kernel gaps already; what the fit adds beyond them is charged to each call.
 MOE_CALL_BASE_S = 8.2e-6
 MOE_CALL_PER_1024_WIDTH_S = 4.49e-6
 MOE_CALL_PER_EXPERT_S = 1.14e-6
@@ -341,7 +341,7 @@ def estimate_inference(
     wbytes = WEIGHT_BYTES[precision] if weight_bytes_per_param is None else weight_bytes_per_param
     kvbytes = WEIGHT_BYTES[kv_precision]
     # NVFP4 weights run on FP4 tensor cores where the GPU has them (Blackwell), else their
-    # kernels dequantize them to 16 bits (W4A16, as Marlin's FP4 kernels on Hopper)
+    # kernels dequantize them and compute in 16 bits (W4A16)
     if precision == "fp4":
         compute = "fp4" if gpu.fp4_flops_per_s else "bf16"
     else:
