@@ -65,7 +65,7 @@ def _steal_s() -> float:
 
 
 def measured_quietly(
-    measure: Callable[[], T], good: Callable[[T], bool], tries: int = 3
+    measure: Callable[[], T], good: Callable[[T], bool], tries: int = 5
 ) -> tuple[T, float]:
     """Run a timing-sensitive measurement; return its result and the share of CPU time the VM's
     host stole while it ran. A result that is off is measured again, up to ``tries`` times: the
