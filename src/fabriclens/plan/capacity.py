@@ -25,16 +25,18 @@ from fabriclens.errors import InputError
 from fabriclens.model.arch import ParamCounts, count_params
 from fabriclens.model.collectives import Fabric
 from fabriclens.model.inference import InferenceEstimate, estimate_inference, serving_tpot_s
-from fabriclens.model.layout import KV_PRECISIONS, WEIGHT_BYTES
+from fabriclens.model.layout import WEIGHT_BYTES
 from fabriclens.model.memory import inference_memory
 from fabriclens.model.offload import Offload, estimate_offload
 from fabriclens.plan.planner import (
+    check_serving_precision,
     context_window_note,
     default_engine,
     default_host,
     host_or_rate,
     host_ram_size,
     resolve_fabric,
+    serving_kv_precision,
 )
 from fabriclens.plan.transfer import plan_transfer
 from fabriclens.units import (
@@ -335,10 +337,7 @@ def _engine_limits(
 ) -> EngineLimits:
     released = spec.release_precision if spec is not None and precision is None else ""
     precision = precision or released or eng.default_precision
-    if precision not in WEIGHT_BYTES:
-        raise InputError(
-            f"precision {precision!r} is not supported", "use bf16, fp8, int8, int4 or fp4 (NVFP4)"
-        )
+    check_serving_precision(precision)
     if gpu_memory_utilization is None:
         util, util_src = eng.gpu_memory_utilization, eng.gpu_memory_utilization_source
     elif 0 < gpu_memory_utilization <= 1:
@@ -422,11 +421,7 @@ def plan_capacity(
     gpu = find_gpu(gpu_name)
     eng = find_engine(engine or default_engine(gpu, spec))
     limits = _engine_limits(gpu, eng, precision, gpu_memory_utilization, max_parallel, spec)
-    kv_prec = kv_precision or ("fp8" if limits.precision == "fp8" else "bf16")
-    if kv_prec not in KV_PRECISIONS:
-        raise InputError(
-            f"KV cache precision {kv_prec!r} is not supported", f"use {', '.join(KV_PRECISIONS)}"
-        )
+    kv_prec = serving_kv_precision(limits.precision, kv_precision)
     d = _Demand(spec, count_params(spec), gpu, eng, users, prompt_tokens, output_tokens,
                 tpot_slo_s, ttft_slo_s, limits.precision, kv_prec, limits)  # fmt: skip
 

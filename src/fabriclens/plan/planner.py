@@ -806,6 +806,25 @@ def default_engine(gpu: Gpu, spec: ModelSpec | None = None) -> str:
     return "ollama" if ollama else "vllm"
 
 
+def check_serving_precision(precision: str) -> None:
+    """Refuse weights in a format the serving model has no byte size for."""
+    if precision not in WEIGHT_BYTES:
+        raise InputError(
+            f"inference precision {precision!r} is not supported",
+            "use bf16, fp8, int8, int4 or fp4 (NVFP4)",
+        )
+
+
+def serving_kv_precision(precision: str, kv_precision: str | None) -> str:
+    """The KV cache's format: the one asked for, else fp8 beside fp8 weights, else bf16."""
+    kv = kv_precision or ("fp8" if precision == "fp8" else "bf16")
+    if kv not in KV_PRECISIONS:
+        raise InputError(
+            f"KV cache precision {kv!r} is not supported", f"use {', '.join(KV_PRECISIONS)}"
+        )
+    return kv
+
+
 def default_host(gpu: Gpu) -> str:
     """The host memory a plan assumes beside a GPU: a desktop's two DDR5 channels beside a
     GeForce card, a server socket's eight beside any other."""
@@ -894,21 +913,12 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         notes.append(f"weights: {precision}, {origin} (--precision to change it)")
     elif req.precision is None and precision != "bf16":
         notes.append(f"weights: {precision}, {engine.title}'s default (--precision to change it)")
-    if precision not in WEIGHT_BYTES:
-        raise InputError(
-            f"inference precision {precision!r} is not supported",
-            "use bf16, fp8, int8, int4 or fp4 (NVFP4)",
-        )
+    check_serving_precision(precision)
     if precision == "fp8" and gpu.fp8_flops_per_s == 0:
         notes.append(f"{gpu.title} has no FP8 tensor cores: fp8 weights, bf16 compute")
     if precision == "fp4" and gpu.fp4_flops_per_s == 0:
         notes.append(f"{gpu.title} has no FP4 tensor cores: NVFP4 weights, bf16 compute")
-    kv_precision = req.kv_precision or ("fp8" if precision == "fp8" else "bf16")
-    if kv_precision not in KV_PRECISIONS:
-        raise InputError(
-            f"KV cache precision {kv_precision!r} is not supported",
-            f"use {', '.join(KV_PRECISIONS)}",
-        )
+    kv_precision = serving_kv_precision(precision, req.kv_precision)
     for flag, value in (("--dp", req.dp), ("--cp", req.cp), ("--ep", req.ep)):
         # a serving plan is one tensor/pipeline-parallel replica: these would be ignored
         if value not in (None, 1):
