@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
-from collections.abc import Callable, Iterator
-from typing import TypeVar
+from collections.abc import Iterator
 
 import pytest
 
@@ -52,37 +50,3 @@ def lab_prerequisites_and_cleanliness() -> Iterator[None]:
     assert leftovers() == [], f"leftovers before the test: {leftovers()}"
     yield
     assert leftovers() == [], f"the test left behind: {leftovers()}"
-
-
-T = TypeVar("T")
-
-
-def _steal_s() -> float:
-    """CPU time the hypervisor took from this VM, all CPUs together (/proc/stat 'steal')."""
-    with open("/proc/stat", encoding="ascii") as f:
-        fields = f.readline().split()
-    return int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else 0.0
-
-
-def measured_quietly(
-    measure: Callable[[], T], good: Callable[[T], bool], tries: int = 5
-) -> tuple[T, float]:
-    """Run a timing-sensitive measurement; return its result and the share of CPU time the VM's
-    host stole while it ran. A result that is off is measured again, up to ``tries`` times: the
-    userspace impairment stage shares two cores with the test run, and a moment when it is not
-    scheduled adds to one measurement, not to the next. A lab that is wrong is wrong every time
-    and still fails; each try prints what it measured and the CPU the host stole meanwhile."""
-    for _ in range(tries):
-        s0, t0 = _steal_s(), time.monotonic()
-        value = measure()
-        stolen = (_steal_s() - s0) / max(1e-9, (time.monotonic() - t0) * (os.cpu_count() or 1))
-        print(f"measured {value!r:.200} with {100 * stolen:.1f}% of the CPU stolen by the host")
-        if good(value):
-            break
-    return value, stolen
-
-
-@pytest.fixture
-def quietly() -> Callable[..., object]:
-    """The :func:`measured_quietly` helper, for tests."""
-    return measured_quietly
