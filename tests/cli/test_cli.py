@@ -149,19 +149,61 @@ def test_an_inference_option_makes_an_inference_plan(capsys: pytest.CaptureFixtu
     assert plain["workload"] == "pretrain"
 
 
-@pytest.mark.parametrize("flag", ["--ep", "--dp", "--cp"])
+@pytest.mark.parametrize("flag", ["--dp", "--cp"])
 def test_a_serving_plan_refuses_what_it_would_ignore(
     flag: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A serving plan is one replica split by tensor and pipeline parallelism: --ep 8 on SGLang
-    was silently planned as tensor parallelism, --dp 2 and --cp 2 silently dropped. Now one line
-    with the fix, exit 2."""
+    """A serving plan is one replica split by tensor, pipeline and expert parallelism: --dp 2
+    and --cp 2 were silently dropped. Now one line with the fix, exit 2."""
     argv = ["plan", "minimax-m2.5", "--gpus", "8", "--gpu", "h100-sxm", "--engine", "sglang"]
     assert run([*argv, flag, "2"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and f"{flag} 2 is not modelled for serving" in err
     assert run([*argv, flag, "1"]) == 0  # the degree of one replica is accepted
     capsys.readouterr()
+
+
+def test_a_serving_plan_splits_the_experts_with_ep(capsys: pytest.CaptureFixture[str]) -> None:
+    """SGLang's `--tp 8 --ep 8` (each expert whole on one rank) was once planned as plain tensor
+    parallelism without a word. Now the plan names the layout and prices what differs: the same
+    weights per GPU and the same all-reduces, but at batch 1 the step waits for the rank whose
+    experts the token picks most (2.5 of DeepSeek-V3's 8 on the busiest of 8 ranks, 1 on
+    average), so it reads more than the tensor-parallel plan; at batch 256 every rank reads
+    nearly all of its experts and the two read the same."""
+    argv = ["plan", "deepseek-v3", "--gpus", "8", "--gpu", "h200", "--engine", "sglang",
+            "--prompt-tokens", "1000", "--output-tokens", "1000"]  # fmt: skip
+    docs = {(ep, b): _plan_json(capsys, *argv, "--ep", str(ep), "--batch", str(b))
+            for ep in (1, 8) for b in (1, 256)}  # fmt: skip
+    assert docs[8, 1]["layout"]["ep"] == 8 and docs[1, 1]["layout"]["ep"] == 1
+    assert any("expert parallel 8" in a and "2.5 distinct experts on the busiest rank" in a
+               for a in docs[8, 1]["assumptions"])  # fmt: skip
+    tp, ep = docs[1, 1], docs[8, 1]
+    assert ep["memory"]["total_per_gpu_bytes"] == tp["memory"]["total_per_gpu_bytes"]
+    assert ep["comm"] == tp["comm"]
+    assert (
+        ep["inference"]["weights_read_per_step_bytes"]
+        > tp["inference"]["weights_read_per_step_bytes"]
+    )
+    assert ep["step"]["time_s"] > tp["step"]["time_s"]
+    big_tp, big_ep = docs[1, 256]["inference"], docs[8, 256]["inference"]
+    assert big_ep["weights_read_per_step_bytes"] == pytest.approx(
+        big_tp["weights_read_per_step_bytes"], rel=0.02
+    )
+    assert run([*argv, "--ep", "8", "--batch", "1"]) == 0  # the table names the layout
+    assert "tp 8 · pp 1 · ep 8 · batch 1" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("model", "ep", "message"),
+    [("llama-3.1-8b", "2", "has no experts to split"),
+     ("deepseek-v3", "3", "--ep 3 must divide --tp 8 and the 256 experts")],
+)  # fmt: skip
+def test_serving_ep_that_cannot_split_is_one_line(
+    model: str, ep: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["plan", model, "--gpus", "8", "--gpu", "h200", "--engine", "vllm", "--ep", ep]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err
 
 
 def test_an_ollama_tag_makes_an_inference_plan_with_ollama(

@@ -5,7 +5,9 @@ roofline), or by compute for large batches; the engine adds fixed per-step and p
 (catalog: engines.toml). Tensor parallelism adds two all-reduces of batch x hidden values per
 layer per token, which are latency-bound and therefore sensitive to the link they cross.
 A mixture of experts reads only the experts the batch's tokens select: with uniform routing,
-E x (1 - (1 - k/E)^B) distinct experts per layer for B tokens. Under load each output token also
+E x (1 - (1 - k/E)^B) distinct experts per layer for B tokens; with expert parallelism each rank
+holds E/ep of them and the step waits for the rank whose share the batch touches most
+(busiest_rank_experts). Under load each output token also
 carries the prompts of the requests that join meanwhile (serving_tpot_s). A hybrid model's
 linear-attention layers keep no KV cache: each decode step reads and writes their recurrent
 state, a fixed size per sequence.
@@ -13,6 +15,7 @@ state, a fixed size per sequence.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from fabriclens.catalog.schema import Engine, Gpu, ModelSpec
@@ -65,13 +68,16 @@ def decode_gemms(
     touched: float,
     linear: bool = False,
     mlp: bool = True,
+    ep: int = 1,
 ) -> list[tuple[float, int]]:
     """(weights per GPU, input width K) of each GEMM kernel one decoder layer runs in a decode
     step: QKV and output projections (MLA: the query down/up, the KV down-projection, the two
     absorbed per-head matmuls and the output; a hybrid's ``linear`` layer: its input and output
     projections), then the MLP (gate-up, down) or, in a MoE layer, the router, the shared
     experts' two GEMMs and the fused routed-expert kernel's two (none for a layer without an
-    MLP, ``mlp`` False)."""
+    MLP, ``mlp`` False). With expert parallelism ``ep`` (dividing ``tp``) each routed expert is
+    split only over the tp / ep ranks of its group, and ``touched`` is ep x the experts the
+    busiest rank reads."""
     h = spec.hidden
     attn: list[tuple[float, int]]
     if linear:  # column-parallel input projections, the row-parallel output last
@@ -100,6 +106,7 @@ def decode_gemms(
     w = routed_width(spec)  # a LatentMoE's experts read and write its latent
     shared = spec.shared_experts * f * h / tp
     routed = touched * f * w / tp
+    moe_tp = max(1, tp // ep)  # the ranks one routed expert is split over
     latent = (
         [(h * spec.moe_latent, h), (spec.moe_latent * h, spec.moe_latent)]
         if spec.moe_latent
@@ -107,7 +114,7 @@ def decode_gemms(
     )
     return [*attn, (h * spec.experts, h), *latent, (gated * shared, h),
             (shared, max(1, f * spec.shared_experts // tp)), (gated * routed, w),
-            (routed, max(1, f // tp))]  # fmt: skip
+            (routed, max(1, f // moe_tp))]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,6 +323,27 @@ def experts_touched(experts: int, per_token: int, tokens: int) -> float:
     return experts * (1.0 - (1.0 - per_token / experts) ** tokens)
 
 
+def busiest_rank_experts(experts: int, per_token: int, tokens: int, ep: int) -> float:
+    """Expected distinct experts the busiest of ``ep`` expert-parallel ranks reads for ``tokens``
+    tokens (uniform routing), each rank holding ``experts / ep`` of them.
+
+    Each expert is touched with probability p = 1 - (1 - k/E)^B; a rank's count is then
+    binomial over its E/ep experts (the dependence between experts, exact at one token, is
+    small), and the expected maximum of ep independent counts is the sum over m >= 1 of
+    1 - P(count < m)^ep. One rank (ep 1) reads the mean, experts_touched. At one token,
+    DeepSeek-V3's 8 of 256 experts over 8 ranks put 1 on a rank on average and 2.5 on the
+    busiest; at 64 tokens every rank reads nearly all of its 32."""
+    if experts == 0 or ep <= 1:
+        return experts_touched(experts, per_token, tokens)
+    n = experts // ep
+    p = 1.0 - (1.0 - per_token / experts) ** tokens
+    below, expected = 0.0, 0.0  # P(count < m), E[max]
+    for m in range(1, n + 1):
+        below += math.comb(n, m - 1) * p ** (m - 1) * (1.0 - p) ** (n - m + 1)
+        expected += 1.0 - min(1.0, below) ** ep
+    return expected
+
+
 def estimate_inference(
     spec: ModelSpec,
     counts: ParamCounts,
@@ -328,12 +356,19 @@ def estimate_inference(
     batch: int,
     prompt_tokens: int,
     output_tokens: int,
+    ep: int = 1,
     precision: str = "bf16",
     kv_precision: str = "bf16",
     weight_bytes_per_param: float | None = None,
     memory_capacity_bytes: float | None = None,
 ) -> InferenceEstimate:
     """Estimate one batch of ``batch`` requests on a tp x pp group of GPUs.
+
+    ``ep`` splits a mixture of experts' routed experts over that many of each stage's tp ranks
+    (expert parallelism inside the tensor-parallel group, as SGLang's --ep and vLLM's
+    --enable-expert-parallel run it without data-parallel attention): each rank holds E/ep
+    experts, each split over tp/ep ranks; the attention stays tensor-parallel and the MoE
+    output is all-reduced over the tp ranks as before.
 
     ``weight_bytes_per_param`` overrides the nominal size of ``precision`` (an engine's own
     format: GGUF Q4_K_M is 4.89 bits, not 4); ``memory_capacity_bytes`` is what the engine may
@@ -411,6 +446,13 @@ def estimate_inference(
     kv_read_per_layer = kv_read_bytes_per_token(spec, avg_context, kvbytes) / kv_shard / L
     replicated = counts.replicated / L  # weights every TP rank holds and runs whole
     touched = experts_touched(spec.experts, spec.experts_per_token, batch) if spec.is_moe else 0.0
+    # the routed-expert weights a step waits for: the busiest expert-parallel rank's, written
+    # as experts over the tp ranks (ep x that rank's count) so that tp_share divides it as before
+    touched_read = (
+        ep * busiest_rank_experts(spec.experts, spec.experts_per_token, batch, ep)
+        if spec.is_moe and ep > 1
+        else touched
+    )
     matmul_per_layer = counts.layer_matmul_active / L
     # the recurrent state per sequence, averaged over the layers; TP splits its value heads
     lin_share = linear_share(spec)
@@ -438,7 +480,7 @@ def estimate_inference(
         prefill_compute = mm / mm_rate + core / attn_rate + head / mm_rate
         prefill_s += max(prefill_compute, tp_share(held, n * replicated, tp) * wbytes / mem_rate)
         prefill_compute_sum += prefill_compute
-        read = n * per_layer_dense + n * moe_share * touched * expert_params(spec)
+        read = n * per_layer_dense + n * moe_share * touched_read * expert_params(spec)
         read += (batch * h if first else 0.0) + (head_weights if last else 0.0)
         stage_read = tp_share(read, n * replicated, tp) * wbytes
         weights_read = max(weights_read, stage_read)
@@ -457,7 +499,7 @@ def estimate_inference(
             for layers_of_kind, is_moe, has_mlp in kinds:
                 for mixer_share, linear in mixers:
                     if layers_of_kind * mixer_share > 0:
-                        gemms = decode_gemms(spec, tp, is_moe, touched, linear, has_mlp)
+                        gemms = decode_gemms(spec, tp, is_moe, touched_read, linear, has_mlp, ep)
                         t_weights += (
                             layers_of_kind
                             * mixer_share
@@ -590,6 +632,19 @@ def estimate_inference(
         )
         + (
             ("MoE: uniform routing; distinct experts read per layer E(1-(1-k/E)^B)",)
+            if spec.is_moe and ep == 1
+            else (
+                f"expert parallel {ep}: each of {ep} ranks holds {spec.experts // ep} of the "
+                f"{spec.experts} experts"
+                + (f", each split over {tp // ep} ranks" if tp > ep else " whole")
+                + "; attention stays tensor-parallel and the MoE output is all-reduced over the "
+                f"{tp} ranks as without it; a step waits for the rank whose experts the batch "
+                "touches most: with uniform routing "
+                f"{busiest_rank_experts(spec.experts, spec.experts_per_token, batch, ep):.1f} "
+                f"distinct experts on the busiest rank where the mean is {touched / ep:.1f} "
+                "(its weight read and FP8 K-steps; the fused call's latency as without expert "
+                "parallelism, the routed FLOPs balanced)",
+            )
             if spec.is_moe
             else ()
         )

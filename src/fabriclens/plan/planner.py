@@ -899,6 +899,27 @@ def host_ram_size(text: str) -> int:
     return size
 
 
+def _serving_ep(spec: ModelSpec, ep: int | None, tp: int) -> int:
+    """The expert-parallel degree of a serving plan: inside the tensor-parallel group (SGLang's
+    --ep, vLLM's --enable-expert-parallel without data-parallel attention), so it must divide
+    --tp and the expert count; 1 when not given."""
+    if ep in (None, 1):
+        return 1
+    assert ep is not None
+    if not spec.is_moe:
+        raise InputError(
+            f"--ep {ep}: {spec.name} has no experts to split (not a mixture-of-experts model)",
+            "drop --ep",
+        )
+    if tp % ep or spec.experts % ep:
+        raise InputError(
+            f"--ep {ep} must divide --tp {tp} and the {spec.experts} experts: serving splits "
+            "the experts over ranks of the tensor-parallel group",
+            f"use an --ep that divides both (--ep {math.gcd(tp, spec.experts)} at --tp {tp})",
+        )
+    return ep
+
+
 def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     spec, counts, gpu, fabric, notes = _setup(req, network_name)
     engine = find_engine(req.engine)
@@ -919,13 +940,13 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     if precision == "fp4" and gpu.fp4_flops_per_s == 0:
         notes.append(f"{gpu.title} has no FP4 tensor cores: NVFP4 weights, bf16 compute")
     kv_precision = serving_kv_precision(precision, req.kv_precision)
-    for flag, value in (("--dp", req.dp), ("--cp", req.cp), ("--ep", req.ep)):
+    for flag, value in (("--dp", req.dp), ("--cp", req.cp)):
         # a serving plan is one tensor/pipeline-parallel replica: these would be ignored
         if value not in (None, 1):
             raise InputError(
                 f"{flag} {value} is not modelled for serving: an inference plan is one replica "
-                "split by tensor and pipeline parallelism (the experts split as tensor "
-                "parallelism splits them)",
+                "split by tensor and pipeline parallelism (and by expert parallelism inside "
+                "the tensor-parallel group, --ep)",
                 f"drop {flag}, and plan replicas with `fabriclens capacity`",
             )
     for name, value in (
@@ -959,6 +980,7 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
             "set --gpus to tp x pp (plan replicas with `fabriclens capacity`)",
         )
     _check_tp(spec, tp)
+    ep = _serving_ep(spec, req.ep, tp)
     wbytes = engine.bytes_per_weight(precision)  # the engine's format (GGUF Q4_K_M: 4.89 bits)
     est = estimate_inference(
         spec,
@@ -971,6 +993,7 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         batch=req.batch,
         prompt_tokens=req.prompt_tokens,
         output_tokens=req.output_tokens,
+        ep=ep,
         precision=precision,
         kv_precision=kv_precision,
         weight_bytes_per_param=wbytes,

@@ -192,6 +192,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
         doc["layout"] = {
             "tp": plan.tp,
             "pp": plan.pp,
+            "ep": plan.request.ep or 1,
             "batch": plan.request.batch,
             "prompt_tokens": plan.request.prompt_tokens,
             "output_tokens": plan.request.output_tokens,

@@ -124,7 +124,9 @@ def plan_summary(doc: dict[str, Any], with_network: bool = True) -> list[Rendera
         head.append(f" · network {doc['network']} x {doc['nics_per_node']} per node")
     if doc["workload"] == "inference":
         layout = (
-            f"layout: tp {lay['tp']} · pp {lay['pp']} · batch {lay['batch']} · prompt "
+            f"layout: tp {lay['tp']} · pp {lay['pp']}"
+            + (f" · ep {lay['ep']}" if lay.get("ep", 1) > 1 else "")
+            + f" · batch {lay['batch']} · prompt "
             f"{lay['prompt_tokens']} · output {lay['output_tokens']} tokens · engine {lay['engine']}"
             f" · weights {lay['precision']} · KV cache {lay['kv_precision']}"
         )
