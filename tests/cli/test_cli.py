@@ -149,18 +149,45 @@ def test_an_inference_option_makes_an_inference_plan(capsys: pytest.CaptureFixtu
     assert plain["workload"] == "pretrain"
 
 
-@pytest.mark.parametrize("flag", ["--dp", "--cp"])
-def test_a_serving_plan_refuses_what_it_would_ignore(
-    flag: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A serving plan is one replica split by tensor, pipeline and expert parallelism: --dp 2
-    and --cp 2 were silently dropped. Now one line with the fix, exit 2."""
+def test_a_serving_plan_refuses_what_it_would_ignore(capsys: pytest.CaptureFixture[str]) -> None:
+    """A serving plan is one replica split by tensor, pipeline and expert parallelism and
+    data-parallel attention: --cp 2 was silently dropped. Now one line with the fix, exit 2."""
     argv = ["plan", "minimax-m2.5", "--gpus", "8", "--gpu", "h100-sxm", "--engine", "sglang"]
-    assert run([*argv, flag, "2"]) == 2
+    assert run([*argv, "--cp", "2"]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and f"{flag} 2 is not modelled for serving" in err
-    assert run([*argv, flag, "1"]) == 0  # the degree of one replica is accepted
+    assert len(err.splitlines()) == 1 and "--cp 2 is not modelled for serving" in err
+    assert run([*argv, "--cp", "1"]) == 0  # the degree of one replica is accepted
     capsys.readouterr()
+
+
+def test_data_parallel_attention_keeps_each_groups_own_cache(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """SGLang's `--tp 8 --dp 8 --enable-dp-attention` was refused. Each of the 8 attention groups
+    (one rank here) serves its own requests: a GPU holds DeepSeek-V3's latent cache of 32 of the
+    256 requests, not all of them as under tensor parallelism (MLA's cache is not split by
+    heads), and the whole attention (11.4B weights, FP8) where tensor parallelism holds an
+    eighth; the MLPs gather every group's tokens and scatter them back, once each per layer, in
+    place of the two all-reduces. At batch 1 the step reads the whole attention and is slower."""
+    argv = ["plan", "deepseek-v3", "--gpus", "8", "--gpu", "h200", "--engine", "sglang",
+            "--prompt-tokens", "1000", "--output-tokens", "1000"]  # fmt: skip
+    tp, dp = (_plan_json(capsys, *argv, "--batch", "256", *extra) for extra in ([], ["--dp", "8"]))
+    assert dp["layout"]["dp"] == 8 and tp["layout"]["dp"] == 1
+    kv = [d["memory"]["per_gpu_bytes"]["kv_cache"] for d in (tp, dp)]
+    assert kv[1] == pytest.approx(kv[0] / 8, rel=1e-9)
+    weights = [d["memory"]["per_gpu_bytes"]["weights"] for d in (tp, dp)]
+    attention = 61 * 187_107_328  # DeepSeek-V3's MLA weights per layer, 1 byte each in FP8
+    assert weights[1] - weights[0] == pytest.approx(attention * 7 / 8, rel=0.01)
+    assert [(c["op"], c["count_per_token"]) for c in dp["comm"]] == [
+        ("all_gather", 61), ("reduce_scatter", 61)]  # fmt: skip
+    assert any("data-parallel attention: 8 attention groups" in a for a in dp["assumptions"])
+    one = [_plan_json(capsys, *argv, "--batch", "1", *extra) for extra in ([], ["--dp", "8"])]
+    assert one[1]["step"]["time_s"] > one[0]["step"]["time_s"]
+    assert run([*argv, "--dp", "8"]) == 0
+    assert "tp 8 · pp 1 · dp attention 8 · batch 1" in capsys.readouterr().out
+    assert run([*argv, "--dp", "3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--dp 3 must divide --tp 8" in err
 
 
 def test_a_serving_plan_splits_the_experts_with_ep(capsys: pytest.CaptureFixture[str]) -> None:

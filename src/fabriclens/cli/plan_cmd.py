@@ -74,9 +74,21 @@ def plan(
     ] = None,
     tp: Annotated[int | None, typer.Option(help="Tensor parallel degree")] = None,
     pp: Annotated[int | None, typer.Option(help="Pipeline parallel degree")] = None,
-    dp: Annotated[int | None, typer.Option(help="Data parallel degree [default: derived]")] = None,
+    dp: Annotated[
+        int | None,
+        typer.Option(
+            help="Data parallel degree [default: derived]; serving: data-parallel attention "
+            "groups inside --tp (SGLang's --dp with --enable-dp-attention)"
+        ),
+    ] = None,
     cp: Annotated[int | None, typer.Option(help="Context parallel degree")] = None,
-    ep: Annotated[int | None, typer.Option(help="Expert parallel degree (MoE)")] = None,
+    ep: Annotated[
+        int | None,
+        typer.Option(
+            help="Expert parallel degree (MoE); serving: the experts split over ranks of --tp "
+            "(SGLang's --ep, vLLM's --enable-expert-parallel)"
+        ),
+    ] = None,
     zero: Annotated[int | None, typer.Option(help="ZeRO stage 0-3 (3 = FSDP full shard)")] = None,
     recompute: Annotated[
         str | None,

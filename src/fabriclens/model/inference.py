@@ -69,6 +69,7 @@ def decode_gemms(
     linear: bool = False,
     mlp: bool = True,
     ep: int = 1,
+    attn_tp: int | None = None,
 ) -> list[tuple[float, int]]:
     """(weights per GPU, input width K) of each GEMM kernel one decoder layer runs in a decode
     step: QKV and output projections (MLA: the query down/up, the KV down-projection, the two
@@ -77,25 +78,27 @@ def decode_gemms(
     experts' two GEMMs and the fused routed-expert kernel's two (none for a layer without an
     MLP, ``mlp`` False). With expert parallelism ``ep`` (dividing ``tp``) each routed expert is
     split only over the tp / ep ranks of its group, and ``touched`` is ep x the experts the
-    busiest rank reads."""
+    busiest rank reads. ``attn_tp`` (data-parallel attention) splits the attention's GEMMs over
+    fewer ranks than the MLP's."""
     h = spec.hidden
+    a_tp = attn_tp or tp  # the ranks the attention's GEMMs are split over
     attn: list[tuple[float, int]]
     if linear:  # column-parallel input projections, the row-parallel output last
         projections = linear_projections(spec)
-        attn = [(i * o / tp, i // tp if n == len(projections) - 1 else i)
+        attn = [(i * o / a_tp, i // a_tp if n == len(projections) - 1 else i)
                 for n, (i, o) in enumerate(projections)]  # fmt: skip
     elif spec.is_mla:
         r = spec.q_lora_rank
-        q = [(h * r, h), (r * q_width(spec) / tp, r)] if r else [(h * q_width(spec) / tp, h)]
-        absorb = spec.kv_lora_rank * spec.heads / tp
+        q = [(h * r, h), (r * q_width(spec) / a_tp, r)] if r else [(h * q_width(spec) / a_tp, h)]
+        absorb = spec.kv_lora_rank * spec.heads / a_tp
         attn = [*q, (h * (spec.kv_lora_rank + spec.qk_rope_head_dim), h),
                 (absorb * spec.qk_nope_head_dim, spec.qk_nope_head_dim),
                 (absorb * spec.v_head_dim, spec.kv_lora_rank),
-                (spec.heads * v_dim(spec) * h / tp, spec.heads * v_dim(spec) // tp)]  # fmt: skip
+                (spec.heads * v_dim(spec) * h / a_tp, spec.heads * v_dim(spec) // a_tp)]  # fmt: skip
     else:
         gate = q_width(spec) if spec.attn_output_gate else 0  # Qwen3-Next's output gate
-        qkv = h * (q_width(spec) + gate + k_width(spec) + v_width(spec)) / tp
-        attn = [(qkv, h), (q_width(spec) * h / tp, q_width(spec) // tp)]
+        qkv = h * (q_width(spec) + gate + k_width(spec) + v_width(spec)) / a_tp
+        attn = [(qkv, h), (q_width(spec) * h / a_tp, q_width(spec) // a_tp)]
     gated = 2 if spec.mlp == "swiglu" else 1
     if not mlp:
         return attn
@@ -357,6 +360,7 @@ def estimate_inference(
     prompt_tokens: int,
     output_tokens: int,
     ep: int = 1,
+    dp: int = 1,
     precision: str = "bf16",
     kv_precision: str = "bf16",
     weight_bytes_per_param: float | None = None,
@@ -369,6 +373,14 @@ def estimate_inference(
     --enable-expert-parallel run it without data-parallel attention): each rank holds E/ep
     experts, each split over tp/ep ranks; the attention stays tensor-parallel and the MoE
     output is all-reduced over the tp ranks as before.
+
+    ``dp`` runs the attention data-parallel inside the tensor-parallel group (SGLang's
+    --enable-dp-attention with --dp, vLLM's --data-parallel-size for a MoE model): each of dp
+    attention groups of tp/dp ranks serves its own share of the batch, holding the attention
+    weights split over its tp/dp ranks and only its own requests' KV cache; the MLPs and experts
+    run over all tp ranks on the gathered tokens (an all-gather before each MLP, a
+    reduce-scatter after it, instead of the all-reduces). A step waits for the group with the
+    most requests, ceil(batch / dp).
 
     ``weight_bytes_per_param`` overrides the nominal size of ``precision`` (an engine's own
     format: GGUF Q4_K_M is 4.89 bits, not 4); ``memory_capacity_bytes`` is what the engine may
@@ -392,6 +404,15 @@ def estimate_inference(
     per_layer_dense = counts.layers_dense / L
     moe_share = moe_layers(spec) / L  # MoE layers per decoder layer
     head_weights = head_params(spec, counts)  # a tied model's head is the embedding
+    # data-parallel attention: attention split over attn_tp ranks on its group's requests
+    attn_tp = tp // dp
+    group_batch = -(-batch // dp)  # the busiest attention group's requests
+    attn_per_layer = counts.attention / L  # the token mixers' weights (indexers included)
+
+    def rank_share(attn: float, rest: float, whole: float) -> float:
+        """One rank's part: the attention's over the attention group (``whole`` of it on every
+        rank), the rest over all tp ranks; tp_share of the sum without data parallelism."""
+        return tp_share(attn, whole, attn_tp) + rest / tp
 
     # --- communication: tensor-parallel all-reduces, pipeline sends ---
     tokens = batch * prompt_tokens
@@ -403,14 +424,35 @@ def estimate_inference(
         all_reduce = estimate_engine_all_reduce if engine.custom_all_reduce else _nccl_all_reduce
         # one after each layer's mixer and one after its MLP (a layer without one: the first)
         n_ar = 2 * L - spec.mlp_free_layers
-        ar_prefill = all_reduce(tokens * h * 2.0, tp, fabric, tp_per_node)
-        prefill_comm += n_ar * ar_prefill.time_s
-        ar_decode = all_reduce(batch * h * 2.0, tp, fabric, tp_per_node)
-        step_comm += n_ar * ar_decode.time_s
-        comm.append(
-            TokenComm("tp", "all_reduce", batch * h * 2.0, n_ar, ar_decode.link,
-                      n_ar * ar_decode.time_s)
-        )  # fmt: skip
+        if dp == 1:
+            ar_prefill = all_reduce(tokens * h * 2.0, tp, fabric, tp_per_node)
+            prefill_comm += n_ar * ar_prefill.time_s
+            ar_decode = all_reduce(batch * h * 2.0, tp, fabric, tp_per_node)
+            step_comm += n_ar * ar_decode.time_s
+            comm.append(
+                TokenComm("tp", "all_reduce", batch * h * 2.0, n_ar, ar_decode.link,
+                          n_ar * ar_decode.time_s)
+            )  # fmt: skip
+        else:
+            # each MLP gathers every group's tokens and scatters its output back reduced; an
+            # attention group of several ranks all-reduces its own tokens after the mixer
+            n_mlp = L - spec.mlp_free_layers
+            for op in ("all_gather", "reduce_scatter"):
+                ahead = estimate_collective(op, tokens * h * 2.0, tp, fabric, tp_per_node)
+                prefill_comm += n_mlp * ahead.time_s
+                each = estimate_collective(op, batch * h * 2.0, tp, fabric, tp_per_node)
+                step_comm += n_mlp * each.time_s
+                comm.append(TokenComm("tp", op, batch * h * 2.0, n_mlp, each.link,
+                                      n_mlp * each.time_s))  # fmt: skip
+            if attn_tp > 1:
+                group_tokens = group_batch * prompt_tokens
+                attn_per_node = ranks_per_node(attn_tp, fabric.gpus_per_node, tp * pp)
+                ar_prefill = all_reduce(group_tokens * h * 2.0, attn_tp, fabric, attn_per_node)
+                prefill_comm += L * ar_prefill.time_s
+                ar_decode = all_reduce(group_batch * h * 2.0, attn_tp, fabric, attn_per_node)
+                step_comm += L * ar_decode.time_s
+                comm.append(TokenComm("attention tp", "all_reduce", group_batch * h * 2.0, L,
+                                      ar_decode.link, L * ar_decode.time_s))  # fmt: skip
     if pp > 1:
         # stages sit tp GPUs apart: on one node while the replica fits in it, else across nodes
         same_node = tp * pp <= fabric.gpus_per_node or fabric.network is None
@@ -439,7 +481,7 @@ def estimate_inference(
     # weights of the experts touched, the KV cache, the whole LM head; look up batch rows of
     # the input embedding) ---
     kv_total = kv_bytes_per_token(spec, kvbytes)
-    kv_shard = 1.0 if spec.is_mla else min(tp, spec.kv_heads)
+    kv_shard = 1.0 if spec.is_mla else min(attn_tp, spec.kv_heads)
     kv_per_layer_token = kv_total / kv_shard / L
     avg_context = prompt_tokens + output_tokens / 2
     # a sliding window reads W keys at most, sparse attention its top-k and every indexer key
@@ -456,7 +498,8 @@ def estimate_inference(
     matmul_per_layer = counts.layer_matmul_active / L
     # the recurrent state per sequence, averaged over the layers; TP splits its value heads
     lin_share = linear_share(spec)
-    state_per_layer = state_bytes_per_layer(spec, engine.state_bytes, tp)
+    state_per_layer = state_bytes_per_layer(spec, engine.state_bytes, attn_tp)
+    group_tokens = group_batch * prompt_tokens
     prefill_s = prefill_compute_sum = 0.0
     t_mem_sum = t_compute_sum = slack = 0.0
     weights_read = 0.0
@@ -464,31 +507,37 @@ def estimate_inference(
         last, first = i == pp - 1, i == 0
         held = n * per_layer_dense + n * moe_share * spec.experts * expert_params(spec)
         held += (counts.embedding if first else 0.0) + (head_weights if last else 0.0)
-        mm = tp_share(2.0 * tokens * matmul_per_layer * n, 2.0 * tokens * replicated * n, tp)
+        mm = rank_share(
+            2.0 * group_tokens * attn_per_layer * n,
+            2.0 * tokens * (matmul_per_layer - attn_per_layer) * n,
+            2.0 * group_tokens * replicated * n,
+        )
         # every TP rank runs the whole indexer (its heads are not split)
         core = (
-            tokens
+            group_tokens
             * n
             * tp_share(
                 attention_core_flops_per_token(spec, prompt_tokens),
                 indexer_flops_per_token(spec, prompt_tokens),
-                tp,
+                attn_tp,
             )
             / 2
         )
         head = 2.0 * batch * h * spec.vocab / tp if last else 0.0
         prefill_compute = mm / mm_rate + core / attn_rate + head / mm_rate
-        prefill_s += max(prefill_compute, tp_share(held, n * replicated, tp) * wbytes / mem_rate)
+        attn_held = n * attn_per_layer
+        held_rank = rank_share(attn_held, held - attn_held, n * replicated)
+        prefill_s += max(prefill_compute, held_rank * wbytes / mem_rate)
         prefill_compute_sum += prefill_compute
         read = n * per_layer_dense + n * moe_share * touched_read * expert_params(spec)
         read += (batch * h if first else 0.0) + (head_weights if last else 0.0)
-        stage_read = tp_share(read, n * replicated, tp) * wbytes
+        stage_read = rank_share(attn_held, read - attn_held, n * replicated) * wbytes
         weights_read = max(weights_read, stage_read)
-        kv_read = batch * kv_read_per_layer * n
+        kv_read = group_batch * kv_read_per_layer * n
         # a cache grown by concatenation is copied whole each step: read once more, written once
-        kv_read += engine.kv_cache_copies * batch * avg_context * kv_per_layer_token * n
+        kv_read += engine.kv_cache_copies * group_batch * avg_context * kv_per_layer_token * n
         # a hybrid's linear layers read their recurrent state and write it back, every step
-        kv_read += 2.0 * batch * state_per_layer * n
+        kv_read += 2.0 * group_batch * state_per_layer * n
         t_weights = stage_read / mem_rate  # the GEMMs' weight stream
         if wbytes == 1.0 and compute == "fp8":  # block-scaled FP8 GEMMs: K-step latency
             n_moe_stage = n * moe_share
@@ -499,7 +548,9 @@ def estimate_inference(
             for layers_of_kind, is_moe, has_mlp in kinds:
                 for mixer_share, linear in mixers:
                     if layers_of_kind * mixer_share > 0:
-                        gemms = decode_gemms(spec, tp, is_moe, touched_read, linear, has_mlp, ep)
+                        gemms = decode_gemms(
+                            spec, tp, is_moe, touched_read, linear, has_mlp, ep, attn_tp
+                        )
                         t_weights += (
                             layers_of_kind
                             * mixer_share
@@ -509,18 +560,20 @@ def estimate_inference(
                                 if p > 0
                             )
                         )
-        dec_flops = tp_share(
-            2.0 * batch * (matmul_per_layer * n + (spec.vocab * h if last else 0.0)),
-            2.0 * batch * replicated * n,
-            tp,
+        dec_flops = rank_share(
+            2.0 * group_batch * attn_per_layer * n,
+            2.0
+            * batch
+            * ((matmul_per_layer - attn_per_layer) * n + (spec.vocab * h if last else 0.0)),
+            2.0 * group_batch * replicated * n,
         )
         dec_core = (
-            batch
+            group_batch
             * n
             * tp_share(
                 decode_attention_flops_per_token(spec, avg_context),
                 indexer_flops_per_token(spec, avg_context),
-                tp,
+                attn_tp,
             )
         )
         t_gemm_math = dec_flops / mm_rate
@@ -565,6 +618,7 @@ def estimate_inference(
         capacity_bytes=gpu.memory_bytes if memory_capacity_bytes is None else memory_capacity_bytes,
         weight_bytes_per_param=wbytes,
         state_bytes_per_value=engine.state_bytes,
+        dp=dp,
     )
     assumptions = (
         (
@@ -627,7 +681,24 @@ def estimate_inference(
                 )
                 + f" ({engine.custom_all_reduce_source})",
             )
-            if tp > 1
+            if tp > 1 and dp == 1
+            else ()
+        )
+        + (
+            (
+                f"data-parallel attention: {dp} attention groups of {attn_tp} rank(s), each with "
+                f"its own requests ({group_batch} on the busiest) and their KV cache, the "
+                f"attention weights split over its {attn_tp} rank(s); the MLPs run over all {tp} "
+                "ranks on the gathered tokens: an all-gather before each and a reduce-scatter "
+                "after it, through NCCL"
+                + (
+                    ", and an all-reduce inside each group after its attention"
+                    if attn_tp > 1
+                    else ""
+                )
+                + " (SGLang --enable-dp-attention, vLLM --data-parallel-size for MoE models)",
+            )
+            if dp > 1
             else ()
         )
         + (

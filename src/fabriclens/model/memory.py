@@ -448,26 +448,33 @@ def inference_memory(
     capacity_bytes: float,
     weight_bytes_per_param: float | None = None,
     state_bytes_per_value: float = 4.0,
+    dp: int = 1,
 ) -> MemoryLedger:
     """Per-GPU memory for serving ``batch`` sequences of ``context_tokens`` each.
 
     ``weight_bytes_per_param`` overrides the nominal size of ``weight_precision`` (an engine's
     own format); ``capacity_bytes`` is what the engine may use of the GPU. A hybrid model's
     linear layers hold a recurrent state per sequence (``state_bytes_per_value`` each, the
-    engine's; float32 by default), counted with the KV cache as the engines pool them."""
+    engine's; float32 by default), counted with the KV cache as the engines pool them. With
+    data-parallel attention (``dp`` groups of tp/dp ranks) a GPU holds the attention weights
+    split over its group only and the KV cache of its group's requests, ceil(batch / dp)."""
     wbytes = (
         WEIGHT_BYTES[weight_precision] if weight_bytes_per_param is None else weight_bytes_per_param
     )
-    kv_shard = 1.0 if spec.is_mla else min(tp, spec.kv_heads)
+    attn_tp, group_batch = tp // dp, -(-batch // dp)
+    kv_shard = 1.0 if spec.is_mla else min(attn_tp, spec.kv_heads)
     kv_per_layer_token = kv_bytes_per_token(spec, kv_bytes_per_value) / kv_shard / spec.layers
     cached = cached_tokens(spec, context_tokens)  # a sliding window keeps W positions
-    state_per_layer = state_bytes_per_layer(spec, state_bytes_per_value, tp)
+    state_per_layer = state_bytes_per_layer(spec, state_bytes_per_value, attn_tp)
+    # the attention's split weights per layer, held over attn_tp ranks instead of tp
+    attn_split = (counts.attention - counts.replicated) / spec.layers * (1 / attn_tp - 1 / tp)
     best: dict[str, float] = {}
     where = ""
     for stage in pipeline_stages(spec.layers, pp):
         share = stage_share(spec, counts, tp, 1, stage, pp)
-        comp: dict[str, float] = {"weights": wbytes * share.total}
-        comp["kv_cache"] = batch * (cached * kv_per_layer_token + state_per_layer) * stage.layers
+        comp: dict[str, float] = {"weights": wbytes * (share.total + attn_split * stage.layers)}
+        kv_one = (cached * kv_per_layer_token + state_per_layer) * stage.layers
+        comp["kv_cache"] = group_batch * kv_one
         # fp32 logits of the batch sit with the LM head, on the last stage
         comp["activations"] = activation_bytes(spec, prefill_chunk_tokens, batch, tp, stage.lm_head)
         comp["comm_buffers"] = NCCL_BUFFER_BYTES if tp * pp > 1 else 0.0
@@ -500,7 +507,9 @@ def inference_memory(
     )
     notes = (
         f"memory: {weight_precision} weights ({wbytes * 8:.3g} bits each), KV cache {kv_bytes_per_value:g} bytes/value for "
-        f"{batch} x {context_tokens} tokens{window}{sparse}{hybrid}, prefill chunk {prefill_chunk_tokens} tokens; "
+        f"{group_batch} x {context_tokens} tokens{window}{sparse}{hybrid}"
+        + (f" (the busiest of {dp} attention groups' requests)" if dp > 1 else "")
+        + f", prefill chunk {prefill_chunk_tokens} tokens; "
         f"busiest stage: {where}",
         "overhead: 1 GiB CUDA context + 5% allocator fragmentation (estimate)",
     )

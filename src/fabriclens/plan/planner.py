@@ -940,15 +940,14 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     if precision == "fp4" and gpu.fp4_flops_per_s == 0:
         notes.append(f"{gpu.title} has no FP4 tensor cores: NVFP4 weights, bf16 compute")
     kv_precision = serving_kv_precision(precision, req.kv_precision)
-    for flag, value in (("--dp", req.dp), ("--cp", req.cp)):
-        # a serving plan is one tensor/pipeline-parallel replica: these would be ignored
-        if value not in (None, 1):
-            raise InputError(
-                f"{flag} {value} is not modelled for serving: an inference plan is one replica "
-                "split by tensor and pipeline parallelism (and by expert parallelism inside "
-                "the tensor-parallel group, --ep)",
-                f"drop {flag}, and plan replicas with `fabriclens capacity`",
-            )
+    if req.cp not in (None, 1):
+        # a serving plan is one tensor/pipeline-parallel replica: it would be ignored
+        raise InputError(
+            f"--cp {req.cp} is not modelled for serving: an inference plan is one replica split "
+            "by tensor and pipeline parallelism (and inside the tensor-parallel group by expert "
+            "parallelism, --ep, and data-parallel attention, --dp)",
+            "drop --cp, and plan replicas with `fabriclens capacity`",
+        )
     for name, value in (
         ("batch", req.batch),
         ("prompt-tokens", req.prompt_tokens),
@@ -981,6 +980,13 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         )
     _check_tp(spec, tp)
     ep = _serving_ep(spec, req.ep, tp)
+    dp = req.dp or 1
+    if tp % dp:
+        raise InputError(
+            f"--dp {dp} must divide --tp {tp}: serving runs data-parallel attention inside the "
+            "tensor-parallel group (SGLang's --tp 8 --dp 8 --enable-dp-attention is --tp 8 --dp 8)",
+            f"use a --dp that divides --tp {tp}, or plan replicas with `fabriclens capacity`",
+        )
     wbytes = engine.bytes_per_weight(precision)  # the engine's format (GGUF Q4_K_M: 4.89 bits)
     est = estimate_inference(
         spec,
@@ -994,6 +1000,7 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         prompt_tokens=req.prompt_tokens,
         output_tokens=req.output_tokens,
         ep=ep,
+        dp=dp,
         precision=precision,
         kv_precision=kv_precision,
         weight_bytes_per_param=wbytes,

@@ -193,6 +193,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "tp": plan.tp,
             "pp": plan.pp,
             "ep": plan.request.ep or 1,
+            "dp": plan.request.dp or 1,
             "batch": plan.request.batch,
             "prompt_tokens": plan.request.prompt_tokens,
             "output_tokens": plan.request.output_tokens,

@@ -126,6 +126,7 @@ def plan_summary(doc: dict[str, Any], with_network: bool = True) -> list[Rendera
         layout = (
             f"layout: tp {lay['tp']} · pp {lay['pp']}"
             + (f" · ep {lay['ep']}" if lay.get("ep", 1) > 1 else "")
+            + (f" · dp attention {lay['dp']}" if lay.get("dp", 1) > 1 else "")
             + f" · batch {lay['batch']} · prompt "
             f"{lay['prompt_tokens']} · output {lay['output_tokens']} tokens · engine {lay['engine']}"
             f" · weights {lay['precision']} · KV cache {lay['kv_precision']}"
