@@ -416,6 +416,7 @@ def estimate_inference(
 
     # --- communication: tensor-parallel all-reduces, pipeline sends ---
     tokens = batch * prompt_tokens
+    group_tokens = group_batch * prompt_tokens  # the busiest attention group's prompts
     tp_per_node = ranks_per_node(tp, fabric.gpus_per_node, tp * pp)
     comm: list[TokenComm] = []
     prefill_comm = 0.0
@@ -445,7 +446,6 @@ def estimate_inference(
                 comm.append(TokenComm("tp", op, batch * h * 2.0, n_mlp, each.link,
                                       n_mlp * each.time_s))  # fmt: skip
             if attn_tp > 1:
-                group_tokens = group_batch * prompt_tokens
                 attn_per_node = ranks_per_node(attn_tp, fabric.gpus_per_node, tp * pp)
                 ar_prefill = all_reduce(group_tokens * h * 2.0, attn_tp, fabric, attn_per_node)
                 prefill_comm += L * ar_prefill.time_s
@@ -499,7 +499,6 @@ def estimate_inference(
     # the recurrent state per sequence, averaged over the layers; TP splits its value heads
     lin_share = linear_share(spec)
     state_per_layer = state_bytes_per_layer(spec, engine.state_bytes, attn_tp)
-    group_tokens = group_batch * prompt_tokens
     prefill_s = prefill_compute_sum = 0.0
     t_mem_sum = t_compute_sum = slack = 0.0
     weights_read = 0.0
@@ -708,9 +707,14 @@ def estimate_inference(
                 f"expert parallel {ep}: each of {ep} ranks holds {spec.experts // ep} of the "
                 f"{spec.experts} experts"
                 + (f", each split over {tp // ep} ranks" if tp > ep else " whole")
-                + "; attention stays tensor-parallel and the MoE output is all-reduced over the "
-                f"{tp} ranks as without it; a step waits for the rank whose experts the batch "
-                "touches most: with uniform routing "
+                + (
+                    "; attention stays tensor-parallel and the MoE output is all-reduced over "
+                    f"the {tp} ranks as without it"
+                    if dp == 1
+                    else ""
+                )
+                + "; a step waits for the rank whose experts the batch touches most: with "
+                "uniform routing "
                 f"{busiest_rank_experts(spec.experts, spec.experts_per_token, batch, ep):.1f} "
                 f"distinct experts on the busiest rank where the mean is {touched / ep:.1f} "
                 "(its weight read and FP8 K-steps; the fused call's latency as without expert "

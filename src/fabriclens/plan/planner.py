@@ -901,8 +901,8 @@ def host_ram_size(text: str) -> int:
 
 def _serving_ep(spec: ModelSpec, ep: int | None, tp: int) -> int:
     """The expert-parallel degree of a serving plan: inside the tensor-parallel group (SGLang's
-    --ep, vLLM's --enable-expert-parallel without data-parallel attention), so it must divide
-    --tp and the expert count; 1 when not given."""
+    --ep, vLLM's --enable-expert-parallel), so it must divide --tp and the expert count; 1 when
+    not given."""
     if ep in (None, 1):
         return 1
     assert ep is not None
