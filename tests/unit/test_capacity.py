@@ -397,3 +397,34 @@ def test_a_mac_is_sized_with_ollama_unless_an_engine_is_named() -> None:
         plan_capacity(spec, "m2-max-64gb", users=1, output_tokens=100, engine="hf").limits.engine
         == "hf"
     )
+
+
+def test_data_parallel_attention_holds_more_requests_of_a_latent_cache() -> None:
+    """DeepSeek-V3 on H200s under SGLang: tensor parallelism keeps the whole latent cache of
+    every request on each of a replica's 8 GPUs; with --dp 8 each GPU keeps only its attention
+    group's requests, for 9.3 GiB more attention weights a GPU. The KV cache then holds 6x the
+    requests (576 against 3,456 of 2,000 tokens), and the search sizes only the tensor-parallel
+    sizes --ep/--dp divide."""
+    spec = find_model("deepseek-v3")
+    args = {"users": 2000, "output_tokens": 1000, "prompt_tokens": 1000, "engine": "sglang"}
+    tp = plan_capacity(spec, "h200", **args)  # type: ignore[arg-type]
+    dp = plan_capacity(spec, "h200", **args, ep=8, dp=8)  # type: ignore[arg-type]
+    assert (tp.tp, dp.tp, dp.ep, dp.dp, tp.ep, tp.dp) == (8, 8, 8, 8, 1, 1)
+    assert dp.max_batch_kv >= 5 * tp.max_batch_kv
+    assert {o.tp for o in dp.options} <= {8, 16, 32, 64}
+    assert "expert parallel 8 and data-parallel attention 8 inside each replica" in dp.tp_reason
+    assert any("data-parallel attention: 8 attention groups" in a for a in dp.assumptions)
+
+
+@pytest.mark.parametrize(
+    ("model", "extra", "message"),
+    [("llama3.1:8b", {"engine": "ollama", "dp": 2}, "splits a model's layers over its GPUs"),
+     ("deepseek-v3", {"dp": 3}, "none of them a multiple of 3"),
+     ("deepseek-v3", {"tp": 4, "dp": 8}, "--dp 8 must divide --tp 4"),
+     ("llama-3.1-70b", {"ep": 2}, "has no experts to split")],
+)  # fmt: skip
+def test_a_split_the_replica_cannot_make_is_refused(
+    model: str, extra: dict[str, object], message: str
+) -> None:
+    with pytest.raises(InputError, match=message):
+        plan_capacity(find_model(model), "h200", users=10, output_tokens=100, **extra)  # type: ignore[arg-type]

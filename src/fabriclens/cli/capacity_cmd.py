@@ -48,6 +48,20 @@ def capacity(
     pp: Annotated[
         int | None, typer.Option(help="Pipeline stages per replica [default: fewest that fit]")
     ] = None,
+    ep: Annotated[
+        int | None,
+        typer.Option(
+            help="Experts split over this many ranks of each replica's --tp (SGLang --ep, vLLM "
+            "--enable-expert-parallel)"
+        ),
+    ] = None,
+    dp: Annotated[
+        int | None,
+        typer.Option(
+            help="Data-parallel attention groups inside each replica's --tp (SGLang --dp with "
+            "--enable-dp-attention)"
+        ),
+    ] = None,
     gpus_per_node: Annotated[
         int | None, typer.Option(help="GPUs per node (tp beyond it crosses the network)")
     ] = None,
@@ -116,7 +130,7 @@ def capacity(
         ttft_slo_s=slo.get("ttft"), tp=tp, pp=pp, gpus_per_node=gpus_per_node, network=network,
         nics_per_node=nics_per_node, engine=engine, precision=precision,
         gpu_memory_utilization=gpu_memory_utilization, max_parallel=max_parallel,
-        host_memory=host_memory, host_ram=host_ram,
+        host_memory=host_memory, host_ram=host_ram, ep=ep, dp=dp,
     )  # fmt: skip
     if team is not None:
         plan, demand = plan_team_capacity(

@@ -29,6 +29,8 @@ from fabriclens.model.layout import WEIGHT_BYTES
 from fabriclens.model.memory import inference_memory
 from fabriclens.model.offload import Offload, estimate_offload
 from fabriclens.plan.planner import (
+    check_serving_dp,
+    check_serving_ep,
     check_serving_precision,
     context_window_note,
     default_engine,
@@ -120,6 +122,8 @@ class CapacityPlan:
     offload: Offload | None = None
     host: Host | None = None  # the host memory the layers left there are read from
     host_ram_bytes: int | None = None  # --host-ram: each replica's host's free RAM + swap
+    ep: int = 1  # experts split over ranks of each replica (--ep)
+    dp: int = 1  # data-parallel attention groups in each replica (--dp)
 
     @property
     def host_fits(self) -> bool | None:
@@ -166,6 +170,8 @@ class _Demand:
     precision: str
     kv_precision: str
     limits: EngineLimits
+    ep: int = 1  # experts split over ranks of each replica's tensor-parallel group
+    dp: int = 1  # data-parallel attention groups in each replica
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +204,7 @@ def _fits(d: _Demand, tp: int, pp: int, batch: int) -> bool:
         prefill_chunk_tokens=min(batch * d.prompt_tokens, 8192), weight_precision=d.precision,
         kv_bytes_per_value=WEIGHT_BYTES[d.kv_precision], capacity_bytes=d.limits.usable_bytes_per_gpu,
         weight_bytes_per_param=d.limits.bits_per_weight / 8, state_bytes_per_value=d.engine.state_bytes,
+        dp=d.dp,
     ).fits  # fmt: skip
 
 
@@ -223,8 +230,9 @@ def _size(d: _Demand, tp: int, pp: int, fabric: Fabric, notes: tuple[str, ...]) 
     def run(batch: int) -> InferenceEstimate:
         return estimate_inference(
             d.spec, d.counts, d.gpu, fabric, d.engine, tp=tp, pp=pp, batch=batch,
-            prompt_tokens=d.prompt_tokens, output_tokens=d.output_tokens, precision=d.precision,
-            kv_precision=d.kv_precision, weight_bytes_per_param=d.limits.bits_per_weight / 8,
+            prompt_tokens=d.prompt_tokens, output_tokens=d.output_tokens, ep=d.ep, dp=d.dp,
+            precision=d.precision, kv_precision=d.kv_precision,
+            weight_bytes_per_param=d.limits.bits_per_weight / 8,
             memory_capacity_bytes=d.limits.usable_bytes_per_gpu,
         )  # fmt: skip
 
@@ -392,6 +400,8 @@ def plan_capacity(
     max_parallel: int | None = None,
     host_memory: str | None = None,
     host_ram: str | None = None,
+    ep: int | None = None,
+    dp: int | None = None,
 ) -> CapacityPlan:
     """Size an inference deployment for ``users`` concurrent streams.
 
@@ -403,12 +413,17 @@ def plan_capacity(
     TensorRT-LLM do not run. An engine that keeps layers in host memory (Ollama, llama.cpp) on
     ``pp`` GPUs too small for one request runs the model anyway: each replica is that split, its
     host layers read from ``host_memory`` (a catalog host or a rate; default: beside this GPU)
-    and checked against ``host_ram`` (each host's free RAM + swap) where given."""
+    and checked against ``host_ram`` (each host's free RAM + swap) where given. ``ep`` and ``dp``
+    split each replica's experts and attention as `plan` does (expert parallelism and
+    data-parallel attention inside the tensor-parallel group); the search then sizes only the
+    tensor-parallel sizes they divide."""
     for name, value in (
         ("users", users),
         ("output-tokens", output_tokens),
         ("prompt-tokens", prompt_tokens),
         ("pp", 1 if pp is None else pp),
+        ("ep", 1 if ep is None else ep),
+        ("dp", 1 if dp is None else dp),
     ):
         if value < 1:
             raise InputError(
@@ -422,8 +437,25 @@ def plan_capacity(
     eng = find_engine(engine or default_engine(gpu, spec))
     limits = _engine_limits(gpu, eng, precision, gpu_memory_utilization, max_parallel, spec)
     kv_prec = serving_kv_precision(limits.precision, kv_precision)
+    split = (ep or 1) * (dp or 1) > 1
+    if split and eng.multi_gpu == "layers":
+        flag = "--ep" if (ep or 1) > 1 else "--dp"
+        raise InputError(
+            f"{flag}: {eng.title} splits a model's layers over its GPUs, not its experts or "
+            "attention (tensor-parallel engines such as SGLang and vLLM do)",
+            f"drop {flag}, or give --engine sglang or vllm",
+        )
+    # each divides the tensor-parallel size: checked for an expert count and the smallest tp
+    unit = math.lcm(ep or 1, dp or 1)
+    check_serving_ep(spec, ep, unit)
+    if tp is None and unit & (unit - 1):
+        raise InputError(
+            f"--ep/--dp {unit}: the search sizes tensor-parallel groups of 1, 2, 4, 8 ... GPUs, "
+            f"none of them a multiple of {unit}",
+            f"give --tp (a multiple of {unit}), or an --ep/--dp that is a power of two",
+        )
     d = _Demand(spec, count_params(spec), gpu, eng, users, prompt_tokens, output_tokens,
-                tpot_slo_s, ttft_slo_s, limits.precision, kv_prec, limits)  # fmt: skip
+                tpot_slo_s, ttft_slo_s, limits.precision, kv_prec, limits, ep or 1, dp or 1)  # fmt: skip
 
     def fabric_for(t: int, p: int) -> tuple[Fabric, tuple[str, ...]]:
         fab, fab_notes = resolve_fabric(gpu, t * p, gpus_per_node=gpus_per_node,
@@ -433,8 +465,8 @@ def plan_capacity(
     ram = host_ram_size(host_ram) if host_ram is not None else None
     # (a bad --host-memory is refused even where it is not used)
     host = host_or_rate(host_memory or default_host(gpu))
-    if (eng.host_offload and not gpu.unified_memory and tp in (None, 1) and pp is not None
-            and not _fits(d, 1, pp, 1)):  # fmt: skip
+    if (eng.host_offload and not split and not gpu.unified_memory and tp in (None, 1)
+            and pp is not None and not _fits(d, 1, pp, 1)):  # fmt: skip
         chosen = _size_offload(d, pp, *fabric_for(1, pp), host)
         whole = _min_pp(d, 1)
         whole_s = None
@@ -458,6 +490,8 @@ def plan_capacity(
             raise InputError(
                 f"--tp {tp} does not divide the {spec.heads} attention heads", "choose another --tp"
             )
+        check_serving_ep(spec, ep, tp)
+        check_serving_dp(dp, tp)
         stages = pp if pp is not None else _min_pp(d, tp)
         if stages is None or not _fits(d, tp, stages, 1):
             raise InputError(
@@ -485,6 +519,10 @@ def plan_capacity(
             if one_gpu:
                 more = (*more, one_gpu)
                 unused = tuple(n for n in unused if not n.startswith("--host-memory"))
+    if d.ep > 1 or d.dp > 1:
+        inside = [f"expert parallel {d.ep}" if d.ep > 1 else "",
+                  f"data-parallel attention {d.dp}" if d.dp > 1 else ""]  # fmt: skip
+        reason += f"; {' and '.join(x for x in inside if x)} inside each replica (--ep, --dp)"
     return _assemble(d, chosen, sized, reason, network, notes=unused, more_advice=more)
 
 
@@ -527,21 +565,25 @@ def _search_tp(
     def best_met() -> float:
         return min((float(s.gpus) for s in sized if s.slo_met), default=math.inf)
 
+    unit = math.lcm(
+        d.ep, d.dp
+    )  # the tensor-parallel sizes the experts' and attention's split divide
     t = 1
     while t <= node_gpus:
-        if d.spec.heads % t == 0:
+        if d.spec.heads % t == 0 and t % unit == 0:
             consider(t)
         t *= 2
     while across and t <= min(MAX_TP, d.spec.heads):  # across nodes: only when it could win
-        if d.spec.heads % t == 0:
+        if d.spec.heads % t == 0 and t % unit == 0:
             stages = pp if pp is not None else (_min_pp(d, t) or 1)
             if t * stages < best_met():
                 consider(t)
         t *= 2
     if not sized:
+        split = f" at a tensor-parallel size that --ep/--dp divide ({unit}, 2 x {unit}, ...)"
         raise InputError(
             f"{d.spec.name} does not fit on up to {MAX_TP} {d.gpu.name} GPUs per replica "
-            f"within {d.limits.usable_bytes_per_gpu / 1e9:.3g} GB each",
+            f"within {d.limits.usable_bytes_per_gpu / 1e9:.3g} GB each{split if unit > 1 else ''}",
             "use a lower --precision, a larger GPU, or shorten the prompt/output",
         )
     met = [s for s in sized if s.slo_met]
@@ -692,5 +734,5 @@ def _assemble(
         network=s.fabric.network.name if s.fabric.network else "none", advice=tuple(advice),
         assumptions=assumptions, limits=lim, tp_reason=reason, options=tuple(x.option() for x in sized),
         model=d.spec.name, gpu=d.gpu.name, offload=off, host=host if off is not None else None,
-        host_ram_bytes=ram if off is not None else None,
+        host_ram_bytes=ram if off is not None else None, ep=d.ep, dp=d.dp,
     )  # fmt: skip

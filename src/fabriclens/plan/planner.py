@@ -899,7 +899,7 @@ def host_ram_size(text: str) -> int:
     return size
 
 
-def _serving_ep(spec: ModelSpec, ep: int | None, tp: int) -> int:
+def check_serving_ep(spec: ModelSpec, ep: int | None, tp: int) -> int:
     """The expert-parallel degree of a serving plan: inside the tensor-parallel group (SGLang's
     --ep, vLLM's --enable-expert-parallel), so it must divide --tp and the expert count; 1 when
     not given."""
@@ -918,6 +918,20 @@ def _serving_ep(spec: ModelSpec, ep: int | None, tp: int) -> int:
             f"use an --ep that divides both (--ep {math.gcd(tp, spec.experts)} at --tp {tp})",
         )
     return ep
+
+
+def check_serving_dp(dp: int | None, tp: int) -> int:
+    """The data-parallel attention groups of a serving replica: inside the tensor-parallel group
+    (SGLang's --tp 8 --dp 8 --enable-dp-attention), so it must divide --tp; 1 when not given."""
+    if dp is None:
+        return 1
+    if tp % dp:
+        raise InputError(
+            f"--dp {dp} must divide --tp {tp}: serving runs data-parallel attention inside the "
+            "tensor-parallel group (SGLang's --tp 8 --dp 8 --enable-dp-attention is --tp 8 --dp 8)",
+            f"use a --dp that divides --tp {tp}",
+        )
+    return dp
 
 
 def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
@@ -979,14 +993,8 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
             "set --gpus to tp x pp (plan replicas with `fabriclens capacity`)",
         )
     _check_tp(spec, tp)
-    ep = _serving_ep(spec, req.ep, tp)
-    dp = req.dp or 1
-    if tp % dp:
-        raise InputError(
-            f"--dp {dp} must divide --tp {tp}: serving runs data-parallel attention inside the "
-            "tensor-parallel group (SGLang's --tp 8 --dp 8 --enable-dp-attention is --tp 8 --dp 8)",
-            f"use a --dp that divides --tp {tp}, or plan replicas with `fabriclens capacity`",
-        )
+    ep = check_serving_ep(spec, req.ep, tp)
+    dp = check_serving_dp(req.dp, tp)
     wbytes = engine.bytes_per_weight(precision)  # the engine's format (GGUF Q4_K_M: 4.89 bits)
     est = estimate_inference(
         spec,

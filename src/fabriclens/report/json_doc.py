@@ -355,6 +355,8 @@ def capacity_doc(plan: CapacityPlan, team: dict[str, Any] | None = None) -> dict
         "replica": {
             "tp": plan.tp,
             "pp": plan.pp,
+            "ep": plan.ep,
+            "dp": plan.dp,
             "gpus": plan.gpus_per_replica,
             "max_batch_kv": plan.max_batch_kv,
             "batch": plan.batch,

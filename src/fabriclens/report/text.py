@@ -511,6 +511,13 @@ def transfer_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     return [head, table, advice]
 
 
+def _inside_replica(rep: dict[str, Any]) -> str:
+    """` (ep 8, dp attention 8)`: how a capacity replica splits its experts and attention."""
+    parts = [f"{name} {rep[key]}" for key, name in (("ep", "ep"), ("dp", "dp attention"))
+             if rep.get(key, 1) > 1]  # fmt: skip
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def capacity_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     """`fabriclens capacity` output."""
     rep = doc["replica"]
@@ -518,7 +525,9 @@ def capacity_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     served = f" of {doc['model']}" if doc.get("model") else ""
     gpu = f" x {doc['gpu']}" if doc.get("gpu") else " GPU(s)"
     head.append(
-        f"{doc['gpus']}{gpu}: {counted(doc['replicas'], 'replica')}{served}, tp {rep['tp']} x pp {rep['pp']},",
+        f"{doc['gpus']}{gpu}: {counted(doc['replicas'], 'replica')}{served}, tp {rep['tp']} x pp {rep['pp']}"
+        + _inside_replica(rep)
+        + ",",
         style="bold",
     )
     team = doc.get("team")
