@@ -357,6 +357,31 @@ def test_the_vllm_moe_caveat_states_the_published_runs() -> None:
     assert "at most 1.2x faster" in caveat
 
 
+def test_the_trtllm_moe_caveat_states_the_published_runs() -> None:
+    """TensorRT-LLM's caveat for mixture-of-experts models: NVIDIA's GLM-4.7 FP8 recipe runs with
+    expert parallelism (PRs #11559 and #11691, I77 and I84) decode 1.3-1.8x slower than the
+    model, and Qwen3-235B-A22B in FP4 on 4 GB200s (I83) "at most 1.2x faster": the extremes of
+    measured / planned speed over every TensorRT-LLM MoE row of reference/inference_more.csv."""
+    from calibrate_frameworks import speed_ratio
+    from reference import _more_models, _rows, more_inference_cases
+
+    rows, specs = {r["id"]: r for r in _rows("inference_more.csv")}, _more_models()
+
+    def is_moe(arch: str) -> bool:
+        name = arch.split(":", 1)[1]
+        return (find_model(name) if arch.startswith("catalog:") else specs[name]).is_moe
+
+    moe = [c for c in more_inference_cases()
+           if rows[c.row_id]["engine_id"] == "trtllm" and is_moe(rows[c.row_id]["arch"])]  # fmt: skip
+    assert len(moe) == 17
+    glm = [1 / speed_ratio(c) for c in moe if rows[c.row_id]["arch"] == "catalog:glm-4.6"]
+    assert len(glm) == 16 and (round(min(glm), 1), round(max(glm), 1)) == (1.3, 1.8)
+    assert round(max(speed_ratio(c) for c in moe), 1) == 1.2
+    caveat = find_engine("trtllm").moe_caveat
+    for text in ("up to 1.8x slower", "1.3-1.8x", "at most 1.2x faster", "17 published runs"):
+        assert text in caveat, text
+
+
 def test_an_engines_moe_caveat_stands_beside_moe_plans_only() -> None:
     """A dense model's plan on vLLM or SGLang states no MoE caveat; a MoE model's does."""
     for engine in ("vllm", "sglang"):
