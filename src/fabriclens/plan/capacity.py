@@ -565,9 +565,8 @@ def _search_tp(
     def best_met() -> float:
         return min((float(s.gpus) for s in sized if s.slo_met), default=math.inf)
 
-    unit = math.lcm(
-        d.ep, d.dp
-    )  # the tensor-parallel sizes the experts' and attention's split divide
+    # only tensor-parallel sizes that the experts' and the attention's splits divide
+    unit = math.lcm(d.ep, d.dp)
     t = 1
     while t <= node_gpus:
         if d.spec.heads % t == 0 and t % unit == 0:
