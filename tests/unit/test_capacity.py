@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -267,6 +268,22 @@ def test_the_llama_cpp_caveat_states_the_published_runs() -> None:
     assert est.estimate.engine_caveat == caveat
 
 
+def _engine_moe_rows(engine: str) -> tuple[dict[str, dict[str, str]], list[Any]]:
+    """reference/inference_more.csv by id, and the predicted rows of ``engine`` that serve a
+    mixture-of-experts model: what each engine's MoE caveat is derived from."""
+    from reference import _more_models, _rows, more_inference_cases
+
+    rows, specs = {r["id"]: r for r in _rows("inference_more.csv")}, _more_models()
+
+    def is_moe(arch: str) -> bool:
+        name = arch.split(":", 1)[1]
+        return (find_model(name) if arch.startswith("catalog:") else specs[name]).is_moe
+
+    cases = [c for c in more_inference_cases()
+             if rows[c.row_id]["engine_id"] == engine and is_moe(rows[c.row_id]["arch"])]  # fmt: skip
+    return rows, cases
+
+
 def test_the_sglang_moe_caveat_states_the_published_runs() -> None:
     """SGLang's caveat: for MoE models SGLang 0.5 decodes "up to 4.3x slower" than the model, on
     MI300X (MiniMax-M2 2.3-3.7x and Qwen3-Coder-480B 1.8-2.5x, sgl-cookbook, I76, I80;
@@ -278,17 +295,9 @@ def test_the_sglang_moe_caveat_states_the_published_runs() -> None:
     measured / predicted time per token over the SGLang 0.5 MoE rows of
     reference/inference_more.csv. The grouping is by GPU, model and layout (data-parallel
     attention), never by error."""
-    from reference import _more_models, _rows, more_inference_cases
-
-    rows, specs = {r["id"]: r for r in _rows("inference_more.csv")}, _more_models()
-
-    def is_moe(arch: str) -> bool:
-        name = arch.split(":", 1)[1]
-        return (find_model(name) if arch.startswith("catalog:") else specs[name]).is_moe
-
-    modern = [c for c in more_inference_cases()
-              if rows[c.row_id]["engine_id"] == "sglang" and "0.5" in rows[c.row_id]["engine"]
-              and rows[c.row_id]["measured"] == "tpot_ms" and is_moe(rows[c.row_id]["arch"])]  # fmt: skip
+    rows, cases = _engine_moe_rows("sglang")
+    modern = [c for c in cases if "0.5" in rows[c.row_id]["engine"]
+              and rows[c.row_id]["measured"] == "tpot_ms"]  # fmt: skip
     assert len(modern) >= 50
 
     def group(model: str, gpu: str, dp: str) -> str:
@@ -332,16 +341,8 @@ def test_the_vllm_moe_caveat_states_the_published_runs() -> None:
     extremes of measured / planned speed over every vLLM MoE row of reference/inference_more.csv,
     grouped by model, never by error."""
     from calibrate_frameworks import speed_ratio
-    from reference import _more_models, _rows, more_inference_cases
 
-    rows, specs = {r["id"]: r for r in _rows("inference_more.csv")}, _more_models()
-
-    def is_moe(arch: str) -> bool:
-        name = arch.split(":", 1)[1]
-        return (find_model(name) if arch.startswith("catalog:") else specs[name]).is_moe
-
-    moe = [c for c in more_inference_cases()
-           if rows[c.row_id]["engine_id"] == "vllm" and is_moe(rows[c.row_id]["arch"])]  # fmt: skip
+    rows, moe = _engine_moe_rows("vllm")
     assert len(moe) >= 30
     assert round(max(1 / speed_ratio(c) for c in moe), 1) == 3.5
     assert round(max(speed_ratio(c) for c in moe), 1) == 1.2
@@ -363,16 +364,8 @@ def test_the_trtllm_moe_caveat_states_the_published_runs() -> None:
     model, and Qwen3-235B-A22B in FP4 on 4 GB200s (I83) "at most 1.2x faster": the extremes of
     measured / planned speed over every TensorRT-LLM MoE row of reference/inference_more.csv."""
     from calibrate_frameworks import speed_ratio
-    from reference import _more_models, _rows, more_inference_cases
 
-    rows, specs = {r["id"]: r for r in _rows("inference_more.csv")}, _more_models()
-
-    def is_moe(arch: str) -> bool:
-        name = arch.split(":", 1)[1]
-        return (find_model(name) if arch.startswith("catalog:") else specs[name]).is_moe
-
-    moe = [c for c in more_inference_cases()
-           if rows[c.row_id]["engine_id"] == "trtllm" and is_moe(rows[c.row_id]["arch"])]  # fmt: skip
+    rows, moe = _engine_moe_rows("trtllm")
     assert len(moe) == 17
     glm = [1 / speed_ratio(c) for c in moe if rows[c.row_id]["arch"] == "catalog:glm-4.6"]
     assert len(glm) == 16 and (round(min(glm), 1), round(max(glm), 1)) == (1.3, 1.8)
