@@ -488,13 +488,15 @@ def estimate_inference(
     kv_read_per_layer = kv_read_bytes_per_token(spec, avg_context, kvbytes) / kv_shard / L
     replicated = counts.replicated / L  # weights every TP rank holds and runs whole
     touched = experts_touched(spec.experts, spec.experts_per_token, batch) if spec.is_moe else 0.0
-    # the routed-expert weights a step waits for: the busiest expert-parallel rank's, written
-    # as experts over the tp ranks (ep x that rank's count) so that tp_share divides it as before
-    touched_read = (
-        ep * busiest_rank_experts(spec.experts, spec.experts_per_token, batch, ep)
-        if spec.is_moe and ep > 1
-        else touched
+    # the routed-expert weights a step waits for: the busiest expert-parallel rank's (without
+    # expert parallelism, the mean), written as experts over the tp ranks (ep x that rank's
+    # count) so that tp_share divides it as before
+    busiest = (
+        busiest_rank_experts(spec.experts, spec.experts_per_token, batch, ep)
+        if spec.is_moe
+        else 0.0
     )
+    touched_read = ep * busiest
     matmul_per_layer = counts.layer_matmul_active / L
     # the recurrent state per sequence, averaged over the layers; TP splits its value heads
     lin_share = linear_share(spec)
@@ -715,7 +717,7 @@ def estimate_inference(
                 )
                 + "; a step waits for the rank whose experts the batch touches most: with "
                 "uniform routing "
-                f"{busiest_rank_experts(spec.experts, spec.experts_per_token, batch, ep):.1f} "
+                f"{busiest:.1f} "
                 f"distinct experts on the busiest rank where the mean is {touched / ep:.1f} "
                 "(its weight read and FP8 K-steps; the fused call's latency as without expert "
                 "parallelism: balanced calls with it take 0.95x the time at the median, "
