@@ -470,6 +470,8 @@ def more_inference_cases() -> Iterator[Case]:
         run = partial(
             estimate_inference, spec, count_params(spec), gpu, fabric, engine, tp=tp, pp=pp,
             ep=int(row.get("ep") or 1), dp=int(row.get("dp") or 1),
+            spec_tokens=int(row.get("spec_tokens") or 0),
+            accept_length=float(row.get("accept_length") or 1.0), draft=row.get("draft") or "mtp",
             prompt_tokens=int(row["input_tokens"]), output_tokens=out,
             precision=row["precision"], kv_precision=row["kv_precision"],
             weight_bytes_per_param=(engine.bytes_per_weight(row["precision"])

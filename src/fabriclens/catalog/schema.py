@@ -796,6 +796,9 @@ class Engine(_Entry):
     overlaps_hybrid_source: str = "default: the same scheduling for every model"
     overlaps_pipeline: bool = True
     overlaps_pipeline_source: str = "default: the same scheduling with pipeline stages"
+    # ...and with speculative decoding (a draft proposes tokens the model verifies in one step)
+    overlaps_speculative: bool = True
+    overlaps_speculative_source: str = "default: the same scheduling with speculative decoding"
     release: str = ""
     # how far its published decode runs fall from the plan: the 5th and 95th percentile of
     # measured / planned speed over its calibration rows ({low, high, runs};
@@ -833,6 +836,10 @@ class Engine(_Entry):
         _check(isinstance(self.overlaps_pipeline, bool), "overlaps_pipeline",
                "must be true or false")  # fmt: skip
         _check(len(self.overlaps_pipeline_source) >= 3, "overlaps_pipeline_source",
+               "must say where the value comes from")  # fmt: skip
+        _check(isinstance(self.overlaps_speculative, bool), "overlaps_speculative",
+               "must be true or false")  # fmt: skip
+        _check(len(self.overlaps_speculative_source) >= 3, "overlaps_speculative_source",
                "must say where the value comes from")  # fmt: skip
         _check(len(self.overlaps_hybrid_source) >= 3, "overlaps_hybrid_source",
                "must say where the value comes from")  # fmt: skip
@@ -875,13 +882,14 @@ class Engine(_Entry):
             return False
         return not self.release or (release_key(self.release) or ()) >= since
 
-    def overlaps_for(self, spec: ModelSpec, pp: int = 1) -> bool:
+    def overlaps_for(self, spec: ModelSpec, pp: int = 1, speculative: bool = False) -> bool:
         """overlaps_scheduling for this model and layout: an engine may turn the overlap off for
-        hybrids, or with pipeline stages."""
+        hybrids, with pipeline stages, or with speculative decoding."""
         return (
             self.overlaps_scheduling
             and (self.overlaps_hybrid or not spec.is_hybrid)
             and (self.overlaps_pipeline or pp <= 1)
+            and (self.overlaps_speculative or not speculative)
         )
 
     def likely_range(self) -> tuple[float, float, int] | None:

@@ -127,6 +127,30 @@ def plan(
     output_tokens: Annotated[
         int | None, typer.Option(help="Inference: generated tokens [default: 256]")
     ] = None,
+    spec_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help="Inference: speculative decoding, draft tokens proposed a step in a chain "
+            "(SGLang's --speculative-num-steps with --speculative-eagle-topk 1, vLLM's "
+            "num_speculative_tokens) [default: none]"
+        ),
+    ] = None,
+    accept_length: Annotated[
+        float | None,
+        typer.Option(
+            help="Inference, with --spec-tokens: tokens a step emits on average, the accepted "
+            "drafts and the model's own (SGLang's bench_serving 'Accept length', vLLM's mean "
+            "acceptance length); it depends on the model, draft and text, so it is not guessed"
+        ),
+    ] = None,
+    draft: Annotated[
+        str | None,
+        typer.Option(
+            help="Inference, with --spec-tokens: mtp (the model's own next-token layer) | eagle "
+            "| eagle3 (a one-layer draft head) [default: mtp for DeepSeek-V3, GLM-4.5+, "
+            "Qwen3-Next and Qwen3.5, else eagle3]"
+        ),
+    ] = None,
     engine: Annotated[
         str | None,
         typer.Option(
@@ -201,6 +225,9 @@ def plan(
         "--host-memory": host_memory,
         "--gpu-layers": gpu_layers,
         "--host-ram": host_ram,
+        "--spec-tokens": spec_tokens,
+        "--accept-length": accept_length,
+        "--draft": draft,
         "--zero": zero,
         "--recompute": recompute,
         "--global-batch": global_batch,
@@ -286,6 +313,9 @@ def plan(
         host_memory=host_memory,
         gpu_layers=gpu_layers,
         host_ram=host_ram,
+        spec_tokens=spec_tokens,
+        accept_length=accept_length,
+        draft=draft,
         fabric_design=design,
         extra_notes=(implied,) if implied else (),
     )

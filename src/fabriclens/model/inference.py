@@ -16,12 +16,13 @@ state, a fixed size per sequence.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fabriclens.catalog.schema import Engine, Gpu, ModelSpec
 from fabriclens.model.arch import (
     ParamCounts,
     attention_core_flops_per_token,
+    count_params,
     decode_attention_flops_per_token,
     expert_params,
     head_params,
@@ -160,6 +161,13 @@ class InferenceEstimate:
     host_step_hidden_s: float = 0.0
     overlap_since: str = ""  # the engine's first release that hides it
     state_bytes_per_sequence: float = 0.0  # a hybrid's recurrent state, whole model, one replica
+    # speculative decoding: one step (the draft's passes and the model's verification of their
+    # tokens) and its draft passes; decode_step_s is then that step over the accept length
+    spec_step_s: float = 0.0
+    draft_s: float = 0.0
+    accept_length: float = 1.0
+    spec_tokens: int = 0
+    draft: str = ""
 
 
 def _nccl_all_reduce(
@@ -347,6 +355,115 @@ def busiest_rank_experts(experts: int, per_token: int, tokens: int, ep: int) -> 
     return expected
 
 
+# Speculative decoding: a draft proposes ``spec_tokens`` tokens one after another, and the model
+# verifies them in one step over spec_tokens + 1 positions a sequence, emitting the drafts it
+# accepts and one token of its own: ``accept_length`` a step on average (SGLang's bench_serving
+# prints it as 'Accept length', vLLM's metrics as the mean acceptance length). The draft runs
+# spec_tokens passes a step (SGLang's EAGLE worker: spec_tokens - 1 draft steps after the first
+# token, taken from the last pass, and one draft-extend over the accepted tokens; vLLM's proposer
+# spec_tokens passes). Its kinds:
+#   mtp     the model's own next-token layer (DeepSeek-V3's MTP module; GLM-4.5 and later,
+#           Qwen3-Next, Qwen3.5): one decoder layer of the model's kind, experts and latent
+#           attention included, in the checkpoint's format (16 bits in an NVFP4 one), sharing
+#           the model's embedding and LM head, after an eh_proj GEMM of 2 x hidden to hidden
+#           kept whole in 16 bits on every rank (nn.Linear in SGLang's deepseek_nextn.py and
+#           vLLM's MTP layers)
+#   eagle   a one-layer dense head of the model's width in 16 bits (EAGLE, Li et al. 2024,
+#           arXiv 2401.15077) after the same 2 x hidden fc, sharing the LM head
+#   eagle3  as eagle with a 3 x hidden fc (three layers' features) and an LM head of its own over
+#           32,000 draft tokens (EAGLE-3's draft_vocab_size, e.g. yuhuili/EAGLE3-LLaMA3.1-Instruct-8B)
+DRAFT_KINDS = ("mtp", "eagle", "eagle3")
+# model families released with a next-token (MTP) layer: DeepSeek-V3/R1 and V3.2, GLM-4.5 to
+# GLM-5, Qwen3-Next and Qwen3.5 (num_nextn_predict_layers / mtp_num_hidden_layers in config.json)
+MTP_FAMILIES = frozenset({"deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
+                          "glm_moe_dsa", "qwen3_next", "qwen3_5_moe_text", "qwen3_5_text"})  # fmt: skip
+EAGLE3_DRAFT_VOCAB = 32000
+DRAFT_DESCRIPTIONS = {
+    "mtp": "decoder layer of the model's kind, its own next-token (MTP) layer, sharing its LM head",
+    "eagle": "dense 16-bit layer of the model's width (EAGLE), sharing its LM head",
+    "eagle3": "dense 16-bit layer of the model's width with a 32,000-token LM head (EAGLE-3)",
+}
+# a draft pass runs six kernels beyond its decoder layer: two input norms, the fc (eh_proj) GEMM,
+# the final norm, the LM head GEMM and the top-k over its logits
+DRAFT_EXTRA_KERNELS = 6
+
+
+def default_draft(spec: ModelSpec) -> str:
+    """The draft a model is served with by default: its own MTP layer where it has one."""
+    return "mtp" if spec.family in MTP_FAMILIES else "eagle3"
+
+
+def draft_layer_spec(spec: ModelSpec, kind: str) -> ModelSpec:
+    """The draft as a one-layer model: the model's own kind of layer for ``mtp`` (a MoE layer
+    where it has experts, full attention in a hybrid, its indexer in a sparse model), a dense
+    layer of its width and attention heads for ``eagle``/``eagle3``."""
+    one = {"layers": 1, "first_dense_layers": 0, "moe_layer_step": 1, "mlp_free_layers": 0,
+           "linear_layers": 0, "sliding_window": 0, "sliding_window_layers": 0,
+           "params_published": 0, "name": f"{spec.name}-{kind}-draft"}  # fmt: skip
+    if kind == "mtp":
+        return replace(spec, index_layers=min(1, spec.index_layers), **one)  # type: ignore[arg-type]
+    dense = {"experts": 0, "experts_per_token": 0, "moe_ffn": 0, "shared_experts": 0,
+             "expert_groups": 0, "expert_groups_per_token": 0, "moe_latent": 0, "q_lora_rank": 0,
+             "kv_lora_rank": 0, "qk_rope_head_dim": 0, "qk_nope_head_dim": 0, "v_head_dim": 0,
+             "index_heads": 0, "index_head_dim": 0, "index_topk": 0, "index_layers": 0,
+             "attn_output_gate": False, "tied_embeddings": False,
+             "vocab": EAGLE3_DRAFT_VOCAB if kind == "eagle3" else spec.vocab}  # fmt: skip
+    return replace(spec, **one, **dense)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class DraftPass:
+    """One pass of a speculative draft over the batch, and what the draft holds per GPU."""
+
+    time_s: float
+    weights_bytes_per_gpu: float  # beyond what it shares with the model
+    kv_bytes_per_gpu: float
+
+
+def draft_pass(
+    spec: ModelSpec,
+    kind: str,
+    gpu: Gpu,
+    fabric: Fabric,
+    engine: Engine,
+    *,
+    tp: int,
+    batch: int,
+    prompt_tokens: int,
+    output_tokens: int,
+    ep: int,
+    dp: int,
+    precision: str,
+    kv_precision: str,
+    weight_bytes_per_param: float,
+) -> DraftPass:
+    """One draft pass, planned as a decode step of the one-layer draft (draft_layer_spec): its
+    layer's weights, KV cache, all-reduces and kernel gaps, the LM head it reads, plus its fc
+    read whole in 16 bits on every rank and DRAFT_EXTRA_KERNELS more gaps; the engine's per-step
+    host time is counted once, in the step."""
+    d = draft_layer_spec(spec, kind)
+    counts = count_params(d)
+    # an MTP layer comes in the checkpoint's format, but NVFP4 checkpoints keep it in 16 bits
+    # (TensorRT-LLM's DeepSeek-R1 on B200 blog, its precision table: '3x MTP Layers | bf16')
+    own = kind == "mtp" and precision != "fp4"
+    wbytes = weight_bytes_per_param if own else WEIGHT_BYTES["bf16"]
+    est = estimate_inference(
+        d, counts, gpu, fabric, replace(engine, step_overhead_s=0.0), tp=tp, pp=1, batch=batch,
+        prompt_tokens=prompt_tokens, output_tokens=output_tokens, ep=ep if d.is_moe else 1,
+        dp=dp, precision=precision if own else "bf16", kv_precision=kv_precision,
+        weight_bytes_per_param=wbytes,
+    )  # fmt: skip
+    fc_bytes = (3 if kind == "eagle3" else 2) * spec.hidden * spec.hidden * WEIGHT_BYTES["bf16"]
+    gaps = DRAFT_EXTRA_KERNELS * engine.layer_overhead_s / DENSE_LAYER_KERNELS
+    mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
+    shared = counts.embedding + (head_params(d, counts) if kind != "eagle3" else 0.0)
+    return DraftPass(
+        time_s=est.decode_step_s + fc_bytes / mem_rate + gaps,
+        weights_bytes_per_gpu=est.memory.per_gpu_bytes["weights"] - shared / tp * wbytes + fc_bytes,
+        kv_bytes_per_gpu=est.memory.per_gpu_bytes["kv_cache"],
+    )
+
+
 def estimate_inference(
     spec: ModelSpec,
     counts: ParamCounts,
@@ -365,6 +482,9 @@ def estimate_inference(
     kv_precision: str = "bf16",
     weight_bytes_per_param: float | None = None,
     memory_capacity_bytes: float | None = None,
+    spec_tokens: int = 0,
+    accept_length: float = 1.0,
+    draft: str = "mtp",
 ) -> InferenceEstimate:
     """Estimate one batch of ``batch`` requests on a tp x pp group of GPUs.
 
@@ -384,7 +504,13 @@ def estimate_inference(
 
     ``weight_bytes_per_param`` overrides the nominal size of ``precision`` (an engine's own
     format: GGUF Q4_K_M is 4.89 bits, not 4); ``memory_capacity_bytes`` is what the engine may
-    use of each GPU (default: all of it)."""
+    use of each GPU (default: all of it).
+
+    ``spec_tokens`` > 0 decodes speculatively with a ``draft`` of DRAFT_KINDS proposing that many
+    tokens a step, ``accept_length`` emitted a step on average: each step verifies
+    spec_tokens + 1 positions a sequence (the weights and each sequence's KV cache read once for
+    them, the FLOPs, experts touched and all-reduces of that many tokens) after spec_tokens draft
+    passes (draft_pass), and decode_step_s is that step over accept_length."""
     wbytes = WEIGHT_BYTES[precision] if weight_bytes_per_param is None else weight_bytes_per_param
     kvbytes = WEIGHT_BYTES[kv_precision]
     # NVFP4 weights run on FP4 tensor cores where the GPU has them (Blackwell), else their
@@ -407,6 +533,9 @@ def estimate_inference(
     # data-parallel attention: attention split over attn_tp ranks on its group's requests
     attn_tp = tp // dp
     group_batch = -(-batch // dp)  # the busiest attention group's requests
+    # positions a decode step runs: one a sequence, or the drafts and one more when verifying
+    per_seq = spec_tokens + 1
+    dtok, g_dtok = batch * per_seq, group_batch * per_seq
     attn_per_layer = counts.attention / L  # the token mixers' weights (indexers included)
 
     def rank_share(attn: float, rest: float, whole: float) -> float:
@@ -428,10 +557,10 @@ def estimate_inference(
         if dp == 1:
             ar_prefill = all_reduce(tokens * h * 2.0, tp, fabric, tp_per_node)
             prefill_comm += n_ar * ar_prefill.time_s
-            ar_decode = all_reduce(batch * h * 2.0, tp, fabric, tp_per_node)
+            ar_decode = all_reduce(dtok * h * 2.0, tp, fabric, tp_per_node)
             step_comm += n_ar * ar_decode.time_s
             comm.append(
-                TokenComm("tp", "all_reduce", batch * h * 2.0, n_ar, ar_decode.link,
+                TokenComm("tp", "all_reduce", dtok * h * 2.0, n_ar, ar_decode.link,
                           n_ar * ar_decode.time_s)
             )  # fmt: skip
         else:
@@ -441,24 +570,24 @@ def estimate_inference(
             for op in ("all_gather", "reduce_scatter"):
                 ahead = estimate_collective(op, tokens * h * 2.0, tp, fabric, tp_per_node)
                 prefill_comm += n_mlp * ahead.time_s
-                each = estimate_collective(op, batch * h * 2.0, tp, fabric, tp_per_node)
+                each = estimate_collective(op, dtok * h * 2.0, tp, fabric, tp_per_node)
                 step_comm += n_mlp * each.time_s
-                comm.append(TokenComm("tp", op, batch * h * 2.0, n_mlp, each.link,
+                comm.append(TokenComm("tp", op, dtok * h * 2.0, n_mlp, each.link,
                                       n_mlp * each.time_s))  # fmt: skip
             if attn_tp > 1:
                 attn_per_node = ranks_per_node(attn_tp, fabric.gpus_per_node, tp * pp)
                 ar_prefill = all_reduce(group_tokens * h * 2.0, attn_tp, fabric, attn_per_node)
                 prefill_comm += L * ar_prefill.time_s
-                ar_decode = all_reduce(group_batch * h * 2.0, attn_tp, fabric, attn_per_node)
+                ar_decode = all_reduce(g_dtok * h * 2.0, attn_tp, fabric, attn_per_node)
                 step_comm += L * ar_decode.time_s
-                comm.append(TokenComm("attention tp", "all_reduce", group_batch * h * 2.0, L,
+                comm.append(TokenComm("attention tp", "all_reduce", g_dtok * h * 2.0, L,
                                       ar_decode.link, L * ar_decode.time_s))  # fmt: skip
     if pp > 1:
         # stages sit tp GPUs apart: on one node while the replica fits in it, else across nodes
         same_node = tp * pp <= fabric.gpus_per_node or fabric.network is None
         per_node = 2 if same_node else 1
         p2p_decode = estimate_collective(
-            "send_recv", batch * h * 2.0, 2, fabric, ranks_per_node=per_node
+            "send_recv", dtok * h * 2.0, 2, fabric, ranks_per_node=per_node
         )
         p2p_prefill = estimate_collective(
             "send_recv", tokens * h * 2.0, 2, fabric, ranks_per_node=per_node
@@ -469,7 +598,7 @@ def estimate_inference(
             TokenComm(
                 "pp",
                 "send_recv",
-                batch * h * 2.0,
+                dtok * h * 2.0,
                 pp - 1,
                 p2p_decode.link,
                 (pp - 1) * p2p_decode.time_s,
@@ -487,14 +616,12 @@ def estimate_inference(
     # a sliding window reads W keys at most, sparse attention its top-k and every indexer key
     kv_read_per_layer = kv_read_bytes_per_token(spec, avg_context, kvbytes) / kv_shard / L
     replicated = counts.replicated / L  # weights every TP rank holds and runs whole
-    touched = experts_touched(spec.experts, spec.experts_per_token, batch) if spec.is_moe else 0.0
+    touched = experts_touched(spec.experts, spec.experts_per_token, dtok) if spec.is_moe else 0.0
     # the routed-expert weights a step waits for: the busiest expert-parallel rank's (without
     # expert parallelism, the mean), written as experts over the tp ranks (ep x that rank's
     # count) so that tp_share divides it as before
     busiest = (
-        busiest_rank_experts(spec.experts, spec.experts_per_token, batch, ep)
-        if spec.is_moe
-        else 0.0
+        busiest_rank_experts(spec.experts, spec.experts_per_token, dtok, ep) if spec.is_moe else 0.0
     )
     touched_read = ep * busiest
     matmul_per_layer = counts.layer_matmul_active / L
@@ -531,7 +658,7 @@ def estimate_inference(
         prefill_s += max(prefill_compute, held_rank * wbytes / mem_rate)
         prefill_compute_sum += prefill_compute
         read = n * per_layer_dense + n * moe_share * touched_read * expert_params(spec)
-        read += (batch * h if first else 0.0) + (head_weights if last else 0.0)
+        read += (dtok * h if first else 0.0) + (head_weights if last else 0.0)
         stage_read = rank_share(attn_held, read - attn_held, n * replicated) * wbytes
         weights_read = max(weights_read, stage_read)
         kv_read = group_batch * kv_read_per_layer * n
@@ -562,14 +689,14 @@ def estimate_inference(
                             )
                         )
         dec_flops = rank_share(
-            2.0 * group_batch * attn_per_layer * n,
+            2.0 * g_dtok * attn_per_layer * n,
             2.0
-            * batch
+            * dtok
             * ((matmul_per_layer - attn_per_layer) * n + (spec.vocab * h if last else 0.0)),
-            2.0 * group_batch * replicated * n,
+            2.0 * g_dtok * replicated * n,
         )
         dec_core = (
-            group_batch
+            g_dtok
             * n
             * tp_share(
                 decode_attention_flops_per_token(spec, avg_context),
@@ -591,19 +718,32 @@ def estimate_inference(
                 t_compute_sum += t_math
         slack += max(0.0, t_weights - t_gemm_math)  # compute the weight stream leaves idle
     prefill_s += prefill_comm + overhead
+    speculative = spec_tokens > 0
+    drafted = None
+    if speculative:
+        drafted = draft_pass(
+            spec, draft, gpu, fabric, engine, tp=tp, batch=batch, prompt_tokens=prompt_tokens,
+            output_tokens=output_tokens, ep=ep, dp=dp, precision=precision,
+            kv_precision=kv_precision, weight_bytes_per_param=wbytes,
+        )  # fmt: skip
+    t_draft = spec_tokens * drafted.time_s if drafted else 0.0
     hidden = 0.0
-    if engine.overlaps_for(spec, pp):
+    if engine.overlaps_for(spec, pp, speculative):
         # the host prepares the next step while the GPU runs this one: its per-step time hides
         # behind the GPU's work (weights, KV cache, communication, the layers' kernel gaps)
-        gpu_side = t_mem_sum + t_compute_sum + step_comm + overhead - engine.step_overhead_s
+        gpu_side = (
+            t_mem_sum + t_compute_sum + step_comm + t_draft + overhead - engine.step_overhead_s
+        )
         hidden = min(engine.step_overhead_s, gpu_side)  # step = max(gpu_side, host)
     visible_overhead = overhead - hidden
-    step = t_mem_sum + t_compute_sum + step_comm + visible_overhead
+    spec_step = t_mem_sum + t_compute_sum + step_comm + t_draft + visible_overhead
+    step = spec_step / accept_length  # a token a sequence: the step over the tokens it emits
     parts = {
         "memory bandwidth": t_mem_sum,
         "compute": t_compute_sum,
         "communication": step_comm,
         "engine overhead": visible_overhead,
+        "speculative draft": t_draft,
     }
     bound = max(parts.items(), key=lambda kv: kv[1])[0]
     memory = inference_memory(
@@ -621,6 +761,17 @@ def estimate_inference(
         state_bytes_per_value=engine.state_bytes,
         dp=dp,
     )
+    if drafted:
+        ledger = dict(memory.per_gpu_bytes)
+        ledger["weights"] += drafted.weights_bytes_per_gpu
+        ledger["kv_cache"] += drafted.kv_bytes_per_gpu
+        own_head = "its own 32,000-token head included; " if draft == "eagle3" else ""
+        note = (
+            f"memory: the {draft} draft's layer and fc ({own_head}"
+            f"{drafted.weights_bytes_per_gpu / 2**30:.2f} GiB) with the weights, its one layer's "
+            f"KV cache ({drafted.kv_bytes_per_gpu / 2**30:.2f} GiB) with the KV cache"
+        )
+        memory = MemoryLedger(ledger, memory.capacity_bytes, (*memory.notes, note))
     assumptions = (
         (
             f"decode: weights ({precision}, {wbytes * 8:.3g} bits each; the whole LM head, batch rows of the "
@@ -757,6 +908,28 @@ def estimate_inference(
             if wbytes == 1.0 and compute == "fp8"
             else ()
         )
+        + (
+            (
+                f"speculative decoding: {'an' if draft.startswith('e') else 'a'} {draft} draft proposes {spec_tokens} token(s) a step and "
+                f"the model verifies them in one pass over {per_seq} positions a sequence (the "
+                "weights and each sequence's KV cache read once, the FLOPs, experts and "
+                f"all-reduces of {per_seq} tokens); {accept_length:g} tokens emitted a step on "
+                f"average (the accept length given); {spec_tokens} draft pass(es) of "
+                f"{drafted.time_s * 1e6:.0f} us (one {DRAFT_DESCRIPTIONS[draft]}, the fc of "
+                f"{3 if draft == 'eagle3' else 2} x hidden read whole in 16 bits on every rank, "
+                f"{DRAFT_EXTRA_KERNELS} more kernel gaps); a step {spec_step * 1e3:.3g} ms, "
+                f"{step * 1e3:.3g} ms a token"
+                + (
+                    f"; {engine.name} turns its overlapped scheduling off for it, so its "
+                    f"{engine.step_overhead_s * 1e3:.2g} ms per step is added to every step "
+                    f"({engine.overlaps_speculative_source})"
+                    if engine.overlaps_for(spec, pp) and not engine.overlaps_speculative
+                    else ""
+                ),
+            )
+            if drafted
+            else ()
+        )
     )
     ttft = prefill_s
     return InferenceEstimate(
@@ -765,7 +938,7 @@ def estimate_inference(
         prefill_compute_s=prefill_compute_sum,
         prefill_comm_s=prefill_comm,
         decode_step_s=step,
-        decode_slack_s=slack,
+        decode_slack_s=slack / accept_length,
         decode_tokens_per_s=1.0 / step,
         batch_tokens_per_s=batch / step,
         e2e_s=ttft + max(0, output_tokens - 1) * step,
@@ -774,7 +947,15 @@ def estimate_inference(
         kv_cache_bytes_per_gpu=memory.per_gpu_bytes["kv_cache"],
         weights_read_per_step_bytes=weights_read,
         decode_bound=bound,
-        comm=tuple(comm),
+        # a token's share of a step's collectives: a speculative step emits accept_length
+        comm=tuple(
+            replace(
+                c,
+                count_per_token=c.count_per_token / accept_length,
+                time_per_token_s=c.time_per_token_s / accept_length,
+            )
+            for c in comm
+        ),
         memory=memory,
         assumptions=assumptions + memory.notes,
         engine_caveat="; ".join(
@@ -786,4 +967,9 @@ def estimate_inference(
         kv_precision=kv_precision,
         host_step_hidden_s=hidden,
         overlap_since=engine.overlap_since if hidden else "",
+        spec_step_s=spec_step if speculative else 0.0,
+        draft_s=t_draft,
+        accept_length=accept_length,
+        spec_tokens=spec_tokens,
+        draft=draft if speculative else "",
     )

@@ -35,7 +35,12 @@ from fabriclens.catalog.schema import (
 from fabriclens.errors import InputError
 from fabriclens.model.arch import ParamCounts, count_params
 from fabriclens.model.collectives import Fabric
-from fabriclens.model.inference import InferenceEstimate, estimate_inference
+from fabriclens.model.inference import (
+    DRAFT_KINDS,
+    InferenceEstimate,
+    default_draft,
+    estimate_inference,
+)
 from fabriclens.model.layout import KV_PRECISIONS, WEIGHT_BYTES, TrainConfig
 from fabriclens.model.memory import training_memory
 from fabriclens.model.offload import (
@@ -934,6 +939,74 @@ def check_serving_dp(dp: int | None, tp: int) -> int:
     return dp
 
 
+# engines whose speculative decoding runs a chained draft the way model/inference.py prices it
+SPECULATIVE_ENGINES = ("vllm", "sglang", "trtllm")
+MAX_SPEC_TOKENS = 16
+
+
+def check_speculative(
+    spec: ModelSpec,
+    engine_name: str,
+    spec_tokens: int | None,
+    accept_length: float | None,
+    draft: str | None,
+    pp: int,
+) -> tuple[int, float, str, str | None]:
+    """Speculative decoding's draft tokens, accept length and draft kind for a serving plan, and
+    the note that names a default draft; (0, 1.0, "mtp", None) without --spec-tokens."""
+    if spec_tokens is None:
+        if accept_length is not None or draft is not None:
+            given = "--accept-length" if accept_length is not None else "--draft"
+            raise InputError(
+                f"{given} describes speculative decoding, which needs --spec-tokens",
+                "add --spec-tokens N (the draft tokens proposed a step), or drop " + given,
+            )
+        return 0, 1.0, "mtp", None
+    if not 1 <= spec_tokens <= MAX_SPEC_TOKENS:
+        raise InputError(
+            f"--spec-tokens must be between 1 and {MAX_SPEC_TOKENS} (got {spec_tokens})",
+            "give the draft tokens proposed a step, e.g. --spec-tokens 3",
+        )
+    if engine_name not in SPECULATIVE_ENGINES:
+        raise InputError(
+            f"--spec-tokens: speculative decoding is modelled for vLLM, SGLang and TensorRT-LLM, "
+            f"not {engine_name}",
+            "choose --engine vllm, sglang or trtllm, or drop --spec-tokens",
+        )
+    if accept_length is None:
+        raise InputError(
+            f"--spec-tokens {spec_tokens} needs --accept-length: the tokens a step emits depend "
+            "on the model, the draft and the text, so the plan does not guess them",
+            "give the accept length your engine reports (SGLang's bench_serving prints "
+            "'Accept length: 2.46'; vLLM's spec-decode metrics the mean acceptance length)",
+        )
+    if not (math.isfinite(accept_length) and 1.0 <= accept_length <= spec_tokens + 1):
+        raise InputError(
+            f"--accept-length {accept_length:g} must be between 1 (every draft rejected) and "
+            f"{spec_tokens + 1} (all {spec_tokens} accepted, plus the model's own token)",
+            "give the mean tokens a step emits, as the engine reports it",
+        )
+    if pp > 1:
+        raise InputError(
+            "--spec-tokens with pipeline stages is not modelled (SGLang refuses the two together)",
+            "drop --pp, or drop --spec-tokens",
+        )
+    if draft is None:
+        kind = default_draft(spec)
+        what = (
+            "the model's own next-token (MTP) layer"
+            if kind == "mtp"
+            else "a one-layer EAGLE-3 head"
+        )
+        return spec_tokens, accept_length, kind, f"draft: {kind}, {what} (--draft to change it)"
+    if draft not in DRAFT_KINDS:
+        raise InputError(
+            f"unknown --draft {draft!r}",
+            f"choose one of {', '.join(DRAFT_KINDS)}",
+        )
+    return spec_tokens, accept_length, draft, None
+
+
 def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     spec, counts, gpu, fabric, notes = _setup(req, network_name)
     engine = find_engine(req.engine)
@@ -995,6 +1068,11 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     _check_tp(spec, tp)
     ep = check_serving_ep(spec, req.ep, tp)
     dp = check_serving_dp(req.dp, tp)
+    spec_tokens, accept_length, draft, draft_note = check_speculative(
+        spec, engine.name, req.spec_tokens, req.accept_length, req.draft, pp
+    )
+    if draft_note:
+        notes.append(draft_note)
     wbytes = engine.bytes_per_weight(precision)  # the engine's format (GGUF Q4_K_M: 4.89 bits)
     est = estimate_inference(
         spec,
@@ -1012,6 +1090,9 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         precision=precision,
         kv_precision=kv_precision,
         weight_bytes_per_param=wbytes,
+        spec_tokens=spec_tokens,
+        accept_length=accept_length,
+        draft=draft,
     )
     offload = host = None
     host_ram = host_ram_size(req.host_ram) if req.host_ram is not None else None

@@ -58,6 +58,10 @@ class PlanRequest:
     host_memory: str | None = None
     gpu_layers: int | None = None  # llama.cpp's -ngl, Ollama's num_gpu; None: what fits
     host_ram: str | None = None  # free host memory (RAM + swap) for the layers left there
+    # speculative decoding: draft tokens a step, tokens emitted a step on average, draft kind
+    spec_tokens: int | None = None
+    accept_length: float | None = None
+    draft: str | None = None
     extra_notes: tuple[str, ...] = field(default_factory=tuple)
     # the GPUs the user gave where the engine serves the model on fewer (Ollama: one, when
     # the model fits there); None: it uses all of ``gpus``
@@ -76,6 +80,9 @@ INFERENCE_OPTIONS = (
     "--host-memory",
     "--gpu-layers",
     "--host-ram",
+    "--spec-tokens",
+    "--accept-length",
+    "--draft",
 )
 TRAINING_OPTIONS = (
     "--zero",

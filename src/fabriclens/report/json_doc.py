@@ -225,6 +225,14 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "host_step_hidden_s": _r(inf.host_step_hidden_s),
             "host_step_hidden_since": inf.overlap_since,
         }
+        if inf.spec_tokens:
+            doc["inference"]["speculative"] = {
+                "spec_tokens": inf.spec_tokens,
+                "accept_length": inf.accept_length,
+                "draft": inf.draft,
+                "step_s": _r(inf.spec_step_s),
+                "draft_s": _r(inf.draft_s),
+            }
         if plan.offload is None:  # layers in host memory: the host-memory rows judge that
             doc["inference"]["likely"] = _decode_likely_doc(plan)
         doc["bottleneck"] = "memory capacity" if not mem.fits else inf.decode_bound

@@ -300,21 +300,32 @@ def inference_lines(doc: dict[str, Any]) -> list[RenderableType]:
     text.append("Time to first token ", style="bold")
     text.append(f"{format_time(inf['ttft_s'])} (prefill)\n")
     text.append("Decode ", style="bold")
+    spec = inf.get("speculative")
+    per = (
+        f"{format_time(inf['decode_step_s'])} a token: a speculative step of "
+        f"{format_time(spec['step_s'])} ({format_time(spec['draft_s'])} of it the {spec['draft']} "
+        f"draft's {spec['spec_tokens']} pass(es)) emits {spec['accept_length']:g} tokens a sequence"
+        if spec
+        else f"{format_time(inf['decode_step_s'])} per step"
+    )
     text.append(
         f"{inf['decode_tokens_per_s']:.1f} tokens/s per sequence · {inf['batch_tokens_per_s']:.0f} "
-        f"tokens/s for the batch · {format_time(inf['decode_step_s'])} per step, bound by "
-        f"{inf['decode_bound']}\n"
+        f"tokens/s for the batch · {per}, bound by {inf['decode_bound']}\n"
     )
     hidden = inf.get("host_step_hidden_s") or 0.0
     if hidden > 0:
-        before = inf["decode_step_s"] + hidden
+        before = (
+            (spec["step_s"] + hidden) / spec["accept_length"]
+            if spec
+            else inf["decode_step_s"] + hidden
+        )
         name = split_release(str(doc.get("layout", {}).get("engine") or "the engine"))[0]
         since = str(inf.get("host_step_hidden_since") or "")
         earlier = release_before(since) or "0"
         text.append(
             f"  {name} from {since} prepares each step while the GPU runs the one before, hiding "
             f"{format_time(hidden)} of host time a step; before {since}: {format_time(before)} a "
-            f"step, {1 / before:.1f} tokens/s per sequence (--engine {name}@{earlier} models one)\n"
+            f"{'token' if spec else 'step'}, {1 / before:.1f} tokens/s per sequence (--engine {name}@{earlier} models one)\n"
         )
     likely = inf.get("likely")
     if likely:
