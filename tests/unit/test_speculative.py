@@ -224,3 +224,45 @@ def test_the_speed_up_follows_tensorrt_llms_published_mtp_sweep() -> None:
         published = sweep[k][0] / sweep[0][0]
         assert planned[k] / planned[0] == pytest.approx(published, rel=0.15), k
     assert planned[5] < planned[3] and sweep[5][0] < sweep[3][0]
+
+
+def test_capacity_serves_with_speculative_decoding() -> None:
+    """32 users of DeepSeek-V3 on H200s under SGLang at 10 ms a token, replicas of 8: plain decode
+    meets it at one request a replica (32 replicas); three MTP drafts accepted 2.5 a step meet it
+    at four (8 replicas). The draft's layer and KV cache leave room for fewer requests, and
+    SGLang runs 48 at once by default with speculative decoding unless told otherwise."""
+    from fabriclens.plan.capacity import plan_capacity
+
+    spec = find_model("deepseek-v3")
+    kw = {"users": 32, "output_tokens": 1000, "prompt_tokens": 1000, "tpot_slo_s": 0.010,
+          "engine": "sglang", "tp": 8}  # fmt: skip
+    plain = plan_capacity(spec, "h200", **kw)  # type: ignore[arg-type]
+    spec_plan = plan_capacity(spec, "h200", spec_tokens=3, accept_length=2.5, **kw)  # type: ignore[arg-type]
+    assert plain.slo_met and spec_plan.slo_met
+    assert spec_plan.gpus < plain.gpus and spec_plan.batch > plain.batch
+    assert spec_plan.max_batch_kv < plain.max_batch_kv
+    assert (
+        spec_plan.limits.max_parallel == 48
+        and "reset to 48" in spec_plan.limits.max_parallel_source
+    )
+    assert plain.limits.max_parallel == 0
+    told = plan_capacity(spec, "h200", spec_tokens=3, accept_length=2.5, max_parallel=64, **kw)  # type: ignore[arg-type]
+    assert told.limits.max_parallel == 64
+    assert spec_plan.estimate.spec_step_s == pytest.approx(
+        spec_plan.estimate.decode_step_s * 2.5, rel=1e-9
+    )
+
+
+def test_capacity_refuses_speculative_decoding_with_pipeline_stages(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["capacity", "llama-3.1-70b", "--users", "4", "--spec-tokens", "3",
+            "--accept-length", "2"]  # fmt: skip
+    assert run([*argv, "--pp", "2"]) == 2
+    assert "pipeline stages is not modelled" in capsys.readouterr().err
+    assert run([*argv, "--engine", "ollama"]) == 2
+    assert "modelled for vLLM, SGLang and TensorRT-LLM" in capsys.readouterr().err
+    # one request of the 70B needs 16 stages of 24 GB cards at --tp 1: the sizing says so
+    assert run([*argv, "--gpu", "rtx-4090", "--tp", "1", "--engine", "vllm"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "16 pipeline stages" in err and "raise --tp" in err

@@ -799,6 +799,9 @@ class Engine(_Entry):
     # ...and with speculative decoding (a draft proposes tokens the model verifies in one step)
     overlaps_speculative: bool = True
     overlaps_speculative_source: str = "default: the same scheduling with speculative decoding"
+    # the requests one replica runs at once by default with speculative decoding (0: as without)
+    max_parallel_speculative: int = 0
+    max_parallel_speculative_source: str = "default: the same bound as without speculative decoding"
     release: str = ""
     # how far its published decode runs fall from the plan: the 5th and 95th percentile of
     # measured / planned speed over its calibration rows ({low, high, runs};
@@ -840,6 +843,10 @@ class Engine(_Entry):
         _check(isinstance(self.overlaps_speculative, bool), "overlaps_speculative",
                "must be true or false")  # fmt: skip
         _check(len(self.overlaps_speculative_source) >= 3, "overlaps_speculative_source",
+               "must say where the value comes from")  # fmt: skip
+        _check(isinstance(self.max_parallel_speculative, int) and self.max_parallel_speculative >= 0,
+               "max_parallel_speculative", "must be a whole number, 0 or more")  # fmt: skip
+        _check(len(self.max_parallel_speculative_source) >= 3, "max_parallel_speculative_source",
                "must say where the value comes from")  # fmt: skip
         _check(len(self.overlaps_hybrid_source) >= 3, "overlaps_hybrid_source",
                "must say where the value comes from")  # fmt: skip

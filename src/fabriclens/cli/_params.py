@@ -48,6 +48,22 @@ ETP_HELP = (
     "Folding): each rank holds whole experts, the routed tokens are not gathered over the TP "
     "ranks, and the expert-parallel group may span them (ep must divide tp x cp x dp)]"
 )
+# speculative decoding, as plan and capacity take it
+SPEC_TOKENS_HELP = (
+    "Inference: speculative decoding, draft tokens proposed a step in a chain (SGLang's "
+    "--speculative-num-steps with --speculative-eagle-topk 1, vLLM's num_speculative_tokens) "
+    "[default: none]"
+)
+ACCEPT_LENGTH_HELP = (
+    "Inference, with --spec-tokens: tokens a step emits on average, the accepted drafts and the "
+    "model's own (SGLang's bench_serving 'Accept length', vLLM's mean acceptance length); it "
+    "depends on the model, draft and text, so it is not guessed"
+)
+DRAFT_HELP = (
+    "Inference, with --spec-tokens: mtp (the model's own next-token layer) | eagle | eagle3 (a "
+    "one-layer draft head) [default: mtp for DeepSeek-V3, GLM-4.5+, Qwen3-Next and Qwen3.5, else "
+    "eagle3]"
+)
 MAX_INT = 2**53  # beyond any count, size or rank; a float still holds it exactly
 MAX_PORT = 65535
 

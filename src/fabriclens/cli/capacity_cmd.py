@@ -5,6 +5,7 @@ from typing import Annotated
 import typer
 
 from fabriclens.cli._output import emit
+from fabriclens.cli._params import ACCEPT_LENGTH_HELP, DRAFT_HELP, SPEC_TOKENS_HELP
 
 
 def capacity(
@@ -62,6 +63,9 @@ def capacity(
             "--enable-dp-attention)"
         ),
     ] = None,
+    spec_tokens: Annotated[int | None, typer.Option(help=SPEC_TOKENS_HELP)] = None,
+    accept_length: Annotated[float | None, typer.Option(help=ACCEPT_LENGTH_HELP)] = None,
+    draft: Annotated[str | None, typer.Option(help=DRAFT_HELP)] = None,
     gpus_per_node: Annotated[
         int | None, typer.Option(help="GPUs per node (tp beyond it crosses the network)")
     ] = None,
@@ -130,7 +134,8 @@ def capacity(
         ttft_slo_s=slo.get("ttft"), tp=tp, pp=pp, gpus_per_node=gpus_per_node, network=network,
         nics_per_node=nics_per_node, engine=engine, precision=precision,
         gpu_memory_utilization=gpu_memory_utilization, max_parallel=max_parallel,
-        host_memory=host_memory, host_ram=host_ram, ep=ep, dp=dp,
+        host_memory=host_memory, host_ram=host_ram, ep=ep, dp=dp, spec_tokens=spec_tokens,
+        accept_length=accept_length, draft=draft,
     )  # fmt: skip
     if team is not None:
         plan, demand = plan_team_capacity(

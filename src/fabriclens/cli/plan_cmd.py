@@ -7,13 +7,16 @@ import typer
 
 from fabriclens.cli._output import print_json, print_rich, split_list
 from fabriclens.cli._params import (
+    ACCEPT_LENGTH_HELP,
     ATTENTION_HELP,
+    DRAFT_HELP,
     EP_OVERLAP_HELP,
     ETP_HELP,
     FRAMEWORK_HELP,
     GRAD_REDUCE_HELP,
     MOE_DISPATCH_HELP,
     PIPELINE_SPLIT_HELP,
+    SPEC_TOKENS_HELP,
 )
 
 COMPARE_SET = (
@@ -127,30 +130,9 @@ def plan(
     output_tokens: Annotated[
         int | None, typer.Option(help="Inference: generated tokens [default: 256]")
     ] = None,
-    spec_tokens: Annotated[
-        int | None,
-        typer.Option(
-            help="Inference: speculative decoding, draft tokens proposed a step in a chain "
-            "(SGLang's --speculative-num-steps with --speculative-eagle-topk 1, vLLM's "
-            "num_speculative_tokens) [default: none]"
-        ),
-    ] = None,
-    accept_length: Annotated[
-        float | None,
-        typer.Option(
-            help="Inference, with --spec-tokens: tokens a step emits on average, the accepted "
-            "drafts and the model's own (SGLang's bench_serving 'Accept length', vLLM's mean "
-            "acceptance length); it depends on the model, draft and text, so it is not guessed"
-        ),
-    ] = None,
-    draft: Annotated[
-        str | None,
-        typer.Option(
-            help="Inference, with --spec-tokens: mtp (the model's own next-token layer) | eagle "
-            "| eagle3 (a one-layer draft head) [default: mtp for DeepSeek-V3, GLM-4.5+, "
-            "Qwen3-Next and Qwen3.5, else eagle3]"
-        ),
-    ] = None,
+    spec_tokens: Annotated[int | None, typer.Option(help=SPEC_TOKENS_HELP)] = None,
+    accept_length: Annotated[float | None, typer.Option(help=ACCEPT_LENGTH_HELP)] = None,
+    draft: Annotated[str | None, typer.Option(help=DRAFT_HELP)] = None,
     engine: Annotated[
         str | None,
         typer.Option(

@@ -361,7 +361,9 @@ def busiest_rank_experts(experts: int, per_token: int, tokens: int, ep: int) -> 
 # prints it as 'Accept length', vLLM's metrics as the mean acceptance length). The draft runs
 # spec_tokens passes a step (SGLang's EAGLE worker: spec_tokens - 1 draft steps after the first
 # token, taken from the last pass, and one draft-extend over the accepted tokens; vLLM's proposer
-# spec_tokens passes). Its kinds:
+# spec_tokens passes). NVIDIA's aiconfigurator prices an MTP iteration the same way: the layers'
+# work plus one layer a draft token, over nextn + 1 tokens a request, the accepted tokens applied
+# above it (mtp_scale_factor in aiconfigurator_core/sdk/models/helpers.py). Its kinds:
 #   mtp     the model's own next-token layer (DeepSeek-V3's MTP module; GLM-4.5 and later,
 #           Qwen3-Next, Qwen3.5): one decoder layer of the model's kind, experts and latent
 #           attention included, in the checkpoint's format (16 bits in an NVFP4 one), sharing
@@ -420,6 +422,50 @@ class DraftPass:
     kv_bytes_per_gpu: float
 
 
+def _draft_format(kind: str, precision: str, weight_bytes_per_param: float) -> tuple[str, float]:
+    """The draft's weight format and bytes a weight: an MTP layer comes in the checkpoint's
+    format, but NVFP4 checkpoints keep it in 16 bits (TensorRT-LLM's DeepSeek-R1 on B200 blog,
+    its precision table: '3x MTP Layers | bf16'); an EAGLE head is released in 16 bits."""
+    if kind == "mtp" and precision != "fp4":
+        return precision, weight_bytes_per_param
+    return "bf16", WEIGHT_BYTES["bf16"]
+
+
+def _fc_bytes(spec: ModelSpec, kind: str) -> float:
+    """The draft's fc (eh_proj): 3 x hidden (EAGLE-3) or 2 x hidden to hidden, in 16 bits."""
+    return (3 if kind == "eagle3" else 2) * spec.hidden * spec.hidden * WEIGHT_BYTES["bf16"]
+
+
+def draft_memory(
+    spec: ModelSpec,
+    kind: str,
+    *,
+    tp: int,
+    dp: int,
+    batch: int,
+    context_tokens: int,
+    precision: str,
+    kv_precision: str,
+    weight_bytes_per_param: float,
+    capacity_bytes: float,
+) -> tuple[float, float]:
+    """What a draft adds to each GPU: its weights beyond the embedding and LM head it shares
+    with the model (an EAGLE-3 head's own head included) plus its fc kept whole on every rank,
+    and its one layer's KV cache for ``batch`` sequences."""
+    d = draft_layer_spec(spec, kind)
+    counts = count_params(d)
+    dprec, wbytes = _draft_format(kind, precision, weight_bytes_per_param)
+    mem = inference_memory(
+        d, counts, tp=tp, pp=1, batch=batch, context_tokens=context_tokens,
+        prefill_chunk_tokens=batch, weight_precision=dprec,
+        kv_bytes_per_value=WEIGHT_BYTES[kv_precision], capacity_bytes=capacity_bytes,
+        weight_bytes_per_param=wbytes, dp=dp,
+    )  # fmt: skip
+    shared = counts.embedding + (head_params(d, counts) if kind != "eagle3" else 0.0)
+    weights = mem.per_gpu_bytes["weights"] - shared / tp * wbytes + _fc_bytes(spec, kind)
+    return weights, mem.per_gpu_bytes["kv_cache"]
+
+
 def draft_pass(
     spec: ModelSpec,
     kind: str,
@@ -442,25 +488,24 @@ def draft_pass(
     read whole in 16 bits on every rank and DRAFT_EXTRA_KERNELS more gaps; the engine's per-step
     host time is counted once, in the step."""
     d = draft_layer_spec(spec, kind)
-    counts = count_params(d)
-    # an MTP layer comes in the checkpoint's format, but NVFP4 checkpoints keep it in 16 bits
-    # (TensorRT-LLM's DeepSeek-R1 on B200 blog, its precision table: '3x MTP Layers | bf16')
-    own = kind == "mtp" and precision != "fp4"
-    wbytes = weight_bytes_per_param if own else WEIGHT_BYTES["bf16"]
+    dprec, wbytes = _draft_format(kind, precision, weight_bytes_per_param)
     est = estimate_inference(
-        d, counts, gpu, fabric, replace(engine, step_overhead_s=0.0), tp=tp, pp=1, batch=batch,
-        prompt_tokens=prompt_tokens, output_tokens=output_tokens, ep=ep if d.is_moe else 1,
-        dp=dp, precision=precision if own else "bf16", kv_precision=kv_precision,
+        d, count_params(d), gpu, fabric, replace(engine, step_overhead_s=0.0), tp=tp, pp=1,
+        batch=batch, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
+        ep=ep if d.is_moe else 1, dp=dp, precision=dprec, kv_precision=kv_precision,
         weight_bytes_per_param=wbytes,
     )  # fmt: skip
-    fc_bytes = (3 if kind == "eagle3" else 2) * spec.hidden * spec.hidden * WEIGHT_BYTES["bf16"]
     gaps = DRAFT_EXTRA_KERNELS * engine.layer_overhead_s / DENSE_LAYER_KERNELS
     mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
-    shared = counts.embedding + (head_params(d, counts) if kind != "eagle3" else 0.0)
+    weights, kv = draft_memory(
+        spec, kind, tp=tp, dp=dp, batch=batch, context_tokens=prompt_tokens + output_tokens,
+        precision=precision, kv_precision=kv_precision, weight_bytes_per_param=weight_bytes_per_param,
+        capacity_bytes=gpu.memory_bytes,
+    )  # fmt: skip
     return DraftPass(
-        time_s=est.decode_step_s + fc_bytes / mem_rate + gaps,
-        weights_bytes_per_gpu=est.memory.per_gpu_bytes["weights"] - shared / tp * wbytes + fc_bytes,
-        kv_bytes_per_gpu=est.memory.per_gpu_bytes["kv_cache"],
+        time_s=est.decode_step_s + _fc_bytes(spec, kind) / mem_rate + gaps,
+        weights_bytes_per_gpu=weights,
+        kv_bytes_per_gpu=kv,
     )
 
 

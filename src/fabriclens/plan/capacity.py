@@ -24,7 +24,12 @@ from fabriclens.catalog.schema import Engine, Gpu, Host, ModelSpec
 from fabriclens.errors import InputError
 from fabriclens.model.arch import ParamCounts, count_params
 from fabriclens.model.collectives import Fabric
-from fabriclens.model.inference import InferenceEstimate, estimate_inference, serving_tpot_s
+from fabriclens.model.inference import (
+    InferenceEstimate,
+    draft_memory,
+    estimate_inference,
+    serving_tpot_s,
+)
 from fabriclens.model.layout import WEIGHT_BYTES
 from fabriclens.model.memory import inference_memory
 from fabriclens.model.offload import Offload, estimate_offload
@@ -32,6 +37,7 @@ from fabriclens.plan.planner import (
     check_serving_dp,
     check_serving_ep,
     check_serving_precision,
+    check_speculative,
     context_window_note,
     default_engine,
     default_host,
@@ -124,6 +130,7 @@ class CapacityPlan:
     host_ram_bytes: int | None = None  # --host-ram: each replica's host's free RAM + swap
     ep: int = 1  # experts split over ranks of each replica (--ep)
     dp: int = 1  # data-parallel attention groups in each replica (--dp)
+    spec_tokens: int = 0  # speculative decoding's draft tokens a step (--spec-tokens)
 
     @property
     def host_fits(self) -> bool | None:
@@ -172,6 +179,9 @@ class _Demand:
     limits: EngineLimits
     ep: int = 1  # experts split over ranks of each replica's tensor-parallel group
     dp: int = 1  # data-parallel attention groups in each replica
+    spec_tokens: int = 0  # speculative decoding: draft tokens a step (0: plain decode)
+    accept_length: float = 1.0
+    draft: str = "mtp"
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,13 +209,23 @@ class _Sized:
 
 
 def _fits(d: _Demand, tp: int, pp: int, batch: int) -> bool:
-    return inference_memory(
-        d.spec, d.counts, tp=tp, pp=pp, batch=batch, context_tokens=d.prompt_tokens + d.output_tokens,
+    context = d.prompt_tokens + d.output_tokens
+    ledger = inference_memory(
+        d.spec, d.counts, tp=tp, pp=pp, batch=batch, context_tokens=context,
         prefill_chunk_tokens=min(batch * d.prompt_tokens, 8192), weight_precision=d.precision,
         kv_bytes_per_value=WEIGHT_BYTES[d.kv_precision], capacity_bytes=d.limits.usable_bytes_per_gpu,
         weight_bytes_per_param=d.limits.bits_per_weight / 8, state_bytes_per_value=d.engine.state_bytes,
         dp=d.dp,
-    ).fits  # fmt: skip
+    )  # fmt: skip
+    if not d.spec_tokens:
+        return ledger.fits
+    # the draft's layer and its KV cache, as estimate_inference adds them
+    draft = sum(draft_memory(
+        d.spec, d.draft, tp=tp, dp=d.dp, batch=batch, context_tokens=context, precision=d.precision,
+        kv_precision=d.kv_precision, weight_bytes_per_param=d.limits.bits_per_weight / 8,
+        capacity_bytes=d.limits.usable_bytes_per_gpu,
+    ))  # fmt: skip
+    return ledger.total_per_gpu_bytes + draft <= ledger.capacity_bytes
 
 
 def _min_pp(d: _Demand, tp: int) -> int | None:
@@ -233,7 +253,8 @@ def _size(d: _Demand, tp: int, pp: int, fabric: Fabric, notes: tuple[str, ...]) 
             prompt_tokens=d.prompt_tokens, output_tokens=d.output_tokens, ep=d.ep, dp=d.dp,
             precision=d.precision, kv_precision=d.kv_precision,
             weight_bytes_per_param=d.limits.bits_per_weight / 8,
-            memory_capacity_bytes=d.limits.usable_bytes_per_gpu,
+            memory_capacity_bytes=d.limits.usable_bytes_per_gpu, spec_tokens=d.spec_tokens,
+            accept_length=d.accept_length, draft=d.draft,
         )  # fmt: skip
 
     return _choose_batch(d, tp, pp, fabric, notes, max_batch_kv, max_batch, run)
@@ -342,6 +363,7 @@ def _engine_limits(
     gpu_memory_utilization: float | None,
     max_parallel: int | None,
     spec: ModelSpec | None = None,
+    speculative: bool = False,
 ) -> EngineLimits:
     released = spec.release_precision if spec is not None and precision is None else ""
     precision = precision or released or eng.default_precision
@@ -355,7 +377,9 @@ def _engine_limits(
             f"--gpu-memory-utilization {gpu_memory_utilization:g} is not in (0, 1]",
             "give a share of the GPU's memory, e.g. --gpu-memory-utilization 0.9",
         )
-    if max_parallel is None:
+    if max_parallel is None and speculative and eng.max_parallel_speculative:
+        parallel, parallel_src = eng.max_parallel_speculative, eng.max_parallel_speculative_source
+    elif max_parallel is None:
         parallel, parallel_src = eng.max_parallel_on(gpu), eng.max_parallel_source
     elif max_parallel >= 1:
         parallel, parallel_src = max_parallel, "set by --max-parallel"
@@ -402,6 +426,9 @@ def plan_capacity(
     host_ram: str | None = None,
     ep: int | None = None,
     dp: int | None = None,
+    spec_tokens: int | None = None,
+    accept_length: float | None = None,
+    draft: str | None = None,
 ) -> CapacityPlan:
     """Size an inference deployment for ``users`` concurrent streams.
 
@@ -416,7 +443,8 @@ def plan_capacity(
     and checked against ``host_ram`` (each host's free RAM + swap) where given. ``ep`` and ``dp``
     split each replica's experts and attention as `plan` does (expert parallelism and
     data-parallel attention inside the tensor-parallel group); the search then sizes only the
-    tensor-parallel sizes they divide."""
+    tensor-parallel sizes they divide. ``spec_tokens``, ``accept_length`` and ``draft`` serve
+    with speculative decoding as `plan` models it, on replicas without pipeline stages."""
     for name, value in (
         ("users", users),
         ("output-tokens", output_tokens),
@@ -435,7 +463,12 @@ def plan_capacity(
         raise InputError("--gpus-per-node must be at least 1", "give a positive --gpus-per-node")
     gpu = find_gpu(gpu_name)
     eng = find_engine(engine or default_engine(gpu, spec))
-    limits = _engine_limits(gpu, eng, precision, gpu_memory_utilization, max_parallel, spec)
+    n_spec, accept, draft_kind, draft_note = check_speculative(
+        spec, eng.name, spec_tokens, accept_length, draft, 1 if pp is None else pp
+    )
+    limits = _engine_limits(
+        gpu, eng, precision, gpu_memory_utilization, max_parallel, spec, speculative=n_spec > 0
+    )
     kv_prec = serving_kv_precision(limits.precision, kv_precision)
     split = (ep or 1) * (dp or 1) > 1
     if split and eng.multi_gpu == "layers":
@@ -455,7 +488,8 @@ def plan_capacity(
             f"give --tp (a multiple of {unit}), or an --ep/--dp that is a power of two",
         )
     d = _Demand(spec, count_params(spec), gpu, eng, users, prompt_tokens, output_tokens,
-                tpot_slo_s, ttft_slo_s, limits.precision, kv_prec, limits, ep or 1, dp or 1)  # fmt: skip
+                tpot_slo_s, ttft_slo_s, limits.precision, kv_prec, limits, ep or 1, dp or 1,
+                n_spec, accept, draft_kind)  # fmt: skip
 
     def fabric_for(t: int, p: int) -> tuple[Fabric, tuple[str, ...]]:
         fab, fab_notes = resolve_fabric(gpu, t * p, gpus_per_node=gpus_per_node,
@@ -499,6 +533,12 @@ def plan_capacity(
                 f"within {limits.usable_bytes_per_gpu / 1e9:.3g} GB per GPU",
                 "raise --tp or --pp, lower --precision, or shorten the prompt/output",
             )
+        if d.spec_tokens and stages > 1:
+            raise InputError(
+                f"one request needs {stages} pipeline stages at --tp {tp}, and speculative "
+                "decoding with pipeline stages is not modelled (SGLang refuses the two together)",
+                "raise --tp, or drop --spec-tokens",
+            )
         chosen = _size(d, tp, stages, *fabric_for(tp, stages))
         sized = [chosen]
         reason = f"tp {tp}: set by --tp"
@@ -523,6 +563,8 @@ def plan_capacity(
         inside = [f"expert parallel {d.ep}" if d.ep > 1 else "",
                   f"data-parallel attention {d.dp}" if d.dp > 1 else ""]  # fmt: skip
         reason += f"; {' and '.join(x for x in inside if x)} inside each replica (--ep, --dp)"
+    if draft_note:
+        unused = (*unused, draft_note)
     return _assemble(d, chosen, sized, reason, network, notes=unused, more_advice=more)
 
 
@@ -553,6 +595,8 @@ def _search_tp(
     def consider(t: int) -> _Sized | None:
         stages = pp if pp is not None else _min_pp(d, t)
         if stages is None or not _fits(d, t, stages, 1):
+            return None
+        if d.spec_tokens and stages > 1:  # speculative decoding is planned without stages
             return None
         try:
             fab, notes = fabric_for(t, stages)
@@ -734,4 +778,5 @@ def _assemble(
         assumptions=assumptions, limits=lim, tp_reason=reason, options=tuple(x.option() for x in sized),
         model=d.spec.name, gpu=d.gpu.name, offload=off, host=host if off is not None else None,
         host_ram_bytes=ram if off is not None else None, ep=d.ep, dp=d.dp,
+        spec_tokens=d.spec_tokens,
     )  # fmt: skip

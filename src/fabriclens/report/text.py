@@ -575,12 +575,22 @@ def capacity_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     table = Table(title="One replica", box=box.SIMPLE, title_justify="left", show_header=False)
     table.add_column("")
     table.add_column("", justify="right")
+    decode_rows = (
+        [
+            (f"speculative step ({rep['draft']} draft of {rep['spec_tokens']}, verified)",
+             format_time(rep["spec_step_s"])),
+            (f"decode time per token (the step / {rep['accept_length']:g} accepted)",
+             format_time(rep["decode_step_s"])),
+        ]
+        if rep.get("spec_tokens")
+        else [("decode step", format_time(rep["decode_step_s"]))]
+    )  # fmt: skip
     rows = [
         ("requests at once (the engine's limit)", f"{rep['max_batch_kv']}")
         if off
         else ("concurrent requests the KV cache holds", f"{rep['max_batch_kv']}"),
         ("batch that meets the target", f"{rep['batch']}"),
-        ("decode step", format_time(rep["decode_step_s"])),
+        *decode_rows,
         ("time per output token under load", format_time(rep["tpot_s"])),
         ("tokens/s per user", f"{rep['tokens_per_s_per_user']:.1f}"),
         ("tokens/s per replica", f"{rep['tokens_per_s']:,.0f}"),
