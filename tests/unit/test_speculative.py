@@ -171,10 +171,18 @@ def test_plan_reports_the_speculative_step(capsys: pytest.CaptureFixture[str]) -
     assert math.isclose(inf["decode_step_s"] * 2.5, spec["step_s"], rel_tol=1e-3)  # type: ignore[index]
     plain = _json_plan(capsys)
     assert "speculative" not in plain["inference"]  # type: ignore[operator]
+    # the plan states the same batch without the draft beside it
+    assert spec["plain_decode_step_s"] == plain["inference"]["decode_step_s"]  # type: ignore[index]
     assert run(["plan", "deepseek-v3", "--gpu", "h200", "--gpus", "8", "--engine", "sglang",
                 "--spec-tokens", "3", "--accept-length", "2.5"]) == 0  # fmt: skip
     out = " ".join(capsys.readouterr().out.split())  # the terminal's line breaks aside
     assert "speculative step of" in out and "mtp draft's 3 pass(es)" in out, out
+    assert "without the draft" in out and "the draft does not pay" not in out
+    # a large batch that accepts little: verifying 4 positions of 64 requests reads far more
+    # experts, and the draft costs more than it saves
+    assert run(["plan", "deepseek-v3", "--gpu", "h200", "--gpus", "8", "--engine", "sglang",
+                "--spec-tokens", "3", "--accept-length", "1.2", "--batch", "64"]) == 0  # fmt: skip
+    assert "slower: the draft does not pay" in " ".join(capsys.readouterr().out.split())
 
 
 @pytest.mark.parametrize(

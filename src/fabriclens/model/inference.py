@@ -165,6 +165,7 @@ class InferenceEstimate:
     # tokens) and its draft passes; decode_step_s is then that step over the accept length
     spec_step_s: float = 0.0
     draft_s: float = 0.0
+    plain_decode_step_s: float = 0.0  # the same batch's decode step without the draft
     accept_length: float = 1.0
     spec_tokens: int = 0
     draft: str = ""
@@ -765,12 +766,19 @@ def estimate_inference(
     prefill_s += prefill_comm + overhead
     speculative = spec_tokens > 0
     drafted = None
+    plain_step = 0.0  # the same batch decoded without a draft, beside a speculative plan
     if speculative:
         drafted = draft_pass(
             spec, draft, gpu, fabric, engine, tp=tp, batch=batch, prompt_tokens=prompt_tokens,
             output_tokens=output_tokens, ep=ep, dp=dp, precision=precision,
             kv_precision=kv_precision, weight_bytes_per_param=wbytes,
         )  # fmt: skip
+        plain_step = estimate_inference(
+            spec, counts, gpu, fabric, engine, tp=tp, pp=pp, batch=batch,
+            prompt_tokens=prompt_tokens, output_tokens=output_tokens, ep=ep, dp=dp,
+            precision=precision, kv_precision=kv_precision, weight_bytes_per_param=wbytes,
+            memory_capacity_bytes=memory_capacity_bytes,
+        ).decode_step_s  # fmt: skip
     t_draft = spec_tokens * drafted.time_s if drafted else 0.0
     hidden = 0.0
     if engine.overlaps_for(spec, pp, speculative):
@@ -1013,6 +1021,7 @@ def estimate_inference(
         host_step_hidden_s=hidden,
         overlap_since=engine.overlap_since if hidden else "",
         spec_step_s=spec_step if speculative else 0.0,
+        plain_decode_step_s=plain_step,
         draft_s=t_draft,
         accept_length=accept_length,
         spec_tokens=spec_tokens,

@@ -232,6 +232,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
                 "draft": inf.draft,
                 "step_s": _r(inf.spec_step_s),
                 "draft_s": _r(inf.draft_s),
+                "plain_decode_step_s": _r(inf.plain_decode_step_s),
             }
         if plan.offload is None:  # layers in host memory: the host-memory rows judge that
             doc["inference"]["likely"] = _decode_likely_doc(plan)

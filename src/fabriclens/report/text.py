@@ -304,7 +304,14 @@ def inference_lines(doc: dict[str, Any]) -> list[RenderableType]:
     per = (
         f"{format_time(inf['decode_step_s'])} a token: a speculative step of "
         f"{format_time(spec['step_s'])} ({format_time(spec['draft_s'])} of it the {spec['draft']} "
-        f"draft's {spec['spec_tokens']} pass(es)) emits {spec['accept_length']:g} tokens a sequence"
+        f"draft's {spec['spec_tokens']} pass(es)) emits {spec['accept_length']:g} tokens a sequence; "
+        f"without the draft {format_time(spec['plain_decode_step_s'])} a token, "
+        f"{spec['plain_decode_step_s'] / inf['decode_step_s']:.2f}x the speed with it"
+        + (
+            " (slower: the draft does not pay at this batch)"
+            if spec["plain_decode_step_s"] < inf["decode_step_s"]
+            else ""
+        )
         if spec
         else f"{format_time(inf['decode_step_s'])} per step"
     )
