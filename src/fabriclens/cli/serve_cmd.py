@@ -32,6 +32,8 @@ def serve(
     plan_gpus: Annotated[int, typer.Option(help="Planner comparison: GPUs (tensor parallel)")] = 1,
     plan_model: Annotated[str | None, typer.Option(help="Planner comparison: catalog model [default: --model]")] = None,
     plan_engine: Annotated[str | None, typer.Option(help="Planner comparison: engine serving it (vllm, sglang, tgi, trtllm, ollama; vllm@0.8.5 names a release) [default: ollama for the Ollama API, else vllm]")] = None,
+    plan_spec_tokens: Annotated[int | None, typer.Option(help="Planner comparison: speculative decoding's draft tokens a step, as the server runs it (see `plan --spec-tokens`)")] = None,
+    plan_accept_length: Annotated[float | None, typer.Option(help="Planner comparison: the accept length the server reports with --plan-spec-tokens (SGLang's 'accept len' in its log, vLLM's spec-decode metrics)")] = None,
     seed: Annotated[int, typer.Option(help="Seed for prompts and arrival times")] = 0,
     plot: Annotated[Path | None, typer.Option(help="Write latency vs throughput to this PNG")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
@@ -73,16 +75,25 @@ def serve(
     for name, value in (("prompt-tokens", prompt_tokens), ("output-tokens", output_tokens)):
         if not 1 <= value <= 1_000_000:
             raise InputError(f"--{name} {value} is outside 1..1000000", f"give --{name} 128")
+    planner_only = [flag for flag, value in (("--plan-model", plan_model), ("--plan-engine", plan_engine),
+                    ("--plan-spec-tokens", plan_spec_tokens), ("--plan-accept-length", plan_accept_length))
+                    if value is not None]  # fmt: skip
+    if planner_only and not plan_gpu:
+        raise InputError(
+            f"{planner_only[0]} describes the planner comparison, which needs --plan-gpu",
+            "add --plan-gpu (the GPU serving the model), or drop " + planner_only[0],
+        )
     targets = parse_slo(slo) if slo else {}
     headers = parse_headers(header)
     prompt_list = _prompts(prompts, prompt_tokens, output_tokens, seed)
     count_tokens = _tokenizer(tokenizer)
     engine = plan_engine or ("ollama" if chosen_api == "ollama" else "vllm")
-    expected_for = (
-        _planner(plan_model or model, plan_gpu, plan_gpus, prompt_tokens, output_tokens, engine)
-        if plan_gpu
-        else None
-    )
+    expected_for = None
+    if plan_gpu:
+        expected_for = _planner(
+            plan_model or model, plan_gpu, plan_gpus, prompt_tokens, output_tokens, engine,
+            plan_spec_tokens, plan_accept_length,
+        )  # fmt: skip
     if plot is not None:
         from fabriclens.report.plots import require_matplotlib
 
@@ -267,10 +278,18 @@ def _tokenizer(path: Path | None) -> Any:
 
 
 def _planner(
-    model: str, gpu: str, gpus: int, prompt_tokens: int, output_tokens: int, engine: str
+    model: str,
+    gpu: str,
+    gpus: int,
+    prompt_tokens: int,
+    output_tokens: int,
+    engine: str,
+    spec_tokens: int | None = None,
+    accept_length: float | None = None,
 ) -> Any:
     """What the capacity planner expects at a given concurrency on ``gpus`` x ``gpu`` served by
-    ``engine`` (its weights format, its cap on requests at once, how it schedules prompts)."""
+    ``engine`` (its weights format, its cap on requests at once, how it schedules prompts), with
+    speculative decoding where the server runs it (``spec_tokens``, ``accept_length``)."""
     from fabriclens.catalog import find_model
     from fabriclens.plan.capacity import plan_capacity
 
@@ -278,7 +297,8 @@ def _planner(
 
     def expected(users: int) -> dict[str, Any]:
         plan = plan_capacity(spec, gpu, users=users, output_tokens=output_tokens, prompt_tokens=prompt_tokens,
-                             tpot_slo_s=1e9, tp=gpus, engine=engine)  # fmt: skip
+                             tpot_slo_s=1e9, tp=gpus, engine=engine, spec_tokens=spec_tokens,
+                             accept_length=accept_length)  # fmt: skip
         return {
             "model": spec.name, "gpu": gpu, "gpus": gpus, "engine": plan.limits.engine, "batch": plan.batch,
             "output_tokens_per_s": plan.replica_tokens_per_s, "tpot_s": plan.tpot_s, "ttft_s": plan.ttft_s,
