@@ -324,13 +324,13 @@ def test_the_sglang_moe_caveat_states_the_published_runs() -> None:
     assert span("minimax-m2.5") == (2.3, 3.7) and span("qwen3-coder-480b-a35b") == (1.8, 2.5)
     assert span("deepseek-v3") == (1.8, 2.6)  # DeepSeek-V3.1's rows
     assert span("glm-4.7-flash") == (1.8, 3.3)
-    assert span("nvidia-new") == (1.3, 2.5) and span("kimi") == (1.2, 9.0)
+    assert span("nvidia-new") == (1.3, 2.5) and span("kimi") == (1.2, 13.4)
     assert round(max(ratios["rest"]), 1) == 1.6 and span("dp-attention") == (1.7, 4.3)
     assert round(max(max(v) for k, v in ratios.items() if k != "kimi"), 1) == 4.3
     assert round(max(c.predicted / c.measured for c in modern), 1) == 1.4
     caveat = find_engine("sglang").moe_caveat
     for text in ("up to 4.3x slower", "2.3-3.7x", "1.8-2.5x", "1.8-2.6x", "1.8-3.3x", "1.3-2.5x",
-                 "up to 1.6x", "1.7-4.3x", "1.2-9.0x", "at most 1.4x faster"):  # fmt: skip
+                 "up to 1.6x", "1.7-4.3x", "1.2-13.4x", "at most 1.4x faster"):  # fmt: skip
         assert text in caveat, text
 
 

@@ -24,6 +24,9 @@ GPUS = {
     "rtx-3070": (40.6, 8.6, 448), "rtx-3080-ti": (68.2, 12.9, 912), "rtx-4070-ti": (80.2, 12.9, 504),
     "rtx-3060": (25.5, 12.9, 360), "rtx-4060-ti-16gb": (44.1, 17.2, 288), "rtx-4070": (58.3, 12.9, 504),
     "rtx-5080": (112.6, 17.1, 960), "rtx-a6000": (154.8, 51.5, 768), "rtx-6000-ada": (364.2, 51.5, 960),
+    # AMD's datasheets as ml-engineering and the CDNA 2 white paper quote them (catalog sources)
+    "mi325x": (1307.4, 274.9, 6000), "mi350x": (2306.9, 309.2, 8000),
+    "mi355x": (2516.6, 309.2, 8000), "mi250x": (191.5, 68.7, 1638.4),
 }  # fmt: skip
 # name -> (kind, NICs per node, per-node Gbit/s)
 CLOUD = {
@@ -42,6 +45,24 @@ def test_gpu_figures(name: str) -> None:
     assert g.hbm_bw_bytes_per_s / 1e9 == pytest.approx(bw_gbps, rel=0.01)
     find_link(g.intra_link)  # every GPU's links exist
     find_link(g.host_link)
+
+
+def test_an_mi250x_is_two_gpus_to_the_software() -> None:
+    """ROCm and PyTorch see each of an MI250X's two GCDs as a GPU: the entry is one GCD, half the
+    module's 383.0 TFLOPS, 3.2768 TB/s and 128 GB (AMD CDNA 2 white paper), and a GCD as a Cray
+    runtime reports it holds 68,702,699,520 bytes."""
+    g = find_gpu("instinct-mi250x")
+    assert g.bf16_flops_per_s * 2 == pytest.approx(383.0e12)
+    assert g.hbm_bw_bytes_per_s * 2 == pytest.approx(3.2768e12)
+    assert g.memory_bytes == 68_702_699_520 and 2 * g.memory_bytes < 128 * 2**30 * 1.03
+    assert "GCD" in g.title and g.generation == "cdna2"
+
+
+def test_mi325x_is_an_mi300x_with_more_memory() -> None:
+    """Same CDNA 3 compute (MI325X and MI300X datasheets), more and faster memory."""
+    a, b = find_gpu("mi300x"), find_gpu("mi325x")
+    assert (a.bf16_flops_per_s, a.fp8_flops_per_s) == (b.bf16_flops_per_s, b.fp8_flops_per_s)
+    assert b.memory_bytes > a.memory_bytes and b.hbm_bw_bytes_per_s > a.hbm_bw_bytes_per_s
 
 
 def test_h800_is_not_an_h100() -> None:
