@@ -27,6 +27,8 @@ GPUS = {
     # AMD's datasheets as ml-engineering and the CDNA 2 white paper quote them (catalog sources)
     "mi325x": (1307.4, 274.9, 6000), "mi350x": (2306.9, 309.2, 8000),
     "mi355x": (2516.6, 309.2, 8000), "mi250x": (191.5, 68.7, 1638.4),
+    # NVIDIA's datasheets (dense: half the figures printed with sparsity); memory as nvidia-smi
+    "h100-nvl": (835.5, 100.5, 3900), "a30": (165, 25.8, 933),
 }  # fmt: skip
 # name -> (kind, NICs per node, per-node Gbit/s)
 CLOUD = {
