@@ -388,3 +388,6 @@ def test_planner_comparison_with_speculative_decoding(
     assert run(["bench", "serve", url, "--model", "m", "--plan-spec-tokens", "3"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "needs --plan-gpu" in err
+    assert run(["bench", "serve", url, "--model", "m", *args, "--plan-spec-tokens", "3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "needs --plan-accept-length" in err

@@ -83,6 +83,13 @@ def serve(
             f"{planner_only[0]} describes the planner comparison, which needs --plan-gpu",
             "add --plan-gpu (the GPU serving the model), or drop " + planner_only[0],
         )
+    if (plan_spec_tokens is None) != (plan_accept_length is None):
+        given, missing = (("--plan-spec-tokens", "--plan-accept-length") if plan_accept_length is None
+                          else ("--plan-accept-length", "--plan-spec-tokens"))  # fmt: skip
+        raise InputError(
+            f"{given} needs {missing}: the plan of a speculative server takes both",
+            f"add {missing} (the server reports its accept length), or drop {given}",
+        )
     targets = parse_slo(slo) if slo else {}
     headers = parse_headers(header)
     prompt_list = _prompts(prompts, prompt_tokens, output_tokens, seed)
