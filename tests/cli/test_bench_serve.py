@@ -391,3 +391,32 @@ def test_planner_comparison_with_speculative_decoding(
     assert run(["bench", "serve", url, "--model", "m", *args, "--plan-spec-tokens", "3"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "needs --plan-accept-length" in err
+
+
+def test_the_servers_own_speculation_is_read_and_planned(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After the load test bench serve asks the server what it ran (SGLang's /server_info, vLLM's
+    /metrics): a speculative server's draft length and accept length are reported and, with
+    --plan-gpu, planned; a plain server reports none, and says what was asked."""
+    args = ("--concurrency", "1", "--requests", "2", "--output-tokens", "4", "--plan-gpu", "h200",
+            "--plan-gpus", "8", "--plan-model", "deepseek-v3", "--plan-engine", "sglang")  # fmt: skip
+    plain_url = server("--ttft", "0.01", "--itl", "0.001")
+    plain = _serve(capsys, plain_url, *args)
+    assert plain["server_speculation"]["reported"] is False
+    assert "/server_info: 200" in plain["server_speculation"]["why"]  # answered, no speculation
+    spec_url = server("--ttft", "0.01", "--itl", "0.001", "--spec-tokens", "3",
+                      "--accept-length", "2.5")  # fmt: skip
+    doc = _serve(capsys, spec_url, *args)
+    told = doc["server_speculation"]
+    assert told["reported"] and (told["spec_tokens"], told["accept_length"]) == (3, 2.5)
+    assert told["source"] == "SGLang /server_info"
+    expected = doc["results"][0]["expected"]
+    assert expected["speculation"] == "as the server reports it"
+    assert expected["tpot_s"] < plain["results"][0]["expected"]["tpot_s"] / 1.5
+    # what the user gives wins over what the server says
+    given = _serve(
+        capsys, spec_url, *args, "--plan-spec-tokens", "3", "--plan-accept-length", "1.5"
+    )
+    assert "speculation" not in given["results"][0]["expected"]
+    assert given["results"][0]["expected"]["tpot_s"] > expected["tpot_s"]

@@ -123,6 +123,19 @@ class ClientCost:
         }
 
 
+def request_head(target: Target, line: str, headers: dict[str, str], extra: list[str]) -> bytes:
+    """An HTTP/1.1 request's head: ``line`` (method and path), the target's Host and credentials,
+    one connection per request, ``extra`` and the user's ``headers`` (ValueError for one that
+    would inject a header)."""
+    head = [f"{line} HTTP/1.1", f"Host: {target.netloc}", "User-Agent: fabriclens", "Accept: */*",
+            "Connection: close", *extra]  # fmt: skip
+    check_header_values(headers)
+    if target.auth and "authorization" not in {k.lower() for k in headers}:
+        head.append(f"Authorization: {target.auth}")
+    head += [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1", "replace")
+
+
 async def one_request(target: Target, body: bytes, headers: dict[str, str], timeout_s: float,
                       level_t0: float, cost: ClientCost,
                       count_tokens: Callable[[str], int] | None = None) -> RequestRecord:  # fmt: skip
@@ -148,14 +161,9 @@ async def one_request(target: Target, body: bytes, headers: dict[str, str], time
                                                            server_hostname=target.host if ctx else None)  # fmt: skip
             writer = opened
             connect = time.perf_counter() - t0
-            head = [f"POST {target.path} HTTP/1.1", f"Host: {target.netloc}", "User-Agent: fabriclens",
-                    "Accept: */*", "Connection: close", "Content-Type: application/json",
-                    f"Content-Length: {len(body)}"]  # fmt: skip
-            check_header_values(headers)
-            if target.auth and "authorization" not in {k.lower() for k in headers}:
-                head.append(f"Authorization: {target.auth}")
-            head += [f"{k}: {v}" for k, v in headers.items()]
-            opened.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1", "replace") + body)
+            head = request_head(target, f"POST {target.path}", headers,
+                                ["Content-Type: application/json", f"Content-Length: {len(body)}"])  # fmt: skip
+            opened.write(head + body)
             await opened.drain()
             response = ResponseLines()
             done = malformed = whole = False

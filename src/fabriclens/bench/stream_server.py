@@ -52,6 +52,10 @@ class ServerConfig:
     )
     max_body_bytes: int = 1 << 20  # a longer request body is refused with 413
     max_connections: int = 1024  # connections served at once; more are answered 503
+    # a speculative server: draft tokens a step and the accept length it reports, as SGLang's
+    # GET /server_info and vLLM's GET /metrics do (0: plain decode, neither served)
+    spec_tokens: int = 0
+    accept_length: float = 1.0
 
 
 class StreamServer:
@@ -60,6 +64,7 @@ class StreamServer:
         self.requests = 0
         self.open = 0  # connections being served
         self.started = int(time.time())
+        self.tokens_out = 0  # output tokens streamed, for the speculative counters
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.open += 1
@@ -96,6 +101,9 @@ class StreamServer:
                       "created": self.started, "owned_by": "fabriclens"}]}  # fmt: skip
             await self._plain(writer, 200, json.dumps(models).encode())
             return
+        if method == "GET" and self.config.spec_tokens and route in ("/server_info", "/metrics"):
+            await self._speculation(writer, route)
+            return
         if method != "POST":
             await self._plain(writer, 200, b"fabriclens stream server\n", "text/plain")
             return
@@ -117,6 +125,25 @@ class StreamServer:
             return
         await self._stream(writer, route, req, arrived, n)
 
+    async def _speculation(self, writer: asyncio.StreamWriter, route: str) -> None:
+        """SGLang's server information or vLLM's counters for the speculation configured: a step
+        emits accept_length tokens, so drafts = tokens / accept_length steps."""
+        c = self.config
+        drafts = self.tokens_out / c.accept_length
+        if route == "/server_info":
+            info = {"model_path": c.model, "speculative_algorithm": "EAGLE",
+                    "speculative_num_steps": c.spec_tokens, "speculative_eagle_topk": 1,
+                    "speculative_num_draft_tokens": c.spec_tokens + 1,
+                    "internal_states": [{"avg_spec_accept_length": c.accept_length,
+                                         "last_gen_throughput": 0.0}]}  # fmt: skip
+            await self._plain(writer, 200, json.dumps(info).encode())
+            return
+        label = f'{{engine="0",model_name="{c.model}"}}'
+        lines = [f"vllm:spec_decode_num_drafts_total{label} {drafts:.1f}",
+                 f"vllm:spec_decode_num_draft_tokens_total{label} {drafts * c.spec_tokens:.1f}",
+                 f"vllm:spec_decode_num_accepted_tokens_total{label} {drafts * (c.accept_length - 1):.1f}"]  # fmt: skip
+        await self._plain(writer, 200, ("\n".join(lines) + "\n").encode(), "text/plain")
+
     async def _plain(self, writer: asyncio.StreamWriter, status: int, body: bytes,
                      kind: str = "application/json") -> None:  # fmt: skip
         reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 413: "Content Too Large",
@@ -137,6 +164,7 @@ class StreamServer:
         )
         capped = isinstance(want, int) and 0 < want <= 100_000
         tokens: int = want if isinstance(want, int) and capped else c.tokens
+        self.tokens_out += tokens
         # "length": the answer stopped at the client's max_tokens; "stop": the server chose its end
         finish = "length" if capped else "stop"
         prompt = req.get("prompt") or json.dumps(req.get("messages", ""))
@@ -382,6 +410,21 @@ def parser() -> argparse.ArgumentParser:
         help="connections served at once; more are answered 503",
     )
     add(
+        "--spec-tokens",
+        type=_number(int, 0, 64),
+        default=0,
+        metavar="N",
+        help="act as a speculative server with N draft tokens a step: GET /server_info (SGLang's) "
+        "and /metrics (vLLM's counters) report it; 0 turns it off",
+    )
+    add(
+        "--accept-length",
+        type=_number(float, 1),
+        default=ServerConfig.accept_length,
+        metavar="A",
+        help="with --spec-tokens: the accept length those endpoints report (1 to N + 1)",
+    )
+    add(
         "--lifetime",
         type=seconds,
         default=0.0,
@@ -395,7 +438,11 @@ def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     config = ServerConfig(a.ttft, a.itl, a.tokens_per_chunk, a.tokens, not a.no_usage, a.error_every,
                           a.disconnect_every, a.malformed_every, a.never_stream, a.model, a.max_body,
-                          a.max_connections)  # fmt: skip
+                          a.max_connections, a.spec_tokens, a.accept_length)  # fmt: skip
+    if a.spec_tokens and a.accept_length > a.spec_tokens + 1:
+        parser().error(
+            f"--accept-length {a.accept_length:g} is above --spec-tokens + 1 ({a.spec_tokens + 1})"
+        )
     try:
         asyncio.run(serve(config, a.bind, a.port, a.lifetime))
     except KeyboardInterrupt:

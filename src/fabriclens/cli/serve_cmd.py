@@ -112,6 +112,7 @@ def serve(
         )
 
     results: list[dict[str, Any]] = []
+    users: list[int] = []  # the concurrency each level's expectation is planned at
     costs = []
     from fabriclens.cli._progress import terminal_progress
 
@@ -132,16 +133,26 @@ def serve(
                 duration_s=duration, seed=seed, count_tokens=count_tokens, on_done=done))  # fmt: skip
             entry = {"concurrency": level.concurrency, "rate": level.rate,
                      **aggregate(records, wall, targets), "client": cost.summary()}  # fmt: skip
+            users.append(level.concurrency or max(1, round(level.rate or 1)))
             if expected_for is not None:
-                entry["expected"] = expected_for(
-                    level.concurrency or max(1, round(level.rate or 1))
-                )
+                entry["expected"] = expected_for(users[-1])
             results.append(entry)
             costs.append(cost)
             if entry["completed"] == 0 and _unreachable(entry["errors"]):
                 break  # nothing answers: the rest of the sweep would say the same
     from fabriclens.redact import redact_url
 
+    speculation = _server_speculation(chosen_api, target, headers, results)
+    if plan_gpu and plan_spec_tokens is None and speculation.get("plannable"):
+        # the server decodes speculatively: plan it as it reports it, where the engine planned can
+        try:
+            planned = _planner(plan_model or model, plan_gpu, plan_gpus, prompt_tokens, output_tokens,
+                               engine, speculation["spec_tokens"], speculation["accept_length"])  # fmt: skip
+        except InputError as exc:
+            speculation["note"] = f"not planned with it: {exc}"
+        else:
+            for entry, n in zip(results, users, strict=False):
+                entry["expected"] = {**planned(n), "speculation": "as the server reports it"}
     doc = {
         "url": redact_url(url),
         "api": chosen_api,
@@ -149,6 +160,7 @@ def serve(
         "mode": "open loop" if rate else "closed loop",
         "results": results,
         "client_overhead": ClientCost.merged(costs).summary(),
+        "server_speculation": speculation,
         "assumptions": _assumptions(chosen_api, prompts is None, results),
     }  # fmt: skip
     if plot is not None:
@@ -165,6 +177,28 @@ def serve(
         )
     if any(r["errors"] for r in results):
         raise typer.Exit(int(ExitStatus.FINDINGS))
+
+
+def _server_speculation(api: str, target: Any, headers: dict[str, str],
+                        results: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+    """What the server reports of its speculative decoding after the load test (SGLang's
+    /server_info, vLLM's /metrics): ``reported`` and its figures, or why not."""
+    if api != "openai":
+        return {"reported": False, "why": "not asked: Ollama does not report speculative decoding"}
+    if not any(r["completed"] for r in results):
+        return {"reported": False, "why": "not asked: no request was answered"}
+    from fabriclens.bench.server_state import read_speculation
+
+    found, how = read_speculation(target, headers)
+    if found is None:
+        return {"reported": False, "why": how}
+    chain = found.topk == 1
+    return {
+        "reported": True, "source": found.source, "algorithm": found.algorithm,
+        "spec_tokens": found.spec_tokens, "accept_length": found.accept_length, "topk": found.topk,
+        "plannable": chain and found.accept_length is not None,
+        "note": "" if chain else f"a tree of drafts (top-k {found.topk}): the plan models chains, so its expectation is plain decode",
+    }  # fmt: skip
 
 
 def _levels(

@@ -107,6 +107,16 @@ def bench_serve_renderables(doc: dict[str, Any]) -> list[RenderableType]:
         notes.append(
             f" · connect p50 {_ms(first['connect_s'], 'p50')} ms (the path's round trip, inside TTFT)\n"
         )
+    spec = doc.get("server_speculation") or {}
+    if spec.get("reported"):
+        accept = spec["accept_length"]
+        notes.append("Server: ", style="bold")
+        notes.append(f"speculative decoding ({spec['algorithm'] or 'drafts'}), {spec['spec_tokens']} draft "
+                     f"token(s) a step, accept length "
+                     f"{'not yet measured' if accept is None else format(accept, '.2f')} ({spec['source']})"
+                     + ("; the planner rows plan it" if any((r.get("expected") or {}).get("speculation")
+                                                          for r in doc["results"]) else "")
+                     + (f"; {spec['note']}" if spec.get("note") else "") + "\n")  # fmt: skip
     cost = doc["client_overhead"]
     if cost["per_chunk_ms"] is not None:
         notes.append("Client overhead: ", style="bold")
