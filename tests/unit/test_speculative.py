@@ -274,3 +274,11 @@ def test_capacity_refuses_speculative_decoding_with_pipeline_stages(
     assert run([*argv, "--gpu", "rtx-4090", "--tp", "1", "--engine", "vllm"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "16 pipeline stages" in err and "raise --tp" in err
+
+
+def test_an_mtp_draft_for_a_model_without_one_is_said(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["plan", "llama-3.1-8b", "-w", "inference", "--gpus", "1", "--spec-tokens", "3",
+            "--accept-length", "2", "--draft", "mtp", "--json"]  # fmt: skip
+    assert run(argv) == 0
+    notes = " ".join(json.loads(capsys.readouterr().out)["assumptions"])
+    assert "not released with a next-token (MTP) layer" in notes

@@ -1004,6 +1004,16 @@ def check_speculative(
             f"unknown --draft {draft!r}",
             f"choose one of {', '.join(DRAFT_KINDS)}",
         )
+    if draft == "mtp" and default_draft(spec) != "mtp":
+        return (
+            spec_tokens,
+            accept_length,
+            draft,
+            (
+                f"draft: mtp, but {spec.name} is not released with a next-token (MTP) layer: planned as "
+                "one more decoder layer of its kind, as a trained one would be"
+            ),
+        )
     return spec_tokens, accept_length, draft, None
 
 
