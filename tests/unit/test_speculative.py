@@ -248,6 +248,9 @@ def test_capacity_serves_with_speculative_decoding() -> None:
     spec_plan = plan_capacity(spec, "h200", spec_tokens=3, accept_length=2.5, **kw)  # type: ignore[arg-type]
     assert plain.slo_met and spec_plan.slo_met
     assert spec_plan.gpus < plain.gpus and spec_plan.batch > plain.batch
+    # the plan says what the same demand takes without the draft
+    assert any(a.startswith(f"without the draft: {plain.gpus} GPUs") for a in spec_plan.advice)
+    assert not any(a.startswith("without the draft") for a in plain.advice)
     assert spec_plan.max_batch_kv < plain.max_batch_kv
     assert (
         spec_plan.limits.max_parallel == 48

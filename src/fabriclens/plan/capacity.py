@@ -565,6 +565,17 @@ def plan_capacity(
         reason += f"; {' and '.join(x for x in inside if x)} inside each replica (--ep, --dp)"
     if draft_note:
         unused = (*unused, draft_note)
+    if n_spec:  # what the same demand takes without the draft
+        plain = plan_capacity(
+            spec, gpu_name, users=users, output_tokens=output_tokens, prompt_tokens=prompt_tokens,
+            tpot_slo_s=tpot_slo_s, ttft_slo_s=ttft_slo_s, tp=tp, pp=pp,
+            gpus_per_node=gpus_per_node, network=network, nics_per_node=nics_per_node,
+            engine=engine, precision=precision, kv_precision=kv_precision,
+            gpu_memory_utilization=gpu_memory_utilization, max_parallel=max_parallel, ep=ep, dp=dp,
+        )  # fmt: skip
+        met = "meets the target" if plain.slo_met else "does not meet the target"
+        more = (*more, f"without the draft: {counted(plain.gpus, 'GPU')} ({counted(plain.replicas, 'replica')} "
+                       f"of tp {plain.tp}), {plain.tpot_s * 1e3:.3g} ms per token, {met}")  # fmt: skip
     return _assemble(d, chosen, sized, reason, network, notes=unused, more_advice=more)
 
 
