@@ -165,7 +165,7 @@ class InferenceEstimate:
     # tokens) and its draft passes; decode_step_s is then that step over the accept length
     spec_step_s: float = 0.0
     draft_s: float = 0.0
-    plain_decode_step_s: float = 0.0  # the same batch's decode step without the draft
+    plain_decode_step_s: float = 0.0  # the same batch without the draft (set by the planner)
     accept_length: float = 1.0
     spec_tokens: int = 0
     draft: str = ""
@@ -462,6 +462,21 @@ def draft_memory(
         kv_bytes_per_value=WEIGHT_BYTES[kv_precision], capacity_bytes=capacity_bytes,
         weight_bytes_per_param=wbytes, dp=dp,
     )  # fmt: skip
+    return _draft_adds(spec, kind, d, counts, mem, tp, wbytes)
+
+
+def _draft_adds(
+    spec: ModelSpec,
+    kind: str,
+    d: ModelSpec,
+    counts: ParamCounts,
+    mem: MemoryLedger,
+    tp: int,
+    wbytes: float,
+) -> tuple[float, float]:
+    """(weights, KV cache) per GPU the draft ``d`` adds, from its own ledger: less the
+    embedding and LM head it shares with the model (an EAGLE-3 head keeps its own), plus its
+    fc kept whole on every rank."""
     shared = counts.embedding + (head_params(d, counts) if kind != "eagle3" else 0.0)
     weights = mem.per_gpu_bytes["weights"] - shared / tp * wbytes + _fc_bytes(spec, kind)
     return weights, mem.per_gpu_bytes["kv_cache"]
@@ -489,20 +504,17 @@ def draft_pass(
     read whole in 16 bits on every rank and DRAFT_EXTRA_KERNELS more gaps; the engine's per-step
     host time is counted once, in the step."""
     d = draft_layer_spec(spec, kind)
+    counts = count_params(d)
     dprec, wbytes = _draft_format(kind, precision, weight_bytes_per_param)
     est = estimate_inference(
-        d, count_params(d), gpu, fabric, replace(engine, step_overhead_s=0.0), tp=tp, pp=1,
+        d, counts, gpu, fabric, replace(engine, step_overhead_s=0.0), tp=tp, pp=1,
         batch=batch, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
         ep=ep if d.is_moe else 1, dp=dp, precision=dprec, kv_precision=kv_precision,
         weight_bytes_per_param=wbytes,
     )  # fmt: skip
     gaps = DRAFT_EXTRA_KERNELS * engine.layer_overhead_s / DENSE_LAYER_KERNELS
     mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
-    weights, kv = draft_memory(
-        spec, kind, tp=tp, dp=dp, batch=batch, context_tokens=prompt_tokens + output_tokens,
-        precision=precision, kv_precision=kv_precision, weight_bytes_per_param=weight_bytes_per_param,
-        capacity_bytes=gpu.memory_bytes,
-    )  # fmt: skip
+    weights, kv = _draft_adds(spec, kind, d, counts, est.memory, tp, wbytes)
     return DraftPass(
         time_s=est.decode_step_s + _fc_bytes(spec, kind) / mem_rate + gaps,
         weights_bytes_per_gpu=weights,
@@ -766,19 +778,12 @@ def estimate_inference(
     prefill_s += prefill_comm + overhead
     speculative = spec_tokens > 0
     drafted = None
-    plain_step = 0.0  # the same batch decoded without a draft, beside a speculative plan
     if speculative:
         drafted = draft_pass(
             spec, draft, gpu, fabric, engine, tp=tp, batch=batch, prompt_tokens=prompt_tokens,
             output_tokens=output_tokens, ep=ep, dp=dp, precision=precision,
             kv_precision=kv_precision, weight_bytes_per_param=wbytes,
         )  # fmt: skip
-        plain_step = estimate_inference(
-            spec, counts, gpu, fabric, engine, tp=tp, pp=pp, batch=batch,
-            prompt_tokens=prompt_tokens, output_tokens=output_tokens, ep=ep, dp=dp,
-            precision=precision, kv_precision=kv_precision, weight_bytes_per_param=wbytes,
-            memory_capacity_bytes=memory_capacity_bytes,
-        ).decode_step_s  # fmt: skip
     t_draft = spec_tokens * drafted.time_s if drafted else 0.0
     hidden = 0.0
     if engine.overlaps_for(spec, pp, speculative):
@@ -1021,7 +1026,6 @@ def estimate_inference(
         host_step_hidden_s=hidden,
         overlap_since=engine.overlap_since if hidden else "",
         spec_step_s=spec_step if speculative else 0.0,
-        plain_decode_step_s=plain_step,
         draft_s=t_draft,
         accept_length=accept_length,
         spec_tokens=spec_tokens,

@@ -6,6 +6,7 @@ import itertools
 import math
 import re
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from fabriclens.catalog import (
@@ -1084,7 +1085,8 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     if draft_note:
         notes.append(draft_note)
     wbytes = engine.bytes_per_weight(precision)  # the engine's format (GGUF Q4_K_M: 4.89 bits)
-    est = estimate_inference(
+    serve = partial(
+        estimate_inference,
         spec,
         counts,
         gpu,
@@ -1100,10 +1102,10 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         precision=precision,
         kv_precision=kv_precision,
         weight_bytes_per_param=wbytes,
-        spec_tokens=spec_tokens,
-        accept_length=accept_length,
-        draft=draft,
     )
+    est = serve(spec_tokens=spec_tokens, accept_length=accept_length, draft=draft)
+    if spec_tokens:  # the same batch without the draft, beside it
+        est = replace(est, plain_decode_step_s=serve().decode_step_s)
     offload = host = None
     host_ram = host_ram_size(req.host_ram) if req.host_ram is not None else None
     split = req.gpu_layers is not None and req.gpu_layers <= spec.layers
