@@ -388,3 +388,35 @@ def test_busiest_rank_experts_is_the_expected_maximum(
     assert busiest_rank_experts(experts, per_token, tokens, ep) >= (
         experts_touched(experts, per_token, tokens) / ep
     )
+
+
+def test_a_whole_projection_query_key_norm_exchanges_between_tensor_parallel_ranks() -> None:
+    """MiniMax-M2's query and key norms span every head, so at tensor parallel each layer
+    all-reduces the two sums of squares of a token (8 bytes; SGLang's MiniMaxM2QKRMSNorm, vLLM's
+    MiniMaxText01RMSNormTP.forward_qk), and OLMo 2 gathers the whole query and key projections
+    (vLLM's Olmo2Attention._apply_qk_norm). Per-head norms (Qwen3) need nothing, nor one rank."""
+    fabric = Fabric(find_link("nvlink5-nvswitch"), None, 8)
+    sglang = find_engine("sglang")
+
+    def plan(name: str, tp: int, batch: int = 1):  # type: ignore[no-untyped-def]
+        spec = find_model(name)
+        return spec, estimate_inference(spec, count_params(spec), find_gpu("b200"), fabric,
+                                        sglang, tp=tp, pp=1, batch=batch, prompt_tokens=600,
+                                        output_tokens=400, precision="fp8")  # fmt: skip
+
+    spec, est = plan("minimax-m2.5", 8, batch=4)
+    assert spec.qk_norm_exchange == "all_reduce"
+    norm = [c for c in est.comm if c.size_bytes == 4 * 8.0]
+    assert len(norm) == 1 and norm[0].op == "all_reduce" and norm[0].count_per_token == spec.layers
+    assert any("sums of squares" in a for a in est.assumptions)
+    alone = plan("minimax-m2.5", 1)[1]
+    assert not alone.comm and not any("sums of squares" in a for a in alone.assumptions)
+
+    spec, est = plan("olmo-2-13b", 2)
+    gathers = [c for c in est.comm if c.op == "all_gather"]
+    assert [c.size_bytes for c in gathers] == [5120 * 2.0, 5120 * 2.0]  # 40 heads x 128, q then k
+    assert all(c.count_per_token == spec.layers for c in gathers)
+
+    spec, est = plan("qwen3-30b-a3b", 4)
+    assert spec.qk_norm and not spec.qk_norm_exchange
+    assert [c.op for c in est.comm] == ["all_reduce"]

@@ -499,6 +499,16 @@ QK_NORM_FAMILIES = frozenset(
 )
 
 
+# Families among those whose query and key norms span the whole projection, every head at once:
+# under tensor parallelism a rank holds only its own heads, so each layer's norms need the other
+# ranks' part. MiniMax-M2 all-reduces the query's and the key's sums of squares (two fp32 values a
+# token) in one call (SGLang's MiniMaxM2QKRMSNorm._forward_naive, sglang/srt/models/minimax_m2.py;
+# vLLM's MiniMaxText01RMSNormTP.forward_qk); OLMo 2 and OLMoE gather the whole query and key
+# projections, normalise them and keep their own slice (vLLM's Olmo2Attention._apply_qk_norm:
+# tensor_model_parallel_all_gather of q, then of k)
+QK_NORM_EXCHANGE = {"minimax_m2": "all_reduce", "olmo2": "all_gather", "olmoe": "all_gather"}
+
+
 @dataclass(frozen=True, kw_only=True)
 class ModelSpec(_Entry):
     """A transformer architecture; enough to count parameters, FLOPs, memory and traffic."""
@@ -691,6 +701,12 @@ class ModelSpec(_Entry):
         """True when each layer RMS-normalises its queries and keys before the rotary embedding
         (the families of QK_NORM_FAMILIES)."""
         return self.family in QK_NORM_FAMILIES
+
+    @property
+    def qk_norm_exchange(self) -> str:
+        """The collective each softmax-attention layer's query and key norms run between tensor-
+        parallel ranks (QK_NORM_EXCHANGE: all_reduce, all_gather), "" when they need none."""
+        return QK_NORM_EXCHANGE.get(self.family, "")
 
 
 def release_key(text: str) -> tuple[int, ...] | None:

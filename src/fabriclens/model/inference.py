@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import partial
 
 from fabriclens.catalog.schema import Engine, Gpu, ModelSpec
 from fabriclens.model.arch import (
@@ -45,6 +46,7 @@ from fabriclens.model.arch import (
 from fabriclens.model.collectives import (
     CollectiveEstimate,
     Fabric,
+    Op,
     estimate_collective,
     estimate_engine_all_reduce,
 )
@@ -169,6 +171,23 @@ class InferenceEstimate:
     accept_length: float = 1.0
     spec_tokens: int = 0
     draft: str = ""
+
+
+def qk_norm_exchanges(
+    spec: ModelSpec, prefill_tokens: float, decode_tokens: float
+) -> list[tuple[Op, float, float]]:
+    """(collective, bytes at prefill, bytes a decode step) of each exchange one layer's query and
+    key norms make between tensor-parallel ranks (ModelSpec.qk_norm_exchange): the two fp32 sums
+    of squares a token all-reduced in one call, or the whole query, then key, projection gathered
+    in 16 bits (an all-gather's size is the gathered array's, as in nccl-tests)."""
+    if spec.qk_norm_exchange == "all_reduce":
+        return [("all_reduce", prefill_tokens * 8.0, decode_tokens * 8.0)]
+    if spec.qk_norm_exchange == "all_gather":
+        return [
+            ("all_gather", prefill_tokens * width * 2.0, decode_tokens * width * 2.0)
+            for width in (q_width(spec), k_width(spec))
+        ]
+    return []
 
 
 def _nccl_all_reduce(
@@ -608,8 +627,8 @@ def estimate_inference(
     comm: list[TokenComm] = []
     prefill_comm = 0.0
     step_comm = 0.0
+    all_reduce = estimate_engine_all_reduce if engine.custom_all_reduce else _nccl_all_reduce
     if tp > 1:
-        all_reduce = estimate_engine_all_reduce if engine.custom_all_reduce else _nccl_all_reduce
         # one after each layer's mixer and one after its MLP (a layer without one: the first)
         n_ar = 2 * L - spec.mlp_free_layers
         if dp == 1:
@@ -640,6 +659,19 @@ def estimate_inference(
                 step_comm += L * ar_decode.time_s
                 comm.append(TokenComm("attention tp", "all_reduce", g_dtok * h * 2.0, L,
                                       ar_decode.link, L * ar_decode.time_s))  # fmt: skip
+    if attn_tp > 1 and spec.qk_norm_exchange:
+        # a whole-projection query/key norm exchanges its part between the attention group's
+        # ranks in every softmax-attention layer (schema.QK_NORM_EXCHANGE)
+        n_norm = L - spec.linear_layers
+        per_node = ranks_per_node(attn_tp, fabric.gpus_per_node, tp * pp)
+        group = "tp" if dp == 1 else "attention tp"
+        for op, prefill_size, decode_size in qk_norm_exchanges(spec, group_tokens, g_dtok):
+            run = all_reduce if op == "all_reduce" else partial(estimate_collective, op)
+            prefill_comm += n_norm * run(prefill_size, attn_tp, fabric, per_node).time_s
+            each = run(decode_size, attn_tp, fabric, per_node)
+            step_comm += n_norm * each.time_s
+            comm.append(TokenComm(group, op, decode_size, n_norm, each.link,
+                                  n_norm * each.time_s))  # fmt: skip
     if pp > 1:
         # stages sit tp GPUs apart: on one node while the replica fits in it, else across nodes
         same_node = tp * pp <= fabric.gpus_per_node or fabric.network is None
@@ -892,6 +924,20 @@ def estimate_inference(
                 + f" ({engine.custom_all_reduce_source})",
             )
             if tp > 1 and dp == 1
+            else ()
+        )
+        + (
+            (
+                "query/key norms over the whole projection: each softmax-attention layer "
+                + (
+                    "all-reduces the query's and key's sums of squares (8 bytes a token) over "
+                    "the attention's ranks"
+                    if spec.qk_norm_exchange == "all_reduce"
+                    else "gathers the whole query and key projections from the attention's ranks"
+                )
+                + ", not overlapped (vLLM's and SGLang's model code)",
+            )
+            if attn_tp > 1 and spec.qk_norm_exchange
             else ()
         )
         + (
