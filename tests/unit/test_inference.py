@@ -420,3 +420,61 @@ def test_a_whole_projection_query_key_norm_exchanges_between_tensor_parallel_ran
     spec, est = plan("qwen3-30b-a3b", 4)
     assert spec.qk_norm and not spec.qk_norm_exchange
     assert [c.op for c in est.comm] == ["all_reduce"]
+
+
+def test_gpt_fast_queues_each_token_while_the_gpu_runs_the_last() -> None:
+    """gpt-fast's decode loop never waits on the GPU between tokens (CUDA-graph replay, sampling
+    on the GPU: pytorch-labs/gpt-fast generate.py), so its host time a step hides behind the
+    GPU's work in every release: a step is the GPU's alone, and the plan says so without naming
+    a release. Checked against its README's tensor-parallel table (Llama-2-7B, 8 x A100,
+    328.43 tokens/s; reference row im045), tolerance 15%."""
+    engine = find_engine("gpt-fast")
+    assert engine.overlap_always and engine.overlaps_scheduling
+    assert find_engine("gpt-fast@0.1").overlaps_scheduling
+    spec = find_model("llama-2-7b")
+    fabric = Fabric(find_link("nvlink3-nvswitch"), None, 8)
+    est = estimate_inference(spec, count_params(spec), find_gpu("a100-sxm-80gb"), fabric, engine,
+                             tp=8, pp=1, batch=1, prompt_tokens=5, output_tokens=200)  # fmt: skip
+    assert est.host_step_hidden_s == pytest.approx(engine.step_overhead_s)
+    assert est.overlap_since == ""
+    assert any("every release: gpt-fast's decode loop" in a for a in est.assumptions)
+    assert abs(1 / est.decode_step_s / 328.43 - 1) <= 0.15
+
+
+def test_weight_only_int8_and_int4_kernels_stream_at_the_engines_share() -> None:
+    """torchao's gpt-fast models stream Llama-2-7B's weights at 1418.93 GB/s in bfloat16,
+    1131.18 with int8 weight-only and 751.42 with int4 (torchao/quantization/README.md): 0.80 and
+    0.53 of the 16-bit rate (engines.toml). At batch 1 on one A100 the step's weight stream is
+    then the bytes over that share of the rate; an engine without the fields (vLLM) streams
+    quantized weights at the 16-bit rate."""
+    spec = find_model("llama-2-7b")
+    fabric = Fabric(find_link("nvlink3-nvswitch"), None, 8)
+    a100 = find_gpu("a100-sxm-80gb")
+
+    def step(engine: str, precision: str) -> float:
+        return estimate_inference(spec, count_params(spec), a100, fabric, find_engine(engine),
+                                  tp=1, pp=1, batch=1, prompt_tokens=5, output_tokens=200,
+                                  precision=precision).decode_step_s  # fmt: skip
+
+    fast = find_engine("gpt-fast")
+    assert (fast.stream_share("int8"), fast.stream_share("int4")) == (0.80, 0.53)
+    assert fast.stream_share("bf16") == 1.0 == find_engine("vllm").stream_share("int4")
+    rate = a100.hbm_bw_bytes_per_s * a100.memory_bw_efficiency
+    # the weight stream grows by bytes x (1 / share - 1) / rate; nothing else changes
+    bf16 = step("gpt-fast", "bf16")
+    int4 = step("gpt-fast", "int4")
+    int4_bytes = estimate_inference(spec, count_params(spec), a100, fabric, fast, tp=1, pp=1,
+                                    batch=1, prompt_tokens=5, output_tokens=200,
+                                    precision="int4").weights_read_per_step_bytes  # fmt: skip
+    plain = replace_share(fast, 1.0)
+    int4_plain = estimate_inference(spec, count_params(spec), a100, fabric, plain, tp=1, pp=1,
+                                    batch=1, prompt_tokens=5, output_tokens=200,
+                                    precision="int4").decode_step_s  # fmt: skip
+    assert int4 - int4_plain == pytest.approx(int4_bytes * (1 / 0.53 - 1) / rate, rel=1e-6)
+    assert bf16 > int4 > int4_plain
+
+
+def replace_share(engine, share: float):  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    return replace(engine, int8_stream_share=share, int4_stream_share=share)

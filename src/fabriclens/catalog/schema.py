@@ -763,6 +763,11 @@ class Engine(_Entry):
     int4_bits_per_weight: float  # what a 4-bit model costs in this engine's format
     int8_bits_per_weight: float
     weight_bits_source: str
+    # the share of the 16-bit weight stream's rate its weight-only int8 and int4 kernels reach
+    # at decode (dequantizing in the GEMV costs more than the bytes it saves)
+    int8_stream_share: float = 1.0
+    int4_stream_share: float = 1.0
+    stream_share_source: str = "default: quantized weights stream at the 16-bit rate"
     # how far published runs of this engine sit from the model where it is known to miss,
     # stated beside every estimate for it ("": none); moe_caveat beside its estimates for
     # mixture-of-experts models only
@@ -805,6 +810,8 @@ class Engine(_Entry):
     # host time hides behind the GPU's work ("": it never does); release: the one modelled
     # ("": the newest, what an install gets today; `--engine vllm@0.8.5` names another)
     overlap_since: str = ""
+    # ...or every release does: a decode loop that never waits on the GPU between tokens
+    overlap_always: bool = False
     overlap_source: str = "default: the host prepares each step after the last one ends"
     # whether it keeps that overlap for a hybrid (linear-attention) model, or turns it off there,
     # and with pipeline parallelism
@@ -834,6 +841,10 @@ class Engine(_Entry):
         _integers(self, "max_parallel", "max_parallel_large_gpu")
         _non_negative(self, "max_parallel", "max_parallel_large_gpu")
         _positive(self, "int4_bits_per_weight", "int8_bits_per_weight")
+        _fraction(self, "int8_stream_share")
+        _fraction(self, "int4_stream_share")
+        _check(len(self.stream_share_source) >= 3, "stream_share_source",
+               "must say where the value comes from")  # fmt: skip
         _one_of(self, "default_precision", ("bf16", "fp16", "fp8", "int8", "int4", "fp4"))
         for name in (
             "gpu_memory_utilization_source",
@@ -889,6 +900,9 @@ class Engine(_Entry):
             value = getattr(self, key)
             _check(isinstance(value, str) and (not value or valid_release(value)),
                    key, "must be a release number like 0.14 or 0.8.5, or empty")  # fmt: skip
+        _check(isinstance(self.overlap_always, bool), "overlap_always", "must be true or false")
+        _check(not (self.overlap_always and self.overlap_since), "overlap_always",
+               "names no release: leave overlap_since empty")  # fmt: skip
         _check(len(self.overlap_source) >= 3, "overlap_source",
                "must say where the value comes from")  # fmt: skip
 
@@ -900,6 +914,8 @@ class Engine(_Entry):
     @property
     def overlaps_scheduling(self) -> bool:
         """Whether the modelled release hides its per-step host time behind the GPU's work."""
+        if self.overlap_always:
+            return True
         since = release_key(self.overlap_since) if self.overlap_since else None
         if since is None:
             return False
@@ -926,6 +942,11 @@ class Engine(_Entry):
         if self.max_parallel_large_gpu and large and not gpu.name.startswith(self.large_gpu_except):
             return self.max_parallel_large_gpu
         return self.max_parallel
+
+    def stream_share(self, precision: str) -> float:
+        """The share of the 16-bit weight stream's rate its kernels reach for weights at
+        ``precision`` (int8_stream_share, int4_stream_share; 1 for the others)."""
+        return {"int8": self.int8_stream_share, "int4": self.int4_stream_share}.get(precision, 1.0)
 
     def bytes_per_weight(self, precision: str) -> float:
         """Bytes one weight takes at ``precision`` in this engine's weight format."""

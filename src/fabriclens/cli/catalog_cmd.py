@@ -205,7 +205,8 @@ def catalog(
         rows = [
             (e.name, e.title,
              f"{e.step_overhead_s * 1e3:g} ms"
-             + (f", hidden behind the GPU from {e.overlap_since}" if e.overlap_since else ""),
+             + (f", hidden behind the GPU from {e.overlap_since}" if e.overlap_since else "")
+             + (", hidden behind the GPU" if e.overlap_always else ""),
              f"{e.layer_overhead_s * 1e6:g} us",
              "mixed into decode steps" if e.prefill_mixed else "passes of their own",
              "own kernel" if e.custom_all_reduce else "NCCL, if any",

@@ -756,7 +756,8 @@ def estimate_inference(
         kv_read += engine.kv_cache_copies * group_batch * avg_context * kv_per_layer_token * n
         # a hybrid's linear layers read their recurrent state and write it back, every step
         kv_read += 2.0 * group_batch * state_per_layer * n
-        t_weights = stage_read / mem_rate  # the GEMMs' weight stream
+        # the GEMMs' weight stream, at the share of it the engine's quantized kernels reach
+        t_weights = stage_read / (mem_rate * engine.stream_share(precision))
         if wbytes == 1.0 and compute == "fp8":  # block-scaled FP8 GEMMs: K-step latency
             n_moe_stage = n * moe_share
             n_bare = n * spec.mlp_free_layers / L  # layers without an MLP
@@ -866,8 +867,14 @@ def estimate_inference(
         (
             f"decode: weights ({precision}, {wbytes * 8:.3g} bits each; the whole LM head, batch rows of the "
             f"input embedding) and KV cache ({kv_precision}) read once per step at "
-            f"{gpu.memory_bw_efficiency:.0%} of {gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s; "
-            f"average context {avg_context:.0f} tokens",
+            f"{gpu.memory_bw_efficiency:.0%} of {gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s"
+            + (
+                f", the weights at {engine.stream_share(precision):.0%} of that: {engine.name}'s "
+                f"{precision} kernels ({engine.stream_share_source})"
+                if engine.stream_share(precision) < 1.0
+                else ""
+            )
+            + f"; average context {avg_context:.0f} tokens",
             f"prefill: {peak / 1e12:.0f} TFLOP/s x {gpu.matmul_efficiency:.3g} for matmuls, causal "
             f"attention at {attn_share:.0%} of the BF16 peak ({attn_source})",
             f"engine {engine.name}: {engine.step_overhead_s * 1e3:.2g} ms per step + "
@@ -885,8 +892,13 @@ def estimate_inference(
                 f"{engine.name}{' ' + engine.release if engine.release else ''} prepares each "
                 f"step on the host while the GPU runs the one before, so its "
                 f"{engine.step_overhead_s * 1e3:.2g} ms per step hides behind the GPU's work and "
-                f"only the larger of the two counts (since release {engine.overlap_since}: "
-                f"{engine.overlap_source}; name an earlier release as {engine.name}@{engine.release_before_overlap})",
+                f"only the larger of the two counts ("
+                + (
+                    f"every release: {engine.overlap_source})"
+                    if engine.overlap_always
+                    else f"since release {engine.overlap_since}: {engine.overlap_source}; name an "
+                    f"earlier release as {engine.name}@{engine.release_before_overlap})"
+                ),
             )
             if engine.overlaps_for(spec, pp)
             else (

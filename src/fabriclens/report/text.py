@@ -333,6 +333,9 @@ def inference_lines(doc: dict[str, Any]) -> list[RenderableType]:
             f"  {name} from {since} prepares each step while the GPU runs the one before, hiding "
             f"{format_time(hidden)} of host time a step; before {since}: {format_time(before)} a "
             f"{'token' if spec else 'step'}, {1 / before:.1f} tokens/s per sequence (--engine {name}@{earlier} models one)\n"
+            if since
+            else f"  {name} queues each step while the GPU runs the one before, hiding "
+            f"{format_time(hidden)} of host time a step\n"
         )
     likely = inf.get("likely")
     if likely:
