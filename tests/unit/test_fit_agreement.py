@@ -64,6 +64,10 @@ def _fits(plan: Plan) -> bool:
 # an MoE plan with cp 2 on one 2-GPU node placed its EP group across nodes and failed
 @example({"model": "deepseek-v3", "gpu": "a10", "gpus": 2, "workload": "pretrain",
           "gpus_per_node": None, "seq_len": None}, {"cp": 2})  # fmt: skip
+# H100 NVL, sold in NVLink-bridged pairs: "fewest GPUs: 3" while a plan on 3 refused a node
+# its bridge could not join (now the node's GPUs talk over PCIe, and the plan says so)
+@example({"model": "codellama-13b", "gpu": "h100-nvl", "gpus": 1, "workload": "pretrain",
+          "gpus_per_node": None, "seq_len": None}, {})  # fmt: skip
 def test_plan_search_and_fewest_gpus_agree(job: dict[str, Any], pins: dict[str, Any]) -> None:
     default = _plan(job)
     if default is None:

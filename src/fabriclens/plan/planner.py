@@ -247,7 +247,16 @@ def resolve_fabric(
             f"{gpus} GPUs do not fill whole nodes of {gpn}",
             "use a multiple of --gpus-per-node, or change --gpus-per-node",
         )
-    intra = find_link(intra_link or (gpu.intra_link if gpn > 1 else "none"))
+    default_link = gpu.intra_link if gpn > 1 else "none"
+    paired = find_link(default_link)
+    if intra_link is None and gpn > paired.max_gpus:
+        # a GPU sold in bridged pairs (H100 NVL): beyond the pair, its GPUs talk over PCIe
+        notes.append(
+            f"intra-node link: {gpu.host_link} ({paired.title} joins {paired.max_gpus} GPUs; "
+            f"{gpn} on a node talk over PCIe; set --intra-link)"
+        )
+        default_link = gpu.host_link
+    intra = find_link(intra_link or default_link)
     if gpn > intra.max_gpus:
         raise InputError(
             f"intra-node link {intra.name} joins at most {intra.max_gpus} GPUs, not {gpn}",
