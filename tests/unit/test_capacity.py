@@ -236,7 +236,7 @@ def test_a_model_released_in_4_bits_is_served_in_4_bits_by_default() -> None:
 
 
 def test_the_llama_cpp_caveat_states_the_published_runs() -> None:
-    """Ollama's caveat says llama.cpp decodes "within 29%" of the model on GeForce, RTX workstation, L4, L40S and A40
+    """Ollama's caveat says llama.cpp decodes "within 27%" of the model on GeForce, RTX workstation, L4, L40S and A40
     cards, "up to 2.8x slower" on A100, H100 PCIe and V100, and on Apple GPUs within 9% (16-bit
     weights) or up to 2.0x slower (4-bit): those are the largest |error| and
     predicted / measured speed over the llama.cpp rows of reference/inference_more.csv (engine
@@ -253,12 +253,12 @@ def test_the_llama_cpp_caveat_states_the_published_runs() -> None:
     mac16 = [c for c in mac if rows[c.row_id]["precision"] == "bf16"]
     mac4 = [c for c in mac if rows[c.row_id]["precision"] == "int4"]
     assert len(geforce) >= 10 and len(hbm) >= 10 and len(mac16) >= 3 and len(mac4) >= 3
-    assert math.ceil(100 * max(abs(c.error) for c in geforce)) == 29
+    assert math.ceil(100 * max(abs(c.error) for c in geforce)) == 27
     assert round(max(c.predicted / c.measured for c in hbm), 1) == 2.8
     assert math.ceil(100 * max(abs(c.error) for c in mac16)) == 9
     assert round(max(c.predicted / c.measured for c in mac4), 1) == 2.0
     caveat = find_engine("ollama").measured_caveat
-    assert "within 29%" in caveat and "up to 2.8x slower" in caveat
+    assert "within 27%" in caveat and "up to 2.8x slower" in caveat
     assert (
         "16-bit weights decode within 9%" in caveat and "4-bit weights up to 2.0x slower" in caveat
     )
@@ -286,11 +286,11 @@ def _engine_moe_rows(engine: str) -> tuple[dict[str, dict[str, str]], list[Any]]
 
 def test_the_sglang_moe_caveat_states_the_published_runs() -> None:
     """SGLang's caveat: for MoE models SGLang 0.5 decodes "up to 4.3x slower" than the model, on
-    MI300X (MiniMax-M2 2.2-3.4x and Qwen3-Coder-480B 1.8-2.5x, sgl-cookbook, I76, I80;
-    DeepSeek-V3.1 under its ROCm build 1.8-2.6x, I62, I80), GLM-4.7-Flash on one B200 1.8-3.3x,
+    MI300X (MiniMax-M2 2.2-3.3x and Qwen3-Coder-480B 1.8-2.5x, sgl-cookbook, I76, I80;
+    DeepSeek-V3.1 under its ROCm build 1.8-2.6x, I62, I80), GLM-4.7-Flash on one B200 1.8-3.2x,
     GLM-4.6 and MiniMax-M2.5 on NVIDIA GPUs 1.2-2.4x, the other models "up to 1.6x" (DeepSeek-R1,
     Qwen3-235B-A22B, Qwen3-VL, Qwen3-Next, Llama 4), with data-parallel attention (Kimi K2,
-    DeepSeek-V3.2-Exp, DeepSeek-V3 on MI300X) 1.7-4.3x, Kimi K2.5's INT4 experts 1.2-9.0x, and "at
+    DeepSeek-V3.2-Exp, DeepSeek-V3 on MI300X) 1.7-4.3x, Kimi K2.5's INT4 experts 1.2-13.3x, and "at
     most 1.4x faster" (DeepSeek-R1 in NVFP4 on B300 with expert parallelism, I82): the extremes of
     measured / predicted time per token over the SGLang 0.5 MoE rows of
     reference/inference_more.csv. The grouping is by GPU, model and layout (data-parallel
@@ -321,21 +321,21 @@ def test_the_sglang_moe_caveat_states_the_published_runs() -> None:
     def span(name: str) -> tuple[float, float]:
         return round(min(ratios[name]), 1), round(max(ratios[name]), 1)
 
-    assert span("minimax-m2.5") == (2.2, 3.4) and span("qwen3-coder-480b-a35b") == (1.8, 2.5)
+    assert span("minimax-m2.5") == (2.2, 3.3) and span("qwen3-coder-480b-a35b") == (1.8, 2.5)
     assert span("deepseek-v3") == (1.8, 2.6)  # DeepSeek-V3.1's rows
-    assert span("glm-4.7-flash") == (1.8, 3.3)
-    assert span("nvidia-new") == (1.2, 2.4) and span("kimi") == (1.2, 13.4)
+    assert span("glm-4.7-flash") == (1.8, 3.2)
+    assert span("nvidia-new") == (1.2, 2.4) and span("kimi") == (1.2, 13.3)
     assert round(max(ratios["rest"]), 1) == 1.6 and span("dp-attention") == (1.7, 4.3)
     assert round(max(max(v) for k, v in ratios.items() if k != "kimi"), 1) == 4.3
     assert round(max(c.predicted / c.measured for c in modern), 1) == 1.4
     caveat = find_engine("sglang").moe_caveat
-    for text in ("up to 4.3x slower", "2.2-3.4x", "1.8-2.5x", "1.8-2.6x", "1.8-3.3x", "1.2-2.4x",
-                 "up to 1.6x", "1.7-4.3x", "1.2-13.4x", "at most 1.4x faster"):  # fmt: skip
+    for text in ("up to 4.3x slower", "2.2-3.3x", "1.8-2.5x", "1.8-2.6x", "1.8-3.2x", "1.2-2.4x",
+                 "up to 1.6x", "1.7-4.3x", "1.2-13.3x", "at most 1.4x faster"):  # fmt: skip
         assert text in caveat, text
 
 
 def test_the_vllm_moe_caveat_states_the_published_runs() -> None:
-    """vLLM's caveat for mixture-of-experts models: its published MoE runs decode "up to 3.5x
+    """vLLM's caveat for mixture-of-experts models: its published MoE runs decode "up to 3.4x
     slower" than the model (DeepSeek-R1 on 8 MI300Xs under vLLM 0.7, dstack, I53), gpt-oss-20b
     1.2-1.9x, Mixtral and DBRX under 2024 releases up to 1.7x, and "at most 1.2x faster": the
     extremes of measured / planned speed over every vLLM MoE row of reference/inference_more.csv,
@@ -344,7 +344,7 @@ def test_the_vllm_moe_caveat_states_the_published_runs() -> None:
 
     rows, moe = _engine_moe_rows("vllm")
     assert len(moe) >= 30
-    assert round(max(1 / speed_ratio(c) for c in moe), 1) == 3.5
+    assert round(max(1 / speed_ratio(c) for c in moe), 1) == 3.4
     assert round(max(speed_ratio(c) for c in moe), 1) == 1.2
     oss = [1 / speed_ratio(c) for c in moe if rows[c.row_id]["model"] == "gpt-oss-20b"]
     assert (round(min(oss), 1), round(max(oss), 1)) == (1.2, 1.9)
@@ -353,7 +353,7 @@ def test_the_vllm_moe_caveat_states_the_published_runs() -> None:
     ]
     assert round(max(old), 1) == 1.7
     caveat = find_engine("vllm").moe_caveat
-    assert "up to 3.5x slower" in caveat and "1.8-3.5x" in caveat and "1.2-1.9x" in caveat
+    assert "up to 3.4x slower" in caveat and "1.9-3.4x" in caveat and "1.2-1.9x" in caveat
     assert "up to 1.7x" in caveat
     assert "at most 1.2x faster" in caveat
 
@@ -362,7 +362,7 @@ def test_the_trtllm_moe_caveat_states_the_published_runs() -> None:
     """TensorRT-LLM's caveat for mixture-of-experts models: NVIDIA's DeepSeek-R1 NVFP4 sweep on 8
     B200s (its blog, I85) decodes 2.3-2.6x slower than the model with and without MTP drafts,
     its GLM-4.7 FP8 recipe runs with expert parallelism (PRs #11559 and #11691, I77 and I84)
-    1.3-1.8x, and Qwen3-235B-A22B in FP4 on 4 GB200s (I83) "at most 1.2x faster": the extremes
+    1.4-1.9x, and Qwen3-235B-A22B in FP4 on 4 GB200s (I83) "at most 1.2x faster": the extremes
     of measured / planned speed over every TensorRT-LLM MoE row of reference/inference_more.csv,
     grouped by model."""
     from calibrate_frameworks import speed_ratio
@@ -375,11 +375,11 @@ def test_the_trtllm_moe_caveat_states_the_published_runs() -> None:
         return round(min(slower), 1), round(max(slower), 1)
 
     glm = [c for c in moe if rows[c.row_id]["arch"] == "catalog:glm-4.6"]
-    assert len(glm) == 16 and span("catalog:glm-4.6") == (1.3, 1.8)
+    assert len(glm) == 16 and span("catalog:glm-4.6") == (1.4, 1.9)
     assert span("catalog:deepseek-r1") == (2.3, 2.6)
     assert round(max(speed_ratio(c) for c in moe), 1) == 1.2
     caveat = find_engine("trtllm").moe_caveat
-    for text in ("up to 2.6x slower", "2.3-2.6x", "1.3-1.8x", "at most 1.2x faster",
+    for text in ("up to 2.6x slower", "2.3-2.6x", "1.4-1.9x", "at most 1.2x faster",
                  "23 published runs"):  # fmt: skip
         assert text in caveat, text
 

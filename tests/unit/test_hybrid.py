@@ -178,7 +178,7 @@ def test_each_decode_step_reads_and_writes_the_state() -> None:
         est = estimate_inference(spec, counts, H100, NVLINK, engine, batch=batch, **kw)  # type: ignore[arg-type]
         return est.decode_step_s
 
-    rate = H100.hbm_bw_bytes_per_s * H100.memory_bw_efficiency
+    rate = H100.hbm_bw_bytes_per_s * H100.decode_stream_efficiency
     extra = step(4.0, 64) - step(2.0, 64)  # the same step with the state at twice the bytes
     assert extra == pytest.approx(2.0 * 64 * state_bytes(spec, 2.0) / rate, rel=1e-6)
     assert "recurrent state" in " ".join(

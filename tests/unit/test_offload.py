@@ -73,7 +73,7 @@ def test_where_the_bytes_live_does_not_matter_at_equal_rates() -> None:
     """Host memory as fast as the GPU's (and no engine overhead): the split step takes what the
     whole model on one GPU takes, since a decode step reads the same bytes either way."""
     gpu = find_gpu("rtx-4090")
-    rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
+    rate = gpu.hbm_bw_bytes_per_s * gpu.decode_stream_efficiency
     host = dataclasses.replace(
         find_host("desktop-ddr5"), memory_bw_bytes_per_s=rate, efficiency=1.0
     )

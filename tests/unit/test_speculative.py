@@ -101,7 +101,7 @@ def test_a_draft_pass_is_its_layer_head_and_fc_read_plus_its_kernel_gaps() -> No
     h, f = spec.hidden, spec.ffn
     layer = 2 * h * h + 2 * h * (h // 4) + 3 * h * f  # q, o; k, v of 8 KV heads; the MLP
     read = 2.0 * (layer + spec.vocab * h + 2 * h * h)
-    rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
+    rate = gpu.hbm_bw_bytes_per_s * gpu.decode_stream_efficiency
     gaps = engine.layer_overhead_s * (1 + DRAFT_EXTRA_KERNELS / DENSE_LAYER_KERNELS)
     assert one.time_s == pytest.approx(read / rate + gaps, rel=0.03)
     # the weights it adds: its layer and fc, not the head it shares with the model
@@ -115,7 +115,7 @@ def test_an_eagle3_head_reads_its_own_small_vocabulary() -> None:
           "precision": "bf16", "kv_precision": "bf16", "weight_bytes_per_param": 2.0}  # fmt: skip
     eagle = draft_pass(spec, "eagle", gpu, fabric, engine, **kw)  # type: ignore[arg-type]
     eagle3 = draft_pass(spec, "eagle3", gpu, fabric, engine, **kw)  # type: ignore[arg-type]
-    rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
+    rate = gpu.hbm_bw_bytes_per_s * gpu.decode_stream_efficiency
     head_saved = 2.0 * (spec.vocab - EAGLE3_DRAFT_VOCAB) * spec.hidden / rate
     fc_added = 2.0 * spec.hidden * spec.hidden / rate
     assert eagle.time_s - eagle3.time_s == pytest.approx(head_saved - fc_added, rel=0.02)

@@ -99,6 +99,10 @@ class Gpu(_Entry):
     matmul_efficiency: float  # best achievable GEMM / peak
     matmul_efficiency_source: str
     memory_bw_efficiency: float  # achievable streaming / peak
+    # the rate one token's decode GEMVs stream their weights at, over peak, where it was measured
+    # (catalog/data/decode_gemv.csv; 0: memory_bw_efficiency)
+    decode_bw_efficiency: float = 0.0
+    decode_bw_efficiency_source: str = ""
     intra_link: str  # default intra-node link id
     host_link: str = "pcie4-x16"  # PCIe link between host memory and the GPU
     max_gpus_per_node: int = 8
@@ -157,6 +161,10 @@ class Gpu(_Entry):
         )
         _non_negative(self, "fp8_flops_per_s", "power_w")
         _fraction(self, "matmul_efficiency", "memory_bw_efficiency", "attention_efficiency")
+        _non_negative(self, "decode_bw_efficiency")
+        _check(self.decode_bw_efficiency <= 1, "decode_bw_efficiency", "must be at most 1")
+        _check(not self.decode_bw_efficiency or len(self.decode_bw_efficiency_source) >= 3,
+               "decode_bw_efficiency_source", "must say where the value comes from")  # fmt: skip
         shares = ("attention_bwd_efficiency", "fused_attention_efficiency",
                   "fused_attention_bwd_efficiency")  # fmt: skip
         _non_negative(self, "fp8_matmul_efficiency", *shares)
@@ -193,6 +201,12 @@ class Gpu(_Entry):
             else ""
         )
         return self.attention_efficiency, bwd, source
+
+    @property
+    def decode_stream_efficiency(self) -> float:
+        """The share of the HBM bandwidth a decode step's weight GEMVs stream at: measured where
+        decode_bw_efficiency is set, else memory_bw_efficiency."""
+        return self.decode_bw_efficiency or self.memory_bw_efficiency
 
     def serving_attention(self) -> tuple[float, str]:
         """The forward attention rate serving engines reach, as a share of the BF16 peak: the

@@ -266,19 +266,19 @@ LATENT_MOE_KERNELS = 2
 # ...and a fused routed-expert call takes longer than its kernels' gaps and weight read. Measured at
 # batch 1 in a CUDA graph (SGLang's Triton fused_moe, top-k through the weighted sum: NVIDIA's
 # aiconfigurator tables, 159 calls on B200, H100 and H200 at tensor parallel 2-8, BF16 and block
-# FP8; catalog/data/moe_kernels.csv), it takes its experts' read at the GPU's streaming rate plus
-# 8.2 us, 4.49 us per 1,024 of the width its gate-up GEMM reads (the hidden size, or a LatentMoE's
-# latent) and 1.14 us per routed expert a token: a least-squares fit, within 7.4% of the median
-# call (tests/unit/test_moe_call.py). The grouped GEMMs walk their K dimension in dependent steps
+# FP8; catalog/data/moe_kernels.csv), it takes its experts' read at the GPU's decode streaming rate
+# (Gpu.decode_stream_efficiency) plus 6.4 us, 4.79 us per 1,024 of the width its gate-up GEMM reads
+# (the hidden size, or a LatentMoE's latent) and 1.33 us per routed expert a token: a least-squares
+# fit, within 7.6% of the median call (tests/unit/test_moe_call.py). The grouped GEMMs walk their K dimension in dependent steps
 # over a few experts' tiles, so the wider the token, the longer. The engines' own benchmarks: 40
 # us for Qwen3-30B-A3B's FP8 experts on an H100 (vllm#24700; the fit: 40), 29 us for Qwen3-Next's
 # on an H100 (vllm#44830; the fit: 32), 32 us for Qwen3-235B-A22B's share at tensor parallel 8 on
-# an H200 (sglang#11730; the fit: 40, the table's own call of that shape: 38). The call's six
+# an H200 (sglang#11730; the fit: 41, the table's own call of that shape: 38). The call's six
 # kernels (top-k, the sort, the two grouped GEMMs, the activation, the weighted sum) are counted
 # as kernel gaps already; what the fit adds beyond them is charged to each call.
-MOE_CALL_BASE_S = 8.2e-6
-MOE_CALL_PER_1024_WIDTH_S = 4.49e-6
-MOE_CALL_PER_EXPERT_S = 1.14e-6
+MOE_CALL_BASE_S = 6.42e-6
+MOE_CALL_PER_1024_WIDTH_S = 4.79e-6
+MOE_CALL_PER_EXPERT_S = 1.33e-6
 MOE_CALL_KERNELS = 6
 
 
@@ -532,7 +532,7 @@ def draft_pass(
         weight_bytes_per_param=wbytes,
     )  # fmt: skip
     gaps = DRAFT_EXTRA_KERNELS * engine.layer_overhead_s / DENSE_LAYER_KERNELS
-    mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
+    mem_rate = gpu.hbm_bw_bytes_per_s * gpu.decode_stream_efficiency
     weights, kv = _draft_adds(spec, kind, d, counts, est.memory, tp, wbytes)
     return DraftPass(
         time_s=est.decode_step_s + _fc_bytes(spec, kind) / mem_rate + gaps,
@@ -600,7 +600,7 @@ def estimate_inference(
     mm_rate = peak * gpu.gemm_efficiency(compute)
     attn_share, attn_source = gpu.serving_attention()
     attn_rate = gpu.bf16_flops_per_s * attn_share  # attention runs in BF16
-    mem_rate = gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency
+    mem_rate = gpu.hbm_bw_bytes_per_s * gpu.decode_stream_efficiency
     h = spec.hidden
     L = spec.layers
     stage_layers = stage_layer_counts(L, pp)
@@ -867,7 +867,8 @@ def estimate_inference(
         (
             f"decode: weights ({precision}, {wbytes * 8:.3g} bits each; the whole LM head, batch rows of the "
             f"input embedding) and KV cache ({kv_precision}) read once per step at "
-            f"{gpu.memory_bw_efficiency:.0%} of {gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s"
+            f"{gpu.decode_stream_efficiency:.0%} of {gpu.hbm_bw_bytes_per_s / 1e12:.2f} TB/s"
+            + (f" ({gpu.decode_bw_efficiency_source})" if gpu.decode_bw_efficiency else "")
             + (
                 f", the weights at {engine.stream_share(precision):.0%} of that: {engine.name}'s "
                 f"{precision} kernels ({engine.stream_share_source})"
