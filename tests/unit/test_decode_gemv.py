@@ -65,3 +65,14 @@ def test_a_gpu_without_measurements_streams_at_its_memory_efficiency() -> None:
     gpu = find_gpu("h100-pcie")
     assert gpu.decode_bw_efficiency == 0
     assert gpu.decode_stream_efficiency == gpu.memory_bw_efficiency
+
+
+def test_a_card_on_a_measured_die_takes_that_dies_rate() -> None:
+    """The GeForce and workstation cards built on a measured GPU's die and memory controller
+    take its rate, and say so: AD102 (RTX 4090, RTX 6000 Ada, L40) the L40S's, GB202 (RTX 5090)
+    the RTX PRO 6000 Blackwell's."""
+    for card, measured in (("rtx-4090", "l40s"), ("rtx-6000-ada", "l40s"), ("l40", "l40s"),
+                           ("rtx-5090", "rtx-pro-6000-blackwell")):  # fmt: skip
+        gpu, sibling = find_gpu(card), find_gpu(measured)
+        assert gpu.decode_bw_efficiency == sibling.decode_bw_efficiency
+        assert f"as measured on the {measured}" in gpu.decode_bw_efficiency_source
