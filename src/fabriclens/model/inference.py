@@ -269,13 +269,14 @@ LATENT_MOE_KERNELS = 2
 # FP8; catalog/data/moe_kernels.csv), it takes its experts' read at the GPU's decode streaming rate
 # (Gpu.decode_stream_efficiency) plus 6.4 us, 4.79 us per 1,024 of the width its gate-up GEMM reads
 # (the hidden size, or a LatentMoE's latent) and 1.33 us per routed expert a token: a least-squares
-# fit, within 7.6% of the median call (tests/unit/test_moe_call.py). The grouped GEMMs walk their K dimension in dependent steps
-# over a few experts' tiles, so the wider the token, the longer. The engines' own benchmarks: 40
-# us for Qwen3-30B-A3B's FP8 experts on an H100 (vllm#24700; the fit: 40), 29 us for Qwen3-Next's
-# on an H100 (vllm#44830; the fit: 32), 32 us for Qwen3-235B-A22B's share at tensor parallel 8 on
-# an H200 (sglang#11730; the fit: 41, the table's own call of that shape: 38). The call's six
-# kernels (top-k, the sort, the two grouped GEMMs, the activation, the weighted sum) are counted
-# as kernel gaps already; what the fit adds beyond them is charged to each call.
+# fit, within 7.6% of the median call (tests/unit/test_moe_call.py). The grouped GEMMs walk their K
+# dimension in dependent steps over a few experts' tiles, so the wider the token, the longer. The
+# engines' own benchmarks: 40 us for Qwen3-30B-A3B's FP8 experts on an H100 (vllm#24700; the fit:
+# 40), 29 us for Qwen3-Next's on an H100 (vllm#44830; the fit: 32), 32 us for Qwen3-235B-A22B's
+# share at tensor parallel 8 on an H200 (sglang#11730; the fit: 41, the table's own call of that
+# shape: 38). The call's six kernels (top-k, the sort, the two grouped GEMMs, the activation, the
+# weighted sum) are counted as kernel gaps already; what the fit adds beyond them is charged to each
+# call.
 MOE_CALL_BASE_S = 6.42e-6
 MOE_CALL_PER_1024_WIDTH_S = 4.79e-6
 MOE_CALL_PER_EXPERT_S = 1.33e-6
@@ -948,7 +949,7 @@ def estimate_inference(
                     if spec.qk_norm_exchange == "all_reduce"
                     else "gathers the whole query and key projections from the attention's ranks"
                 )
-                + ", not overlapped (vLLM's and SGLang's model code)",
+                + ", not overlapped (vLLM's and SGLang's MiniMax-M2 code, vLLM's OLMo 2)",
             )
             if attn_tp > 1 and spec.qk_norm_exchange
             else ()
