@@ -39,7 +39,7 @@ def _fit(points: list[tuple[float, float]]) -> tuple[float, float]:
 
 def test_each_measured_gpus_decode_efficiency_is_the_fitted_streaming_rate() -> None:
     """Nine GPUs, 224-255 GEMVs each (n and k 1,024-65,536): A100 0.80, H100 0.86, H200 0.835,
-    B200 0.78, GB200 0.81, L40S 0.85, B300 0.80, GB300 0.81, RTX PRO 6000 Blackwell 0.85 of the
+    B200 0.785, GB200 0.81, L40S 0.85, B300 0.825, GB300 0.815, RTX PRO 6000 Blackwell 0.85 of the
     spec bandwidth, each within 0.005 of the fit; the fixed part is 2.5-8.8 us a kernel."""
     rows = _rows()
     assert len(rows) == 9 and all(224 <= len(v) <= 255 for v in rows.values())
