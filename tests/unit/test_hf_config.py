@@ -30,6 +30,7 @@ EXPECTED = {
     "gemma-3-4b.json": 3.880099328e9,  # keras-hub gemma3_4b_text preset (the language model)
     # 1,026,470,731,056 counted from the safetensors (a public dump of the checkpoint's tensors)
     "kimi-k2-instruct.json": 1.026470731056e12,
+    "gpt-j-6b.json": 6.053381344e9,  # model card: n_parameters 6053381344
 }
 
 # Published totals and active counts given to two figures (model cards, papers, names): held
@@ -181,7 +182,8 @@ def test_llama4_scout_shape_and_maverick_interleave(tmp_path: Path) -> None:
     [("dbrx-instruct.json", "dbrx"), ("olmoe-1b-7b-0924-sft.json", "olmoe-1b-7b"),
      ("qwen2-57b-a14b.json", "qwen2-57b-a14b"), ("kimi-k2-instruct.json", "kimi-k2"),
      ("falcon-7b-refinedweb.json", "falcon-7b"), ("falcon-40b.json", "falcon-40b"),
-     ("granite-3.1-8b-instruct.json", "granite-3.1-8b")],
+     ("granite-3.1-8b-instruct.json", "granite-3.1-8b"), ("gpt-j-6b.json", "gpt-j-6b"),
+     ("gpt-neox-20b.json", "gpt-neox-20b"), ("phi-2.json", "phi-2")],
 )  # fmt: skip
 def test_catalog_entries_equal_their_configs(fixture: str, entry: str) -> None:
     from_file = find_model(str(FIXTURES / "hf" / fixture))
@@ -189,7 +191,8 @@ def test_catalog_entries_equal_their_configs(fixture: str, entry: str) -> None:
     assert count_params(from_file) == count_params(from_catalog)
     assert kv_bytes_per_token(from_file) == kv_bytes_per_token(from_catalog)
     for field in ("experts", "experts_per_token", "moe_ffn", "shared_experts", "first_dense_layers",
-                  "mlp", "norm", "tied_embeddings", "kv_heads", "qkv_bias"):  # fmt: skip
+                  "mlp", "norm", "tied_embeddings", "kv_heads", "qkv_bias", "attn_bias",
+                  "mlp_bias"):  # fmt: skip
         assert getattr(from_file, field) == getattr(from_catalog, field), (fixture, field)
 
 

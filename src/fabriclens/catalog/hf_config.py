@@ -5,7 +5,7 @@ granite, cohere, smollm3, glm4, phi3, gemma2, gemma3_text), their mixtures of ex
 qwen2_moe, qwen3_moe, olmoe, glm4_moe, gpt_oss, minimax_m2, deepseek_v2, deepseek_v3, kimi_k2,
 glm4_moe_lite (GLM-4.7-Flash: DeepSeek's layout), dbrx; deepseek_v32 and glm_moe_dsa, DeepSeek's
 layout with sparse attention's lightning indexer; and the hybrid qwen3_next, whose
-linear-attention layers are Gated DeltaNets), falcon, starcoder2, gpt2, gpt_neox, mpt, and the
+linear-attention layers are Gated DeltaNets), falcon, starcoder2, gpt2, gpt_neox, gptj, phi, mpt, and the
 multimodal checkpoints whose language model is one of them (gemma3, llama4, mistral3, llava,
 llava_next, qwen3_vl, qwen3_vl_moe, kimi_k25, and the hybrids qwen3_5, qwen3_5_moe: their
 ``text_config``; the vision encoder is not planned), and the Mamba-2 hybrids granitemoehybrid
@@ -40,7 +40,8 @@ HYBRIDS = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
 # each with a shared MLP and, in the mixture-of-experts sizes, routed experts beside it
 MAMBA_HYBRIDS = ("granitemoehybrid", "nemotron_h")
 # Falcon's first releases name it RefinedWebModel (7B) and RefinedWeb (40B)
-OTHERS = ("falcon", "refinedwebmodel", "refinedweb", "starcoder2", "gpt2", "gpt_neox", "mpt")
+OTHERS = ("falcon", "refinedwebmodel", "refinedweb", "starcoder2", "gpt2", "gpt_neox", "mpt", "phi",
+          "gptj")  # fmt: skip
 # multimodal checkpoints: the language model is their text_config
 MULTIMODAL = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "", "llava": "",
               "llava_next": "", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text",
@@ -608,6 +609,37 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
         fields.update(_nemotron_h(cfg))
     elif model_type in MAMBA_HYBRIDS:
         fields.update(_granite_hybrid(cfg))
+    elif model_type == "phi":  # Phi-1, 1.5 and 2: a GELU MLP, LayerNorm, biases everywhere
+        hidden, heads = _int(cfg, "hidden_size"), _int(cfg, "num_attention_heads")
+        fields.update(
+            layers=_int(cfg, "num_hidden_layers"),
+            hidden=hidden,
+            heads=heads,
+            kv_heads=_int(cfg, "num_key_value_heads", default=heads),
+            ffn=_int(cfg, "intermediate_size", default=4 * hidden),
+            vocab=_int(cfg, "vocab_size"),
+            max_positions=_int(cfg, "max_position_embeddings", default=2048),
+            tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+            mlp="gelu",
+            norm="layer",
+            attn_bias=True,
+            qkv_bias=True,
+            mlp_bias=True,
+        )
+    elif model_type == "gptj":  # GPT-J: no attention biases, a GELU MLP with them, LayerNorm
+        hidden = _int(cfg, "n_embd")
+        fields.update(
+            layers=_int(cfg, "n_layer"),
+            hidden=hidden,
+            heads=_int(cfg, "n_head"),
+            ffn=_int(cfg, "n_inner", default=4 * hidden),
+            vocab=_int(cfg, "vocab_size"),
+            max_positions=_int(cfg, "n_positions", default=2048),
+            tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+            mlp="gelu",
+            norm="layer",
+            mlp_bias=True,
+        )
     elif model_type == "gpt_neox":
         hidden = _int(cfg, "hidden_size")
         fields.update(
