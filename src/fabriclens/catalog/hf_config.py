@@ -512,6 +512,22 @@ def _sparse_attention(cfg: Mapping[str, Any], layers: int) -> dict[str, Any]:
     )
 
 
+def _gpt2_shape(cfg: Mapping[str, Any], positions: int) -> dict[str, Any]:
+    """The shape GPT-2's config keys give (n_embd, n_layer, n_head, n_inner, n_positions), shared
+    by GPT-J: a GELU MLP of 4 x the width unless n_inner says otherwise, LayerNorm."""
+    hidden = _int(cfg, "n_embd")
+    return dict(
+        layers=_int(cfg, "n_layer"),
+        hidden=hidden,
+        heads=_int(cfg, "n_head"),
+        ffn=_int(cfg, "n_inner", default=4 * hidden),
+        vocab=_int(cfg, "vocab_size"),
+        max_positions=_int(cfg, "n_positions", default=positions),
+        mlp="gelu",
+        norm="layer",
+    )
+
+
 def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> ModelSpec:
     """Build a model spec from a parsed config.json; raises InputError on what it can't use."""
     model_type = str(cfg.get("model_type", "")).lower()
@@ -526,18 +542,10 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
         cfg = {**GEMMA_DEFAULTS[model_type], **{k: v for k, v in cfg.items() if v is not None}}
     fields: dict[str, Any] = {"name": name, "title": name, "family": model_type, "source": source}
     if model_type == "gpt2":
-        hidden = _int(cfg, "n_embd")
         fields.update(
-            layers=_int(cfg, "n_layer"),
-            hidden=hidden,
-            heads=_int(cfg, "n_head"),
-            ffn=_int(cfg, "n_inner", default=4 * hidden),
-            vocab=_int(cfg, "vocab_size"),
-            max_positions=_int(cfg, "n_positions", default=1024),
+            _gpt2_shape(cfg, positions=1024),
             tied_embeddings=True,
-            mlp="gelu",
             positions="learned",
-            norm="layer",
             attn_bias=True,
             qkv_bias=True,
             mlp_bias=True,
@@ -609,43 +617,20 @@ def spec_from_hf_config(cfg: Mapping[str, Any], name: str, source: str) -> Model
         fields.update(_nemotron_h(cfg))
     elif model_type in MAMBA_HYBRIDS:
         fields.update(_granite_hybrid(cfg))
-    elif model_type == "phi":  # Phi-1, 1.5 and 2: a GELU MLP, LayerNorm, biases everywhere
+    elif model_type == "gptj":  # GPT-2's keys; no attention biases, a GELU MLP with them
+        fields.update(
+            _gpt2_shape(cfg, positions=2048),
+            tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+            mlp_bias=True,
+        )
+    elif model_type in ("gpt_neox", "phi"):  # a GELU MLP, LayerNorm, biases everywhere
+        # (GPT-NeoX and Pythia; Phi-1 to Phi-2, whose config may name fewer KV heads)
         hidden, heads = _int(cfg, "hidden_size"), _int(cfg, "num_attention_heads")
         fields.update(
             layers=_int(cfg, "num_hidden_layers"),
             hidden=hidden,
             heads=heads,
             kv_heads=_int(cfg, "num_key_value_heads", default=heads),
-            ffn=_int(cfg, "intermediate_size", default=4 * hidden),
-            vocab=_int(cfg, "vocab_size"),
-            max_positions=_int(cfg, "max_position_embeddings", default=2048),
-            tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-            mlp="gelu",
-            norm="layer",
-            attn_bias=True,
-            qkv_bias=True,
-            mlp_bias=True,
-        )
-    elif model_type == "gptj":  # GPT-J: no attention biases, a GELU MLP with them, LayerNorm
-        hidden = _int(cfg, "n_embd")
-        fields.update(
-            layers=_int(cfg, "n_layer"),
-            hidden=hidden,
-            heads=_int(cfg, "n_head"),
-            ffn=_int(cfg, "n_inner", default=4 * hidden),
-            vocab=_int(cfg, "vocab_size"),
-            max_positions=_int(cfg, "n_positions", default=2048),
-            tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-            mlp="gelu",
-            norm="layer",
-            mlp_bias=True,
-        )
-    elif model_type == "gpt_neox":
-        hidden = _int(cfg, "hidden_size")
-        fields.update(
-            layers=_int(cfg, "num_hidden_layers"),
-            hidden=hidden,
-            heads=_int(cfg, "num_attention_heads"),
             ffn=_int(cfg, "intermediate_size", default=4 * hidden),
             vocab=_int(cfg, "vocab_size"),
             max_positions=_int(cfg, "max_position_embeddings", default=2048),
