@@ -208,6 +208,12 @@ class Gpu(_Entry):
         decode_bw_efficiency is set, else memory_bw_efficiency."""
         return self.decode_bw_efficiency or self.memory_bw_efficiency
 
+    @property
+    def decode_bytes_per_s(self) -> float:
+        """The rate a decode step reads weights and KV cache at: the HBM bandwidth at
+        decode_stream_efficiency."""
+        return self.hbm_bw_bytes_per_s * self.decode_stream_efficiency
+
     def serving_attention(self) -> tuple[float, str]:
         """The forward attention rate serving engines reach, as a share of the BF16 peak: the
         better of the catalog's FlashAttention-2 and cuDNN figures (vLLM, SGLang and

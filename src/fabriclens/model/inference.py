@@ -533,7 +533,7 @@ def draft_pass(
         weight_bytes_per_param=wbytes,
     )  # fmt: skip
     gaps = DRAFT_EXTRA_KERNELS * engine.layer_overhead_s / DENSE_LAYER_KERNELS
-    mem_rate = gpu.hbm_bw_bytes_per_s * gpu.decode_stream_efficiency
+    mem_rate = gpu.decode_bytes_per_s
     weights, kv = _draft_adds(spec, kind, d, counts, est.memory, tp, wbytes)
     return DraftPass(
         time_s=est.decode_step_s + _fc_bytes(spec, kind) / mem_rate + gaps,
@@ -601,7 +601,7 @@ def estimate_inference(
     mm_rate = peak * gpu.gemm_efficiency(compute)
     attn_share, attn_source = gpu.serving_attention()
     attn_rate = gpu.bf16_flops_per_s * attn_share  # attention runs in BF16
-    mem_rate = gpu.hbm_bw_bytes_per_s * gpu.decode_stream_efficiency
+    mem_rate = gpu.decode_bytes_per_s
     h = spec.hidden
     L = spec.layers
     stage_layers = stage_layer_counts(L, pp)

@@ -145,7 +145,7 @@ def estimate_offload(
         kv_read_bytes_per_token(spec, avg_context, kv_bytes_per_value) / L + 2.0 * state_layer
     )
     layer_read = read_params * wbytes + kv_read
-    gpu_rate = gpu.hbm_bw_bytes_per_s * gpu.decode_stream_efficiency
+    gpu_rate = gpu.decode_bytes_per_s
     host_rate = host.achievable_bytes_per_s
     head_read = head * wbytes
     host_s = (L - g) * layer_read / host_rate + (0.0 if output_on_gpu else head_read / host_rate)
