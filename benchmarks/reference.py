@@ -361,7 +361,7 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         overlap_dp=row.get("dp_overlap") != "no",  # a recipe that reduces gradients after the backward
         grad_bytes=GRAD_REDUCE_DTYPES[fw.grad_reduce], pipeline_split=fw.pipeline_split,
         recompute_reruns=fw.recompute_reruns, grad_buckets=fw.grad_buckets,
-        layer_host_s=layer_host_s(row),
+        zero3_calls=fw.zero3_calls, layer_host_s=layer_host_s(row),
         lora_base_bits=_int(row, "base_bits", 16),  # 4: QLoRA's 4-bit base (bitsandbytes NF4)
     )  # fmt: skip
     net = find_network(row["network"]) if row["network"] and gpus > gpn else None

@@ -70,9 +70,10 @@ from fabriclens.plan.planner import resolve_fabric
     reruns=st.sampled_from(["layer", "needed"]),
     host=st.sampled_from([0.0, 2.75e-3]),
     buckets=st.sampled_from(["whole", "megatron-core"]),
+    calls=st.sampled_from(["per-layer", "per-tensor"]),
 )
 def test_batch_equals_scalar(model, gpu, nodes, gpn, network, nics, tp, pp, ep, zero, rec, mb, il, sp, workload,
-                             lora_bits, flash, dropout, framework, attention, elementwise, grad_bytes, moe_dispatch, ep_overlap, split, etp, reruns, host, buckets) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
+                             lora_bits, flash, dropout, framework, attention, elementwise, grad_bytes, moe_dispatch, ep_overlap, split, etp, reruns, host, buckets, calls) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
     spec = find_model(model)
     gpus = nodes * gpn
     assume(gpus % (tp * pp) == 0 and spec.heads % tp == 0 and pp <= spec.layers)
@@ -92,7 +93,8 @@ def test_batch_equals_scalar(model, gpu, nodes, gpn, network, nics, tp, pp, ep, 
                        framework_efficiency=framework, attention_kernel=attention,
                        elementwise=elementwise, grad_bytes=grad_bytes, moe_dispatch=moe_dispatch,
                        ep_overlap=ep_overlap, pipeline_split=split, etp=etp,
-                       recompute_reruns=reruns, layer_host_s=host, grad_buckets=buckets)  # fmt: skip
+                       recompute_reruns=reruns, layer_host_s=host, grad_buckets=buckets,
+                       zero3_calls=calls)  # fmt: skip
     cfg = replace(base, tp=tp, pp=pp, dp=dp, ep=ep, zero=zero, recompute=rec, micro_batch=mb, interleave=il,  # type: ignore[arg-type]
                   sequence_parallel=sp)  # fmt: skip
     scalar = estimate_training_step(spec, counts, g, fabric, cfg)

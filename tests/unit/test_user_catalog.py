@@ -207,6 +207,7 @@ def test_default_file_is_read_and_replaces_a_builtin(
         ("frameworks", FRAMEWORK + "spread = { low = 0.8, high = 1.2 }\n", "low, high and runs"),
         ("frameworks", FRAMEWORK + "moe_spread = [0.5, 1.1]\n", "moe_spread"),
         ("frameworks", FRAMEWORK + "layer_host_ms = -1\n", "layer_host_ms"),
+        ("frameworks", FRAMEWORK + 'zero3_calls = "per-module"\n', "zero3_calls"),
         ("frameworks", FRAMEWORK + 'layer_host_ms = "fast"\n', "layer_host_ms"),
         (
             "frameworks",

@@ -286,6 +286,13 @@ RECOMPUTE_RERUNS = ("layer", "needed")
 # "megatron-core", Megatron-Core DDP's buckets of max(40M, 1M x dp x cp) parameters, each a call
 # that pays its latency, launched when its gradients are ready, the last one after the backward
 GRAD_BUCKETS = ("whole", "megatron-core")
+# how a training framework's ZeRO-3 / FSDP gathers weights and scatters gradients
+# (Framework.zero3_calls, model/step.py): one call per decoder layer over its flat parameters,
+# prefetched behind the compute (FSDP's FlatParameter units, DeepSpeed from 0.6 on); or one call
+# per parameter tensor, as lists of one view per rank, with the device synchronized before each
+# gather (DeepSpeed's ZeRO-3 from 0.3.13 to 0.5: partition_parameters.py _allgather_param and
+# _reduce_scatter_gradient, stage3.py _synchronize_communication)
+ZERO3_CALLS = ("per-layer", "per-tensor")
 # the element type a training framework reduces data-parallel gradients in (Framework.grad_reduce)
 GRAD_REDUCE_DTYPES = {"bf16": 2.0, "fp32": 4.0}
 # the architectures catalog/data/gemm_shapes.csv holds a GEMM-by-shape table for
@@ -348,6 +355,8 @@ class Framework(_Entry):
     grad_reduce: str = "bf16"
     # how it splits that reduction and the weights' gather into calls (GRAD_BUCKETS)
     grad_buckets: str = "whole"
+    # how its ZeRO-3 gathers weights and scatters gradients (ZERO3_CALLS)
+    zero3_calls: str = "per-layer"
     # how it sends MoE tokens to experts on other nodes (MOE_DISPATCH_MODES)
     moe_dispatch: str = "all-to-all"
     # how it lays decoder layers over pipeline stages (PIPELINE_SPLITS)
@@ -375,6 +384,7 @@ class Framework(_Entry):
         _one_of(self, "elementwise", ELEMENTWISE_MODES)
         _one_of(self, "grad_reduce", tuple(GRAD_REDUCE_DTYPES))
         _one_of(self, "grad_buckets", GRAD_BUCKETS)
+        _one_of(self, "zero3_calls", ZERO3_CALLS)
         _check(
             isinstance(self.layer_host_ms, int | float)
             and not isinstance(self.layer_host_ms, bool)

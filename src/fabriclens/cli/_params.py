@@ -16,7 +16,8 @@ import click
 # --framework, as plan, search and advise take it (catalog frameworks.toml)
 FRAMEWORK_HELP = (
     "Training framework: pytorch (eager FSDP/DDP, HF, torchtitan, DeepSpeed) | pytorch-compile "
-    "(the same with torch.compile) | megatron (Megatron-LM, Megatron-DeepSpeed) | nemo (NVIDIA's "
+    "(the same with torch.compile) | megatron (Megatron-LM, Megatron-DeepSpeed) | "
+    "deepspeed-legacy (Megatron with DeepSpeed's ZeRO-3 before 0.6, 2021) | nemo (NVIDIA's "
     "tuned NeMo recipes) | jax (MaxText) [default: pytorch]"
 )
 GRAD_REDUCE_HELP = (

@@ -192,7 +192,8 @@ def catalog(
                 f.elementwise
                 + (f", host {f.layer_host_ms:g} ms a layer" if f.layer_host_ms else ""),
                 f.grad_reduce
-                + ("" if f.grad_buckets == "whole" else f", {f.grad_buckets} buckets"),
+                + ("" if f.grad_buckets == "whole" else f", {f.grad_buckets} buckets")
+                + ("" if f.zero3_calls == "per-layer" else f", ZeRO-3 {f.zero3_calls} calls"),
                 f.moe_dispatch,
                 ", ".join(f.aliases),
                 f.efficiency_source,

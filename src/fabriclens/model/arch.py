@@ -324,6 +324,32 @@ def norm_params_per_layer(spec: ModelSpec) -> int:
     return 2 * spec.hidden * (2 if spec.norm == "layer" else 1)
 
 
+def layer_tensors(spec: ModelSpec) -> tuple[float, float]:
+    """Parameter tensors of one decoder layer, averaged over the layers, in Megatron-Core's
+    module layout: (weight matrices, small tensors). The matrices: the attention's fused QKV and
+    output projections (MLA: each of its projections; a linear mixer: each of its), a dense MLP's
+    fused gate-up and down projections, a MoE layer's router and shared experts' (its routed
+    experts are :func:`expert_tensors`). The small ones: the two norms' weights (and LayerNorm
+    biases) and the biases. A framework that gathers parameters one tensor at a time (DeepSpeed's
+    ZeRO-3 before 0.6) makes a call per tensor; below its persistence threshold (100,000
+    elements) a tensor stays gathered, but its gradient is still reduced."""
+    attn = float(len(attention_projections(spec))) if spec.is_mla else 2.0
+    lin = linear_share(spec)
+    if lin:
+        attn = (1.0 - lin) * attn + lin * len(linear_projections(spec))
+    moe = moe_layers(spec)
+    dense = dense_mlp_layers(spec)
+    mlp = (2.0 * dense + (1.0 + 2.0 * spec.shared_experts) * moe) / spec.layers
+    biases = int(spec.qkv_bias) + int(spec.attn_bias) + 2.0 * spec.mlp_bias * dense / spec.layers
+    norms = 2 * (2 if spec.norm == "layer" else 1)
+    return attn + mlp, float(norms + biases)
+
+
+def expert_tensors(spec: ModelSpec) -> int:
+    """Weight matrices of one routed expert (fused gate-up, down), as :func:`layer_tensors`."""
+    return 2
+
+
 @dataclass(frozen=True, slots=True)
 class ParamCounts:
     """Parameter counts of a model, split the way parallelism splits them."""

@@ -18,8 +18,10 @@ from fabriclens.catalog.schema import Gpu, ModelSpec
 from fabriclens.model.arch import (
     ParamCounts,
     attention_core_flops_per_token,
+    expert_tensors,
     forward_flops_per_token,
     last_matmul_share,
+    layer_tensors,
     mean_mlp_width,
     moe_layers,
     op_checkpoint_split,
@@ -75,6 +77,7 @@ from fabriclens.model.step import (
     ATTENTION_BWD_FLOPS,
     FP8_CAST_BYTES,
     HOST_RERUNS,
+    LIST_COLLECTIVE_RANK_S,
     LOSS_BYTES_PER_LOGIT,
     OVERLAP_COMPUTE_TAX,
     QLORA_DEQUANT_BYTES_PER_PARAM,
@@ -628,14 +631,29 @@ def evaluate(
     gathered = weights + (
         0.0 if trains else frozen_base_bytes(dense, 0.0, ends_held, base.lora_base_bits)
     )
-    # step.py: ZeRO-3 gathers and scatters layer by layer, each call paying its latency
-    ag3 = _collective("all_gather", gathered / layers, dp, dp_pn, dp_cc, fabric) * layers
-    rs3 = _collective("reduce_scatter", grad_dense / layers, dp, dp_pn, dp_cc, fabric) * layers
-    fwd_window = m * layers * fwd * 0.9
-    bwd_window = m * layers * (bwd + recompute) * 0.9
+    # step.py: ZeRO-3 gathers and scatters layer by layer, each call paying its latency; or
+    # (DeepSpeed before 0.6) tensor by tensor, each call copying a view per rank, synchronized
+    per_tensor = base.zero3_calls == "per-tensor"
+    if per_tensor:
+        big, small = layer_tensors(spec)
+        g_pcs = np.maximum(1.0, np.round(layers * big))
+        s_pcs = np.maximum(1.0, np.round(layers * (big + small)))
+        over = dp * LIST_COLLECTIVE_RANK_S
+        bwd_gathers = np.where(rec == 2, 2.0, 1.0)
+        fwd_window = bwd_window = np.zeros_like(tp)
+    else:
+        g_pcs = s_pcs = layers
+        over = np.zeros_like(tp)
+        bwd_gathers = np.ones_like(tp)
+        fwd_window = m * layers * fwd * 0.9
+        bwd_window = m * layers * (bwd + recompute) * 0.9
+    ag3 = (_collective("all_gather", gathered / g_pcs, dp, dp_pn, dp_cc, fabric) + over) * g_pcs
+    rs3 = (
+        _collective("reduce_scatter", grad_dense / s_pcs, dp, dp_pn, dp_cc, fabric) + over
+    ) * s_pcs
     add(ag3 * m, fwd_window, z3)  # the forward's gathers
-    add(ag3 * m, bwd_window, z3)  # the backward's gathers, then its reduce-scatters
-    fwd_left, bwd_left = fwd_window - ag3 * m, bwd_window - ag3 * m
+    add(ag3 * m * bwd_gathers, bwd_window, z3)  # the backward's gathers, then its reduce-scatters
+    fwd_left, bwd_left = fwd_window - ag3 * m, bwd_window - ag3 * m * bwd_gathers
     if spec.is_moe:
         # layout.place_groups: tp x cp x dp / (etp x ep) ranks at stride etp x ep
         edp = np.floor(tp * cp * dp / (etp * ep))
@@ -647,15 +665,24 @@ def evaluate(
             else frozen_base_bytes(0.0, expert, 0.0, base.lora_base_bits)
         )
         z3e = z3 & (expert_w > 0) & (edp > 1)
-        pieces = np.maximum(1.0, np.round(moe_per_stage))
-        eag3 = _collective("all_gather", expert_w / pieces, edp, edp_pn, edp_cc, fabric) * pieces
+        if per_tensor:
+            pieces = np.maximum(
+                1.0, np.round(moe_per_stage * expert_tensors(spec) * spec.experts / ep)
+            )
+            e_over = edp * LIST_COLLECTIVE_RANK_S
+        else:
+            pieces = np.maximum(1.0, np.round(moe_per_stage))
+            e_over = np.zeros_like(tp)
+        eag3 = (
+            _collective("all_gather", expert_w / pieces, edp, edp_pn, edp_cc, fabric) + e_over
+        ) * pieces
         ers3 = (
             _collective("reduce_scatter", grad_expert / pieces, edp, edp_pn, edp_cc, fabric)
-            * pieces
-        )
+            + e_over
+        ) * pieces
         add(eag3 * m, np.maximum(0.0, fwd_left), z3e)
-        add(eag3 * m, np.maximum(0.0, bwd_left), z3e)
-        bwd_left = bwd_left - np.where(z3e, eag3 * m, 0.0)
+        add(eag3 * m * bwd_gathers, np.maximum(0.0, bwd_left), z3e)
+        bwd_left = bwd_left - np.where(z3e, eag3 * m * bwd_gathers, 0.0)
     add(rs3 * m, np.maximum(0.0, bwd_left), z3)
     if spec.is_moe:
         add(ers3 * m, np.maximum(0.0, bwd_left - rs3 * m), z3e & (grad_expert > 0))

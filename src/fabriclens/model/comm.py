@@ -55,13 +55,15 @@ def entry(
     overlap_window_s: float = 0.0,
     note: str = "",
     pieces: int = 1,
+    call_overhead_s: float = 0.0,
 ) -> CommEntry:
     """A ledger entry; ``overlap_window_s`` is compute time the calls can hide behind. A call
     issued as ``pieces`` collectives of ``size_bytes / pieces`` each (FSDP's and ZeRO-3's
-    layer-by-layer gathers and scatters) pays each piece's latency; its size stays the whole
-    buffer's, as nccl-tests would size one call over it."""
+    layer-by-layer gathers and scatters) pays each piece's latency, and ``call_overhead_s``
+    besides (host work around each piece); its size stays the whole buffer's, as nccl-tests
+    would size one call over it."""
     est = collective_for(group, op, size_bytes / pieces, fabric)
-    total = est.time_s * pieces * count
+    total = (est.time_s + call_overhead_s) * pieces * count
     exposed = max(0.0, total - overlap_window_s)
     return CommEntry(
         group=group.name,

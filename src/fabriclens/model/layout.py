@@ -57,6 +57,9 @@ class TrainConfig:
     # how the data-parallel reduction and gather are split into calls (catalog GRAD_BUCKETS;
     # model/comm.py: bucket_params): one call over the whole gradient, or Megatron-Core's buckets
     grad_buckets: str = "whole"
+    # how ZeRO-3 gathers weights and scatters gradients (catalog ZERO3_CALLS): a call per layer,
+    # prefetched behind the compute, or a call per parameter tensor with the device synchronized
+    zero3_calls: str = "per-layer"
     # the share of each kernel's achievable rate the training framework reaches (catalog
     # frameworks.toml); 1.0 is the kernel-level step: every kernel at its achievable rate
     framework_efficiency: float = 1.0

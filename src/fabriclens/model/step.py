@@ -37,9 +37,11 @@ from fabriclens.catalog.schema import ATTENTION_NAMES, Gpu, ModelSpec
 from fabriclens.model.arch import (
     ParamCounts,
     attention_core_flops_per_token,
+    expert_tensors,
     forward_flops_per_token,
     k_width,
     last_matmul_share,
+    layer_tensors,
     linear_share,
     mean_mlp_width,
     moe_layers,
@@ -100,6 +102,14 @@ ATTENTION_BWD_FLOPS = 2.5
 # al. 2025, "Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed Deep
 # Learning", arXiv 2507.03114), charged here on the compute that the hidden calls overlap.
 OVERLAP_COMPUTE_TAX = 0.2
+# A list collective's host work per rank (DeepSpeed's ZeRO-3 before 0.6, per parameter tensor):
+# a Python narrow() view per rank, then torch.distributed's NCCL process group copies each rank's
+# piece out of (all_gather) or into (reduce_scatter) its flat buffer, one copy_ op per rank
+# (ProcessGroupNCCL::allgather / reduce_scatter through flatten_for_scatter_gather). Estimate:
+# one eager op's CPU time, ~15 us, as the catalog's eager Transformers engine charges a kernel.
+# At 1,536 ranks that is 23 ms a call: what makes SC21's ZeRO-3 runs (Narayanan et al. 2021,
+# Table 2) take as long per step on 1,536 GPUs as on 768 (reference/training_more.csv tm261-266).
+LIST_COLLECTIVE_RANK_S = 15e-6
 # Unfused attention (no FlashAttention) moves its heads x s x s score matrix through HBM, bytes
 # per element in 16-bit, with dropout (Megatron's default 0.1) and without. Forward: the QK^T
 # GEMM writes the scores (2), the fused scale-mask-softmax reads them and writes P (2 + 2),
@@ -502,35 +512,59 @@ def estimate_training_step(
             # next layer's weights while this one computes: the forward's gathers hide behind the
             # forward; in the backward, the gathers and the gradients' reduce-scatters share the
             # same links and hide behind the backward (and recompute)
-            note = f"ZeRO-3: gather weights for the {{}}, in {layers} per-layer calls" + ("" if cfg.trains_base else " (the frozen base and the adapters)")  # fmt: skip
-            fwd_window = m * layers * fwd * 0.9
-            gather_fwd = entry(dp_group, "all_gather", gathered, m, fabric, pieces=layers,
-                               overlap_window_s=fwd_window, note=note.format("forward"))  # fmt: skip
+            expert_group = groups["dp-expert"]
+            if cfg.zero3_calls == "per-tensor":
+                # DeepSpeed's ZeRO-3 before 0.6: a call per parameter tensor, each a list of one
+                # view per rank that torch.distributed copies out of (all_gather) or into
+                # (reduce_scatter) its flat buffer one at a time, and the device synchronized
+                # before every gather, so nothing overlaps; a full recompute's forward fetches
+                # the weights again before the backward does
+                big, small = layer_tensors(spec)
+                g_pieces = max(1, round(layers * big))
+                s_pieces = max(1, round(layers * (big + small)))
+                e_pieces = max(
+                    1, round(moe_per_stage * expert_tensors(spec) * spec.experts / cfg.ep)
+                )
+                dense_over = dp_group.size * LIST_COLLECTIVE_RANK_S
+                expert_over = expert_group.size * LIST_COLLECTIVE_RANK_S
+                bwd_gathers = 2 if cfg.recompute == "full" else 1
+                fwd_window = bwd_window = 0.0
+                unit = "per-tensor calls, synchronized (DeepSpeed before 0.6)"
+            else:
+                g_pieces = s_pieces = layers
+                e_pieces = max(1, round(moe_per_stage))
+                dense_over = expert_over = 0.0
+                bwd_gathers = 1
+                fwd_window = m * layers * fwd * 0.9
+                bwd_window = m * layers * (bwd + recompute) * 0.9
+                unit = "per-layer calls"
+            note = f"ZeRO-3: gather weights for the {{}}, in {g_pieces} {unit}" + ("" if cfg.trains_base else " (the frozen base and the adapters)")  # fmt: skip
+            gather_fwd = entry(dp_group, "all_gather", gathered, m, fabric, pieces=g_pieces,
+                               overlap_window_s=fwd_window, note=note.format("forward"),
+                               call_overhead_s=dense_over)  # fmt: skip
             comm.append(gather_fwd)
-            bwd_window = m * layers * (bwd + recompute) * 0.9
-            gather_bwd = entry(dp_group, "all_gather", gathered, m, fabric, pieces=layers,
-                               overlap_window_s=bwd_window, note=note.format("backward"))  # fmt: skip
+            gather_bwd = entry(dp_group, "all_gather", gathered, m * bwd_gathers, fabric,
+                               pieces=g_pieces, overlap_window_s=bwd_window,
+                               note=note.format("backward"), call_overhead_s=dense_over)  # fmt: skip
             comm.append(gather_bwd)
             fwd_left, bwd_left = fwd_window - gather_fwd.time_s, bwd_window - gather_bwd.time_s
             # MoE: ZeRO-3 shards the experts over their own data-parallel group (the memory
             # ledger holds 1/(tp x cp x dp / (etp x ep)) of them), so each MoE layer gathers its experts' weights
             # there too and scatters their gradients, in the same windows after the dense calls
-            expert_group = groups["dp-expert"]
             weight_expert = (
                 params_expert * WEIGHT_BYTES["bf16"]
                 if cfg.trains_base
                 else frozen_base_bytes(0.0, share.expert, 0.0, cfg.lora_base_bits)
             )
             sharded_experts = weight_expert > 0 and expert_group.size > 1
-            moe_pieces = max(1, round(moe_per_stage))
             if sharded_experts:
-                enote = f"ZeRO-3: gather the experts' weights for the {{}}, in {moe_pieces} per-layer calls over the expert data-parallel group"  # fmt: skip
+                enote = f"ZeRO-3: gather the experts' weights for the {{}}, in {e_pieces} {unit} over the expert data-parallel group"  # fmt: skip
                 experts_fwd = entry(expert_group, "all_gather", weight_expert, m, fabric,
-                                    pieces=moe_pieces, overlap_window_s=max(0.0, fwd_left),
-                                    note=enote.format("forward"))  # fmt: skip
-                experts_bwd = entry(expert_group, "all_gather", weight_expert, m, fabric,
-                                    pieces=moe_pieces, overlap_window_s=max(0.0, bwd_left),
-                                    note=enote.format("backward"))  # fmt: skip
+                                    pieces=e_pieces, overlap_window_s=max(0.0, fwd_left),
+                                    note=enote.format("forward"), call_overhead_s=expert_over)  # fmt: skip
+                experts_bwd = entry(expert_group, "all_gather", weight_expert, m * bwd_gathers,
+                                    fabric, pieces=e_pieces, overlap_window_s=max(0.0, bwd_left),
+                                    note=enote.format("backward"), call_overhead_s=expert_over)  # fmt: skip
                 comm += [experts_fwd, experts_bwd]
                 bwd_left -= experts_bwd.time_s
             scatter = entry(
@@ -539,16 +573,19 @@ def estimate_training_step(
                 grad_dense,
                 m,
                 fabric,
-                pieces=layers,
+                pieces=s_pieces,
                 overlap_window_s=max(0.0, bwd_left),
-                note=f"ZeRO-3: scatter gradients in {layers} per-layer calls (behind the backward, after its gathers)",
+                note=f"ZeRO-3: scatter gradients in {s_pieces} {unit}"
+                + ("" if dense_over else " (behind the backward, after its gathers)"),
+                call_overhead_s=dense_over,
             )
             comm.append(scatter)
             if sharded_experts and grad_expert > 0:
                 comm.append(
                     entry(expert_group, "reduce_scatter", grad_expert, m, fabric,
-                          pieces=moe_pieces, overlap_window_s=max(0.0, bwd_left - scatter.time_s),
-                          note="ZeRO-3: scatter the experts' gradients over their data-parallel group")
+                          pieces=e_pieces, overlap_window_s=max(0.0, bwd_left - scatter.time_s),
+                          note="ZeRO-3: scatter the experts' gradients over their data-parallel group",
+                          call_overhead_s=expert_over)
                 )  # fmt: skip
         elif cfg.zero >= 1:
             comm.append(

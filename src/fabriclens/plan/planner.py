@@ -451,6 +451,7 @@ def _base_config(
         pipeline_split=split,
         recompute_reruns=framework.recompute_reruns,
         grad_buckets=framework.grad_buckets,
+        zero3_calls=framework.zero3_calls,
         layer_host_s=framework.layer_host_ms / 1e3,
     )
     return cfg, notes
@@ -468,6 +469,7 @@ def kernel_level_config(cfg: TrainConfig) -> TrainConfig:
         moe_dispatch=reference.moe_dispatch,
         grad_bytes=GRAD_REDUCE_DTYPES[reference.grad_reduce],
         grad_buckets=reference.grad_buckets,
+        zero3_calls=reference.zero3_calls,
         layer_host_s=reference.layer_host_ms / 1e3,
     )
 

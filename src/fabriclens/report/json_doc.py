@@ -143,6 +143,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
                 "layer_host_ms": _r(cfg.layer_host_s * 1e3, 4),
                 "grad_reduce": cfg.grad_reduce,
                 "grad_buckets": cfg.grad_buckets,
+                "zero3_calls": cfg.zero3_calls,
                 "moe_dispatch": cfg.moe_dispatch,
                 "ep_overlap": cfg.ep_overlap,
                 "source": plan.framework.efficiency_source,
