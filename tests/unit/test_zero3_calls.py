@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-from fabriclens.catalog import find_framework, find_gpu, find_link, find_network
+from fabriclens.catalog import find_framework, find_gpu, find_link, find_model, find_network
 from fabriclens.catalog.schema import ModelSpec
-from fabriclens.model.arch import count_params, layer_tensors
+from fabriclens.model.arch import adapter_tensors, count_params, layer_tensors
 from fabriclens.model.collectives import Fabric
 from fabriclens.model.layout import TrainConfig
 from fabriclens.model.step import LIST_COLLECTIVE_RANK_S, estimate_training_step
@@ -39,6 +39,14 @@ def test_a_gpt_layer_is_four_matrices_and_eight_small_tensors() -> None:
     """Megatron's GPT layer: fused QKV, output, fc1, fc2; two LayerNorms' weights and biases and
     the four linears' biases."""
     assert layer_tensors(GPT3) == (4.0, 8.0)
+
+
+def test_lora_reduces_its_adapters_a_tensor_at_a_time() -> None:
+    """LoRA trains an A and a B on each projection PEFT adapts: Llama's q, k, v, o and gate, up,
+    down (14 a layer); Mixtral's on every expert's three linears too."""
+    assert adapter_tensors(find_model("llama-3.1-8b")) == 14.0
+    mixtral = find_model("mixtral-8x7b")
+    assert adapter_tensors(mixtral) == 2.0 * (4 + 3 * 8)
 
 
 def test_per_tensor_calls_grow_with_the_ranks_and_hide_nothing() -> None:

@@ -350,6 +350,17 @@ def expert_tensors(spec: ModelSpec) -> int:
     return 2
 
 
+def adapter_tensors(spec: ModelSpec) -> float:
+    """LoRA's trainable tensors of one decoder layer, averaged over the layers: an A and a B for
+    every projection PEFT adapts (each attention projection, each of a mixer's, each MLP linear,
+    every expert's), as memory.adapter_params counts their parameters."""
+    lin = linear_share(spec)
+    attn = (1.0 - lin) * len(attention_projections(spec)) + lin * len(linear_projections(spec))
+    n_mlp = 3 if spec.mlp == "swiglu" else 2
+    mlp = n_mlp * (dense_mlp_layers(spec) + moe_layers(spec) * (spec.experts + spec.shared_experts))
+    return 2.0 * (attn + mlp / spec.layers)
+
+
 @dataclass(frozen=True, slots=True)
 class ParamCounts:
     """Parameter counts of a model, split the way parallelism splits them."""

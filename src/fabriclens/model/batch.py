@@ -17,6 +17,7 @@ import numpy as np
 from fabriclens.catalog.schema import Gpu, ModelSpec
 from fabriclens.model.arch import (
     ParamCounts,
+    adapter_tensors,
     attention_core_flops_per_token,
     expert_tensors,
     forward_flops_per_token,
@@ -637,7 +638,8 @@ def evaluate(
     if per_tensor:
         big, small = layer_tensors(spec)
         g_pcs = np.maximum(1.0, np.round(layers * big))
-        s_pcs = np.maximum(1.0, np.round(layers * (big + small)))
+        trained = big + small if trains else adapter_tensors(spec)
+        s_pcs = np.maximum(1.0, np.round(layers * trained))
         over = dp * LIST_COLLECTIVE_RANK_S
         bwd_gathers = np.where(rec == 2, 2.0, 1.0)
         fwd_window = bwd_window = np.zeros_like(tp)

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from fabriclens.catalog.schema import ATTENTION_NAMES, Gpu, ModelSpec
 from fabriclens.model.arch import (
     ParamCounts,
+    adapter_tensors,
     attention_core_flops_per_token,
     expert_tensors,
     forward_flops_per_token,
@@ -521,7 +522,9 @@ def estimate_training_step(
                 # the weights again before the backward does
                 big, small = layer_tensors(spec)
                 g_pieces = max(1, round(layers * big))
-                s_pieces = max(1, round(layers * (big + small)))
+                # the trained tensors' gradients: the layer's, or LoRA's adapters
+                trained = big + small if cfg.trains_base else adapter_tensors(spec)
+                s_pieces = max(1, round(layers * trained))
                 e_pieces = max(
                     1, round(moe_per_stage * expert_tensors(spec) * spec.experts / cfg.ep)
                 )
