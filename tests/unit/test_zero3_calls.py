@@ -74,6 +74,7 @@ def test_the_per_rank_cost_is_charged_on_every_call(monkeypatch: pytest.MonkeyPa
     scatters = 96 * (4 + 8)
     dp_calls = [c for c in est.comm if c.group == "dp"]
     assert all(c.exposed_s == c.time_s for c in dp_calls)
+    assert any("DeepSpeed before 0.6" in a and "none of it overlaps" in a for a in est.assumptions)
     monkeypatch.setattr("fabriclens.model.step.LIST_COLLECTIVE_RANK_S", 0.0)
     bare = estimate_training_step(GPT3, count_params(GPT3), gpu, fabric, cfg)
     charged = (gathers + scatters) * 768 * LIST_COLLECTIVE_RANK_S  # one micro-batch a step

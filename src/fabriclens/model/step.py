@@ -798,6 +798,14 @@ def estimate_training_step(
             if cfg.grad_buckets == "megatron-core" and cfg.dp * cfg.cp > 1 and cfg.zero < 3
             else ""
         )
+        + (
+            "; ZeRO-3 as DeepSpeed before 0.6 runs it: a call per parameter tensor (each weight "
+            "matrix for the forward, a full recompute's rerun and the backward; every trained "
+            f"tensor's gradient), {LIST_COLLECTIVE_RANK_S * 1e6:.0f} us a rank each for its list "
+            "of views, the device synchronized before every gather, so none of it overlaps"
+            if cfg.zero >= 3 and cfg.zero3_calls == "per-tensor" and cfg.dp * cfg.cp > 1
+            else ""
+        )
         + f"; hidden communication still slows compute by {OVERLAP_COMPUTE_TAX:.0%} of its "
         "time (NCCL kernels occupy SMs and HBM bandwidth)",
         *(
