@@ -420,3 +420,10 @@ def test_the_servers_own_speculation_is_read_and_planned(
     )
     assert "speculation" not in given["results"][0]["expected"]
     assert given["results"][0]["expected"]["tpot_s"] > expected["tpot_s"]
+    # a tree of drafts (top-4, 8 positions verified) is planned as the server reports it too
+    tree_url = server("--ttft", "0.01", "--itl", "0.001", "--spec-tokens", "3", "--accept-length",
+                      "2.5", "--draft-topk", "4", "--draft-tokens", "8")  # fmt: skip
+    tree = _serve(capsys, tree_url, *args)
+    told = tree["server_speculation"]
+    assert told["plannable"] and (told["topk"], told["draft_tokens"]) == (4, 8)
+    assert tree["results"][0]["expected"]["speculation"] == "as the server reports it"

@@ -31,6 +31,14 @@ def test_sglangs_server_info() -> None:
     found = from_sglang_server_info(SGLANG)
     assert found is not None
     assert (found.algorithm, found.spec_tokens, found.topk) == ("EAGLE", 3, 1)
+    assert found.draft_tokens == 4
+    # a tree of drafts: SGLang's EAGLE defaults (5 steps, top-4, 8 positions verified)
+    tree = {**SGLANG, "speculative_num_steps": 5, "speculative_eagle_topk": 4,
+            "speculative_num_draft_tokens": 8}  # fmt: skip
+    grown = from_sglang_server_info(tree)
+    assert grown is not None and (grown.spec_tokens, grown.topk, grown.draft_tokens) == (5, 4, 8)
+    # more positions than 5 passes of top-4 propose is not a tree SGLang runs: unknown
+    assert from_sglang_server_info({**tree, "speculative_num_draft_tokens": 99}).draft_tokens == 0  # type: ignore[union-attr]
     assert found.accept_length == 2.46 and found.source == "SGLang /server_info"
     # a router's list of servers, and a server before any step was verified
     assert from_sglang_server_info([SGLANG]) == found

@@ -185,6 +185,10 @@ def test_plan_reports_the_speculative_step(capsys: pytest.CaptureFixture[str]) -
     assert "slower: the draft does not pay" in " ".join(capsys.readouterr().out.split())
 
 
+# three drafts a step under SGLang, the engine that plans a tree of them
+SGLANG_3 = ["--spec-tokens", "3", "--accept-length", "2", "--engine", "sglang"]
+
+
 @pytest.mark.parametrize(
     ("extra", "says"),
     [
@@ -198,6 +202,31 @@ def test_plan_reports_the_speculative_step(capsys: pytest.CaptureFixture[str]) -
         (["--spec-tokens", "3", "--accept-length", "2", "--draft", "medusa"], "unknown --draft"),
         (["--spec-tokens", "3", "--accept-length", "2", "--engine", "ollama"], "modelled for"),
         (["--spec-tokens", "3", "--accept-length", "2", "--tp", "4", "--pp", "2"], "pipeline"),
+        (["--draft-topk", "4"], "needs --spec-tokens"),
+        (["--draft-tokens", "8"], "needs --spec-tokens"),
+        ([*SGLANG_3, "--draft-topk", "4"], "needs --draft-tokens"),
+        ([*SGLANG_3, "--draft-topk", "4", "--draft-tokens", "14"], "between 2 and 13"),
+        ([*SGLANG_3, "--draft-topk", "17", "--draft-tokens", "8"], "between 1 and 16"),
+        (
+            [*SGLANG_3, "--engine", "vllm", "--draft-topk", "4", "--draft-tokens", "8"],
+            "SGLang's EAGLE",
+        ),
+        ([*SGLANG_3, "--draft-tokens", "8"], "a chain of 3"),
+        (
+            [
+                "--spec-tokens",
+                "5",
+                "--accept-length",
+                "3.5",
+                "--engine",
+                "sglang",
+                "--draft-topk",
+                "4",
+                "--draft-tokens",
+                "3",
+            ],
+            "more than the 3 positions",
+        ),
     ],
 )
 def test_bad_speculative_options_are_one_line_with_the_fix(
@@ -285,3 +314,40 @@ def test_an_mtp_draft_for_a_model_without_one_is_said(capsys: pytest.CaptureFixt
     assert run(argv) == 0
     notes = " ".join(json.loads(capsys.readouterr().out)["assumptions"])
     assert "not released with a next-token (MTP) layer" in notes
+
+
+def test_a_tree_of_drafts_verifies_its_positions_and_drafts_from_its_branches() -> None:
+    """SGLang's EAGLE with top-k 4 and 8 positions verified (its defaults with 5 steps): the
+    model's pass runs over 8 positions a sequence, not 6, and each draft pass after the first
+    over 4 x the batch; a top-1 tree is the chain."""
+    kw = {"spec_tokens": 5, "accept_length": 3.5, "draft": "eagle3"}
+    chain = _plan("llama-3.1-8b", "h100-sxm", 1, "sglang", batch=32, **kw)
+    same = _plan("llama-3.1-8b", "h100-sxm", 1, "sglang", batch=32, draft_topk=1,
+                 verify_tokens=6, **kw)  # fmt: skip
+    assert same == chain and chain.verify_tokens == 6 and chain.draft_topk == 1
+    tree = _plan("llama-3.1-8b", "h100-sxm", 1, "sglang", batch=32, draft_topk=4,
+                 verify_tokens=8, **kw)  # fmt: skip
+    assert (tree.draft_topk, tree.verify_tokens) == (4, 8)
+    spec, g = find_model("llama-3.1-8b"), find_gpu("h100-sxm")
+    fabric = Fabric(find_link(g.intra_link), None, 8, 1)
+    args = {"tp": 1, "prompt_tokens": 1000, "output_tokens": 200, "ep": 1, "dp": 1,
+            "precision": "bf16", "kv_precision": "bf16", "weight_bytes_per_param": 2.0}  # fmt: skip
+    engine = find_engine("sglang")
+    first = draft_pass(spec, "eagle3", g, fabric, engine, batch=32, **args)  # type: ignore[arg-type]
+    wide = draft_pass(spec, "eagle3", g, fabric, engine, batch=128, **args)  # type: ignore[arg-type]
+    assert tree.draft_s == pytest.approx(first.time_s + 4 * wide.time_s)
+    assert chain.draft_s == pytest.approx(5 * first.time_s)
+    # verifying 8 positions of 32 requests is 256 tokens: more compute than 192
+    assert tree.spec_step_s - tree.draft_s > chain.spec_step_s - chain.draft_s
+
+
+def test_plan_and_capacity_plan_a_tree(capsys: pytest.CaptureFixture[str]) -> None:
+    tree = ["--spec-tokens", "5", "--accept-length", "3.5", "--draft-topk", "4",
+            "--draft-tokens", "8"]  # fmt: skip
+    doc = _json_plan(capsys, *tree)
+    spec = doc["inference"]["speculative"]  # type: ignore[index]
+    assert (spec["draft_topk"], spec["verify_tokens"]) == (4, 8)
+    assert run(["capacity", "llama-3.1-8b", "--users", "20", "--gpu", "h100-sxm", "--engine",
+                "sglang", "--json", *tree]) == 0  # fmt: skip
+    replica = json.loads(capsys.readouterr().out)["replica"]
+    assert (replica["draft_topk"], replica["verify_tokens"]) == (4, 8)

@@ -56,6 +56,10 @@ class ServerConfig:
     # GET /server_info and vLLM's GET /metrics do (0: plain decode, neither served)
     spec_tokens: int = 0
     accept_length: float = 1.0
+    # a tree of drafts: candidates kept a pass and positions verified a step (SGLang's
+    # speculative_eagle_topk and speculative_num_draft_tokens); 1 and 0: a chain
+    draft_topk: int = 1
+    draft_tokens: int = 0
 
 
 class StreamServer:
@@ -132,8 +136,8 @@ class StreamServer:
         drafts = self.tokens_out / c.accept_length
         if route == "/server_info":
             info = {"model_path": c.model, "speculative_algorithm": "EAGLE",
-                    "speculative_num_steps": c.spec_tokens, "speculative_eagle_topk": 1,
-                    "speculative_num_draft_tokens": c.spec_tokens + 1,
+                    "speculative_num_steps": c.spec_tokens, "speculative_eagle_topk": c.draft_topk,
+                    "speculative_num_draft_tokens": c.draft_tokens or c.spec_tokens + 1,
                     "internal_states": [{"avg_spec_accept_length": c.accept_length,
                                          "last_gen_throughput": 0.0}]}  # fmt: skip
             await self._plain(writer, 200, json.dumps(info).encode())
@@ -425,6 +429,22 @@ def parser() -> argparse.ArgumentParser:
         help="with --spec-tokens: the accept length those endpoints report (1 to N + 1)",
     )
     add(
+        "--draft-topk",
+        type=_number(int, 1, 64),
+        default=1,
+        metavar="K",
+        help="with --spec-tokens: a tree of drafts keeping K candidates a pass (SGLang's "
+        "speculative_eagle_topk, as /server_info reports it); 1: a chain",
+    )
+    add(
+        "--draft-tokens",
+        type=_number(int, 0, 4096),
+        default=0,
+        metavar="N",
+        help="with --draft-topk: the positions a sequence verified a step that /server_info "
+        "reports (speculative_num_draft_tokens); 0: the chain's, --spec-tokens + 1",
+    )
+    add(
         "--lifetime",
         type=seconds,
         default=0.0,
@@ -438,7 +458,8 @@ def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     config = ServerConfig(a.ttft, a.itl, a.tokens_per_chunk, a.tokens, not a.no_usage, a.error_every,
                           a.disconnect_every, a.malformed_every, a.never_stream, a.model, a.max_body,
-                          a.max_connections, a.spec_tokens, a.accept_length)  # fmt: skip
+                          a.max_connections, a.spec_tokens, a.accept_length, a.draft_topk,
+                          a.draft_tokens)  # fmt: skip
     if a.spec_tokens and a.accept_length > a.spec_tokens + 1:
         parser().error(
             f"--accept-length {a.accept_length:g} is above --spec-tokens + 1 ({a.spec_tokens + 1})"

@@ -65,6 +65,14 @@ DRAFT_HELP = (
     "one-layer draft head) [default: mtp for DeepSeek-V3, GLM-4.5+, Qwen3-Next and Qwen3.5, else "
     "eagle3]"
 )
+DRAFT_TOPK_HELP = (
+    "Inference, with --spec-tokens: a tree of drafts, the candidates each draft pass keeps "
+    "(SGLang's --speculative-eagle-topk; its default is 4) [default: 1, a chain]"
+)
+DRAFT_TOKENS_HELP = (
+    "Inference, with --draft-topk: positions a sequence the model verifies a step, at most "
+    "1 + topk x spec-tokens (SGLang's --speculative-num-draft-tokens; its default is 8)"
+)
 MAX_INT = 2**53  # beyond any count, size or rank; a float still holds it exactly
 MAX_PORT = 65535
 

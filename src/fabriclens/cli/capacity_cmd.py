@@ -5,7 +5,13 @@ from typing import Annotated
 import typer
 
 from fabriclens.cli._output import emit
-from fabriclens.cli._params import ACCEPT_LENGTH_HELP, DRAFT_HELP, SPEC_TOKENS_HELP
+from fabriclens.cli._params import (
+    ACCEPT_LENGTH_HELP,
+    DRAFT_HELP,
+    DRAFT_TOKENS_HELP,
+    DRAFT_TOPK_HELP,
+    SPEC_TOKENS_HELP,
+)
 
 
 def capacity(
@@ -66,6 +72,8 @@ def capacity(
     spec_tokens: Annotated[int | None, typer.Option(help=SPEC_TOKENS_HELP)] = None,
     accept_length: Annotated[float | None, typer.Option(help=ACCEPT_LENGTH_HELP)] = None,
     draft: Annotated[str | None, typer.Option(help=DRAFT_HELP)] = None,
+    draft_topk: Annotated[int | None, typer.Option(help=DRAFT_TOPK_HELP)] = None,
+    draft_tokens: Annotated[int | None, typer.Option(help=DRAFT_TOKENS_HELP)] = None,
     gpus_per_node: Annotated[
         int | None, typer.Option(help="GPUs per node (tp beyond it crosses the network)")
     ] = None,
@@ -135,7 +143,8 @@ def capacity(
         nics_per_node=nics_per_node, engine=engine, precision=precision,
         gpu_memory_utilization=gpu_memory_utilization, max_parallel=max_parallel,
         host_memory=host_memory, host_ram=host_ram, ep=ep, dp=dp, spec_tokens=spec_tokens,
-        accept_length=accept_length, draft=draft,
+        accept_length=accept_length, draft=draft, draft_topk=draft_topk,
+        draft_tokens=draft_tokens,
     )  # fmt: skip
     if team is not None:
         plan, demand = plan_team_capacity(

@@ -10,6 +10,8 @@ from fabriclens.cli._params import (
     ACCEPT_LENGTH_HELP,
     ATTENTION_HELP,
     DRAFT_HELP,
+    DRAFT_TOKENS_HELP,
+    DRAFT_TOPK_HELP,
     EP_OVERLAP_HELP,
     ETP_HELP,
     FRAMEWORK_HELP,
@@ -133,6 +135,8 @@ def plan(
     spec_tokens: Annotated[int | None, typer.Option(help=SPEC_TOKENS_HELP)] = None,
     accept_length: Annotated[float | None, typer.Option(help=ACCEPT_LENGTH_HELP)] = None,
     draft: Annotated[str | None, typer.Option(help=DRAFT_HELP)] = None,
+    draft_topk: Annotated[int | None, typer.Option(help=DRAFT_TOPK_HELP)] = None,
+    draft_tokens: Annotated[int | None, typer.Option(help=DRAFT_TOKENS_HELP)] = None,
     engine: Annotated[
         str | None,
         typer.Option(
@@ -210,6 +214,8 @@ def plan(
         "--spec-tokens": spec_tokens,
         "--accept-length": accept_length,
         "--draft": draft,
+        "--draft-topk": draft_topk,
+        "--draft-tokens": draft_tokens,
         "--zero": zero,
         "--recompute": recompute,
         "--global-batch": global_batch,
@@ -298,6 +304,8 @@ def plan(
         spec_tokens=spec_tokens,
         accept_length=accept_length,
         draft=draft,
+        draft_topk=draft_topk,
+        draft_tokens=draft_tokens,
         fabric_design=design,
         extra_notes=(implied,) if implied else (),
     )

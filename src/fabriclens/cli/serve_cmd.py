@@ -147,7 +147,8 @@ def serve(
         # the server decodes speculatively: plan it as it reports it, where the engine planned can
         try:
             planned = _planner(plan_model or model, plan_gpu, plan_gpus, prompt_tokens, output_tokens,
-                               engine, speculation["spec_tokens"], speculation["accept_length"])  # fmt: skip
+                               engine, speculation["spec_tokens"], speculation["accept_length"],
+                               speculation["topk"], speculation["draft_tokens"])  # fmt: skip
         except InputError as exc:
             speculation["note"] = f"not planned with it: {exc}"
         else:
@@ -193,11 +194,13 @@ def _server_speculation(api: str, target: Any, headers: dict[str, str],
     if found is None:
         return {"reported": False, "why": how}
     chain = found.topk == 1
+    tree_known = chain or found.draft_tokens > 0
     return {
         "reported": True, "source": found.source, "algorithm": found.algorithm,
         "spec_tokens": found.spec_tokens, "accept_length": found.accept_length, "topk": found.topk,
-        "plannable": chain and found.accept_length is not None,
-        "note": "" if chain else f"a tree of drafts (top-k {found.topk}): the plan models chains, so its expectation is plain decode",
+        "draft_tokens": found.draft_tokens or (found.spec_tokens + 1 if chain else 0),
+        "plannable": tree_known and found.accept_length is not None,
+        "note": "" if tree_known else f"a tree of drafts (top-k {found.topk}) whose verified positions the server does not report: its expectation is plain decode",
     }  # fmt: skip
 
 
@@ -327,10 +330,13 @@ def _planner(
     engine: str,
     spec_tokens: int | None = None,
     accept_length: float | None = None,
+    topk: int = 1,
+    draft_tokens: int | None = None,
 ) -> Any:
     """What the capacity planner expects at a given concurrency on ``gpus`` x ``gpu`` served by
     ``engine`` (its weights format, its cap on requests at once, how it schedules prompts), with
-    speculative decoding where the server runs it (``spec_tokens``, ``accept_length``)."""
+    speculative decoding where the server runs it (``spec_tokens``, ``accept_length``, and a
+    tree's ``topk`` and ``draft_tokens``)."""
     from fabriclens.catalog import find_model
     from fabriclens.plan.capacity import plan_capacity
 
@@ -339,7 +345,8 @@ def _planner(
     def expected(users: int) -> dict[str, Any]:
         plan = plan_capacity(spec, gpu, users=users, output_tokens=output_tokens, prompt_tokens=prompt_tokens,
                              tpot_slo_s=1e9, tp=gpus, engine=engine, spec_tokens=spec_tokens,
-                             accept_length=accept_length)  # fmt: skip
+                             accept_length=accept_length, draft_topk=topk if topk > 1 else None,
+                             draft_tokens=draft_tokens if topk > 1 else None)  # fmt: skip
         return {
             "model": spec.name, "gpu": gpu, "gpus": gpus, "engine": plan.limits.engine, "batch": plan.batch,
             "output_tokens_per_s": plan.replica_tokens_per_s, "tpot_s": plan.tpot_s, "ttft_s": plan.ttft_s,

@@ -170,6 +170,8 @@ class InferenceEstimate:
     plain_decode_step_s: float = 0.0  # the same batch without the draft (set by the planner)
     accept_length: float = 1.0
     spec_tokens: int = 0
+    draft_topk: int = 1  # candidates kept a draft pass (SGLang's --speculative-eagle-topk)
+    verify_tokens: int = 0  # positions a sequence the model verifies a step (0: no drafts)
     draft: str = ""
 
 
@@ -396,6 +398,12 @@ def busiest_rank_experts(experts: int, per_token: int, tokens: int, ep: int) -> 
 #   eagle3  as eagle with a 3 x hidden fc (three layers' features) and an LM head of its own over
 #           32,000 draft tokens (EAGLE-3's draft_vocab_size, e.g. yuhuili/EAGLE3-LLaMA3.1-Instruct-8B)
 DRAFT_KINDS = ("mtp", "eagle", "eagle3")
+# A tree of drafts (SGLang's EAGLE with --speculative-eagle-topk k > 1, Li et al. 2024's
+# EAGLE-2): the first pass proposes the k best next tokens of each sequence, and each later pass
+# drafts from those k branches, so it runs over batch x k tokens (SGLang's EagleDraftInput:
+# topk candidates per sequence, expanded step by step); the model then verifies the
+# --speculative-num-draft-tokens best positions of the tree in one pass (a tree mask over them),
+# at most 1 + k x steps of them, and still emits at most steps + 1 tokens a step.
 # model families released with a next-token (MTP) layer: DeepSeek-V3/R1 and V3.2, GLM-4.5 to
 # GLM-5, Qwen3-Next and Qwen3.5 (num_nextn_predict_layers / mtp_num_hidden_layers in config.json)
 MTP_FAMILIES = frozenset({"deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
@@ -563,6 +571,8 @@ def estimate_inference(
     spec_tokens: int = 0,
     accept_length: float = 1.0,
     draft: str = "mtp",
+    draft_topk: int = 1,
+    verify_tokens: int = 0,
 ) -> InferenceEstimate:
     """Estimate one batch of ``batch`` requests on a tp x pp group of GPUs.
 
@@ -588,7 +598,9 @@ def estimate_inference(
     tokens a step, ``accept_length`` emitted a step on average: each step verifies
     spec_tokens + 1 positions a sequence (the weights and each sequence's KV cache read once for
     them, the FLOPs, experts touched and all-reduces of that many tokens) after spec_tokens draft
-    passes (draft_pass), and decode_step_s is that step over accept_length."""
+    passes (draft_pass), and decode_step_s is that step over accept_length. A tree of drafts
+    (``draft_topk`` > 1) verifies ``verify_tokens`` positions a sequence instead, and its draft
+    passes after the first run over batch x draft_topk tokens."""
     wbytes = WEIGHT_BYTES[precision] if weight_bytes_per_param is None else weight_bytes_per_param
     kvbytes = WEIGHT_BYTES[kv_precision]
     # NVFP4 weights run on FP4 tensor cores where the GPU has them (Blackwell), else their
@@ -612,7 +624,7 @@ def estimate_inference(
     attn_tp = tp // dp
     group_batch = -(-batch // dp)  # the busiest attention group's requests
     # positions a decode step runs: one a sequence, or the drafts and one more when verifying
-    per_seq = spec_tokens + 1
+    per_seq = (verify_tokens or spec_tokens + 1) if spec_tokens else 1
     dtok, g_dtok = batch * per_seq, group_batch * per_seq
     attn_per_layer = counts.attention / L  # the token mixers' weights (indexers included)
 
@@ -819,6 +831,14 @@ def estimate_inference(
             kv_precision=kv_precision, weight_bytes_per_param=wbytes,
         )  # fmt: skip
     t_draft = spec_tokens * drafted.time_s if drafted else 0.0
+    if drafted and draft_topk > 1 and spec_tokens > 1:
+        # a tree: the passes after the first draft from draft_topk branches of each sequence
+        branched = draft_pass(
+            spec, draft, gpu, fabric, engine, tp=tp, batch=batch * draft_topk,
+            prompt_tokens=prompt_tokens, output_tokens=output_tokens, ep=ep, dp=dp,
+            precision=precision, kv_precision=kv_precision, weight_bytes_per_param=wbytes,
+        )  # fmt: skip
+        t_draft = drafted.time_s + (spec_tokens - 1) * branched.time_s
     hidden = 0.0
     if engine.overlaps_for(spec, pp, speculative):
         # the host prepares the next step while the GPU runs this one: its per-step time hides
@@ -1028,12 +1048,21 @@ def estimate_inference(
         )
         + (
             (
-                f"speculative decoding: {'an' if draft.startswith('e') else 'a'} {draft} draft proposes {spec_tokens} token(s) a step and "
+                f"speculative decoding: {'an' if draft.startswith('e') else 'a'} {draft} draft proposes {spec_tokens} token(s) a step"
+                + (
+                    f" as a tree, keeping the {draft_topk} best candidates of each sequence at "
+                    f"each pass (its passes after the first over {draft_topk} x the batch)"
+                    if draft_topk > 1
+                    else ""
+                )
+                + " and "
                 f"the model verifies them in one pass over {per_seq} positions a sequence (the "
                 "weights and each sequence's KV cache read once, the FLOPs, experts and "
                 f"all-reduces of {per_seq} tokens); {accept_length:g} tokens emitted a step on "
                 f"average (the accept length given); {spec_tokens} draft pass(es) of "
-                f"{drafted.time_s * 1e6:.0f} us (one {DRAFT_DESCRIPTIONS[draft]}, the fc of "
+                f"{drafted.time_s * 1e6:.0f} us"
+                + (f" ({t_draft * 1e6:.0f} us in all)" if draft_topk > 1 else "")
+                + f" (one {DRAFT_DESCRIPTIONS[draft]}, the fc of "
                 f"{3 if draft == 'eagle3' else 2} x hidden read whole in 16 bits on every rank, "
                 f"{DRAFT_EXTRA_KERNELS} more kernel gaps); a step {spec_step * 1e3:.3g} ms, "
                 f"{step * 1e3:.3g} ms a token"
@@ -1090,4 +1119,6 @@ def estimate_inference(
         accept_length=accept_length,
         spec_tokens=spec_tokens,
         draft=draft if speculative else "",
+        draft_topk=draft_topk if speculative else 1,
+        verify_tokens=per_seq if speculative else 0,
     )

@@ -29,6 +29,8 @@ class Speculation:
     spec_tokens: int  # draft tokens a step (SGLang: speculative_num_steps)
     accept_length: float | None  # mean tokens a step emitted; None before any was verified
     topk: int = 1  # SGLang's speculative_eagle_topk: 1 is a chain, more a tree of drafts
+    # SGLang's speculative_num_draft_tokens: positions a sequence verified a step (0: unknown)
+    draft_tokens: int = 0
 
 
 def _count(value: Any, low: int = 1, high: int = MAX_SPEC_TOKENS) -> int | None:
@@ -51,6 +53,7 @@ def from_sglang_server_info(doc: Any) -> Speculation | None:
     if steps is None:
         return None
     topk = _count(doc.get("speculative_eagle_topk"), 1, 1024) or 1
+    draft_tokens = _count(doc.get("speculative_num_draft_tokens"), 2, 1 + topk * steps) or 0
     accept = None
     states = doc.get("internal_states")
     for state in states if isinstance(states, list) else []:
@@ -59,7 +62,7 @@ def from_sglang_server_info(doc: Any) -> Speculation | None:
                 and math.isfinite(value) and 1.0 <= value <= steps + 1):  # fmt: skip
             accept = float(value)
             break
-    return Speculation("SGLang /server_info", algorithm[:40], steps, accept, topk)
+    return Speculation("SGLang /server_info", algorithm[:40], steps, accept, topk, draft_tokens)
 
 
 _VLLM_COUNTERS = {

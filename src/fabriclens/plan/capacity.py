@@ -17,7 +17,7 @@ import contextlib
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from fabriclens.catalog import find_engine, find_gpu, find_link
 from fabriclens.catalog.schema import Engine, Gpu, Host, ModelSpec
@@ -34,6 +34,7 @@ from fabriclens.model.layout import WEIGHT_BYTES
 from fabriclens.model.memory import inference_memory
 from fabriclens.model.offload import Offload, estimate_offload
 from fabriclens.plan.planner import (
+    Speculation,
     check_serving_dp,
     check_serving_ep,
     check_serving_precision,
@@ -179,9 +180,7 @@ class _Demand:
     limits: EngineLimits
     ep: int = 1  # experts split over ranks of each replica's tensor-parallel group
     dp: int = 1  # data-parallel attention groups in each replica
-    spec_tokens: int = 0  # speculative decoding: draft tokens a step (0: plain decode)
-    accept_length: float = 1.0
-    draft: str = "mtp"
+    speculation: Speculation = field(default_factory=Speculation)  # none: plain decode
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,11 +216,11 @@ def _fits(d: _Demand, tp: int, pp: int, batch: int) -> bool:
         weight_bytes_per_param=d.limits.bits_per_weight / 8, state_bytes_per_value=d.engine.state_bytes,
         dp=d.dp,
     )  # fmt: skip
-    if not d.spec_tokens:
+    if not d.speculation.tokens:
         return ledger.fits
     # the draft's layer and its KV cache, as estimate_inference adds them
     draft = sum(draft_memory(
-        d.spec, d.draft, tp=tp, dp=d.dp, batch=batch, context_tokens=context, precision=d.precision,
+        d.spec, d.speculation.draft, tp=tp, dp=d.dp, batch=batch, context_tokens=context, precision=d.precision,
         kv_precision=d.kv_precision, weight_bytes_per_param=d.limits.bits_per_weight / 8,
         capacity_bytes=d.limits.usable_bytes_per_gpu,
     ))  # fmt: skip
@@ -253,8 +252,7 @@ def _size(d: _Demand, tp: int, pp: int, fabric: Fabric, notes: tuple[str, ...]) 
             prompt_tokens=d.prompt_tokens, output_tokens=d.output_tokens, ep=d.ep, dp=d.dp,
             precision=d.precision, kv_precision=d.kv_precision,
             weight_bytes_per_param=d.limits.bits_per_weight / 8,
-            memory_capacity_bytes=d.limits.usable_bytes_per_gpu, spec_tokens=d.spec_tokens,
-            accept_length=d.accept_length, draft=d.draft,
+            memory_capacity_bytes=d.limits.usable_bytes_per_gpu, **d.speculation.options(),
         )  # fmt: skip
 
     return _choose_batch(d, tp, pp, fabric, notes, max_batch_kv, max_batch, run)
@@ -429,6 +427,8 @@ def plan_capacity(
     spec_tokens: int | None = None,
     accept_length: float | None = None,
     draft: str | None = None,
+    draft_topk: int | None = None,
+    draft_tokens: int | None = None,
 ) -> CapacityPlan:
     """Size an inference deployment for ``users`` concurrent streams.
 
@@ -443,8 +443,9 @@ def plan_capacity(
     and checked against ``host_ram`` (each host's free RAM + swap) where given. ``ep`` and ``dp``
     split each replica's experts and attention as `plan` does (expert parallelism and
     data-parallel attention inside the tensor-parallel group); the search then sizes only the
-    tensor-parallel sizes they divide. ``spec_tokens``, ``accept_length`` and ``draft`` serve
-    with speculative decoding as `plan` models it, on replicas without pipeline stages."""
+    tensor-parallel sizes they divide. ``spec_tokens``, ``accept_length``, ``draft``,
+    ``draft_topk`` and ``draft_tokens`` serve with speculative decoding as `plan` models it, on
+    replicas without pipeline stages."""
     for name, value in (
         ("users", users),
         ("output-tokens", output_tokens),
@@ -463,12 +464,14 @@ def plan_capacity(
         raise InputError("--gpus-per-node must be at least 1", "give a positive --gpus-per-node")
     gpu = find_gpu(gpu_name)
     eng = find_engine(engine or default_engine(gpu, spec))
-    n_spec, accept, draft_kind, draft_note = check_speculative(
-        spec, eng.name, spec_tokens, accept_length, draft, 1 if pp is None else pp
-    )
+    speculation = check_speculative(
+        spec, eng.name, spec_tokens, accept_length, draft, 1 if pp is None else pp,
+        draft_topk, draft_tokens,
+    )  # fmt: skip
     limits = _engine_limits(
-        gpu, eng, precision, gpu_memory_utilization, max_parallel, spec, speculative=n_spec > 0
-    )
+        gpu, eng, precision, gpu_memory_utilization, max_parallel, spec,
+        speculative=speculation.tokens > 0,
+    )  # fmt: skip
     kv_prec = serving_kv_precision(limits.precision, kv_precision)
     split = (ep or 1) * (dp or 1) > 1
     if split and eng.multi_gpu == "layers":
@@ -489,7 +492,7 @@ def plan_capacity(
         )
     d = _Demand(spec, count_params(spec), gpu, eng, users, prompt_tokens, output_tokens,
                 tpot_slo_s, ttft_slo_s, limits.precision, kv_prec, limits, ep or 1, dp or 1,
-                n_spec, accept, draft_kind)  # fmt: skip
+                speculation)  # fmt: skip
 
     def fabric_for(t: int, p: int) -> tuple[Fabric, tuple[str, ...]]:
         fab, fab_notes = resolve_fabric(gpu, t * p, gpus_per_node=gpus_per_node,
@@ -533,7 +536,7 @@ def plan_capacity(
                 f"within {limits.usable_bytes_per_gpu / 1e9:.3g} GB per GPU",
                 "raise --tp or --pp, lower --precision, or shorten the prompt/output",
             )
-        if d.spec_tokens and stages > 1:
+        if d.speculation.tokens and stages > 1:
             raise InputError(
                 f"one request needs {stages} pipeline stages at --tp {tp}, and speculative "
                 "decoding with pipeline stages is not modelled (SGLang refuses the two together)",
@@ -563,9 +566,9 @@ def plan_capacity(
         inside = [f"expert parallel {d.ep}" if d.ep > 1 else "",
                   f"data-parallel attention {d.dp}" if d.dp > 1 else ""]  # fmt: skip
         reason += f"; {' and '.join(x for x in inside if x)} inside each replica (--ep, --dp)"
-    if draft_note:
-        unused = (*unused, draft_note)
-    if n_spec:  # what the same demand takes without the draft
+    if speculation.note:
+        unused = (*unused, speculation.note)
+    if speculation.tokens:  # what the same demand takes without the draft
         plain = plan_capacity(
             spec, gpu_name, users=users, output_tokens=output_tokens, prompt_tokens=prompt_tokens,
             tpot_slo_s=tpot_slo_s, ttft_slo_s=ttft_slo_s, tp=tp, pp=pp,
@@ -607,7 +610,7 @@ def _search_tp(
         stages = pp if pp is not None else _min_pp(d, t)
         if stages is None or not _fits(d, t, stages, 1):
             return None
-        if d.spec_tokens and stages > 1:  # speculative decoding is planned without stages
+        if d.speculation.tokens and stages > 1:  # speculative decoding is planned without stages
             return None
         try:
             fab, notes = fabric_for(t, stages)
@@ -789,5 +792,5 @@ def _assemble(
         assumptions=assumptions, limits=lim, tp_reason=reason, options=tuple(x.option() for x in sized),
         model=d.spec.name, gpu=d.gpu.name, offload=off, host=host if off is not None else None,
         host_ram_bytes=ram if off is not None else None, ep=d.ep, dp=d.dp,
-        spec_tokens=d.spec_tokens,
+        spec_tokens=d.speculation.tokens,
     )  # fmt: skip

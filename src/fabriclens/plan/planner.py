@@ -953,7 +953,70 @@ def check_serving_dp(dp: int | None, tp: int) -> int:
 
 # engines whose speculative decoding runs a chained draft the way model/inference.py prices it
 SPECULATIVE_ENGINES = ("vllm", "sglang", "trtllm")
+# engines whose drafts may branch into a tree (SGLang's EAGLE --speculative-eagle-topk)
+TREE_ENGINES = ("sglang",)
 MAX_SPEC_TOKENS = 16
+MAX_DRAFT_TOPK = 16
+
+
+@dataclass(frozen=True)
+class Speculation:
+    """Speculative decoding as a serving plan runs it (no drafts: ``tokens`` 0)."""
+
+    tokens: int = 0  # draft passes a step (SGLang: --speculative-num-steps)
+    accept_length: float = 1.0
+    draft: str = "mtp"
+    topk: int = 1  # candidates kept a pass: 1 a chain, more a tree
+    verify_tokens: int = 0  # positions a sequence verified a step (0: tokens + 1)
+    note: str | None = None  # names a default draft, or says how a draft was taken
+
+    def options(self) -> dict[str, Any]:
+        """estimate_inference's speculative arguments."""
+        return {"spec_tokens": self.tokens, "accept_length": self.accept_length,
+                "draft": self.draft, "draft_topk": self.topk,
+                "verify_tokens": self.verify_tokens}  # fmt: skip
+
+
+def _check_tree(
+    engine_name: str, steps: int, topk: int | None, tokens: int | None
+) -> tuple[int, int]:
+    """(top-k, verified positions) of the drafts: a chain without --draft-topk, else a tree
+    that SGLang verifies at --draft-tokens positions a sequence."""
+    if topk is None:
+        if tokens is not None and tokens != steps + 1:
+            raise InputError(
+                f"--draft-tokens {tokens}: a chain of {steps} drafts verifies {steps + 1} "
+                "positions a sequence; more need a tree of drafts",
+                "add --draft-topk K (SGLang's --speculative-eagle-topk), or drop --draft-tokens",
+            )
+        return 1, steps + 1
+    if not 1 <= topk <= MAX_DRAFT_TOPK:
+        raise InputError(
+            f"--draft-topk must be between 1 and {MAX_DRAFT_TOPK} (got {topk})",
+            "give the candidates a draft pass keeps, e.g. --draft-topk 4 (SGLang's default)",
+        )
+    if topk == 1:
+        return _check_tree(engine_name, steps, None, tokens)
+    if engine_name not in TREE_ENGINES:
+        raise InputError(
+            f"--draft-topk {topk}: a tree of drafts is modelled as SGLang's EAGLE runs it, not "
+            f"for {engine_name}",
+            "give --engine sglang, or drop --draft-topk for a chain of drafts",
+        )
+    most = 1 + topk * steps
+    if tokens is None:
+        raise InputError(
+            f"--draft-topk {topk} needs --draft-tokens: the positions a sequence the model "
+            "verifies a step (SGLang's --speculative-num-draft-tokens)",
+            f"give --draft-tokens N, from 2 to {most} (SGLang's default is 8)",
+        )
+    if not 2 <= tokens <= most:
+        raise InputError(
+            f"--draft-tokens {tokens} must be between 2 and {most} (the root and the "
+            f"{topk} x {steps} candidates {steps} passes of top-{topk} propose)",
+            "give SGLang's --speculative-num-draft-tokens",
+        )
+    return topk, tokens
 
 
 def check_speculative(
@@ -963,17 +1026,24 @@ def check_speculative(
     accept_length: float | None,
     draft: str | None,
     pp: int,
-) -> tuple[int, float, str, str | None]:
-    """Speculative decoding's draft tokens, accept length and draft kind for a serving plan, and
-    the note that names a default draft; (0, 1.0, "mtp", None) without --spec-tokens."""
+    draft_topk: int | None = None,
+    draft_tokens: int | None = None,
+) -> Speculation:
+    """Speculative decoding's draft passes, accept length, draft kind and tree for a serving
+    plan; no drafts (``Speculation()``) without --spec-tokens."""
     if spec_tokens is None:
-        if accept_length is not None or draft is not None:
-            given = "--accept-length" if accept_length is not None else "--draft"
+        given = next(
+            (flag for flag, value in (("--accept-length", accept_length), ("--draft", draft),
+                                      ("--draft-topk", draft_topk), ("--draft-tokens", draft_tokens))
+             if value is not None),
+            None,
+        )  # fmt: skip
+        if given:
             raise InputError(
                 f"{given} describes speculative decoding, which needs --spec-tokens",
                 "add --spec-tokens N (the draft tokens proposed a step), or drop " + given,
             )
-        return 0, 1.0, "mtp", None
+        return Speculation()
     if not 1 <= spec_tokens <= MAX_SPEC_TOKENS:
         raise InputError(
             f"--spec-tokens must be between 1 and {MAX_SPEC_TOKENS} (got {spec_tokens})",
@@ -1003,30 +1073,35 @@ def check_speculative(
             "--spec-tokens with pipeline stages is not modelled (SGLang refuses the two together)",
             "drop --pp, or drop --spec-tokens",
         )
+    topk, verify = _check_tree(engine_name, spec_tokens, draft_topk, draft_tokens)
+    if accept_length > verify:
+        raise InputError(
+            f"--accept-length {accept_length:g} is more than the {verify} positions a sequence "
+            "the model verifies a step (--draft-tokens)",
+            "give the mean tokens a step emits, at most --draft-tokens",
+        )
+    chosen = Speculation(spec_tokens, accept_length, draft or default_draft(spec), topk, verify)
     if draft is None:
-        kind = default_draft(spec)
         what = (
             "the model's own next-token (MTP) layer"
-            if kind == "mtp"
+            if chosen.draft == "mtp"
             else "a one-layer EAGLE-3 head"
         )
-        return spec_tokens, accept_length, kind, f"draft: {kind}, {what} (--draft to change it)"
+        return replace(chosen, note=f"draft: {chosen.draft}, {what} (--draft to change it)")
     if draft not in DRAFT_KINDS:
         raise InputError(
             f"unknown --draft {draft!r}",
             f"choose one of {', '.join(DRAFT_KINDS)}",
         )
     if draft == "mtp" and default_draft(spec) != "mtp":
-        return (
-            spec_tokens,
-            accept_length,
-            draft,
-            (
+        return replace(
+            chosen,
+            note=(
                 f"draft: mtp, but {spec.name} is not released with a next-token (MTP) layer: planned as "
                 "one more decoder layer of its kind, as a trained one would be"
             ),
         )
-    return spec_tokens, accept_length, draft, None
+    return chosen
 
 
 def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
@@ -1090,11 +1165,12 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     _check_tp(spec, tp)
     ep = check_serving_ep(spec, req.ep, tp)
     dp = check_serving_dp(req.dp, tp)
-    spec_tokens, accept_length, draft, draft_note = check_speculative(
-        spec, engine.name, req.spec_tokens, req.accept_length, req.draft, pp
-    )
-    if draft_note:
-        notes.append(draft_note)
+    speculation = check_speculative(
+        spec, engine.name, req.spec_tokens, req.accept_length, req.draft, pp,
+        req.draft_topk, req.draft_tokens,
+    )  # fmt: skip
+    if speculation.note:
+        notes.append(speculation.note)
     wbytes = engine.bytes_per_weight(precision)  # the engine's format (GGUF Q4_K_M: 4.89 bits)
     serve = partial(
         estimate_inference,
@@ -1114,8 +1190,8 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         kv_precision=kv_precision,
         weight_bytes_per_param=wbytes,
     )
-    est = serve(spec_tokens=spec_tokens, accept_length=accept_length, draft=draft)
-    if spec_tokens:  # the same batch without the draft, beside it
+    est = serve(**speculation.options())
+    if speculation.tokens:  # the same batch without the draft, beside it
         est = replace(est, plain_decode_step_s=serve().decode_step_s)
     offload = host = None
     host_ram = host_ram_size(req.host_ram) if req.host_ram is not None else None

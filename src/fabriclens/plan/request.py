@@ -62,6 +62,8 @@ class PlanRequest:
     spec_tokens: int | None = None
     accept_length: float | None = None
     draft: str | None = None
+    draft_topk: int | None = None  # a tree of drafts: candidates kept a pass (SGLang's topk)
+    draft_tokens: int | None = None  # positions a sequence verified a step (the tree's)
     extra_notes: tuple[str, ...] = field(default_factory=tuple)
     # the GPUs the user gave where the engine serves the model on fewer (Ollama: one, when
     # the model fits there); None: it uses all of ``gpus``
@@ -83,6 +85,8 @@ INFERENCE_OPTIONS = (
     "--spec-tokens",
     "--accept-length",
     "--draft",
+    "--draft-topk",
+    "--draft-tokens",
 )
 TRAINING_OPTIONS = (
     "--zero",

@@ -111,8 +111,20 @@ def bench_serve_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     if spec.get("reported"):
         accept = spec["accept_length"]
         notes.append("Server: ", style="bold")
+        tree = (
+            (
+                f", a tree of top-{spec['topk']}"
+                + (
+                    f", {spec['draft_tokens']} positions verified"
+                    if spec.get("draft_tokens")
+                    else ""
+                )
+            )
+            if spec.get("topk", 1) > 1
+            else ""
+        )
         notes.append(f"speculative decoding ({spec['algorithm'] or 'drafts'}), {spec['spec_tokens']} draft "
-                     f"token(s) a step, accept length "
+                     f"token(s) a step{tree}, accept length "
                      f"{'not yet measured' if accept is None else format(accept, '.2f')} ({spec['source']})"
                      + ("; the planner rows plan it" if any((r.get("expected") or {}).get("speculation")
                                                           for r in doc["results"]) else "")

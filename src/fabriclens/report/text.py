@@ -304,7 +304,13 @@ def inference_lines(doc: dict[str, Any]) -> list[RenderableType]:
     per = (
         f"{format_time(inf['decode_step_s'])} a token: a speculative step of "
         f"{format_time(spec['step_s'])} ({format_time(spec['draft_s'])} of it the {spec['draft']} "
-        f"draft's {spec['spec_tokens']} pass(es)) emits {spec['accept_length']:g} tokens a sequence; "
+        f"draft's {spec['spec_tokens']} pass(es)"
+        + (
+            f", a tree of top-{spec['draft_topk']}, {spec['verify_tokens']} positions verified"
+            if spec.get("draft_topk", 1) > 1
+            else ""
+        )
+        + f") emits {spec['accept_length']:g} tokens a sequence; "
         f"without the draft {format_time(spec['plain_decode_step_s'])} a token, "
         f"{spec['plain_decode_step_s'] / inf['decode_step_s']:.2f}x the speed with it"
         + (
@@ -587,7 +593,9 @@ def capacity_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     table.add_column("", justify="right")
     decode_rows = (
         [
-            (f"speculative step ({rep['draft']} draft of {rep['spec_tokens']}, verified)",
+            (f"speculative step ({rep['draft']} draft of {rep['spec_tokens']}"
+             + (f", top-{rep['draft_topk']} tree, {rep['verify_tokens']} verified"
+                if rep.get("draft_topk", 1) > 1 else ", verified") + ")",
              format_time(rep["spec_step_s"])),
             (f"decode time per token (the step / {rep['accept_length']:g} accepted)",
              format_time(rep["decode_step_s"])),
