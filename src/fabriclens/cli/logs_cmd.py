@@ -36,7 +36,7 @@ def logs(
         "nccl": {
             "version": nccl.version,
             "versions": sorted(nccl.versions),  # every release the log shows
-            "transport": nccl.transport,
+            "transport": nccl.net_transport(),
             "ib_devices": nccl.ib_devices,
             "oob": nccl.oob,
             "socket_ifaces": nccl.socket_ifaces,

@@ -65,6 +65,12 @@ EVENT_WORDS = {
     "ompi_no_slurm_pmi": "Open MPI started by srun, without Slurm's PMI support",
     "cxi_eq_overflow": "the Slingshot NIC's event queue overflowed (libfabric cxi)",
     "ompi_libnbc_frame": "a stack frame in Open MPI's non-blocking collectives (libnbc)",
+    "ofi_av_open_failed": "aws-ofi-nccl could not open the libfabric address vector (RC {rc})",
+    "efa_admin_failed": "the EFA driver's {command} command failed on {device} (err {err})",
+    "cxi_no_vni": "libfabric cxi: no Slingshot VNI for {nic}",
+    "ofi_protocol_error": "aws-ofi-nccl's RDMA protocol: {what}",
+    "hip_ipc_failed": "RCCL: hipIpcGetMemHandle failed ({error})",
+    "argcheck_invalid": "NCCL's argument check: {op} named rank {root}, outside the communicator's 0..{top}",
     "ras_mismatch": "NCCL RAS: ranks have launched different numbers of collectives",
     "pmix_gds_ds12": "PMIx's shared-memory data store (gds/ds12) failed",
     "slurm_switch_plugin_missing": "srun could not load Slurm's Slingshot switch plugin",
@@ -348,7 +354,8 @@ def describe(event: Event) -> str:
             )
     elif event.kind == "ofi_error":
         name = f" ({d['name']})" if d["name"] else ""
-        parts.append(f"NET/OFI completion error RC {d['rc']}{name}")
+        rc = f" RC {d['rc']}" if d["rc"] is not None else ""
+        parts.append(f"NET/OFI completion error{rc}{name}")
     elif event.kind == "ofi_provider_error":
         parts.append(
             f"libfabric {d['provider']} provider: err {d['err']}, prov_err '{d['prov_err']}'"

@@ -63,6 +63,9 @@ class Rule:
     scope: str = ""
     fallback: bool = False  # fires only when no other warning or critical rule did
     source: str = ""  # the public thread whose maintainers gave this diagnosis
+    # what it names follows from another failure (a peer that went away): listed after the
+    # findings of its severity that may be that failure
+    consequence: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,8 @@ def load_rules(filename: str, known: Mapping[str, set[str]]) -> tuple[Rule, ...]
         out.append(Rule(raw["id"], raw["severity"], dict(raw["when"]), raw["symptom"], raw["cause"],
                         tuple(raw.get("check", ())), raw.get("fix", ""),
                         (evidence,) if isinstance(evidence, str) else tuple(evidence), scope,
-                        bool(raw.get("fallback", False)), raw.get("source", "")))  # fmt: skip
+                        bool(raw.get("fallback", False)), raw.get("source", ""),
+                        bool(raw.get("consequence", False))))  # fmt: skip
     return tuple(out)
 
 
@@ -221,6 +225,18 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "remote_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclRemoteError"),
         "system_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclSystemError"),
         "unhandled_cuda_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclUnhandledCudaError"),
+        "ofi_av_open_failed": _count("ofi_av_open_failed", nccl),
+        "efa_pd_failed": sum(1 for e in nccl.of("efa_admin_failed") if e.detail["command"] == "ALLOC_PD"),
+        "cxi_no_vni": _count("cxi_no_vni", nccl),
+        "ofi_protocol_error": _count("ofi_protocol_error", nccl),
+        "hip_ipc_failed": _count("hip_ipc_failed", nccl),
+        # misc/argcheck.cc's invalid root: a communicator with no ranks (aborted, destroyed or
+        # never made), or a rank outside a live one
+        "argcheck_no_ranks": sum(1 for e in nccl.of("argcheck_invalid") if e.detail["top"] == -1),
+        "argcheck_root": sum(1 for e in nccl.of("argcheck_invalid") if e.detail["top"] != -1),
+        # NCCL unwound a failure (`file.cc:312 -> 3` lines) and printed no WARN about it
+        "error_trace_only": int("error_trace" in nccl.evidence and not nccl.warnings
+                                and not nccl.of("nccl_error")),
         "internal_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclInternalError"),
         "usb_nic": len(nccl.of("usb_nic")) + len(nccl.of("speed_unknown")),
         # releases the log's version lines show, or two when NCCL itself found ranks differ
@@ -584,6 +600,13 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_local_protection": (("ib_completion",), lambda e: e.detail["status"] == 4),
     "ib_wr_flush": (("ib_completion",), lambda e: e.detail["status"] == 5),
     "qp_error": (("qp_error",), None),
+    "ofi_av_open_failed": (("ofi_av_open_failed",), None),
+    "efa_pd_failed": (("efa_admin_failed",), lambda e: e.detail["command"] == "ALLOC_PD"),
+    "cxi_no_vni": (("cxi_no_vni",), None),
+    "ofi_protocol_error": (("ofi_protocol_error",), None),
+    "hip_ipc_failed": (("hip_ipc_failed",), None),
+    "argcheck_no_ranks": (("argcheck_invalid",), lambda e: e.detail["top"] == -1),
+    "argcheck_root": (("argcheck_invalid",), lambda e: e.detail["top"] != -1),
     "gid_selected": (("gid_selected",), None),
     "connect_failed": (CONNECT_FAILURES, None),
     # a client's HTTP connection, by where it went and why it failed
@@ -930,7 +953,11 @@ def diagnose(nccl: NcclLog, torch: TorchLog) -> list[Finding]:
                     rule.source,
                 )
             )
-    return sorted(_without_repeated_warnings(found), key=lambda f: SEVERITY_ORDER[f.severity])
+    after = {rule.id for rule in rules() if rule.consequence}
+    return sorted(
+        _without_repeated_warnings(found),
+        key=lambda f: (SEVERITY_ORDER[f.severity], f.rule in after),
+    )
 
 
 # what an NCCL warning's quoted error means, after the warning (see ``_annotated``)

@@ -78,3 +78,13 @@ def strip_prefixes(line: str) -> str:
 def strip_launcher(line: str) -> str:
     """The line without known prefixes (the name earlier readers use)."""
     return strip_prefixes(line)
+
+
+# GitHub auto-links `file.cc:101` in a pasted log as a Markdown link, and a copy of the rendered
+# post keeps its source: `transport/[net_ib.cc:101](http://net_ib.cc:101/) NCCL WARN ...`
+MARKDOWN_LINK_RE = re.compile(r"\[([^\]\s]{1,200})\]\(https?://[^)\s]{0,300}\)")
+
+
+def unlink_markdown(lines: Sequence[str]) -> list[str]:
+    """Lines with each Markdown link replaced by its text (callers look for `](http` first)."""
+    return [MARKDOWN_LINK_RE.sub(r"\1", line) if "](http" in line else line for line in lines]

@@ -13,6 +13,7 @@ from fabriclens.parse.log_patterns import (
     AIOHTTP_CONNECT_RE,
     ALGO_SET_RE,
     APT_NVIDIA_UPGRADE_RE,
+    ARGCHECK_ROOT_RE,
     ASYNC_EVENT_RE,
     BF16_CC_RE,
     BRACKET_PEER_RE,
@@ -31,6 +32,7 @@ from fabriclens.parse.log_patterns import (
     CUDA_RE,
     CURL_CONNECT_RE,
     CUSTOM_AR_ERROR_RE,
+    CXI_VNI_RE,
     DDP_UNUSED_RE,
     DEFAULT_PLUGIN_RE,
     DESYNC_RE,
@@ -41,6 +43,7 @@ from fabriclens.parse.log_patterns import (
     DOCA_RE,
     DUPLICATE_GPU_RE,
     DUPLICATE_MAC_RE,
+    EFA_ADMIN_RE,
     EL_RELEASE_RE,
     ENA_ALLOWANCE_RE,
     ENROOT_BY_RE,
@@ -87,6 +90,7 @@ from fabriclens.parse.log_patterns import (
     HCCL_TIME_RE,
     HEADERS_MISSING_RE,
     HIP_DEVICE_RE,
+    HIP_IPC_RE,
     HIP_KERNEL_ERRORS,
     HIP_STATIC_FUNC_RE,
     HOST_IMPORT_RE,
@@ -135,8 +139,10 @@ from fabriclens.parse.log_patterns import (
     NVML_INIT_RE,
     NVML_NOT_FOUND_RE,
     NVML_OPEN_RE,
+    OFI_AV_OPEN_RE,
     OFI_MR_REG_RE,
     OFI_NOT_CONNECTED_RE,
+    OFI_PROTOCOL_RE,
     OFI_RAILS_RE,
     OFI_RE,
     OFI_REGISTER_RE,
@@ -170,6 +176,7 @@ from fabriclens.parse.log_patterns import (
     QP_GID_RE,
     QP_RE,
     QP_STATE_RE,
+    RAS_COUNTS_RE,
     RAS_PROCESS_RE,
     RAY_GCS_FAILED_RE,
     RAY_NODE_REQUEST_RE,
@@ -577,7 +584,7 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("cxi_eq_overflow")
     if "NBC_Progress" in msg or "ompi_coll_libnbc_progress" in msg:  # a stack frame
         add("ompi_libnbc_frame")
-    if "different collective operation counts" in msg:  # NCCL's RAS status: MISMATCH
+    if "operation counts" in msg and RAS_COUNTS_RE.search(msg):  # NCCL's RAS status: MISMATCH
         add("ras_mismatch")
     if "gds_ds12" in msg:  # PMIx's shared-memory data store (open-mpi/ompi#7516)
         add("pmix_gds_ds12")
@@ -940,6 +947,8 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
             detail["rank"] = rank
         events.append((kind, tuple(detail.items())))
 
+    if "invalid root" in msg and (ar := ARGCHECK_ROOT_RE.search(msg)) is not None:
+        add("argcheck_invalid", op=ar.group(1), root=int(ar.group(2)), top=int(ar.group(3)))
     if 'Missing "iommu=pt"' in msg:  # RCCL on a host booted without IOMMU passthrough
         add("rccl_iommu_pt_missing")
     if "completion" in msg and (c := COMPLETION_RE.search(msg)) is not None:
@@ -1132,8 +1141,18 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
     if "from kernel command line" in msg and (km := KERNEL_ARG_RE.search(msg)) is not None:
         add("kernel_arg_missing", argument=km.group(1))
     if "NET/OFI" in msg and (o := OFI_RE.search(msg)) is not None:
-        add("ofi_error", rc=int(o.group(1)), error=int_or_none(o.group(2)),
-            name=o.group(3) or o.group("text").strip())  # fmt: skip
+        add("ofi_error", rc=int_or_none(o.group(1)), error=int_or_none(o.group(2)),
+            name=o.group(3) or (o.group("text") or "").strip() or None)  # fmt: skip
+    if "Couldn't open AV" in msg and (av := OFI_AV_OPEN_RE.search(msg)) is not None:
+        add("ofi_av_open_failed", rc=int(av.group(1)) if av.group(1) else None)
+    if "Failed to process command" in msg and (ea := EFA_ADMIN_RE.search(msg)) is not None:
+        add("efa_admin_failed", device=ea.group(1), command=ea.group(2), err=int(ea.group(3)))
+    if "rgroup and vni" in msg and (cv := CXI_VNI_RE.search(msg)) is not None:
+        add("cxi_no_vni", nic=cv.group(1))
+    if "NET/OFI" in msg and "nexpected" in msg and (op := OFI_PROTOCOL_RE.search(msg)) is not None:
+        add("ofi_protocol_error", what=op.group(1))
+    if "hipIpc" in msg and (hi := HIP_IPC_RE.search(msg)) is not None:
+        add("hip_ipc_failed", error=(hi.group(1) or "").strip() or None)
     if ("Proxy Call" in msg or "Failed to execute" in msg) and (
         p := PROXY_RE.search(msg)
     ) is not None:

@@ -37,7 +37,7 @@ USING_IFACES_RE = re.compile(r"(?:Bootstrap|NET/Socket|NET)\s*:\s*Using\s+(?:int
 IFACE_RE = re.compile(r"(?:\[\d+\])?([A-Za-z][\w.@-]*):(\S+?)<\d+>")
 ENV_RE = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
 VIA_RE = re.compile(
-    r"\bvia\s+(P2P(?:/IPC|/CUMEM|/direct)?|SHM|NET/[\w/ ]+?(?=/\d|\s|$)|CollNet\S*)"
+    r"\bvia\s+(P2P(?:/IPC|/CUMEM|/direct)?|SHM|NET/\w[\w ]*?(?=/\d)|NET/\w+|CollNet\S*)"
 )
 NET_DEV_RE = re.compile(r"\bvia\s+(NET/[\w ]+/\d+)")
 SOCKET_DEV_RE = re.compile(r"NET/Socket\s*:\s*GPU Direct RDMA Disabled for HCA (\d+) '([^']+)'")
@@ -130,6 +130,9 @@ NVML_OPEN_RE = re.compile(r"Failed to open (libnvidia-ml\S*)")
 GLOO_ADDR_RE = re.compile(r"Unable to find address for: (\S+)")
 # NCCL's RAS status (ncclras): a job process that does not answer (docs: troubleshooting/ras)
 RAS_PROCESS_RE = re.compile(r"Process (\d+) on node (\S+) managing GPU (\d+)")
+# its MISMATCH warning: "different collective operation counts", per operation type from 2.26
+# ("different AllGather operation counts")
+RAS_COUNTS_RE = re.compile(r"ranks have different (?:collective|\w+) operation counts")
 # torch.distributed.monitored_barrier: "Rank 1 failed ..." or, waiting for all, "Ranks 1, 3 ..."
 MONITORED_BARRIER_RE = re.compile(r"Ranks? ([\d, ]*\d) failed to pass monitoredBarrier in (\d+) ms")
 # Kubernetes' NVIDIA device plugin (health.go): an Xid that takes a GPU out of service
@@ -307,8 +310,23 @@ FAMILY_RE = re.compile(r"family (\d+) is neither AF_INET")
 TOPO_RE = re.compile(r"Could not find real path of (\S+)")
 SHMEM_RE = re.compile(r"ncclMaxSharedMem (\d+) exceeds device/fn maxSharedMem (\d+)")
 OFI_RE = re.compile(
-    r"NET/OFI .*?completed with error\.?\s*RC:\s*(\d+)\.?\s*Error:\s*(?:(\d+)\s*\((\w+)\)|(?P<text>[^.,]+))"
+    r"NET/OFI .*?completed with error(?:\.?\s*RC:\s*(\d+)\.?\s*Error:\s*(?:(\d+)\s*\((\w+)\)|(?P<text>[^.,]+)))?"
 )
+# aws-ofi-nccl: `create_nccl_ofi_component:459 NCCL WARN NET/OFI Couldn't open AV. RC: -22`
+OFI_AV_OPEN_RE = re.compile(r"NET/OFI Couldn't open AV\.?\s*(?:RC:\s*(-?\d+))?")
+# the EFA driver in the kernel log: `infiniband efa_0: Failed to process command ALLOC_PD (opcode
+# 14) comp_status 1 err -12`
+EFA_ADMIN_RE = re.compile(r"(efa_\d+): Failed to process command (\w+)\b.*?err (-?\d+)")
+# libfabric's cxi provider (Slingshot): `cxip_nic_get_rgroup_vni():253<warn> : Failed to find valid
+# default rgroup and vni for cxi0`
+CXI_VNI_RE = re.compile(r"Failed to find valid default rgroup and vni for (\w+)")
+# aws-ofi-nccl's RDMA protocol meeting a completion its state does not expect
+OFI_PROTOCOL_RE = re.compile(
+    r"NET/OFI (Unexpected status \(\d+\) for message \d+|Write complete from unexpected request type"
+    r"|Received unexpected message type)"
+)
+# RCCL's P2P transport exporting a buffer: `p2p.cc:256 NCCL WARN hipIpcGetMemHandle failed : invalid argument`
+HIP_IPC_RE = re.compile(r"hipIpc(?:Get|Open)MemHandle failed\s*:?\s*([\w ]+)?")
 # libfabric's own provider line: `libfabric:35:1668017255::efa:cq:rxr_cq_write_tx_error():243<warn>
 # rxr_cq_write_tx_error: err: 20, prov_err: Not a directory (20)`
 PROV_ERR_RE = re.compile(r"::(\w+):\w+:.*?\berr:\s*(\d+),\s*prov_err:\s*([^(]*?)\s*\((-?\d+)\)")
@@ -645,6 +663,16 @@ GID_SELECTED_RE = re.compile(r"\bGID (\d+) \(([0-9A-Fa-f]+)/")
 GID_TABLE_RE = re.compile(r"GID\[\s*(\d+)\]:\s*([0-9A-Fa-f:.]+),\s*RoCE v(\d)")
 SPEED_RE = re.compile(r"Could not get speed from /sys/class/net/([\w.@-]+)/speed")
 TRACE_RE = re.compile(r"^(?:[\w.-]+/)*([\w.-]+?)\.(?:cc|cu|c|cpp|h):\d+ -> \d+")
+# misc/argcheck.cc: `Send : invalid root 3 (root should be in the 0..0 range)` (the range's top
+# is the communicator's size - 1: -1 for one with no ranks left)
+ARGCHECK_ROOT_RE = re.compile(
+    r"(\w+) : invalid root (-?\d+) \(root should be in the 0\.\.(-?\d+) range"
+)
+TRACE_CODE_RE = re.compile(r":\d+ -> (\d{1,3})\b")
+# ncclResult_t (nccl.h): what a trace line's code means
+NCCL_RESULT_NAMES = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError",
+                     4: "ncclInvalidArgument", 5: "ncclInvalidUsage", 6: "ncclRemoteError",
+                     7: "ncclInProgress"}  # fmt: skip
 STAGES = ("bootstrap", "net_ib", "net_socket", "ib_plugin", "p2p", "shm", "proxy")
 TEST_FAIL_RE = re.compile(r"Test NCCL failure \S+ '([^'/]*)")
 

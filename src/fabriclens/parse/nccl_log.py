@@ -40,6 +40,7 @@ from fabriclens.parse.log_patterns import (
     IFACE_LIST_RE,
     IFACE_RE,
     LEVEL_RE,
+    NCCL_RESULT_NAMES,
     NET_DEV_RE,
     NET_DIR_RE,
     OLD_HEAD_END_RE,
@@ -47,6 +48,7 @@ from fabriclens.parse.log_patterns import (
     OLD_LEVEL_RE,
     RANK_PREFIX_RE,
     STAGES,
+    TRACE_CODE_RE,
     TRACE_RE,
     USING_IFACES_RE,
     VERSION_RE,
@@ -273,6 +275,14 @@ class NcclLog:
         if later.gdr is True or (later.gdr is False and self.gdr is None):
             self.gdr = later.gdr
 
+    def net_transport(self) -> str | None:
+        """The network transport: the `Using network` line's, else the one most channels name
+        (`via NET/AWS Libfabric/1/GDRDMA`: a log that starts after the `Using network` line)."""
+        if self.transport is not None:
+            return self.transport
+        nets = [via for via, _ in self.via.most_common() if via.startswith("NET/")]
+        return nets[0][4:] if nets else None
+
     def of(self, kind: str) -> list[Event]:
         """The events of one kind, in log order."""
         return list(self.by_kind().get(kind, ()))
@@ -417,7 +427,9 @@ def _read(line: str, rank: int | None) -> Line:
         lower = msg.lower()
         fields["error"] = not any(words in lower for words in BENIGN_WARNINGS)
     if msg.startswith("Using network") or msg.startswith("Using internal Network"):
-        fields["transport"] = msg.split()[-1]
+        # the rest of the line: a plugin's name may be two words (`AWS Libfabric`)
+        name = msg.removeprefix("Using network").removeprefix("Using internal Network")
+        fields["transport"] = name.strip() or None
     elif "NET/IB" in msg and (ib := IB_USING_RE.search(msg)) is not None:
         fields["ib_devices"] = tuple(IB_DEV_RE.findall(ib.group("devs")))
         fields["oob"] = ib.group("oob")
@@ -493,7 +505,8 @@ SCREEN_WORDS = (
     "contiguousRanksPerHost", "available for function", "shm_open", "shareable host buffer",
     "too many XML nodes", "was set to", "libnvidia-ml", "CUDA failure", "DOCA failure",
     "remote rails", "find reverse path", "CollNet", "optimal provider", "already been destroyed",
-    "message truncated", "Mismatched collective", "Plugin Path", "/dev/shm has only",
+    "message truncated", "Mismatched collective", "Plugin Path", "/dev/shm has only", "invalid root",
+    "Couldn't open AV", "Failed to process command", "rgroup and vni", "nexpected", "hipIpc",
     # _detect_outside's (lines without NCCL's layout: in a batch without a screen word they are
     # only counted, like the layout's plain lines)
     "Could not load", "Data unpack", "Failure to post", "Mismatched address format", "OFI MTL",
@@ -502,7 +515,7 @@ SCREEN_WORDS = (
     "ncclLocalOpAppend", "orted", "slot ids are used", "not enough slots", "cannot create cq",
     "managing GPU", "considered dead", "monitoredBarrier", "GTL library is not linked",
     "NIC_POLICY", "Event Queue overflow", "NBC_Progress",
-    "ompi_coll_libnbc_progress", "different collective operation counts", "gds_ds12",
+    "ompi_coll_libnbc_progress", "operation counts", "gds_ds12",
     "switch/hpe_slingshot", "busy or unavailable", "Failed to initialize NVML: Unknown Error",
     "No PMIx server was reachable", "due to shape mismatches", "ucs_handle_error",
     "driver rpc error: timed out", "XidCriticalError", "In Progress",
@@ -909,6 +922,10 @@ def _add_trace(out: NcclLog, r: Line) -> None:
     """A line of NCCL unwinding an error (``Line.trace_stage``): its stage goes to the last
     event, or is kept (up to MAX_RECORDS) when none came before it."""
     stage = r.trace_stage
+    if "error_trace" not in out.evidence and (code := TRACE_CODE_RE.search(r.line)) is not None:
+        # the first: where the failure was returned (`graph/paths.cc:312 -> 3`), named by code
+        name = NCCL_RESULT_NAMES.get(int(code.group(1)), "an unknown result")
+        out.evidence["error_trace"] = f"{_cut(r.line)}  [{code.group(1)}: {name}]"
     if out.events:
         if not out.events_cut:  # else it names a dropped event's stage
             _add_stage(out.events[-1], r.host, stage)  # type: ignore[arg-type]

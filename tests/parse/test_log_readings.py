@@ -1,0 +1,98 @@
+"""Readings a batch of real logs (tests/fixtures/real/logs 442-466, SOURCES.md) showed missing:
+each one here on a line or two of the kind that thread pasted."""
+
+from __future__ import annotations
+
+from fabriclens.diagnose.engine import diagnose, facts
+from fabriclens.parse._prefix import unlink_markdown
+from fabriclens.parse.nccl_log import parse_nccl_log
+from fabriclens.parse.torch_log import TorchLog
+
+
+def _rules(text: str) -> list[str]:
+    return [f.rule for f in diagnose(parse_nccl_log(text), TorchLog())]
+
+
+def test_a_plugin_name_of_two_words_is_read_whole() -> None:
+    log = parse_nccl_log(
+        "n1:1:2 [0] NCCL INFO Channel 05/0 : 0[0] -> 1[1] [receive] via NET/AWS Libfabric/1/GDRDMA\n"
+        "n1:1:2 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [send] via NET/Socket/0\n"
+        "n1:1:2 [0] NCCL INFO Channel 01/0 : 8[0] -> 0[0] [send] via NET/IB/0(1)/GDRDMA\n"
+    )
+    assert dict(log.via) == {"NET/AWS Libfabric": 1, "NET/Socket": 1, "NET/IB": 1}
+    named = parse_nccl_log("n1:1:2 [0] NCCL INFO Using network AWS Libfabric\n")
+    assert named.transport == "AWS Libfabric"
+    internal = parse_nccl_log("n1:1:2 [0] NCCL INFO Using internal Network Socket\n")
+    assert internal.transport == "Socket"
+
+
+def test_the_transport_falls_back_to_the_channels() -> None:
+    log = parse_nccl_log(
+        "n1:1:2 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [send] via NET/Socket/0\n" * 3
+        + "n1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n" * 5
+    )
+    assert log.transport is None  # no `Using network` line: the rules see none
+    assert log.net_transport() == "Socket"
+    assert parse_nccl_log("n1:1:2 [0] NCCL INFO Using network IB\n").net_transport() == "IB"
+
+
+def test_github_autolinks_are_read_as_their_text() -> None:
+    line = "> node2:12:13 [0] transport/[net_ib.cc:101](http://net_ib.cc:101/) NCCL WARN NET/IB : x"
+    assert unlink_markdown([line]) == [
+        "> node2:12:13 [0] transport/net_ib.cc:101 NCCL WARN NET/IB : x"
+    ]
+    assert unlink_markdown(["[a b](http://x)"]) == ["[a b](http://x)"]  # a space: not an auto-link
+
+
+def test_ras_mismatch_in_26_wording() -> None:
+    for op in ("collective", "AllGather"):
+        text = f"  Communicator ranks have different {op} operation counts\n"
+        assert facts(parse_nccl_log(text), TorchLog())["ras_mismatch"] == 1
+
+
+def test_a_failure_unwound_without_a_warn() -> None:
+    text = "h:1:2 [2] NCCL INFO graph/paths.cc:312 -> 3\nh:1:2 [2] NCCL INFO init.cc:778 -> 3\n"
+    found = diagnose(parse_nccl_log(text), TorchLog())
+    assert [f.rule for f in found] == ["nccl-error-trace-only"]
+    assert found[0].evidence[0].endswith("[3: ncclInternalError]")
+    assert "paths.cc:312" in found[0].evidence[0]  # the first trace line: where it was returned
+    # with a WARN the failure is that WARN's, not the bare trace's
+    warned = "h:1:2 [2] misc/socket.cc:1 NCCL WARN Net : Connection closed by remote peer h2<1>\n"
+    assert "nccl-error-trace-only" not in _rules(warned + text)
+
+
+def test_argument_check_names_the_communicator() -> None:
+    one_rank = "h:1:2 [1] misc/argcheck.cc:39 NCCL WARN Send : invalid root 3 (root should be in the 0..0 range)\n"
+    aborted = "h:1:2 [0] misc/argcheck.cc:39 NCCL WARN AllGather : invalid root 0 (root should be in the 0..-1 range)\n"
+    assert "nccl-argcheck-root" in _rules(one_rank)
+    assert "nccl-argcheck-no-ranks" not in _rules(one_rank)
+    assert "nccl-argcheck-no-ranks" in _rules(aborted)
+    assert "nccl-argcheck-root" not in _rules(aborted)
+
+
+def test_a_consequence_is_listed_after_its_cause() -> None:
+    text = (
+        "h:1:2 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer h-ib<51159>\n"
+        "h:1:3 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'\n"
+    )
+    rules = _rules(text)
+    assert rules.index("cuda-out-of-memory") < rules.index("socket-peer-gone")
+
+
+def test_ofi_and_slingshot_failures() -> None:
+    assert "ofi-av-open-failed" in _rules(
+        "WARN: Function: create_nccl_ofi_component Line: 459: NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument\n"
+        "[ 1632.4] infiniband efa_0: Failed to process command ALLOC_PD (opcode 14) comp_status 1 err -12\n"
+    )
+    assert "cxi-no-vni" in _rules(
+        "libfabric:1:2::cxi:fabric:cxip_nic_get_rgroup_vni():253<warn> : Failed to find valid default rgroup and vni for cxi0\n"
+    )
+    assert "ofi-protocol-error" in _rules(
+        "get_req_from_imm_data:1411 NCCL WARN NET/OFI Unexpected status (0) for message 246\n"
+    )
+    assert "ofi-completion-error" in _rules(
+        "h:1:2 [0] process_err_completion:1723 NCCL WARN NET/OFI Operation with NULL context completed with error\n"
+    )
+    assert "rccl-ipc-handle-failed" in _rules(
+        "h:1:2 [2] p2p.cc:256 NCCL WARN hipIpcGetMemHandle failed : invalid argument\n"
+    )
