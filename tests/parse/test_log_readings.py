@@ -6,7 +6,7 @@ from __future__ import annotations
 from fabriclens.diagnose.engine import diagnose, facts
 from fabriclens.parse._prefix import unlink_markdown
 from fabriclens.parse.nccl_log import parse_nccl_log
-from fabriclens.parse.torch_log import TorchLog
+from fabriclens.parse.torch_log import TorchLog, add_torch_lines
 
 
 def _rules(text: str) -> list[str]:
@@ -96,3 +96,20 @@ def test_ofi_and_slingshot_failures() -> None:
     assert "rccl-ipc-handle-failed" in _rules(
         "h:1:2 [2] p2p.cc:256 NCCL WARN hipIpcGetMemHandle failed : invalid argument\n"
     )
+
+
+def test_a_watchdog_line_wrapped_inside_a_word_is_joined() -> None:
+    lines = [
+        "[rank3]:[E424 01:11:21.16 ProcessGroupNCCL.cpp:629] [Rank 3] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=4, OpTy",
+        "pe=BROADCAST, NumelIn=112, NumelOut=112, Timeout(ms)=1800000) ran for 1800011 milliseconds",
+        "[rank2]:[E424 01:11:21.16 ProcessGroupNCCL.cpp:629] [Rank 2] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=4, OpType=BROADCAST, NumelIn=112, NumelOut=112, "
+        "Timeout(ms)=1800000) ran for 1800010 milliseconds before timing out.",
+    ]
+    log = TorchLog()
+    add_torch_lines(log, lines)
+    assert [(t.rank, t.op, t.seq, t.timeout_s) for t in log.timeouts] == [
+        (3, "BROADCAST", 4, 1800.0),
+        (2, "BROADCAST", 4, 1800.0),
+    ]

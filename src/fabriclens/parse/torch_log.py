@@ -26,6 +26,7 @@ TIMEOUT_FRAME = "ProcessGroupNCCL::WorkNCCL::checkTimeout"
 # the closing parenthesis is optional: a pasted log wraps long lines ("Timeo" / "ut(ms)=600000)"),
 # and the fields before the break still name the collective
 WORK_RE = re.compile(r"WorkNCCL\((?P<body>(?:[^()]|\([^)]*\))*)\)?")
+WORK_CLOSED_RE = re.compile(r"WorkNCCL\((?:[^()]|\([^)]*\))*\)")
 FIELD_RE = re.compile(r"(\w+(?:\(ms\))?)=([^,]+)")
 RAN_RE = re.compile(r"ran for (\d+) milliseconds")
 MAX_TIMEOUTS = 10_000
@@ -144,8 +145,18 @@ def add_torch_lines(out: TorchLog, lines: Sequence[str], text: str | None = None
         number += text.count("\n", counted, at)
         counted = at
         if number != last:
-            add_torch_line(out, lines[number])
+            raw = lines[number]
+            if number + 1 < len(lines) and _cut_short(raw):
+                raw += lines[number + 1]  # wrapped at the terminal's width, inside a word
+            add_torch_line(out, raw)
             last = number
+
+
+def _cut_short(raw: str) -> bool:
+    """A watchdog line whose `WorkNCCL(...)` does not close on it: a paste wrapped at the
+    terminal's width (`..., OpTy` then `pe=BROADCAST, ...` on the next line)."""
+    at = raw.find("WorkNCCL(")
+    return at >= 0 and WORK_CLOSED_RE.match(raw, at) is None
 
 
 def _places(text: str, words: Sequence[str]) -> Iterator[int]:
