@@ -113,3 +113,37 @@ def test_a_watchdog_line_wrapped_inside_a_word_is_joined() -> None:
         (3, "BROADCAST", 4, 1800.0),
         (2, "BROADCAST", 4, 1800.0),
     ]
+
+
+def test_a_second_batch_of_readings() -> None:
+    """From the seventy-third batch (467-488): each on the line its thread pasted."""
+    flap = (
+        "n48:1:2 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error\n"
+        "n51:3:4 [4] transport/net_ib.cc:1238 NCCL WARN NET/IB : Got completion from peer "
+        "n48<37948> with error 12, opcode 2, len 1, vendor err 129\n"
+    )
+    rules = _rules(flap)
+    assert rules.index("ib-port-flap") < rules.index("ib-retry-exceeded")  # the cause first
+    assert "ib-hca-catastrophic" in _rules(
+        "c:815:864 [0] transport/net_ib.cu:80 NCCL WARN NET/IB : Got async event : local catastrophic error\n"
+    )
+    msccl = "h:1:2 [7] include/msccl/msccl_parser.h:70 NCCL WARN Attribute minBytes of node algo not found\n"
+    assert "msccl-xml-invalid" in _rules(msccl)
+    assert "topology-xml-invalid" not in _rules(msccl)
+    for line in (
+        "/x/src/modules/transport/ibrc/ibrc.cpp:418: non-zero status: 110 ibv_modify_qp failed\n",
+        "/x/ibgda.cpp:3005: non-zero status: 7 ibgda_rc_init2rtr failed on RC #0.\n",
+        "/x/ibgda.cpp:2234: NULL value Unable to create ah.\n",
+    ):
+        assert "nvshmem-ib-connect-failed" in _rules(line), line
+    assert "nvshmem-ibgda-not-mlx5" in _rules(
+        "WARN: device erdma_0 is not enumerated as an mlx5 device. Skipping...\n"
+    )
+    for line in (
+        "RendezvousConnectionError: The connection to the C10d store has failed. See inner exception\n",
+        '  File "/x/torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py", line 155, in _create_tcp_store\n',
+    ):
+        assert "rendezvous-store-unreachable" in _rules(line), line
+    # a communicator's teardown: a local rank leaving its proxy, not a peer gone
+    teardown = "g:1:2 [2] NCCL INFO [Service thread] Connection closed by localRank 2\n"
+    assert "socket-peer-gone" not in _rules(teardown)

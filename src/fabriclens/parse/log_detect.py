@@ -139,6 +139,7 @@ from fabriclens.parse.log_patterns import (
     NVML_INIT_RE,
     NVML_NOT_FOUND_RE,
     NVML_OPEN_RE,
+    NVSHMEM_QP_RE,
     OFI_AV_OPEN_RE,
     OFI_MR_REG_RE,
     OFI_NOT_CONNECTED_RE,
@@ -183,6 +184,7 @@ from fabriclens.parse.log_patterns import (
     RAY_REDIS_FAILED_RE,
     RAY_START_ADDRESS_RE,
     RDZV_PORT_RE,
+    RDZV_STORE_RE,
     REGISTRY_401_RE,
     RESOLVE_RE,
     RETRY_EXCEEDED_RE,
@@ -947,6 +949,14 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
             detail["rank"] = rank
         events.append((kind, tuple(detail.items())))
 
+    if ("ibrc.cpp" in msg or "ibgda.cpp" in msg) and (nq := NVSHMEM_QP_RE.search(msg)) is not None:
+        add("nvshmem_qp_failed", status=int_or_none(nq.group(1)), step=nq.group(2))
+    if "not enumerated as an mlx5 device" in msg:  # NVSHMEM's IBGDA: mlx5 NICs only
+        add("nvshmem_not_mlx5")
+    if ("Rendezvous" in msg or "C10d store" in msg or "c10d_rendezvous_backend" in msg) and (
+        RDZV_STORE_RE.search(msg) is not None
+    ):
+        add("rdzv_store_failed")
     if "invalid root" in msg and (ar := ARGCHECK_ROOT_RE.search(msg)) is not None:
         add("argcheck_invalid", op=ar.group(1), root=int(ar.group(2)), top=int(ar.group(3)))
     if 'Missing "iommu=pt"' in msg:  # RCCL on a host booted without IOMMU passthrough
@@ -1101,7 +1111,9 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
     if "Plugin Path" in msg and (pp := PLUGIN_PATH_RE.search(msg)) is not None:
         add("net_plugin", name=pp.group(1))  # the plugin library NCCL loads (2.2x)
     if "Attribute" in msg and (tx := TOPO_XML_RE.search(msg)) is not None:
-        add("topo_xml", attribute=tx.group(1), node=tx.group(2))
+        # MSCCL's algorithm files share the wording (msccl_parser.h), not the topology's
+        kind = "msccl_xml" if "msccl_parser" in line else "topo_xml"
+        add(kind, attribute=tx.group(1), node=tx.group(2))
     if "Socket creation failed" in msg and (sc := SOCKET_CREATE_RE.search(msg)) is not None:
         add("socket_create_failed", reason=sc.group(1))
     if "NET/OFI" in msg and (orr := OFI_REGISTER_RE.search(msg)) is not None:

@@ -302,6 +302,20 @@ INTERNAL_NET_RE = re.compile(r"[Uu]sing internal (?:implementation|net(?:work)? 
 PLUGIN_PATH_RE = re.compile(r"Plugin Path\s*:\s*(\S*libnccl-net\S*)")
 PLUGIN_VERSION_RE = re.compile(r"\(v\d+\)$")
 TOPO_XML_RE = re.compile(r"Attribute (\w+) of node (\w+) not found")
+# NVSHMEM's transports (DeepEP's): `ibrc.cpp:418: non-zero status: 110 ibv_modify_qp failed`,
+# `ibgda.cpp:3005: non-zero status: 7 ibgda_rc_init2rtr failed on RC #0.`, `Unable to create ah`
+NVSHMEM_QP_RE = re.compile(
+    r"(?:ibrc|ibgda)\.cpp:\d+:\s*(?:non-zero status:\s*(\d+)\s*)?.*?"
+    r"(ibv_modify_qp failed|init2rtr failed|INIT2RTR_QP|Unable to create ah|ibv_create_ah failed)",
+    re.I,
+)
+# torchrun's rendezvous store (c10d): `RendezvousConnectionError: The connection to the C10d store
+# has failed`, or a traceback through the store's client (`c10d_rendezvous_backend.py", line 155, in
+# _create_tcp_store`: the store could not be created or reached)
+RDZV_STORE_RE = re.compile(
+    r"RendezvousConnectionError|connection to the C10d store has failed"
+    r"|c10d_rendezvous_backend\.py\"?, line \d+, in _(?:create_tcp_store|call_store)"
+)
 SOCKET_CREATE_RE = re.compile(r"Socket creation failed\s*:\s*(\S(?:.*\S)?)")
 OFI_REGISTER_RE = re.compile(
     r"NET/OFI Unable to register memory \(type = (\d+)\) for device (\d+)\.?\s*RC:\s*(-?\d+),?\s*Error:\s*(\S(?:.*\S)?)"
@@ -682,7 +696,9 @@ SOCKET_ERRORS = (  # (event kind, what the line says), first match wins
     ("connect_abort", re.compile(r"software caused connection abort")),
     ("connect_refused", re.compile(r"connection refused")),
     ("peer_reset", re.compile(r"connection reset by peer|broken pipe")),
-    ("peer_closed", re.compile(r"connection closed by (?:remote peer|localrank)")),
+    # (not NCCL's proxy service thread's `Connection closed by localRank N`: an INFO line a
+    # communicator's teardown prints, a local rank leaving, not a peer gone)
+    ("peer_closed", re.compile(r"connection closed by remote peer")),
     ("connect_timeout", re.compile(r"connect\w*\b.*?(?:failed|returned)\s*:?\s*connection timed out")),
     ("unreachable", re.compile(r"(?:connect|recv|send)\w*\b.*?(?:network is unreachable|no route to host)")),
 )  # fmt: skip

@@ -507,6 +507,8 @@ SCREEN_WORDS = (
     "remote rails", "find reverse path", "CollNet", "optimal provider", "already been destroyed",
     "message truncated", "Mismatched collective", "Plugin Path", "/dev/shm has only", "invalid root",
     "Couldn't open AV", "Failed to process command", "rgroup and vni", "nexpected", "hipIpc",
+    "ibrc.cpp", "ibgda.cpp", "not enumerated as an mlx5 device", "Rendezvous", "C10d store",
+    "c10d_rendezvous_backend", "msccl_parser",
     # _detect_outside's (lines without NCCL's layout: in a batch without a screen word they are
     # only counted, like the layout's plain lines)
     "Could not load", "Data unpack", "Failure to post", "Mismatched address format", "OFI MTL",
