@@ -140,6 +140,7 @@ from fabriclens.parse.log_patterns import (
     NVML_NOT_FOUND_RE,
     NVML_OPEN_RE,
     NVSHMEM_QP_RE,
+    NVSHMEM_STATUS_RE,
     OFI_AV_OPEN_RE,
     OFI_MR_REG_RE,
     OFI_NOT_CONNECTED_RE,
@@ -950,7 +951,8 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
         events.append((kind, tuple(detail.items())))
 
     if ("ibrc.cpp" in msg or "ibgda.cpp" in msg) and (nq := NVSHMEM_QP_RE.search(msg)) is not None:
-        add("nvshmem_qp_failed", status=int_or_none(nq.group(1)), step=nq.group(2))
+        status = NVSHMEM_STATUS_RE.search(msg)
+        add("nvshmem_qp_failed", status=int(status.group(1)) if status else None, step=nq.group(0))
     if "not enumerated as an mlx5 device" in msg:  # NVSHMEM's IBGDA: mlx5 NICs only
         add("nvshmem_not_mlx5")
     if ("Rendezvous" in msg or "C10d store" in msg or "c10d_rendezvous_backend" in msg) and (
@@ -1152,7 +1154,7 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
         add("sharp_lock_failed")
     if "from kernel command line" in msg and (km := KERNEL_ARG_RE.search(msg)) is not None:
         add("kernel_arg_missing", argument=km.group(1))
-    if "NET/OFI" in msg and (o := OFI_RE.search(msg)) is not None:
+    if "NET/OFI" in msg and "completed with error" in msg and (o := OFI_RE.search(msg)) is not None:
         add("ofi_error", rc=int_or_none(o.group(1)), error=int_or_none(o.group(2)),
             name=o.group(3) or (o.group("text") or "").strip() or None)  # fmt: skip
     if "Couldn't open AV" in msg and (av := OFI_AV_OPEN_RE.search(msg)) is not None:

@@ -305,10 +305,10 @@ TOPO_XML_RE = re.compile(r"Attribute (\w+) of node (\w+) not found")
 # NVSHMEM's transports (DeepEP's): `ibrc.cpp:418: non-zero status: 110 ibv_modify_qp failed`,
 # `ibgda.cpp:3005: non-zero status: 7 ibgda_rc_init2rtr failed on RC #0.`, `Unable to create ah`
 NVSHMEM_QP_RE = re.compile(
-    r"(?:ibrc|ibgda)\.cpp:\d+:\s*(?:non-zero status:\s*(\d+)\s*)?.*?"
-    r"(ibv_modify_qp failed|init2rtr failed|INIT2RTR_QP|Unable to create ah|ibv_create_ah failed)",
+    r"ibv_modify_qp failed|init2rtr failed|INIT2RTR_QP|Unable to create ah|ibv_create_ah failed",
     re.I,
 )
+NVSHMEM_STATUS_RE = re.compile(r"non-zero status:\s*(\d+)")
 # torchrun's rendezvous store (c10d): `RendezvousConnectionError: The connection to the C10d store
 # has failed`, or a traceback through the store's client (`c10d_rendezvous_backend.py", line 155, in
 # _create_tcp_store`: the store could not be created or reached)
@@ -323,14 +323,18 @@ OFI_REGISTER_RE = re.compile(
 FAMILY_RE = re.compile(r"family (\d+) is neither AF_INET")
 TOPO_RE = re.compile(r"Could not find real path of (\S+)")
 SHMEM_RE = re.compile(r"ncclMaxSharedMem (\d+) exceeds device/fn maxSharedMem (\d+)")
+# (searched from its fixed words, in a line that holds NET/OFI: a lazy scan from NET/OFI would
+# rescan the line from each of its repeats)
 OFI_RE = re.compile(
-    r"NET/OFI .*?completed with error(?:\.?\s*RC:\s*(\d+)\.?\s*Error:\s*(?:(\d+)\s*\((\w+)\)|(?P<text>[^.,]+)))?"
+    r"completed with error(?:\.?\s*RC:\s*(\d+)\.?\s*Error:\s*(?:(\d+)\s*\((\w+)\)|(?P<text>[^.,]+)))?"
 )
 # aws-ofi-nccl: `create_nccl_ofi_component:459 NCCL WARN NET/OFI Couldn't open AV. RC: -22`
 OFI_AV_OPEN_RE = re.compile(r"NET/OFI Couldn't open AV\.?\s*(?:RC:\s*(-?\d+))?")
 # the EFA driver in the kernel log: `infiniband efa_0: Failed to process command ALLOC_PD (opcode
 # 14) comp_status 1 err -12`
-EFA_ADMIN_RE = re.compile(r"(efa_\d+): Failed to process command (\w+)\b.*?err (-?\d+)")
+EFA_ADMIN_RE = re.compile(
+    r"(efa_\d+): Failed to process command (\w+)(?: \(opcode \d+\))?(?: comp_status \d+)? err (-?\d+)"
+)
 # libfabric's cxi provider (Slingshot): `cxip_nic_get_rgroup_vni():253<warn> : Failed to find valid
 # default rgroup and vni for cxi0`
 CXI_VNI_RE = re.compile(r"Failed to find valid default rgroup and vni for (\w+)")
@@ -680,7 +684,7 @@ TRACE_RE = re.compile(r"^(?:[\w.-]+/)*([\w.-]+?)\.(?:cc|cu|c|cpp|h):\d+ -> \d+")
 # misc/argcheck.cc: `Send : invalid root 3 (root should be in the 0..0 range)` (the range's top
 # is the communicator's size - 1: -1 for one with no ranks left)
 ARGCHECK_ROOT_RE = re.compile(
-    r"(\w+) : invalid root (-?\d+) \(root should be in the 0\.\.(-?\d+) range"
+    r"(\w{1,40}) : invalid root (-?\d+) \(root should be in the 0\.\.(-?\d+) range"
 )
 TRACE_CODE_RE = re.compile(r":\d+ -> (\d{1,3})\b")
 # ncclResult_t (nccl.h): what a trace line's code means
