@@ -225,20 +225,20 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "remote_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclRemoteError"),
         "system_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclSystemError"),
         "unhandled_cuda_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclUnhandledCudaError"),
-        "ib_catastrophic": sum(1 for e in nccl.of("ib_async_event") if "catastrophic" in str(e.detail["event"]).lower()),
+        "ib_catastrophic": _count("ib_catastrophic", nccl),
         "msccl_xml_invalid": _count("msccl_xml_invalid", nccl),
         "nvshmem_qp_failed": _count("nvshmem_qp_failed", nccl),
         "nvshmem_not_mlx5": _count("nvshmem_not_mlx5", nccl),
         "rdzv_store_failed": _count("rdzv_store_failed", nccl),
         "ofi_av_open_failed": _count("ofi_av_open_failed", nccl),
-        "efa_pd_failed": sum(1 for e in nccl.of("efa_admin_failed") if e.detail["command"] == "ALLOC_PD"),
+        "efa_pd_failed": _count("efa_pd_failed", nccl),
         "cxi_no_vni": _count("cxi_no_vni", nccl),
         "ofi_protocol_error": _count("ofi_protocol_error", nccl),
         "hip_ipc_failed": _count("hip_ipc_failed", nccl),
         # misc/argcheck.cc's invalid root: a communicator with no ranks (aborted, destroyed or
         # never made), or a rank outside a live one
-        "argcheck_no_ranks": sum(1 for e in nccl.of("argcheck_invalid") if e.detail["top"] == -1),
-        "argcheck_root": sum(1 for e in nccl.of("argcheck_invalid") if e.detail["top"] != -1),
+        "argcheck_no_ranks": _count("argcheck_no_ranks", nccl),
+        "argcheck_root": _count("argcheck_root", nccl),
         # NCCL unwound a failure (`file.cc:312 -> 3` lines) and printed no WARN about it
         "error_trace_only": int("error_trace" in nccl.evidence and not nccl.warnings
                                 and not nccl.of("nccl_error")),
