@@ -345,6 +345,14 @@ def layer_tensors(spec: ModelSpec) -> tuple[float, float]:
     return attn + mlp, float(norms + biases)
 
 
+def per_tensor_calls(spec: ModelSpec, trains_base: bool) -> tuple[float, float]:
+    """Calls per decoder layer, averaged over the layers, of a framework that gathers parameters
+    and reduces gradients one tensor at a time: (gathers: the layer's weight matrices; gradient
+    reductions: every tensor it trains, the layer's or LoRA's adapters)."""
+    big, small = layer_tensors(spec)
+    return big, big + small if trains_base else adapter_tensors(spec)
+
+
 def expert_tensors(spec: ModelSpec) -> int:
     """Weight matrices of one routed expert (fused gate-up, down), as :func:`layer_tensors`."""
     return 2

@@ -17,15 +17,14 @@ import numpy as np
 from fabriclens.catalog.schema import Gpu, ModelSpec
 from fabriclens.model.arch import (
     ParamCounts,
-    adapter_tensors,
     attention_core_flops_per_token,
     expert_tensors,
     forward_flops_per_token,
     last_matmul_share,
-    layer_tensors,
     mean_mlp_width,
     moe_layers,
     op_checkpoint_split,
+    per_tensor_calls,
     routed_width,
     v_dim,
 )
@@ -636,10 +635,9 @@ def evaluate(
     # (DeepSpeed before 0.6) tensor by tensor, each call copying a view per rank, synchronized
     per_tensor = base.zero3_calls == "per-tensor"
     if per_tensor:
-        big, small = layer_tensors(spec)
-        g_pcs = np.maximum(1.0, np.round(layers * big))
-        trained = big + small if trains else adapter_tensors(spec)
-        s_pcs = np.maximum(1.0, np.round(layers * trained))
+        gathers, reductions = per_tensor_calls(spec, trains)
+        g_pcs = np.maximum(1.0, np.round(layers * gathers))
+        s_pcs = np.maximum(1.0, np.round(layers * reductions))
         over = dp * LIST_COLLECTIVE_RANK_S
         bwd_gathers = np.where(rec == 2, 2.0, 1.0)
         fwd_window = bwd_window = np.zeros_like(tp)

@@ -36,17 +36,16 @@ from dataclasses import dataclass
 from fabriclens.catalog.schema import ATTENTION_NAMES, Gpu, ModelSpec
 from fabriclens.model.arch import (
     ParamCounts,
-    adapter_tensors,
     attention_core_flops_per_token,
     expert_tensors,
     forward_flops_per_token,
     k_width,
     last_matmul_share,
-    layer_tensors,
     linear_share,
     mean_mlp_width,
     moe_layers,
     op_checkpoint_split,
+    per_tensor_calls,
     routed_width,
     v_dim,
     v_width,
@@ -520,11 +519,9 @@ def estimate_training_step(
                 # (reduce_scatter) its flat buffer one at a time, and the device synchronized
                 # before every gather, so nothing overlaps; a full recompute's forward fetches
                 # the weights again before the backward does
-                big, small = layer_tensors(spec)
-                g_pieces = max(1, round(layers * big))
-                # the trained tensors' gradients: the layer's, or LoRA's adapters
-                trained = big + small if cfg.trains_base else adapter_tensors(spec)
-                s_pieces = max(1, round(layers * trained))
+                gathers, reductions = per_tensor_calls(spec, cfg.trains_base)
+                g_pieces = max(1, round(layers * gathers))
+                s_pieces = max(1, round(layers * reductions))
                 e_pieces = max(
                     1, round(moe_per_stage * expert_tensors(spec) * spec.experts / cfg.ep)
                 )
