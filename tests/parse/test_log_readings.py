@@ -6,7 +6,7 @@ from __future__ import annotations
 from fabriclens.diagnose.engine import diagnose, facts
 from fabriclens.parse._prefix import unlink_markdown
 from fabriclens.parse.nccl_log import parse_nccl_log
-from fabriclens.parse.torch_log import TorchLog, add_torch_lines
+from fabriclens.parse.torch_log import TorchLog, add_torch_lines, parse_torch_log
 
 
 def _rules(text: str) -> list[str]:
@@ -109,10 +109,16 @@ def test_a_watchdog_line_wrapped_inside_a_word_is_joined() -> None:
     ]
     log = TorchLog()
     add_torch_lines(log, lines)
-    assert [(t.rank, t.op, t.seq, t.timeout_s) for t in log.timeouts] == [
-        (3, "BROADCAST", 4, 1800.0),
-        (2, "BROADCAST", 4, 1800.0),
-    ]
+    want = [(3, "BROADCAST", 4, 1800.0), (2, "BROADCAST", 4, 1800.0)]
+    assert [(t.rank, t.op, t.seq, t.timeout_s) for t in log.timeouts] == want
+    # the text reader (`doctor --from`'s) reads it alike
+    text = parse_torch_log("\n".join(lines))
+    assert [(t.rank, t.op, t.seq, t.timeout_s) for t in text.timeouts] == want
+
+
+def test_every_text_reader_reads_links_as_their_text() -> None:
+    line = "> node2:12:13 [0] transport/[net_ib.cc:101](http://net_ib.cc:101/) NCCL WARN NET/IB : x"
+    assert parse_nccl_log(line + "\n").hosts == ["node2"]
 
 
 def test_a_second_batch_of_readings() -> None:

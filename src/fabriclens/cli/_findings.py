@@ -19,7 +19,7 @@ from fabriclens.inputs import (
     regular_file_size,
     too_large,
 )
-from fabriclens.parse._prefix import unlink_markdown
+from fabriclens.parse._prefix import unlinked
 from fabriclens.parse.nccl_log import BATCH_LINES, NcclLog, add_nccl_lines
 from fabriclens.parse.torch_log import TorchLog, add_torch_lines
 
@@ -74,10 +74,8 @@ def _read_part(
     for lines in iter_line_blocks(path, "log", max_bytes, too_big=too_big, start=start, stop=stop):
         for at in range(0, len(lines), BATCH_LINES):
             batch = lines[at : at + BATCH_LINES]
-            text = "\n".join(batch)  # both readers search the batch as one text first
-            if "](http" in text:  # a rendered post's auto-linked source locations
-                batch = unlink_markdown(batch)
-                text = "\n".join(batch)
+            # both readers search the batch as one text first
+            batch, text = unlinked(batch, "\n".join(batch))
             add_nccl_lines(nccl, batch, text)
             add_torch_lines(torch, batch, text)
     return nccl, torch

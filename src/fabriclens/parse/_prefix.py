@@ -88,3 +88,12 @@ MARKDOWN_LINK_RE = re.compile(r"\[([^\]\s]{1,200})\]\(https?://[^)\s]{0,300}\)")
 def unlink_markdown(lines: Sequence[str]) -> list[str]:
     """Lines with each Markdown link replaced by its text (callers look for `](http` first)."""
     return [MARKDOWN_LINK_RE.sub(r"\1", line) if "](http" in line else line for line in lines]
+
+
+def unlinked(batch: list[str], text: str) -> tuple[list[str], str]:
+    """A batch of log lines and their text (joined by newlines), its Markdown links read as their
+    text: what every log reader is given (``logs`` and ``doctor --from`` alike)."""
+    if "](http" not in text:
+        return batch, text
+    lines = unlink_markdown(batch)
+    return lines, "\n".join(lines)

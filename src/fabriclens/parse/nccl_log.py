@@ -21,7 +21,7 @@ from functools import lru_cache
 from itertools import islice
 from typing import Any, NamedTuple, TypeVar
 
-from fabriclens.parse._prefix import strip_prefixes, strip_prefixes_all
+from fabriclens.parse._prefix import strip_prefixes, strip_prefixes_all, unlinked
 from fabriclens.parse.log_detect import (
     NOTHING,
     Found,
@@ -478,7 +478,7 @@ def parse_nccl_log(lines: str | Iterable[str], log: NcclLog | None = None) -> Nc
     (adds to ``log`` when given)."""
     out = log or NcclLog()
     for batch in batched(lines.splitlines() if isinstance(lines, str) else lines, BATCH_LINES):
-        add_nccl_lines(out, batch)
+        add_nccl_lines(out, *unlinked(batch, "\n".join(batch)))
     return out
 
 

@@ -12,7 +12,8 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from fabriclens.parse._prefix import strip_prefixes
+from fabriclens.parse._prefix import strip_prefixes, unlinked
+from fabriclens.parse.nccl_log import BATCH_LINES, batched
 
 RANK_RE = re.compile(r"\[Rank (\d+)\]|\[rank(\d+)\]")
 # the rank inside its process group, and the group: "[Rank 1]" after a "[rank13]:" prefix (PyTorch
@@ -123,8 +124,8 @@ def parse_torch_log(lines: str | Iterable[str], log: TorchLog | None = None) -> 
     """Parse PyTorch NCCL watchdog output: its text, or its lines one by one, as a file streams
     them (adds to ``log`` when given)."""
     out = log or TorchLog()
-    for raw in lines.splitlines() if isinstance(lines, str) else lines:
-        add_torch_line(out, raw)
+    for batch in batched(lines.splitlines() if isinstance(lines, str) else lines, BATCH_LINES):
+        add_torch_lines(out, *unlinked(batch, "\n".join(batch)))
     return out
 
 
