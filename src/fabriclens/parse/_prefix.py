@@ -34,7 +34,7 @@ PREFIX_RE = re.compile(
     | rank\d++:\s*                                        # rank3:
     | \d(?:
           \d{3}-\d\d-\d\d[ T]\d\d:\d\d:[\d.,]++(?:Z|[+-]\d\d:?\d\d)?\s  # 2024-03-13T22:26:02.123Z
-        | \d*+:\s                                         # srun -l
+        | \d*+:\s(?!\[[\w/.-]{0,400}Horovod)              # srun -l (not Horovod's `1: [HorovodAllreduce_..`)
         | \d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}:\s             # pdsh with addresses
         )
     | >\s?                                                # quoted in a post

@@ -69,6 +69,7 @@ from fabriclens.parse.log_patterns import (
     GID_TABLE_RE,
     GIDS_RE,
     GLOO_ADDR_RE,
+    GLOO_WAIT_TIMEOUT_RE,
     GO_DIAL_RE,
     GO_DIAL_REASONS,
     GO_LOOKUP_RE,
@@ -93,6 +94,9 @@ from fabriclens.parse.log_patterns import (
     HIP_IPC_RE,
     HIP_KERNEL_ERRORS,
     HIP_STATIC_FUNC_RE,
+    HOROVOD_MISSING_RE,
+    HOROVOD_RANK_LINE_RE,
+    HOROVOD_STALL_RE,
     HOST_IMPORT_RE,
     HOST_NOT_FOUND_RE,
     HTTP_CLIENT_ERRORS,
@@ -121,8 +125,10 @@ from fabriclens.parse.log_patterns import (
     MONITORED_BARRIER_RE,
     MPI_PROCESS_RE,
     MPI_SIGNAL_RE,
+    NATIVE_CRASH_RE,
     NCCL_ERRORS,
     NCCL_LIST_VAR_RE,
+    NCCL_NATIVE_FRAME_RE,
     NCCL_SYMBOL_RE,
     NCCL_WHEEL_RE,
     NCCL_WORD_RE,
@@ -444,6 +450,23 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("fr_not_joined", collective=int(fr.group(1)))  # PyTorch's flight recorder analyser
     if "missing ranks:" in msg and (fm := FR_MISSING_RE.match(msg.strip())) is not None:
         add("fr_missing_ranks", ranks=fm.group(1))
+    elif "missing ranks:" in msg and (hm := HOROVOD_MISSING_RE.search(msg)) is not None:
+        before = msg[: hm.start()].split()
+        op = before[-1].removeprefix("ops:") if before else None
+        add("horovod_missing_ranks", op=op, ranks=hm.group(1).replace(" ", ""))
+    if "Horovod" in msg and (hr := HOROVOD_RANK_LINE_RE.match(msg.strip())) is not None:
+        add("horovod_missing_ranks", op=hr.group(2), ranks=hr.group(1))
+    if "waiting for remainder of ranks" in msg and (hs := HOROVOD_STALL_RE.search(msg)) is not None:
+        add("horovod_stall", seconds=int(hs.group(1)))
+    if (
+        "Caught signal" in msg or "==== backtrace" in msg or "*** " in msg or "(core dumped)" in msg
+    ) and (nc := NATIVE_CRASH_RE.search(msg)) is not None:
+        add("native_crash", signal=nc.group(1) or nc.group(2) or nc.group(3) or nc.group(4))
+    # (a frame names its function with `()` or ` (`; the name must hold NCCL's prefix)
+    if "()" in msg and (nf := NCCL_NATIVE_FRAME_RE.match(msg.strip())) and "nccl" in nf.group(1):
+        add("nccl_native_frame", function=nf.group(1))
+    if "Wait timeout for key" in msg and (gw := GLOO_WAIT_TIMEOUT_RE.search(msg)) is not None:
+        add("gloo_store_timeout", keys=gw.group(1) or "(none named)")
     if "collective: " in msg and (fc := FR_COLLECTIVE_RE.fullmatch(msg.strip())) is not None:
         add("fr_collective", backend=fc.group(1), op=fc.group(2))
     if "memory capacity is unbalanced" in msg:  # SGLang's check of free memory across its GPUs

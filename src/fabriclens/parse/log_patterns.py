@@ -439,6 +439,29 @@ NCCL_WORD_RE = re.compile(r"NCCL")
 # collective 5 at entry 4`, then `missing ranks: {1}`
 FR_NOT_JOINED_RE = re.compile(r"Not all ranks joining collective (\d{1,12}) at entry \d{1,12}")
 FR_MISSING_RE = re.compile(r"missing ranks: \{([\d, ]{1,200})\}")
+# a native crash's report: UCX's (`Caught signal 11 (Segmentation fault: ...)`, `==== backtrace
+# (tid:  92543) ====`), glog's and TensorFlow's (`*** SIGSEGV (@0x0) received by PID`, `*** Received
+# signal 11 ***`), a shell's (`Segmentation fault (core dumped)`)
+NATIVE_CRASH_RE = re.compile(
+    r"Caught signal (\d{1,2})|==== backtrace \(tid|\*\*\* (SIG[A-Z]{2,6}) \(@|\*\*\* Received signal (\d{1,2}) \*\*\*"
+    r"|(Segmentation fault|Bus error|Aborted) \(core dumped\)"
+)
+# a frame of a native backtrace in NCCL (or a plugin's copy of its code): UCX's ` 1
+# 0x000000000000bac5 ncclGetSocketState()  /build-result/...`, gdb's `#11 0x00007f0118d91075 in
+# ncclBarrierEnq ()`; a mangled C++ name is kept whole (`_ZL16ncclProxyServicePv`)
+NCCL_NATIVE_FRAME_RE = re.compile(
+    r"#?\d{1,3}\s{1,4}0x[0-9a-fA-F]{4,16}\s{1,4}(?:in\s{1,4})?(\w{1,160})\s?\("
+)
+# Horovod's stall inspector (horovod/common/operations.cc to 0.19, stall_inspector.cc after):
+# `HorovodBroadcast_dense_bias_0 [missing ranks: 1]` per tensor, or, from 0.20, `Stalled ranks:`
+# (`Missing ranks:`) then a line per rank that has not submitted: `1: [HorovodAllreduce_grads_0,
+# ...]` (`1!:` when the stall shutdown will end it); the preamble names the wait
+HOROVOD_MISSING_RE = re.compile(r"\[missing ranks: ?(\d{1,6}(?:, ?\d{1,6}){0,500})\]")
+HOROVOD_RANK_LINE_RE = re.compile(r"(\d{1,6})!?: \[([\w/.-]{0,400}Horovod\w{0,200})")
+HOROVOD_STALL_RE = re.compile(r"waiting for remainder of ranks for more than (\d{1,9}) seconds")
+# Gloo's rendezvous store (gloo/rendezvous/*store.cc, Horovod's http_store.cc): `Wait timeout for
+# key(s): 0` when the other ranks' keys did not arrive within the store's timeout
+GLOO_WAIT_TIMEOUT_RE = re.compile(r"Wait timeout for key\(s\): ?\[?([^\]\s]{0,200})")
 # a kernel oops inside the NVIDIA driver: `IP: [<ffffffffc0740f8f>] _nv011740rm+0x1f/0x170 [nvidia]`
 # (`RIP: 0010:_nv...+0x1f/0x170 [nvidia]` on newer kernels)
 NVIDIA_OOPS_RE = re.compile(

@@ -555,6 +555,8 @@ SCREEN_WORDS = (
     "NET/OFI Adding NCCL_", "unknown result code", "Invalid __", "at nccl",
     "memory capacity is unbalanced", "ncclDevCommCreate failed", "CUDA out of memory",
     "same CUDA device for multiple distinct roles", "Not all ranks joining collective", "missing ranks:",
+    "Horovod", "waiting for remainder of ranks", "Wait timeout for key",
+    "Caught signal", "==== backtrace", "*** ", "(core dumped)", "()",
     "collective: ", "IP: ", "duplicate mac found", "In use by another client", "MigConfig",
     "violates PodSecurity", "match socket boundaries", "returned error code: 401",
     "connectFullMesh failed", "Could not find NET with id", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
