@@ -28,7 +28,7 @@ PREFIX_RE = re.compile(
         | [0-9;]*+m\s?                                    # colour residue without ESC
         | \d++(?:,\d++)*+\]<\w++>:\s?                     # mpirun --tag-output
         | (?:rank|trainer|worker|node|host)\s?\d++(?:\|\d+)?\]:\s?  # torchrun and friends
-        | \d++\]\s(?=\S)                                  # a viewer's line number [80746]
+        | \d++\]\s(?=\S)(?!finished\ c|joined\ b)          # a viewer's line number [80746] (not a desync report's [7])
         )
     | \((?:\w+\s+)?pid=\d++(?:,\s*ip=[\w.:]+)?\)\s?       # Ray
     | rank\d++:\s*                                        # rank3:

@@ -34,6 +34,7 @@ CUDA_ERRORS: dict[str, tuple[int, str]] = {
     "too many resources requested for launch": (701, "cudaErrorLaunchOutOfResources"),
     "the launch timed out and was terminated": (702, "cudaErrorLaunchTimeout"),
     "context is destroyed": (709, "cudaErrorContextIsDestroyed"),
+    "peer mapping resources exhausted": (711, "cudaErrorTooManyPeers"),
     "device-side assert triggered": (710, "cudaErrorAssert"),
     "hardware stack error": (714, "cudaErrorHardwareStackError"),
     "an illegal instruction was encountered": (715, "cudaErrorIllegalInstruction"),

@@ -35,7 +35,10 @@ from fabriclens.parse.log_patterns import (
     CXI_VNI_RE,
     DDP_UNUSED_RE,
     DEFAULT_PLUGIN_RE,
+    DESYNC_BEHIND_RE,
+    DESYNC_NEVER_RE,
     DESYNC_RE,
+    DESYNC_STUCK_RE,
     DEV_SHM_RE,
     DIRECTION_RE,
     DMABUF_TOPOLOGY_RE,
@@ -59,6 +62,7 @@ from fabriclens.parse.log_patterns import (
     FM_DRIVER_MISMATCH_RE,
     FM_UMAD_RE,
     FR_COLLECTIVE_RE,
+    FR_CULPRIT_RE,
     FR_MISSING_RE,
     FR_NOT_JOINED_RE,
     GAI_NAME_RE,
@@ -168,6 +172,7 @@ from fabriclens.parse.log_patterns import (
     OOM_INVOKED_RE,
     OOM_KILL_RE,
     PEER_RE,
+    PG_RANK_RE,
     PL_RANK_RE,
     PLUGIN_MISSING_RE,
     PLUGIN_PATH_RE,
@@ -242,7 +247,9 @@ from fabriclens.parse.log_patterns import (
     VLLM_CONCURRENCY_RE,
     VLLM_KV_SHORT_RE,
     VLLM_MAX_LEN_RE,
+    WATCHDOG_STUCK_RE,
     WGET_PROXY_RE,
+    WORK_LIST_SIZE_RE,
     WRONG_MAGIC_RE,
 )
 
@@ -465,6 +472,21 @@ def _detect_outside(msg: str, add: Any) -> None:
     # (a frame names its function with `()` or ` (`; the name must hold NCCL's prefix)
     if "()" in msg and (nf := NCCL_NATIVE_FRAME_RE.match(msg.strip())) and "nccl" in nf.group(1):
         add("nccl_native_frame", function=nf.group(1))
+    if "didn't join collective" in msg and (db := DESYNC_BEHIND_RE.search(msg)) is not None:
+        add("desync_behind", ranks=db.group(1).replace(" ", ""), seq=int(db.group(2)))
+    if "didn't finish collective" in msg and (dj := DESYNC_STUCK_RE.search(msg)) is not None:
+        add("desync_stuck_in", ranks=dj.group(1).replace(" ", ""), seq=int(dj.group(2)))
+    if "are the lagging ranks" in msg and (dn := DESYNC_NEVER_RE.search(msg)) is not None:
+        add("desync_never_joined", ranks=dn.group(1).replace(" ", ""))
+    if "Culprit rank" in msg:
+        for cu in FR_CULPRIT_RE.finditer(msg):
+            add("fr_culprit", culprit=int(cu.group(1)), error=cu.group(2))
+    if "Heartbeat monitor timed out" in msg:
+        pg, size = PG_RANK_RE.search(msg), WORK_LIST_SIZE_RE.search(msg)
+        add("torch_heartbeat_timeout", pg=pg.group(1) if pg else "?", group_rank=pg.group(2) if pg else "?",
+            pending=int(size.group(1)) if size else "?")  # fmt: skip
+    if "watchdog got stuck" in msg and (ws := WATCHDOG_STUCK_RE.search(msg)) is not None:
+        add("torch_watchdog_stuck", seconds=int(ws.group(1)))
     if "Wait timeout for key" in msg and (gw := GLOO_WAIT_TIMEOUT_RE.search(msg)) is not None:
         add("gloo_store_timeout", keys=gw.group(1) or "(none named)")
     if "collective: " in msg and (fc := FR_COLLECTIVE_RE.fullmatch(msg.strip())) is not None:

@@ -101,7 +101,11 @@ GDR_DISTANCE_RE = re.compile(
     r"GPU Direct RDMA Disabled for GPU (\w{1,32})(?:\[\d{1,5}\])? / HCA (\w{1,32}) \(distance (\d{1,3}) >=? (\d{1,3})\)"
 )
 TRUNCATED_RE = re.compile(r"Message truncated : received ([\d,]+) bytes instead of ([\d,]+)")
-COLL_MISMATCH_RE = re.compile(r"collective mismatch error, local size (\d+) remote size (\d+)")
+# (`collective mismatch error, local size 4096 remote size 8192` to 2.18; `NET/IB : collective
+# mismatch error local size 32768 remote 1048576 addr 0 rkey 3beac3 seq adf/adf` in later ones)
+COLL_MISMATCH_RE = re.compile(
+    r"collective mismatch error,? local size (\d+) remote(?: size)? (\d+)"
+)
 # the same disagreement as other releases and transports word it: NET/Socket's `message truncated :
 # receiving 1048576 bytes instead of 65536`, a data transfer, not set-up (a paste that wraps it
 # keeps the words without the sizes), and NCCL 2.4's
@@ -452,6 +456,29 @@ NATIVE_CRASH_RE = re.compile(
 NCCL_NATIVE_FRAME_RE = re.compile(
     r"#?\d{1,3}\s{1,4}0x[0-9a-fA-F]{4,16}\s{1,4}(?:in\s{1,4})?(\w{1,160})\s?\("
 )
+# PyTorch's desync report (TORCH_NCCL_DESYNC_DEBUG=1; TraceUtils.h, retrieveDesyncReport): the
+# ranks at the oldest collective any rank is in, those that `[7] finished collective #182, but
+# didn't join collective #183` (behind the others) and those that `[0, 1] joined but didn't finish
+# collective #730` (in it), or `ranks [47] are the lagging ranks that caused this timeout. They
+# never joined any collectives`
+DESYNC_BEHIND_RE = re.compile(
+    r"\[([\d, ]{1,4000})\] finished collective #(\d{1,12}), but didn't join collective #(\d{1,12})"
+)
+DESYNC_STUCK_RE = re.compile(
+    r"\[([\d, ]{1,4000})\] joined but didn't finish collective #(\d{1,12})"
+)
+DESYNC_NEVER_RE = re.compile(
+    r"ranks \[([\d, ]{1,4000})\] are the lagging ranks that caused this timeout"
+)
+# the flight recorder analyser's verdict on a collective (fr_trace, MatchInfo): `Culprit rank 22;
+# Error type: SIZE_OR_SYNTAX_MISMATCH, Expected input sizes: ...`
+FR_CULPRIT_RE = re.compile(r"Culprit rank (\d{1,7}); Error type: ([A-Z_]{1,40})")
+# PyTorch's heartbeat monitor: `[PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated
+# after dumping debug info. workMetaList_.size()=103` (`[PG ID 0 PG GUID 0(default_pg) Rank 1]` in
+# later releases), then `ProcessGroupNCCL's watchdog got stuck for 600 seconds`
+PG_RANK_RE = re.compile(r"\[PG (?:ID )?(\w{1,40})(?: PG GUID \S{1,80})? Rank (\d{1,7})\]")
+WORK_LIST_SIZE_RE = re.compile(r"workMetaList_\.size\(\)\s?=\s?(\d{1,9})")
+WATCHDOG_STUCK_RE = re.compile(r"watchdog got stuck for (\d{1,9}) seconds")
 # Horovod's stall inspector (horovod/common/operations.cc to 0.19, stall_inspector.cc after):
 # `HorovodBroadcast_dense_bias_0 [missing ranks: 1]` per tensor, or, from 0.20, `Stalled ranks:`
 # (`Missing ranks:`) then a line per rank that has not submitted: `1: [HorovodAllreduce_grads_0,

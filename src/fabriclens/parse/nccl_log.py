@@ -557,6 +557,8 @@ SCREEN_WORDS = (
     "same CUDA device for multiple distinct roles", "Not all ranks joining collective", "missing ranks:",
     "Horovod", "waiting for remainder of ranks", "Wait timeout for key",
     "Caught signal", "==== backtrace", "*** ", "(core dumped)", "()",
+    "Culprit rank", "Heartbeat monitor timed out", "watchdog got stuck",
+    "didn't join collective", "didn't finish collective", "are the lagging ranks",
     "collective: ", "IP: ", "duplicate mac found", "In use by another client", "MigConfig",
     "violates PodSecurity", "match socket boundaries", "returned error code: 401",
     "connectFullMesh failed", "Could not find NET with id", "Multiple Ranks are using", "Mismatched NCCL", "OOB_NET_IFNAME", "kernel ABI", "Unable to find a match", "--releasever=",
