@@ -33,6 +33,8 @@ CORPUS = [
 
 def _doc(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
     doc = dataclasses.asdict(nccl) | {"torch": dataclasses.asdict(torch)}
+    for key in ("first_line", "open_end", "open_raw"):
+        doc["torch"].pop(key)  # the lines kept for joining a wrapped watchdog line, not a finding
     doc.pop("orphan_traces")  # bookkeeping for joining, not a finding
     doc.pop("seen_hosts")  # ``hosts`` as a set
     for key in ("p2p_carry", "p2p_lead", "p2p_lead_whole", "p2p_read"):
@@ -66,6 +68,18 @@ def test_a_cut_between_an_error_and_its_trace_keeps_the_stage() -> None:
     joined = _joined(lines, [1])
     assert joined == _whole(lines)
     assert joined["events"][0]["detail"]["stage"] == "net_ib"
+
+
+def test_a_cut_inside_a_wrapped_watchdog_line_joins_it() -> None:
+    """A watchdog line wrapped at the terminal's width (tests/fixtures/real/logs/091) read in
+    two parts cut between its halves gives the timeout one pass gives, with its limit."""
+    lines = [
+        "[rank2]:[E ProcessGroupNCCL.cpp:563] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15037, OpT",
+        "ype=_ALLGATHER_BASE, NumelIn=131072512, NumelOut=524290048, Timeout(ms)=600000) ran for 600086 milliseconds before timing out.",
+    ]  # fmt: skip
+    joined = _joined(lines, [1])
+    assert joined == _whole(lines)
+    assert joined["torch"]["timeouts"][0]["timeout_s"] == 600.0
 
 
 def test_the_cli_reader_in_parts_equals_one_pass(

@@ -92,11 +92,18 @@ def test_the_rank_inside_a_process_group_is_read_beside_the_global_rank() -> Non
     assert facts(NcclLog(), torch)["watchdog_rank0_silent"] is False
     # work counts of different groups are not compared: no straggler
     assert stragglers(torch) == []
-    # the same two ranks in one group, neither its rank 0: rank 0 is silent, rank 15 is behind
+    # ranks 1-3 of one group, not its rank 0: rank 0 is silent, rank 15 is behind
     same = parse_torch_log("\n".join([_watchdog(13, 1, "ALLREDUCE", 57), _progress(13, 7, 1, 57),
+                                       _watchdog(14, 2, "ALLREDUCE", 57), _progress(14, 7, 2, 57),
                                        _watchdog(15, 3, "ALLREDUCE", 57), _progress(15, 7, 3, 56)]))  # fmt: skip
     assert facts(NcclLog(), same)["watchdog_rank0_silent"] is True
     assert stragglers(same) == [15]
+    # a paste of group ranks 1 and 3 only (diffusers#12422 showed three of eight): too little
+    # to say rank 0's report is the one missing
+    gap = parse_torch_log(
+        "\n".join([_watchdog(13, 1, "ALLREDUCE", 57), _watchdog(15, 3, "ALLREDUCE", 57)])
+    )
+    assert facts(NcclLog(), gap)["watchdog_rank0_silent"] is False
 
 
 def test_past_max_timeouts_the_watchdog_lines_still_give_progress(

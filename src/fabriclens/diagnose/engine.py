@@ -375,16 +375,28 @@ def _rank0_silent(torch: TorchLog) -> bool:
     """Two or more ranks report the watchdog timeout and rank 0 is not among them: rank 0 is
     the one the others waited for (its own watchdog would have fired too had it been waiting).
     A reporter that is rank 0 of its own process group ("[rank15]: ... [Rank 0]") was waiting
-    too, so the premise fails."""
+    too, so the premise fails; and every rank from 1 to the highest reporting one (in its
+    group, where the lines say) must report:
+    a paste of a few ranks' lines with gaps between them (1, 5, 7) shows too little to say that
+    rank 0's is missing."""
     ranks = {t.rank for t in torch.timeouts}
     return (
         len(ranks) >= 2
         and None not in ranks
         and 0 not in ranks
+        and _contiguous_from_1(
+            {t.rank if t.group_rank is None else t.group_rank for t in torch.timeouts}
+        )
         and 0 not in torch.last_completed
         and all(t.group_rank != 0 for t in torch.timeouts)
         and 0 not in torch.group_ranks.values()
     )
+
+
+def _contiguous_from_1(ranks: set[int | None]) -> bool:
+    """The ranks are 1, 2, ... up to the highest of them, none missing."""
+    known = {r for r in ranks if r is not None}
+    return bool(known) and known == set(range(1, max(known) + 1))
 
 
 # events that are their own fact: counted by rules, their lines quoted as evidence

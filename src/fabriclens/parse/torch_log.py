@@ -67,10 +67,23 @@ class TorchLog:
     groups: dict[int, str] = field(default_factory=dict)  # rank -> its progress line's group
     group_ranks: dict[int, int] = field(default_factory=dict)  # rank -> its rank in that group
     timeout_frames: list[str] = field(default_factory=list)  # the watchdog's stack frames seen
+    # for joining parts read on their own: the first line read (the part before may end with a
+    # watchdog line wrapped into it), and a timeout read from a last line cut short (its index
+    # and line), to be read again with the line that follows
+    first_line: str | None = None
+    open_end: int | None = None
+    open_raw: str = ""
 
     def extend(self, later: TorchLog) -> None:
         """Add what the next part of the same log says (read on its own)."""
+        if self.open_end is not None and later.first_line is not None:
+            _close_wrapped(self, later.first_line)
+        if self.first_line is None:
+            self.first_line = later.first_line
+        start = len(self.timeouts)
         self.timeouts.extend(later.timeouts[: max(0, MAX_TIMEOUTS - len(self.timeouts))])
+        if later.open_end is not None and start + later.open_end < len(self.timeouts):
+            self.open_end, self.open_raw = start + later.open_end, later.open_raw
         for rank, work in later.last_completed.items():
             if rank in self.last_completed or len(self.last_completed) < MAX_RANKS:
                 self.last_completed[rank] = work
@@ -132,6 +145,12 @@ def parse_torch_log(lines: str | Iterable[str], log: TorchLog | None = None) -> 
 def add_torch_lines(out: TorchLog, lines: Sequence[str], text: str | None = None) -> None:
     """Add a batch of lines (skipped at once when none holds the words read here); ``text``:
     the lines joined by newlines, where the caller has it."""
+    if not lines:
+        return
+    if out.first_line is None:
+        out.first_line = lines[0]
+    if out.open_end is not None:  # the last batch ended inside a wrapped watchdog line
+        _close_wrapped(out, lines[0])
     text = "\n".join(lines) if text is None else text
     places = sorted(_places(text, ("Watchdog caught", "last enqueued", TIMEOUT_FRAME)))
     if not places:
@@ -147,10 +166,27 @@ def add_torch_lines(out: TorchLog, lines: Sequence[str], text: str | None = None
         counted = at
         if number != last:
             raw = lines[number]
-            if number + 1 < len(lines) and _cut_short(raw):
+            cut = _cut_short(raw)
+            if cut and number + 1 < len(lines):
                 raw += lines[number + 1]  # wrapped at the terminal's width, inside a word
+            before = len(out.timeouts)
             add_torch_line(out, raw)
+            if cut and number + 1 == len(lines) and len(out.timeouts) > before:
+                out.open_end, out.open_raw = before, raw  # its rest is in the next batch
             last = number
+
+
+def _close_wrapped(out: TorchLog, rest: str) -> None:
+    """Read again the timeout of a watchdog line cut short at the end of a batch or a part, with
+    ``rest``, the line that follows it."""
+    at, raw = out.open_end, out.open_raw
+    out.open_end, out.open_raw = None, ""
+    if at is None or at >= len(out.timeouts):
+        return
+    joined = TorchLog()
+    add_torch_line(joined, raw + rest)
+    if joined.timeouts:
+        out.timeouts[at] = joined.timeouts[0]
 
 
 def _cut_short(raw: str) -> bool:
