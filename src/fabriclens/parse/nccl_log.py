@@ -673,7 +673,7 @@ _RAW_LINES: dict[str, Line | str] = {}
 # The same for lines without their prefixes, keyed by that text and the rank prefix it had: a
 # log whose every line carries its own timestamp repeats these
 _LINES: dict[str, Line | str] = {}
-MEMO_ENTRIES = 4096  # lines and shapes remembered, each (then forgotten all at once)
+MEMO_ENTRIES = 8192  # lines and shapes remembered, each (then every other one forgotten)
 
 
 class _Misses:
@@ -705,9 +705,12 @@ _V = TypeVar("_V")
 
 
 def _remember(memo: dict[_K, _V], key: _K, value: _V) -> _V:
-    """``value``, kept under ``key`` in ``memo`` (up to MEMO_ENTRIES, then all forgotten)."""
+    """``value``, kept under ``key`` in ``memo`` (up to MEMO_ENTRIES; then every other one, in
+    the order they came, is forgotten: a log cycling through more distinct lines than the memo
+    holds still finds half of them, where forgetting all, or the oldest, would find none)."""
     if len(memo) >= MEMO_ENTRIES:
-        memo.clear()
+        for old in list(memo)[::2]:
+            del memo[old]
     memo[key] = value
     return value
 
