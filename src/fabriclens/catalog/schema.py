@@ -297,10 +297,11 @@ ZERO3_CALLS = ("per-layer", "per-tensor")
 GRAD_REDUCE_DTYPES = {"bf16": 2.0, "fp32": 4.0}
 # the architectures catalog/data/gemm_shapes.csv holds a GEMM-by-shape table for
 GEMM_SHAPE_TABLES = ("sm_90", "sm_100", "gfx942")
-# GPU architecture generations in order of release (AMD's CDNA 2, 3 and 4 beside their NVIDIA peers)
-# (and Apple silicon's Metal GPUs last: no training framework's share is calibrated on them)
-GENERATIONS = ("pascal", "volta", "turing", "ampere", "cdna2", "ada", "hopper", "cdna3",
-               "blackwell", "cdna4", "apple")  # fmt: skip
+# GPU architecture generations in order of release (AMD's CDNA 2, 3 and 4 and its Radeon RDNA 3
+# and 4 beside their NVIDIA peers) (and Apple silicon's Metal GPUs last: no training framework's
+# share is calibrated on them)
+GENERATIONS = ("pascal", "volta", "turing", "ampere", "cdna2", "ada", "hopper", "rdna3", "cdna3",
+               "blackwell", "cdna4", "rdna4", "apple")  # fmt: skip
 
 
 def _check_spread(name: str, band: object, holds_plan: bool = True) -> None:

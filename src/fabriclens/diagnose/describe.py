@@ -163,6 +163,8 @@ EVENT_WORDS = {
     "fr_culprit": "flight recorder: culprit rank {culprit} ({error})",
     "torch_heartbeat_timeout": "PyTorch's heartbeat monitor timed out (PG {pg}, group rank {group_rank}): {pending} collectives issued and not completed",
     "torch_watchdog_stuck": "ProcessGroupNCCL's watchdog made no progress for {seconds} s",
+    "net_connected": "NET/{module} reports a connection it made",
+    "fastsocket_steering_fallback": "GCP FastSocket: {warning}",
     "gloo_store_timeout": "Gloo's rendezvous store: key(s) {keys} did not arrive in time",
     "nvidia_driver_oops": "a kernel oops inside the NVIDIA driver ({module})",
     "duplicate_mac": "cloud-init: {iface_a} and {iface_b} have one MAC",

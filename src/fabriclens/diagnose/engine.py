@@ -458,6 +458,8 @@ EVENT_FACTS = (
     "gloo_store_timeout",
     "native_crash",
     "nccl_native_frame",
+    "fastsocket_steering_fallback",
+    "net_connected",
     "desync_stuck_in",
     "fr_culprit",
     "torch_heartbeat_timeout",

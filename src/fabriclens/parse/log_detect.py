@@ -136,6 +136,7 @@ from fabriclens.parse.log_patterns import (
     NCCL_SYMBOL_RE,
     NCCL_WHEEL_RE,
     NCCL_WORD_RE,
+    NET_CONNECTED_RE,
     NET_ID_MISSING_RE,
     NET_PLUGIN_RE,
     NGINX_UPSTREAM_TIMEOUT_RE,
@@ -1155,6 +1156,10 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
         add("net_plugin", name=PLUGIN_VERSION_RE.sub("", pl.group(1)).rstrip())
     elif "NET/Plugin" in msg and INTERNAL_NET_RE.search(msg) is not None:
         add("net_plugin_internal")  # no network plugin found: NCCL's own IB / socket transport
+    if (" : Connected" in msg or " : Accepted" in msg) and (nc := NET_CONNECTED_RE.search(msg)):
+        add("net_connected", module=nc.group(1))
+    if ("incoming CPU" in msg or "Maximum retry reached" in msg) and "fastsocket" in line:
+        add("fastsocket_steering_fallback", warning=msg.strip()[:120])
     if "Plugin Path" in msg and (pp := PLUGIN_PATH_RE.search(msg)) is not None:
         add("net_plugin", name=pp.group(1))  # the plugin library NCCL loads (2.2x)
     if "Attribute" in msg and (tx := TOPO_XML_RE.search(msg)) is not None:

@@ -304,6 +304,10 @@ DEV_SHM_RE = re.compile(r"/dev/shm has only (\d{1,20}) bytes available")
 INTERNAL_NET_RE = re.compile(r"[Uu]sing internal (?:implementation|net(?:work)? plugin)")
 # the network plugin library NCCL opens: `Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so`
 PLUGIN_PATH_RE = re.compile(r"Plugin Path\s*:\s*(\S*libnccl-net\S*)")
+# a network module's own line on a connection it made: `NET/FastSocket : Connected after 1000
+# retries.`, `NET/FastSocket : Accepted data socket 3` (the transport, where no `Using network`
+# or channel line survives)
+NET_CONNECTED_RE = re.compile(r"NET/(\w[\w-]{0,40}) : (?:Connected|Accepted)\b")
 PLUGIN_VERSION_RE = re.compile(r"\(v\d+\)$")
 TOPO_XML_RE = re.compile(r"Attribute (\w+) of node (\w+) not found")
 # NVSHMEM's transports (DeepEP's): `ibrc.cpp:418: non-zero status: 110 ibv_modify_qp failed`,
@@ -778,7 +782,12 @@ CRASH_WORDS = (  # lower-cased: a line holding one shows a failure
 # not count as a warning either: NCCL_CUDA_PATH naming a folder without libcuda.so (cudawrap.cc;
 # NCCL reaches the driver through the CUDA runtime, and the thread's hang had another cause:
 # NVIDIA/nccl-tests#115)
-HARMLESS_WARNINGS = ("failed to find cuda library in",)
+# GCP's FastSocket plugin (google/nccl-fastsocket, net_fastsocket.cc) warns when it cannot read a
+# socket's SO_INCOMING_CPU or runs out of tries to land its sockets on distinct flow queues, then
+# connects anyway (the queues taken in order): read as fastsocket_steering_fallback
+FASTSOCKET_FALLBACK = ("cannot get incoming cpu", "maximum retry reached for accept",
+                       "maximum retry reached for connect")  # fmt: skip
+HARMLESS_WARNINGS = ("failed to find cuda library in", *FASTSOCKET_FALLBACK)
 BENIGN_WARNINGS = ("failed to open libibverbs", "could not get speed", *HARMLESS_WARNINGS)
 
 

@@ -277,11 +277,16 @@ class NcclLog:
 
     def net_transport(self) -> str | None:
         """The network transport: the `Using network` line's, else the one most channels name
-        (`via NET/AWS Libfabric/1/GDRDMA`: a log that starts after the `Using network` line)."""
+        (`via NET/AWS Libfabric/1/GDRDMA`: a log that starts after the `Using network` line),
+        else the network module that says it connected."""
         if self.transport is not None:
             return self.transport
         nets = [via for via, _ in self.via.most_common() if via.startswith("NET/")]
-        return nets[0][4:] if nets else None
+        if nets:
+            return nets[0][4:]
+        # else the module that says it connected (`NET/FastSocket : Connected ...`)
+        modules = Counter(str(e.detail["module"]) for e in self.of("net_connected"))
+        return modules.most_common(1)[0][0] if modules else None
 
     def of(self, kind: str) -> list[Event]:
         """The events of one kind, in log order."""
@@ -556,6 +561,7 @@ SCREEN_WORDS = (
     "memory capacity is unbalanced", "ncclDevCommCreate failed", "CUDA out of memory",
     "same CUDA device for multiple distinct roles", "Not all ranks joining collective", "missing ranks:",
     "Horovod", "waiting for remainder of ranks", "Wait timeout for key",
+    " : Connected", " : Accepted", "incoming CPU", "Maximum retry reached",
     "Caught signal", "==== backtrace", "*** ", "(core dumped)", "()",
     "Culprit rank", "Heartbeat monitor timed out", "watchdog got stuck",
     "didn't join collective", "didn't finish collective", "are the lagging ranks",
