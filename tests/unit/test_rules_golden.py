@@ -455,6 +455,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "desync-report-ranks-behind": {"desync_behind": 1},
     "desync-report-all-in-collective": {"desync_stuck_in": 1},
     "fastsocket-steering-fallback": {"fastsocket_steering_fallback": 1},
+    "socket-timed-out": {"socket_timeout": 1},
     "torch-heartbeat-monitor-timeout": {"torch_heartbeat_timeout": 1},
     "program-kernels-missing-for-gpu": {"program_arch_missing": 1},
     "nvidia-driver-kernel-oops": {"nvidia_driver_oops": 1},

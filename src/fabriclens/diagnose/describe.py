@@ -165,6 +165,7 @@ EVENT_WORDS = {
     "torch_watchdog_stuck": "ProcessGroupNCCL's watchdog made no progress for {seconds} s",
     "net_connected": "NET/{module} reports a connection it made",
     "fastsocket_steering_fallback": "GCP FastSocket: {warning}",
+    "socket_timeout": "an established connection timed out (peer {peer})",
     "gloo_store_timeout": "Gloo's rendezvous store: key(s) {keys} did not arrive in time",
     "nvidia_driver_oops": "a kernel oops inside the NVIDIA driver ({module})",
     "duplicate_mac": "cloud-init: {iface_a} and {iface_b} have one MAC",

@@ -460,6 +460,7 @@ EVENT_FACTS = (
     "nccl_native_frame",
     "fastsocket_steering_fallback",
     "net_connected",
+    "socket_timeout",
     "desync_stuck_in",
     "fr_culprit",
     "torch_heartbeat_timeout",

@@ -758,6 +758,9 @@ SOCKET_ERRORS = (  # (event kind, what the line says), first match wins
     # communicator's teardown prints, a local rank leaving, not a peer gone)
     ("peer_closed", re.compile(r"connection closed by remote peer")),
     ("connect_timeout", re.compile(r"connect\w*\b.*?(?:failed|returned)\s*:?\s*connection timed out")),
+    # (an established connection's receive or send timing out: `Call to recv from 10.0.0.1<41468>
+    # failed : Connection timed out`, not a connect that never got through)
+    ("socket_timeout", re.compile(r"\b(?:recv|send)\w*\b.*?(?:failed|returned)\s*:?\s*connection timed out")),
     ("unreachable", re.compile(r"(?:connect|recv|send)\w*\b.*?(?:network is unreachable|no route to host)")),
 )  # fmt: skip
 # NCCL result codes as PyTorch and nccl-tests spell them
