@@ -60,26 +60,28 @@ def test_parts_joined_equal_one_pass(cuts: list[int]) -> None:
     assert _joined(CORPUS, cuts) == _whole(CORPUS)
 
 
-def test_a_cut_between_an_error_and_its_trace_keeps_the_stage() -> None:
-    lines = [
-        "node1:11:12 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<5000> with status=12",
-        "node1:11:12 [0] NCCL INFO transport/net_ib.cc:1296 -> 6",
-    ]  # fmt: skip
-    joined = _joined(lines, [1])
-    assert joined == _whole(lines)
-    assert joined["events"][0]["detail"]["stage"] == "net_ib"
+# (lines whose reading depends on the next one, cut between them, and what one pass reads there):
+# an error and the trace line that names its stage; a watchdog line wrapped at the terminal's
+# width (tests/fixtures/real/logs/091), read whole with its limit
+CUT_PAIRS = [
+    (["node1:11:12 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<5000> with status=12",
+      "node1:11:12 [0] NCCL INFO transport/net_ib.cc:1296 -> 6"],
+     lambda doc: doc["events"][0]["detail"]["stage"], "net_ib"),
+    (["[rank2]:[E ProcessGroupNCCL.cpp:563] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15037, OpT",
+      "ype=_ALLGATHER_BASE, NumelIn=131072512, NumelOut=524290048, Timeout(ms)=600000) ran for 600086 milliseconds before timing out."],
+     lambda doc: doc["torch"]["timeouts"][0]["timeout_s"], 600.0),
+]  # fmt: skip
 
 
-def test_a_cut_inside_a_wrapped_watchdog_line_joins_it() -> None:
-    """A watchdog line wrapped at the terminal's width (tests/fixtures/real/logs/091) read in
-    two parts cut between its halves gives the timeout one pass gives, with its limit."""
-    lines = [
-        "[rank2]:[E ProcessGroupNCCL.cpp:563] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15037, OpT",
-        "ype=_ALLGATHER_BASE, NumelIn=131072512, NumelOut=524290048, Timeout(ms)=600000) ran for 600086 milliseconds before timing out.",
-    ]  # fmt: skip
+@pytest.mark.parametrize(
+    ("lines", "read", "want"), CUT_PAIRS, ids=["error-then-trace", "wrapped-watchdog"]
+)
+def test_a_cut_between_two_lines_read_together_keeps_what_one_pass_reads(
+    lines: list[str], read: Any, want: object
+) -> None:
     joined = _joined(lines, [1])
     assert joined == _whole(lines)
-    assert joined["torch"]["timeouts"][0]["timeout_s"] == 600.0
+    assert read(joined) == want
 
 
 def test_the_cli_reader_in_parts_equals_one_pass(
