@@ -745,7 +745,7 @@ OTHER_WORDINGS = {
     "[ERROR] HCCL(9,python):2025-01-01 [task_exception_handler.cc:610][9][TaskExecStage][HeartbeatAbnormal]Cluster Exception Location[IP/ID]:[10.0.0.7/3], Arrival Time:[Thu Jan 1 00:00:00 2025], Discoverer:[10.0.0.1/0], ExceptionType:[Heartbeat Lost Occurred], Possible Reason:1. Process has exited": "hccl-heartbeat-lost",
     "[ERROR] HCCP(9,x):2025-01-01 [ra_host.c:480]tid:9,ra_rdev_init_check_ip(480) : [check][ip]fail, ret(129) the IP address(10.1.0.9) in the ranktable is inconsistent with the IP address(10.1.0.8) of the network adapter": "hccl-ranktable-ip-mismatch",
     "I0101 00:00:00.000000       1 main.go:1] Failed to start nvml with error:  could not load NVML library": "k8s-device-plugin-no-nvml",
-    'node01:5646:5646 [0] /src/init.cc:136 NCCL WARN Missing "iommu=pt" from kernel command line which can lead to system instablity or hang!': "rccl-iommu-pt-missing",
+    'node01:5646:5646 [0] /src/init.cc:136 NCCL WARN Missing "iommu=pt" from kernel command line which can lead to system instablity or hang!': "rccl-iommu-not-passthrough",
     "libfabric:1:1::efa:mr:efa_mr_hmem_setup():254<warn> unable to set memops for cuda ptr": "efa-cuda-sync-memops",
     "    pps_allowance_exceeded: 42": "ena-allowance-exceeded",
     "[   12.345678] nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -2)": "gdr-peer-module-symbol-mismatch",

@@ -272,6 +272,8 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "cuda_init_error": _count("cuda_init_error", nccl),
         "cuda_too_many_peers": _count("cuda_too_many_peers", nccl),
         "desync_behind": _count("desync_behind", nccl),
+        "torchrun_sigabrt": _count("torchrun_sigabrt", nccl),
+        "ras_client_garbled": _ras_client_garbled(nccl),
         "cuda_not_supported": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "operation not supported" and e.detail["where"] != "nvls"),
         "cuda_oom": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "out of memory" and not e.detail.get("by_program")),
         "program_cuda_oom": _count("program_cuda_oom", nccl),
@@ -357,6 +359,24 @@ def _hccl_superpod_split(nccl: NcclLog) -> int:
     for e in nccl.of("hccl_superpod"):
         pods.setdefault(str(e.detail["logic"]), set()).add(str(e.detail["physical"]))
     return sum(len(p) > 1 for p in pods.values())
+
+
+def _ras_client_garbled(nccl: NcclLog) -> int:
+    """The number of communicators an ncclras client of NCCL 2.24-2.29.1 reports as missing ranks
+    when there are two or more: that client did not skip a communicator's list of missing ranks,
+    so what it prints after the first is read from the wrong place (NVIDIA/nccl#1762, fixed in
+    2.29.2); 0 otherwise."""
+    missing = nccl.of("ras_missing_data")
+    affected = any(_version_in(v, (2, 24, 0), (2, 29, 1)) for v in nccl.versions)
+    return len(missing) if affected and len(missing) >= 2 else 0
+
+
+def _version_in(version: str, low: tuple[int, int, int], high: tuple[int, int, int]) -> bool:
+    """``version`` ('2.27.3') within ``low``..``high``, both included."""
+    parts = version.split(".")[:3]
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        return False
+    return low <= (int(parts[0]), int(parts[1]), int(parts[2])) <= high
 
 
 def _nccl_218_before_fix(nccl: NcclLog) -> bool:
@@ -461,6 +481,9 @@ EVENT_FACTS = (
     "fastsocket_steering_fallback",
     "net_connected",
     "socket_timeout",
+    "jax_barrier_timeout",
+    "ras_missing_data",
+    "symmetric_space_exhausted",
     "desync_stuck_in",
     "fr_culprit",
     "torch_heartbeat_timeout",
@@ -611,7 +634,6 @@ EVENT_FACTS = (
     "hccl_heartbeat_lost",
     "hccl_ranktable_ip",
     "device_plugin_nvml",
-    "rccl_iommu_pt_missing",
     "efa_sync_memops",
     "cloud_quota_exceeded",
     "ena_allowance_exceeded",
@@ -714,6 +736,8 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "cuda_too_many_peers": (("cuda_error",), lambda e: e.detail["text"] == "peer mapping resources exhausted"),
     # the ranks a desync report names as behind: out of step, or never in a collective at all
     "desync_behind": (("desync_behind", "desync_never_joined"), None),
+    # ranks torchrun's failure summary lists as ended by SIGABRT (exit code -6)
+    "torchrun_sigabrt": (("torchrun_child_exit",), lambda e: e.detail["code"] == -6),
     "cuda_not_supported": (("cuda_error",), lambda e: e.detail["text"] == "operation not supported"),
     "cuda_oom": (("cuda_error",), lambda e: e.detail["text"] in ("out of memory", "invalid resource handle") and not e.detail.get("by_program")),
     # another program's CUDA call out of memory (PyTorch's `CUDA error: out of memory`), not NCCL's

@@ -114,6 +114,7 @@ from fabriclens.parse.log_patterns import (
     IBV_REG_RE,
     INCARNATION_RE,
     INTERNAL_NET_RE,
+    JAX_BARRIER_RE,
     JAX_TASK_RE,
     KERNEL_ARG_RE,
     LIBFABRIC_ERR_RE,
@@ -191,6 +192,7 @@ from fabriclens.parse.log_patterns import (
     QP_RE,
     QP_STATE_RE,
     RAS_COUNTS_RE,
+    RAS_MISSING_DATA_RE,
     RAS_PROCESS_RE,
     RAY_GCS_FAILED_RE,
     RAY_NODE_REQUEST_RE,
@@ -219,6 +221,7 @@ from fabriclens.parse.log_patterns import (
     SOCKET_TRUNCATED_RE,
     SOCKET_TYPE_RE,
     SOCKET_TYPES,
+    SPACE_ALLOC_RE,
     SPEED_RE,
     STORE_BIND_RE,
     STORE_CONNECT_RE,
@@ -232,6 +235,7 @@ from fabriclens.parse.log_patterns import (
     TOPO_XML_RE,
     TORCH_OOM_RE,
     TORCHRUN_EXIT_RE,
+    TORCHRUN_TABLE_EXIT_RE,
     TRT_LEN_RE,
     TRT_VERSION_RE,
     TRUNCATED_RE,
@@ -619,6 +623,8 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("mpi_cq_create_failed")
     if "managing GPU" in msg and (rp := RAS_PROCESS_RE.search(msg)) is not None:
         add("ras_process_missing", pid=int(rp.group(1)), node=rp.group(2), gpu=int(rp.group(3)))
+    if "communicator data from" in msg and (rm := RAS_MISSING_DATA_RE.search(msg)) is not None:
+        add("ras_missing_data", ranks=int(rm.group(1)))
     if "considered dead (unreachable via the RAS network)" in msg:
         add("ras_process_dead")
     if "monitoredBarrier" in msg and (mb := MONITORED_BARRIER_RE.search(msg)) is not None:
@@ -660,6 +666,8 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("fabric_state_in_progress")
     if "JAX distributed service detected fatal errors" in msg:  # JAX's processes share fate
         add("jax_service_fatal")
+    if "Barrier timed out" in msg and (jb := JAX_BARRIER_RE.search(msg)) is not None:
+        add("jax_barrier_timeout", barrier=jb.group(1))
     if "/job:" in msg and (jt := JAX_TASK_RE.match(msg)) is not None:  # a task it names
         add("jax_task_named", task=int(jt.group(1)))
     if "remote target coordination_service" in msg:  # process 0's service is gone
@@ -733,6 +741,8 @@ def _detect_outside(msg: str, add: Any) -> None:
             node=None)  # fmt: skip
         if te.group(1) == "-7":  # a negative status is the signal that ended it: 7 is SIGBUS
             add("bus_error")
+    elif "exitcode" in msg and (tt := TORCHRUN_TABLE_EXIT_RE.match(msg.strip())) is not None:
+        add("torchrun_child_exit", code=int(tt.group(1)), pid=int(tt.group(2)))
 
 
 def _detect_llama_cpp(msg: str, add: Any) -> None:
@@ -1005,10 +1015,11 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
         RDZV_STORE_RE.search(msg) is not None
     ):
         add("rdzv_store_failed")
+    if "No suitable space found" in msg and (sa := SPACE_ALLOC_RE.search(msg)) is not None:
+        add("symmetric_space_exhausted", size_gib=f"{int(sa.group(1), 16) / 2**30:.1f}",
+            limit_gib=f"{int(sa.group(2), 16) / 2**30:.1f}")  # fmt: skip
     if "invalid root" in msg and (ar := ARGCHECK_ROOT_RE.search(msg)) is not None:
         add("argcheck_invalid", op=ar.group(1), root=int(ar.group(2)), top=int(ar.group(3)))
-    if 'Missing "iommu=pt"' in msg:  # RCCL on a host booted without IOMMU passthrough
-        add("rccl_iommu_pt_missing")
     if "completion" in msg and (c := COMPLETION_RE.search(msg)) is not None:
         completion = int(c.group("status"))
         vendor = VENDOR_RE.search(msg)
@@ -1202,7 +1213,9 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
         add("uneven_ranks_per_host")
     if "SHARP" in msg and SHARP_LOCK_RE.search(msg) is not None:
         add("sharp_lock_failed")
-    if "from kernel command line" in msg and (km := KERNEL_ARG_RE.search(msg)) is not None:
+    if ("from kernel command line" in msg or 'Missing "iommu=pt"' in msg) and (
+        km := KERNEL_ARG_RE.search(msg)
+    ):
         add("kernel_arg_missing", argument=km.group(1))
     if "NET/OFI" in msg and "completed with error" in msg and (o := OFI_RE.search(msg)) is not None:
         add("ofi_error", rc=int_or_none(o.group(1)), error=int_or_none(o.group(2)),

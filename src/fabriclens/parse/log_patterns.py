@@ -134,6 +134,13 @@ NVML_OPEN_RE = re.compile(r"Failed to open (libnvidia-ml\S*)")
 GLOO_ADDR_RE = re.compile(r"Unable to find address for: (\S+)")
 # NCCL's RAS status (ncclras): a job process that does not answer (docs: troubleshooting/ras)
 RAS_PROCESS_RE = re.compile(r"Process (\d+) on node (\S+) managing GPU (\d+)")
+# a communicator's entry in its INCOMPLETE list: `Missing communicator data from 1 rank`
+# NCCL's symmetric-memory windows (2.27+, ncclCommWindowRegister): `(ncclSpaceAlloc) NCCL WARN
+# Allocation failed. No suitable space found to accommodate size=0x2171600000 within limit=0x2d00000000`
+SPACE_ALLOC_RE = re.compile(
+    r"No suitable space found to accommodate size=(0x[0-9a-fA-F]{1,16}) within limit=(0x[0-9a-fA-F]{1,16})"
+)
+RAS_MISSING_DATA_RE = re.compile(r"Missing communicator data from (\d{1,9}) ranks?\b")
 # its MISMATCH warning: "different collective operation counts", per operation type from 2.26
 # ("different AllGather operation counts")
 RAS_COUNTS_RE = re.compile(r"ranks have different (?:collective|\w+) operation counts")
@@ -145,6 +152,9 @@ JAX_TASK_RE = re.compile(
     r"^/job:[\w-]+/replica:\d+/task:(\d+)\s*$"
 )  # the coordination service's list
 INCARNATION_RE = re.compile(r"incarnation id \d+ is not connected")  # JAX: a task gone
+# JAX's coordination service: `DEADLINE_EXCEEDED: Barrier timed out. Barrier_id:
+# PjRT_Client_Connect. Timed out task names:` (jax.distributed.initialize), or a program's own
+JAX_BARRIER_RE = re.compile(r"Barrier timed out\. Barrier_id: ([\w.-]{0,119}[\w-])")
 # what pyxis prints from enroot's log (Slurm's container plugin): a directory enroot cannot make
 ENROOT_MKDIR_RE = re.compile(r"mkdir: cannot create directory '([^']{1,200})': Permission denied")
 ENROOT_BY_RE = re.compile(r"pyxis|enroot")  # before the mkdir: the runtime's log, not any mkdir
@@ -374,6 +384,9 @@ MPI_SIGNAL_RE = re.compile(
     r"process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+)(?: \(([^)]+)\))?"
 )
 TORCHRUN_EXIT_RE = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+)")
+# torchrun's failure summary (torch.distributed.elastic's ChildFailedError table): a block per
+# rank, `  rank      : 7 (local_rank: 7)` then `  exitcode  : -6 (pid: 3438)`
+TORCHRUN_TABLE_EXIT_RE = re.compile(r"^exitcode\s{0,8}: (-?\d{1,4}) \(pid: (\d{1,10})\)")
 FI_GETINFO_RE = re.compile(r"fi_getinfo\(?\)? call failed(.*)")  # aws-ofi-nccl: no provider
 SHARP_LOCK_RE = re.compile(r"lock failed")  # the SHARP plugin's `Streaming Tree lock failed (-18)`
 # the SHARP CollNet plugin's `NET/IB : SHARP coll init error: Cannot create SHARP job(-11)`
@@ -725,7 +738,8 @@ IB_OPEN_RE = re.compile(r"NET/IB\s*:\s*Unable to open device (\S{1,64})")
 # MPI's collective layer (UCC, under Open MPI / HPC-X): `tl_shm_team.c:617 TL_SHM ERROR ...`
 UCC_ERROR_RE = re.compile(r"\btl_\w+\.c:\d+\s+(TL_\w+) ERROR")
 # RCCL (init.cc): `Missing "iommu=pt" from kernel command line which can lead to system ...`
-KERNEL_ARG_RE = re.compile(r'Missing "([\w=.-]{1,40})" from kernel command line')
+# (RCCL's `Missing "iommu=pt" from kernel command line ...`, its tail cut in some pastes)
+KERNEL_ARG_RE = re.compile(r'Missing "([\w=.-]{1,40})"(?: from kernel command line|\s*$)')
 # `NCCL_DEBUG=INFO NCCL_SHM_DISABLE=1 mpirun -H a,b ...`: variables set for the local shell only
 ENV_PREFIX_RE = re.compile(r"^[^=]*?(?:^|[\s$#>])((?:[A-Z_][A-Z0-9_]*=\S*\s+)+)(?:\S*/)?mpirun\b")
 PROXY_RE = re.compile(
