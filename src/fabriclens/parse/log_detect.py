@@ -44,6 +44,7 @@ from fabriclens.parse.log_patterns import (
     DMABUF_TOPOLOGY_RE,
     DNF_RELEASEVER_RE,
     DOCA_RE,
+    DS_SSH_CHECK_RE,
     DUPLICATE_GPU_RE,
     DUPLICATE_MAC_RE,
     EFA_ADMIN_RE,
@@ -223,6 +224,7 @@ from fabriclens.parse.log_patterns import (
     SOCKET_TYPES,
     SPACE_ALLOC_RE,
     SPEED_RE,
+    SSH_CONNECT_RE,
     STORE_BIND_RE,
     STORE_CONNECT_RE,
     STORE_RE,
@@ -623,6 +625,13 @@ def _detect_outside(msg: str, add: Any) -> None:
         add("mpi_cq_create_failed")
     if "managing GPU" in msg and (rp := RAS_PROCESS_RE.search(msg)) is not None:
         add("ras_process_missing", pid=int(rp.group(1)), node=rp.group(2), gpu=int(rp.group(3)))
+    if "ssh: connect to host" in msg and (sc := SSH_CONNECT_RE.match(msg.strip())) is not None:
+        add("ssh_connect_failed", target=sc.group(1), port=int(sc.group(2)), reason=sc.group(3))
+    if ("PasswordAuthentication=no" in msg or "not reachable via ssh" in msg) and (
+        ds := DS_SSH_CHECK_RE.search(msg)
+    ):
+        add("ds_ssh_check_failed", target=ds.group(1) or ds.group(3),
+            status=int(ds.group(2)) if ds.group(2) else None)  # fmt: skip
     if "communicator data from" in msg and (rm := RAS_MISSING_DATA_RE.search(msg)) is not None:
         add("ras_missing_data", ranks=int(rm.group(1)))
     if "considered dead (unreachable via the RAS network)" in msg:
@@ -1018,6 +1027,8 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
     if "No suitable space found" in msg and (sa := SPACE_ALLOC_RE.search(msg)) is not None:
         add("symmetric_space_exhausted", size_gib=f"{int(sa.group(1), 16) / 2**30:.1f}",
             limit_gib=f"{int(sa.group(2), 16) / 2**30:.1f}")  # fmt: skip
+    if "before the previous operation returned" in msg:  # init.cc, ncclCommEnsureReady
+        add("comm_not_ready")
     if "invalid root" in msg and (ar := ARGCHECK_ROOT_RE.search(msg)) is not None:
         add("argcheck_invalid", op=ar.group(1), root=int(ar.group(2)), top=int(ar.group(3)))
     if "completion" in msg and (c := COMPLETION_RE.search(msg)) is not None:
@@ -1247,8 +1258,9 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
     if "is not a PCI device (usb)" in msg:
         add("usb_nic")
     lower = msg.lower()
+    # (ssh's own `ssh: connect to host ...` is a launcher's failure, read as ssh_connect_failed)
     socket_words = ("connection" in lower or "broken pipe" in lower or "unreachable" in lower
-                    or "no route" in lower)  # fmt: skip
+                    or "no route" in lower) and not lower.lstrip().startswith("ssh:")  # fmt: skip
     for kind, pattern in SOCKET_ERRORS if socket_words else ():
         if pattern.search(lower):
             peer = PEER_RE.search(msg) or BRACKET_PEER_RE.search(msg)

@@ -140,6 +140,13 @@ RAS_PROCESS_RE = re.compile(r"Process (\d+) on node (\S+) managing GPU (\d+)")
 SPACE_ALLOC_RE = re.compile(
     r"No suitable space found to accommodate size=(0x[0-9a-fA-F]{1,16}) within limit=(0x[0-9a-fA-F]{1,16})"
 )
+# DeepSpeed's launcher checking passwordless ssh to the hostfile's first host (launcher/runner.py):
+# `Command 'ssh -o PasswordAuthentication=no 10.0.0.1 hostname' returned non-zero exit status 255`,
+# or its own `... but host=node01 was not reachable via ssh`
+DS_SSH_CHECK_RE = re.compile(
+    r"ssh -o PasswordAuthentication=no (\S{1,200}) hostname'? returned non-zero exit status (\d{1,3})"
+    r"|host=(\S{1,200}) was not reachable via ssh"
+)
 RAS_MISSING_DATA_RE = re.compile(r"Missing communicator data from (\d{1,9}) ranks?\b")
 # its MISMATCH warning: "different collective operation counts", per operation type from 2.26
 # ("different AllGather operation counts")
@@ -402,6 +409,11 @@ COMM_DESTROYED_RE = re.compile(r"comm (0x[0-9a-fA-F]+|\(nil\)) has already been 
 # service not known`; c10d: `getaddrinfo failed ... for host X`
 RESOLVE_RE = re.compile(
     r"[Cc]ould not resolve hostname (\S+?):|getaddrinfo\S* failed.*?host[:\s]+\[?([\w.-]+)"
+)
+# ssh failing to reach a node before anything runs there: `ssh: connect to host 10.0.0.1 port
+# 50000: Connection refused` (mpirun's, pdsh's, DeepSpeed's launchers)
+SSH_CONNECT_RE = re.compile(
+    r"^ssh: connect to host (\S{1,200}) port (\d{1,5}): (Connection refused|Connection timed out|No route to host)"
 )
 HOST_NOT_FOUND_RE = re.compile(
     r"host not found: (?:Name or service not known|Temporary failure in name)"
