@@ -463,6 +463,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "nccl-comm-used-before-ready": {"comm_not_ready": 1},
     "deepspeed-ssh-check-failed": {"ds_ssh_check_failed": 1},
     "launcher-ssh-unreachable": {"ssh_connect_failed": 1},
+    "duplicate-gpu-at-init": {"ranks_on_one_gpu": 1},
     "torch-heartbeat-monitor-timeout": {"torch_heartbeat_timeout": 1},
     "program-kernels-missing-for-gpu": {"program_arch_missing": 1},
     "nvidia-driver-kernel-oops": {"nvidia_driver_oops": 1},

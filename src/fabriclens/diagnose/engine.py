@@ -274,6 +274,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "desync_behind": _count("desync_behind", nccl),
         "torchrun_sigabrt": _count("torchrun_sigabrt", nccl),
         "ras_client_garbled": _ras_client_garbled(nccl),
+        "ranks_on_one_gpu": len(_ranks_on_one_gpu(nccl)),
         "cuda_not_supported": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "operation not supported" and e.detail["where"] != "nvls"),
         "cuda_oom": sum(1 for e in nccl.of("cuda_error") if e.detail["text"] == "out of memory" and not e.detail.get("by_program")),
         "program_cuda_oom": _count("program_cuda_oom", nccl),
@@ -359,6 +360,20 @@ def _hccl_superpod_split(nccl: NcclLog) -> int:
     for e in nccl.of("hccl_superpod"):
         pods.setdefault(str(e.detail["logic"]), set()).add(str(e.detail["physical"]))
     return sum(len(p) > 1 for p in pods.values())
+
+
+def _ranks_on_one_gpu(nccl: NcclLog) -> list[tuple[str, str, list[int]]]:
+    """(host, bus id, ranks) for each GPU that two or more ranks of one communicator name in their
+    set-up lines (`rank 0 ... busId 100000 commId 0x..` and `rank 1 ... busId 100000` with the
+    same commId on one host): what NCCL refuses as 'Duplicate GPU detected', read from the lines
+    each rank prints before it."""
+    seen: dict[tuple[str, str, str], set[int]] = {}
+    for e in nccl.of("comm_init_rank"):
+        if not e.host:  # (lines whose host the paste cut may come from two machines)
+            continue
+        key = (e.host, str(e.detail["comm_id"]), str(e.detail["bus"]))
+        seen.setdefault(key, set()).add(int(str(e.detail["comm_rank"])))
+    return [(host, bus, sorted(ranks)) for (host, _, bus), ranks in seen.items() if len(ranks) > 1]
 
 
 def _ras_client_garbled(nccl: NcclLog) -> int:
@@ -982,6 +997,9 @@ def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
                 parts.append(f"timeout {t.timeout_s:g} s")
             out.append(", ".join(parts))
         return out
+    if name == "ranks_on_one_gpu":
+        return [f"ranks {', '.join(map(str, ranks))} of one communicator on the GPU at bus {bus} of {host}"
+                for host, bus, ranks in _ranks_on_one_gpu(nccl)][:5]  # fmt: skip
     if name == "stragglers":
         behind = stragglers(torch)
         done = _progress(torch)

@@ -114,6 +114,7 @@ from fabriclens.parse.log_patterns import (
     IBV_CREATE_RE,
     IBV_REG_RE,
     INCARNATION_RE,
+    INIT_START_RE,
     INTERNAL_NET_RE,
     JAX_BARRIER_RE,
     JAX_TASK_RE,
@@ -1027,6 +1028,8 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
     if "No suitable space found" in msg and (sa := SPACE_ALLOC_RE.search(msg)) is not None:
         add("symmetric_space_exhausted", size_gib=f"{int(sa.group(1), 16) / 2**30:.1f}",
             limit_gib=f"{int(sa.group(2), 16) / 2**30:.1f}")  # fmt: skip
+    if "Init START" in msg and (ist := INIT_START_RE.search(msg)) is not None:
+        add("comm_init_rank", comm_rank=int(ist.group(1)), bus=ist.group(2), comm_id=ist.group(3))
     if "before the previous operation returned" in msg:  # init.cc, ncclCommEnsureReady
         add("comm_not_ready")
     if "invalid root" in msg and (ar := ARGCHECK_ROOT_RE.search(msg)) is not None:

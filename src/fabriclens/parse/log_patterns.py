@@ -147,6 +147,12 @@ DS_SSH_CHECK_RE = re.compile(
     r"ssh -o PasswordAuthentication=no (\S{1,200}) hostname'? returned non-zero exit status (\d{1,3})"
     r"|host=(\S{1,200}) was not reachable via ssh"
 )
+# a rank joining a communicator: `ncclCommInitRank comm 0x7a12257c8780 rank 0 nranks 2 cudaDev 0
+# nvmlDev 0 busId 100000 commId 0xaa9becea043c4e6c - Init START`
+INIT_START_RE = re.compile(
+    r"comm 0x[0-9a-fA-F]{1,16} rank (\d{1,7}) nranks \d{1,7} cudaDev \d{1,4}(?: nvmlDev \d{1,4})? "
+    r"busId ([0-9a-fA-F]{1,16}) commId (0x[0-9a-fA-F]{1,16})"
+)
 RAS_MISSING_DATA_RE = re.compile(r"Missing communicator data from (\d{1,9}) ranks?\b")
 # its MISMATCH warning: "different collective operation counts", per operation type from 2.26
 # ("different AllGather operation counts")

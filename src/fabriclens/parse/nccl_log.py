@@ -566,6 +566,7 @@ SCREEN_WORDS = (
     "Culprit rank", "Heartbeat monitor timed out", "watchdog got stuck", "Barrier timed out", "communicator data from",
     "No suitable space found", "before the previous operation returned", "PasswordAuthentication=no",
     "not reachable via ssh", "ssh: connect to host",
+    "Init START",
     "didn't join collective", "didn't finish collective", "are the lagging ranks",
     "collective: ", "IP: ", "duplicate mac found", "In use by another client", "MigConfig",
     "violates PodSecurity", "match socket boundaries", "returned error code: 401",
