@@ -227,14 +227,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "unhandled_cuda_error": sum(1 for e in nccl.of("nccl_error") if e.detail["code"] == "ncclUnhandledCudaError"),
         "ib_catastrophic": _count("ib_catastrophic", nccl),
         "msccl_xml_invalid": _count("msccl_xml_invalid", nccl),
-        "nvshmem_qp_failed": _count("nvshmem_qp_failed", nccl),
-        "nvshmem_not_mlx5": _count("nvshmem_not_mlx5", nccl),
-        "rdzv_store_failed": _count("rdzv_store_failed", nccl),
-        "ofi_av_open_failed": _count("ofi_av_open_failed", nccl),
         "efa_pd_failed": _count("efa_pd_failed", nccl),
-        "cxi_no_vni": _count("cxi_no_vni", nccl),
-        "ofi_protocol_error": _count("ofi_protocol_error", nccl),
-        "hip_ipc_failed": _count("hip_ipc_failed", nccl),
         # misc/argcheck.cc's invalid root: a communicator with no ranks (aborted, destroyed or
         # never made), or a rank outside a live one
         "argcheck_no_ranks": _count("argcheck_no_ranks", nccl),
@@ -397,8 +390,7 @@ def _version_in(version: str, low: tuple[int, int, int], high: tuple[int, int, i
 def _nccl_218_before_fix(nccl: NcclLog) -> bool:
     """The log runs NCCL 2.18.1-2.18.5: before 2.18.6 and 2.19.3, which carry the fix for
     NVIDIA/nccl#957 (commit 4365458, 'Fix cudaMemcpyAsync bug')."""
-    return any(v.startswith("2.18.") and v.split(".")[2].isdigit() and int(v.split(".")[2]) < 6
-               for v in nccl.versions)  # fmt: skip
+    return any(_version_in(v, (2, 18, 0), (2, 18, 5)) for v in nccl.versions)
 
 
 # PyTorch's ProcessGroupNCCL default (kProcessGroupNCCLDefaultTimeout, ProcessGroupNCCL.hpp) is
@@ -665,6 +657,13 @@ EVENT_FACTS = (
     "dnf_releasever_stale",
     "nvml_version_mismatch",
     "apt_nvidia_upgrade",
+    "nvshmem_qp_failed",
+    "nvshmem_not_mlx5",
+    "rdzv_store_failed",
+    "ofi_av_open_failed",
+    "cxi_no_vni",
+    "ofi_protocol_error",
+    "hip_ipc_failed",
 )
 EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_retry": (("ib_completion",), lambda e: e.detail["status"] == 12),
@@ -673,14 +672,7 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "qp_error": (("qp_error",), None),
     "ib_catastrophic": (("ib_async_event",), lambda e: "catastrophic" in str(e.detail["event"]).lower()),
     "msccl_xml_invalid": (("msccl_xml",), None),
-    "nvshmem_qp_failed": (("nvshmem_qp_failed",), None),
-    "nvshmem_not_mlx5": (("nvshmem_not_mlx5",), None),
-    "rdzv_store_failed": (("rdzv_store_failed",), None),
-    "ofi_av_open_failed": (("ofi_av_open_failed",), None),
     "efa_pd_failed": (("efa_admin_failed",), lambda e: e.detail["command"] == "ALLOC_PD"),
-    "cxi_no_vni": (("cxi_no_vni",), None),
-    "ofi_protocol_error": (("ofi_protocol_error",), None),
-    "hip_ipc_failed": (("hip_ipc_failed",), None),
     "argcheck_no_ranks": (("argcheck_invalid",), lambda e: e.detail["top"] == -1),
     "argcheck_root": (("argcheck_invalid",), lambda e: e.detail["top"] != -1),
     "gid_selected": (("gid_selected",), None),
