@@ -37,6 +37,7 @@ from fabriclens.model.arch import count_params
 from fabriclens.model.collectives import Fabric, estimate_collective
 from fabriclens.model.inference import estimate_inference, serving_tpot_s
 from fabriclens.model.layout import TrainConfig
+from fabriclens.model.moe import MOE_LAYER_HOST_MS
 from fabriclens.model.offload import estimate_offload
 from fabriclens.model.step import estimate_training_step
 
@@ -198,6 +199,28 @@ def trial_host_time(layer_host_ms: float) -> Iterator[None]:
         yield
     finally:
         LAYER_HOST_MS = previous
+
+
+# calibration's trial value of the MoE layers' host time per micro-batch (model/moe.py
+# MOE_LAYER_HOST_MS); None: the model's
+MOE_HOST_MS: float | None = None
+
+
+@contextmanager
+def trial_moe_host_time(moe_host_ms: float) -> Iterator[None]:
+    """Within the block, every MoE layer takes ``moe_host_ms`` of host time per micro-batch
+    instead of the model's (calibration's trials)."""
+    global MOE_HOST_MS
+    previous, MOE_HOST_MS = MOE_HOST_MS, moe_host_ms
+    try:
+        yield
+    finally:
+        MOE_HOST_MS = previous
+
+
+def moe_layer_host_s() -> float:
+    """The MoE layers' host time per micro-batch the rows are planned with, in seconds."""
+    return (MOE_LAYER_HOST_MS if MOE_HOST_MS is None else MOE_HOST_MS) / 1e3
 
 
 def layer_host_s(row: dict[str, str]) -> float:
@@ -362,6 +385,7 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         grad_bytes=GRAD_REDUCE_DTYPES[fw.grad_reduce], pipeline_split=fw.pipeline_split,
         recompute_reruns=fw.recompute_reruns, grad_buckets=fw.grad_buckets,
         zero3_calls=fw.zero3_calls, layer_host_s=layer_host_s(row),
+        moe_layer_host_s=moe_layer_host_s(),
         lora_base_bits=_int(row, "base_bits", 16),  # 4: QLoRA's 4-bit base (bitsandbytes NF4)
     )  # fmt: skip
     net = find_network(row["network"]) if row["network"] and gpus > gpn else None

@@ -69,6 +69,7 @@ from fabriclens.model.memory import (
 )
 from fabriclens.model.moe import (
     dispatch_network_share,
+    moe_host_per_layer_s,
     permute_bytes_per_token,
     routed_input_bytes_per_token,
 )
@@ -491,7 +492,9 @@ def evaluate(
             / mem_rate
         )
     reruns = np.select([rec == REC[k] for k in HOST_RERUNS], list(HOST_RERUNS.values()))
-    host = base.layer_host_s * (1.0 + reruns) / fw  # step.layer_host_time
+    # step.layer_host_time and step.moe_host_time
+    host_s = base.layer_host_s + moe_host_per_layer_s(spec, base.moe_layer_host_s)
+    host = host_s * (1.0 + reruns) / fw
     per_layer = fwd + bwd + recompute + dequant + host
     head_shares = _head_shares(gpu, spec, tokens, tp)
     passes = 1 / head_shares[0] + 1 / head_shares[1] + (1 / head_shares[2] if trains else 0.0)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from fabriclens.catalog.schema import GRAD_REDUCE_DTYPES
+from fabriclens.model.moe import MOE_LAYER_HOST_MS
 
 Workload = Literal["pretrain", "full-finetune", "lora", "inference"]
 Recompute = Literal["none", "selective", "op", "full"]
@@ -73,6 +74,10 @@ class TrainConfig:
     # host time per decoder layer per micro-batch (forward and backward) that the kernels do not
     # cover, at the kernel level (catalog frameworks.toml layer_host_ms; eager PyTorch)
     layer_host_s: float = 0.0
+    # host time per MoE layer per micro-batch (forward and backward) that its kernels do not
+    # cover, at the kernel level: the router's and dispatcher's small kernels and the dispatcher's
+    # device-to-host sync (model/moe.py MOE_LAYER_HOST_MS); only MoE layers pay it
+    moe_layer_host_s: float = MOE_LAYER_HOST_MS / 1e3
     # MoE all-to-all hidden behind another micro-batch's compute (Megatron-Core's
     # overlap_moe_expert_parallel_comm, DeepSeek's DualPipe); off: exposed, as by default
     ep_overlap: bool = False

@@ -34,10 +34,33 @@ from fabriclens.model.arch import moe_layers, routed_width
 
 ROUTED_BYTES = 2.0  # BF16 hidden vectors
 
+# Host time of one MoE layer per micro-batch, forward and backward, that its kernels do not cover
+# (ms at the kernel level, scaled by the framework's share like every kernel; a full recompute's
+# rerun forward adds a third). The kernel-level step prices a MoE layer's GEMMs, permutations and
+# all-to-all, not the chain of small kernels around them -- the router's (72 in Megatron-Core's
+# before its fusion, 31 after: NVIDIA/Megatron-LM docs/discussions/deepseek-v3-gb200-optimization,
+# sec. 2.1.4), the dispatcher's bookkeeping and a grouped GEMM launched expert by expert -- nor the
+# dispatcher's device-to-host copy of the tokens per expert, which stops the host from running
+# ahead of the GPU once a pass (Megatron-Core's MoE README, "CPU Overhead Bottleneck": gaps
+# between GPU kernels where the CPU cannot launch kernels fast enough; its fixes, a larger
+# micro-batch or CUDA graphs of the router and preprocess, gain up to about 20% of a step).
+# At a few microseconds a launch, a few hundred launches a layer make about a millisecond. The
+# value is calibrated: the grid value (benchmarks/calibrate_frameworks.py, MOE_HOST_GRID_MS) that
+# brings the MoE calibration rows of reference/ closest to their measured speed, the least sum of
+# |log(measured / planned speed)|, the shares set by the dense rows; tests/unit/
+# test_framework_calibration.py re-derives it. It weighs most on small layers: a micro-batch of
+# one sequence, fine-grained experts, a fast GPU.
+MOE_LAYER_HOST_MS = 1.25
+
 
 def moe_share(spec: ModelSpec) -> float:
     """The share of the layers that are MoE layers (per-layer averages use it)."""
     return moe_layers(spec) / spec.layers if spec.is_moe else 0.0
+
+
+def moe_host_per_layer_s(spec: ModelSpec, moe_layer_host_s: float) -> float:
+    """The MoE layers' host time averaged over the model's layers (per-layer averages use it)."""
+    return moe_share(spec) * moe_layer_host_s
 
 
 def permute_moves(spec: ModelSpec, ep: float) -> int:

@@ -70,6 +70,7 @@ from fabriclens.model.memory import (
 )
 from fabriclens.model.moe import (
     dispatch_network_share,
+    moe_host_per_layer_s,
     permute_bytes_per_token,
     permute_moves,
     routed_input_bytes_per_token,
@@ -214,6 +215,14 @@ def layer_host_time(cfg: TrainConfig) -> float:
     return cfg.layer_host_s * (1.0 + HOST_RERUNS[cfg.recompute]) / cfg.framework_efficiency
 
 
+def moe_host_time(spec: ModelSpec, cfg: TrainConfig) -> float:
+    """The MoE layers' host time per micro-batch that their kernels do not cover (model/moe.py
+    MOE_LAYER_HOST_MS), averaged over the decoder layers, at the framework's share; the rerun
+    forward of a full or per-op recompute routes the tokens again."""
+    per_layer = moe_host_per_layer_s(spec, cfg.moe_layer_host_s)
+    return per_layer * (1.0 + HOST_RERUNS[cfg.recompute]) / cfg.framework_efficiency
+
+
 def estimate_training_step(
     spec: ModelSpec,
     counts: ParamCounts,
@@ -310,7 +319,8 @@ def estimate_training_step(
     # host time the kernels do not cover (eager PyTorch launching every op from Python); the rerun
     # forward of a full or per-op recompute adds a third; scaled by the share like every kernel
     host = layer_host_time(cfg)
-    per_layer = fwd + bwd + recompute + dequant + host
+    moe_host = moe_host_time(spec, cfg)  # the router's and dispatcher's (model/moe.py)
+    per_layer = fwd + bwd + recompute + dequant + host + moe_host
     logits_flops = 2.0 * tokens * h * spec.vocab / t
     h_fwd, h_dgrad, h_wgrad = lm_head_shape_shares(gpu, spec, tokens, t)
     head_passes = 1 / h_fwd + 1 / h_dgrad + (1 / h_wgrad if cfg.trains_base else 0.0)
@@ -755,10 +765,14 @@ def estimate_training_step(
                     else "flat"
                 )
                 + (", hidden behind other micro-batches' compute" if cfg.ep_overlap else "")
-                + "; routing balanced (model/moe.py). Optimistic for MoE: NVIDIA's own MoE "
-                "recipes on H100 run at a median 0.83 of this step (its dense ones at 0.90), and "
-                "its published MoE runs are up to 3.1x slower (DeepSeek-V3 in BF16 under NeMo 25.04; "
-                "README, known misses)",
+                + f"; {cfg.moe_layer_host_s * 1e3:.2f} ms of host time per MoE layer per "
+                "micro-batch that the kernels do not cover (the router's and dispatcher's small "
+                "kernels and their device-to-host sync; calibrated on published MoE runs, "
+                f"model/moe.py), {layers * m * moe_host:.3g} s of this step"
+                + "; routing balanced (model/moe.py). With that host time NVIDIA's own MoE "
+                "recipes on H100 run at a median 0.92 of this step (its dense ones at 0.90), but "
+                "spread wider, and its published MoE runs are up to 2.7x slower (DeepSeek-V3 in "
+                "BF16 under NeMo 25.04; README, known misses)",
             )
             if spec.is_moe
             else ()

@@ -141,6 +141,8 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
                 "attention": cfg.attention_kernel,
                 "elementwise": cfg.elementwise,
                 "layer_host_ms": _r(cfg.layer_host_s * 1e3, 4),
+                # every MoE layer's, whatever the framework (model/moe.py); 0 for a dense model
+                "moe_layer_host_ms": _r(cfg.moe_layer_host_s * 1e3, 4) if plan.model.is_moe else 0,
                 "grad_reduce": cfg.grad_reduce,
                 "grad_buckets": cfg.grad_buckets,
                 "zero3_calls": cfg.zero3_calls,
