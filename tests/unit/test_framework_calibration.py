@@ -389,3 +389,22 @@ def test_a_time_rows_speed_ratio_is_inverted_whatever_its_time_unit() -> None:
     units = {c.unit for c in all_inference_cases()} | {c.unit for c in all_training_cases()}
     times = {u for u in units if u.split("/")[0].strip() in ("s", "ms")}
     assert times == {"ms/token", "s/iteration", "s / iteration", "s"}
+
+
+def test_maxtext_and_paxml_are_two_frameworks_by_the_code_that_ran_the_job() -> None:
+    """MaxText and PaxML are two code bases on one JAX and XLA, calibrated apart (README, "MaxText
+    and PaxML apart"): each name finds its own entry, each has its own calibrated H100 share, and
+    every reference row whose source is a PaxML table says paxml, every MaxText one jax: the
+    label follows the source, never the error."""
+    from reference import _rows
+
+    assert find_framework("maxtext").name == "jax" and find_framework("pax").name == "paxml"
+    assert share_owner("paxml") == "paxml" and share_owner("maxtext") == "jax"
+    shares = {(c.framework, c.generation) for c in CALIBRATIONS if c.calibrated}
+    assert {("jax", "hopper"), ("paxml", "hopper")} <= shares
+    for row in _rows("training_more.csv"):
+        source = row["source"].lower()
+        if "paxml" in source or "/pax/" in source:
+            assert row["framework"] == "paxml", row["id"]
+        elif "maxtext" in source:
+            assert row["framework"] == "jax", row["id"]

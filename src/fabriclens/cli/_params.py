@@ -18,7 +18,7 @@ FRAMEWORK_HELP = (
     "Training framework: pytorch (eager FSDP/DDP, HF, torchtitan, DeepSpeed) | pytorch-compile "
     "(the same with torch.compile) | megatron (Megatron-LM, Megatron-DeepSpeed) | "
     "deepspeed-legacy (Megatron with DeepSpeed's ZeRO-3 before 0.6, 2021) | nemo (NVIDIA's "
-    "tuned NeMo recipes) | jax (MaxText) [default: pytorch]"
+    "tuned NeMo recipes) | jax (MaxText) | paxml [default: pytorch]"
 )
 GRAD_REDUCE_HELP = (
     "Element type of the data-parallel gradient reduction: bf16 | fp32 [default: the framework's; "

@@ -482,7 +482,7 @@ def training_framework(req: PlanRequest, gpu: Gpu) -> tuple[Framework, float, st
     told = (
         ""
         if req.framework
-        else " (default; --framework pytorch-compile | megatron | nemo | jax for the others)"
+        else " (default; --framework pytorch-compile | megatron | nemo | jax | paxml for the others)"
     )
     taken = (
         ""
