@@ -42,8 +42,10 @@ ROUTED_BYTES = 2.0  # BF16 hidden vectors
 # sec. 2.1.4), the dispatcher's bookkeeping and a grouped GEMM launched expert by expert -- nor the
 # dispatcher's device-to-host copy of the tokens per expert, which stops the host from running
 # ahead of the GPU once a pass (Megatron-Core's MoE README, "CPU Overhead Bottleneck": gaps
-# between GPU kernels where the CPU cannot launch kernels fast enough; its fixes, a larger
-# micro-batch or CUDA graphs of the router and preprocess, gain up to about 20% of a step).
+# between GPU kernels where the CPU cannot launch kernels fast enough, fixed by a larger
+# micro-batch or CUDA graphs of the router and preprocess; Megatron-Bridge's
+# docs/training/cuda-graphs.md finds those graphs make a launch-bound mid-sized MoE step
+# "low-teens to low-20s percent faster").
 # At a few microseconds a launch, a few hundred launches a layer make about a millisecond. The
 # value is calibrated: the grid value (benchmarks/calibrate_frameworks.py, MOE_HOST_GRID_MS) that
 # brings the MoE calibration rows of reference/ closest to their measured speed, the least sum of
