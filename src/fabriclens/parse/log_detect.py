@@ -142,6 +142,7 @@ from fabriclens.parse.log_patterns import (
     NET_CONNECTED_RE,
     NET_ID_MISSING_RE,
     NET_PLUGIN_RE,
+    NET_SYSFS,
     NGINX_UPSTREAM_TIMEOUT_RE,
     NIC_POLICY_RE,
     NIXL_ERR_RE,
@@ -1198,7 +1199,14 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
             rc=int(orr.group(3)), error=orr.group(4))  # fmt: skip
     if "family" in msg and (f := FAMILY_RE.search(msg)) is not None:
         add("bad_address_family", family=int(f.group(1)))
-    if "real path" in msg and (t := TOPO_RE.search(msg)) is not None:
+    # a network interface without a PCI device (lo, a bridge, a veth) has no sysfs device link:
+    # NCCL says so at INFO and places it outside the PCI tree; only a GPU's or NIC's bus path is
+    # the missing topology
+    if (
+        "real path" in msg
+        and (t := TOPO_RE.search(msg)) is not None
+        and not t.group(1).startswith(NET_SYSFS)
+    ):
         add("topology_sysfs", path=t.group(1))
     if "maxSharedMem" in msg and (s := SHMEM_RE.search(msg)) is not None:
         add("max_shared_mem", needed=int(s.group(1)), device=int(s.group(2)))

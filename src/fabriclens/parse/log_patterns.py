@@ -353,6 +353,7 @@ OFI_REGISTER_RE = re.compile(
 )
 FAMILY_RE = re.compile(r"family (\d+) is neither AF_INET")
 TOPO_RE = re.compile(r"Could not find real path of (\S+)")
+NET_SYSFS = "/sys/class/net/"  # a network interface's sysfs directory (TOPO_RE's path for a NIC)
 SHMEM_RE = re.compile(r"ncclMaxSharedMem (\d+) exceeds device/fn maxSharedMem (\d+)")
 # (searched from its fixed words, in a line that holds NET/OFI: a lazy scan from NET/OFI would
 # rescan the line from each of its repeats)
