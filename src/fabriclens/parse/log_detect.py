@@ -133,6 +133,7 @@ from fabriclens.parse.log_patterns import (
     MPI_PROCESS_RE,
     MPI_SIGNAL_RE,
     NATIVE_CRASH_RE,
+    NCCL1_TESTS_RANK_RE,
     NCCL_ERRORS,
     NCCL_LIST_VAR_RE,
     NCCL_NATIVE_FRAME_RE,
@@ -529,7 +530,8 @@ def _detect_outside(msg: str, add: Any) -> None:
         names = [a.split("=", 1)[0] for a in pre.group(1).split()]
         if not any(f"-x {n}" in msg for n in names):
             add("mpirun_env_prefix", names=" ".join(names))
-    if "# nThread" in msg:
+    # nccl-tests' header: `# nThread 1 nGpus 8 ...`, or NCCL 1's era `Rank  0 uses device  0 [0x05]`
+    if "# nThread" in msg or (" uses device " in msg and NCCL1_TESTS_RANK_RE.match(msg)):
         add("nccl_tests_output")
     if "slot ids are used" in msg and "multicast" in msg:  # Fabric Manager's log
         add("nvls_slots_exhausted")

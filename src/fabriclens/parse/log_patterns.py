@@ -353,6 +353,10 @@ OFI_REGISTER_RE = re.compile(
 )
 FAMILY_RE = re.compile(r"family (\d+) is neither AF_INET")
 TOPO_RE = re.compile(r"Could not find real path of (\S+)")
+# nccl-tests of NCCL 1's era list their ranks as `   Rank  0 uses device  0 [0x05] Tesla M40 24GB`
+NCCL1_TESTS_RANK_RE = re.compile(
+    r"\s*Rank\s+\d{1,5}\s+uses device\s+\d{1,3}\s+\[0x[0-9a-fA-F]{1,16}\]"
+)
 NET_SYSFS = "/sys/class/net/"  # a network interface's sysfs directory (TOPO_RE's path for a NIC)
 SHMEM_RE = re.compile(r"ncclMaxSharedMem (\d+) exceeds device/fn maxSharedMem (\d+)")
 # (searched from its fixed words, in a line that holds NET/OFI: a lazy scan from NET/OFI would

@@ -504,7 +504,7 @@ SCREEN_WORDS = (
     "failed to extend", "Init COMPLETE", "Connected all trees", "async event", "nvmlDevice",
     "prov_err", "Address already in use", "Process name:", "exited on signal", "exitcode",
     "Got async", "fi_getinfo", "SHARP", "not yet initialized", "watchdog thread terminated",
-    "mpirun", "# nThread", "from kernel command line", "resolve hostname", "getaddrinfo",
+    "mpirun", "# nThread", " uses device ", "from kernel command line", "resolve hostname", "getaddrinfo",
     "NVRM: Xid", "us error", "use_libuv", "client socket has failed to connect", "from library",
     "driver version is insufficient", "mpiSize", "TL_", "Unable to open device",
     "contiguousRanksPerHost", "available for function", "shm_open", "shareable host buffer",
