@@ -134,7 +134,6 @@ NVML_OPEN_RE = re.compile(r"Failed to open (libnvidia-ml\S*)")
 GLOO_ADDR_RE = re.compile(r"Unable to find address for: (\S+)")
 # NCCL's RAS status (ncclras): a job process that does not answer (docs: troubleshooting/ras)
 RAS_PROCESS_RE = re.compile(r"Process (\d+) on node (\S+) managing GPU (\d+)")
-# a communicator's entry in its INCOMPLETE list: `Missing communicator data from 1 rank`
 # NCCL's symmetric-memory windows (2.27+, ncclCommWindowRegister): `(ncclSpaceAlloc) NCCL WARN
 # Allocation failed. No suitable space found to accommodate size=0x2171600000 within limit=0x2d00000000`
 SPACE_ALLOC_RE = re.compile(
@@ -153,6 +152,7 @@ INIT_START_RE = re.compile(
     r"comm 0x[0-9a-fA-F]{1,16} rank (\d{1,7}) nranks \d{1,7} cudaDev \d{1,4}(?: nvmlDev \d{1,4})? "
     r"busId ([0-9a-fA-F]{1,16}) commId (0x[0-9a-fA-F]{1,16})"
 )
+# a communicator's entry in its INCOMPLETE list: `Missing communicator data from 1 rank`
 RAS_MISSING_DATA_RE = re.compile(r"Missing communicator data from (\d{1,9}) ranks?\b")
 # its MISMATCH warning: "different collective operation counts", per operation type from 2.26
 # ("different AllGather operation counts")
