@@ -546,7 +546,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "nccl-system-error-unexplained": {"system_error": 1},
     "duplicate-gpu": {"duplicate_gpu": 1},
     "connect-loopback": {"connect_loopback": 1},
-    "socket-loopback-interface": {"connect_failed": 1, "connect_over_loopback_iface": 1},
+    "socket-loopback-interface": {"connect_failed": 1, "socket_iface_loopback": True},
     "ib-mixed-devices": {"transport": "IB", "ib_device_kinds": 2},
     "graph-file-mismatch": {"graph_import_failed": 1},
     "graph-file-set": {"graph_file_set": True},

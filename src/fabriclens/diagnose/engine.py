@@ -259,13 +259,10 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "graph_import_failed": len(nccl.of("graph_import_failed")),
         "graph_capture_unsupported": len(nccl.of("graph_capture_unsupported")),
         "connect_loopback": _count("connect_loopback", nccl),
-        # a connection between ranks failed while NCCL used the loopback interface for its sockets
-        # in a job of several hosts (old NCCL lists lo among them): no other node reaches 127.x
-        "connect_over_loopback_iface": int(
-            _count("connect_failed", nccl) > 0
-            and len(nccl.hosts) >= 2
-            and any(n == "lo" or a.startswith("127.") for n, a in nccl.ifaces.items())
-        ),
+        # NCCL uses the loopback interface for its sockets in a job of several hosts (an exclusion
+        # list without lo lets it): no other node reaches 127.x
+        "socket_iface_loopback": len(nccl.hosts) >= 2
+        and any(n == "lo" or a.startswith("127.") for n, a in nccl.ifaces.items()),
         "topo_xml_invalid": len(nccl.of("topo_xml")),
         "socket_create_failed": len(nccl.of("socket_create_failed")),
         "ofi_register_failed": len(nccl.of("ofi_register_failed")),
