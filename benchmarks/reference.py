@@ -387,6 +387,8 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         zero3_calls=fw.zero3_calls, layer_host_s=layer_host_s(row),
         moe_layer_host_s=moe_layer_host_s(),
         lora_base_bits=_int(row, "base_bits", 16),  # 4: QLoRA's 4-bit base (bitsandbytes NF4)
+        lora_targets=row.get("lora_targets") or "all",  # the linear layers with adapters
+        projections=fw.projections,  # q/k/v and gate/up as the framework lays them out
     )  # fmt: skip
     net = find_network(row["network"]) if row["network"] and gpus > gpn else None
     fabric = Fabric(find_link(gpu.intra_link), net, gpn, _int(row, "nics_per_node"),

@@ -10,9 +10,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from fabriclens.catalog import find_gpu, find_model, find_network
+from fabriclens.catalog.schema import PROJECTION_LAYOUTS
 from fabriclens.model.arch import count_params
 from fabriclens.model.batch import REC, _stage_layers, evaluate
 from fabriclens.model.layout import TrainConfig
+from fabriclens.model.lora import LORA_TARGETS
 from fabriclens.model.memory import head_cost_layers, stage_layer_counts
 from fabriclens.model.step import estimate_training_step
 from fabriclens.plan.layouts import ep_ranks
@@ -57,6 +59,8 @@ from fabriclens.plan.planner import resolve_fabric
     sp=st.booleans(),
     workload=st.sampled_from(["pretrain", "lora"]),
     lora_bits=st.sampled_from([16, 4]),
+    targets=st.sampled_from(LORA_TARGETS),
+    projections=st.sampled_from(PROJECTION_LAYOUTS),
     flash=st.booleans(),
     dropout=st.booleans(),
     framework=st.sampled_from([1.0, 0.66]),
@@ -73,7 +77,7 @@ from fabriclens.plan.planner import resolve_fabric
     calls=st.sampled_from(["per-layer", "per-tensor"]),
 )
 def test_batch_equals_scalar(model, gpu, nodes, gpn, network, nics, tp, pp, ep, zero, rec, mb, il, sp, workload,
-                             lora_bits, flash, dropout, framework, attention, elementwise, grad_bytes, moe_dispatch, ep_overlap, split, etp, reruns, host, buckets, calls) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
+                             lora_bits, targets, projections, flash, dropout, framework, attention, elementwise, grad_bytes, moe_dispatch, ep_overlap, split, etp, reruns, host, buckets, calls) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
     spec = find_model(model)
     gpus = nodes * gpn
     assume(gpus % (tp * pp) == 0 and spec.heads % tp == 0 and pp <= spec.layers)
@@ -89,8 +93,9 @@ def test_batch_equals_scalar(model, gpu, nodes, gpn, network, nics, tp, pp, ep, 
     counts = count_params(spec)
     gb = dp * mb * 4
     base = TrainConfig(gpus=gpus, gpus_per_node=gpn, seq_len=2048, global_batch=gb, workload=workload,  # type: ignore[arg-type]
-                       lora_base_bits=lora_bits, flash_attention=flash, dropout=dropout,
-                       framework_efficiency=framework, attention_kernel=attention,
+                       lora_base_bits=lora_bits, lora_targets=targets, projections=projections,
+                       flash_attention=flash,
+                       dropout=dropout, framework_efficiency=framework, attention_kernel=attention,
                        elementwise=elementwise, grad_bytes=grad_bytes, moe_dispatch=moe_dispatch,
                        ep_overlap=ep_overlap, pipeline_split=split, etp=etp,
                        recompute_reruns=reruns, layer_host_s=host, grad_buckets=buckets,

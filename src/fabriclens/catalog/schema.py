@@ -275,6 +275,13 @@ MOE_DISPATCH_MODES = ("all-to-all", "node-dedup")
 # LM head counted on the last (nanotron's get_block_compute_costs; Megatron's
 # --account-for-loss-in-pipeline-split) (model/memory.py: stage_layer_counts)
 PIPELINE_SPLITS = ("even", "balanced")
+# how a training framework lays out a block's input projections (Framework.projections,
+# model/lora.py): the query, key and value projections and the MLP's gate and up each their own
+# linear layer (Hugging Face Transformers' q_proj, k_proj, v_proj; torchtitan's wq, wk, wv;
+# MaxText's query, key, value), or one linear layer each (Megatron-Core's linear_qkv and
+# linear_fc1, nanotron's qkv_proj and gate_up_proj): a LoRA adapter on a fused one reads its input
+# once
+PROJECTION_LAYOUTS = ("separate", "fused")
 # what a framework's full recompute reruns in the backward (Framework.recompute_reruns): the
 # layer's whole forward again ("layer": torch.utils.checkpoint, Megatron-LM's full recompute), or
 # only what the backward reads ("needed": JAX's remat, whose partial evaluation drops the layer's
@@ -365,6 +372,8 @@ class Framework(_Entry):
     # what its full recompute reruns (RECOMPUTE_RERUNS): the whole layer, or only what the
     # backward reads
     recompute_reruns: str = "layer"
+    # its blocks' input projections (PROJECTION_LAYOUTS): separate linear layers or fused ones
+    projections: str = "separate"
     # host time per decoder layer per micro-batch, forward and backward, that its kernels do not
     # cover (eager PyTorch: Python, the dispatcher and FSDP's hooks launch every op; ms at the
     # kernel level, scaled by the share like every kernel); 0: none priced
@@ -382,6 +391,7 @@ class Framework(_Entry):
         _one_of(self, "moe_dispatch", MOE_DISPATCH_MODES)
         _one_of(self, "pipeline_split", PIPELINE_SPLITS)
         _one_of(self, "recompute_reruns", RECOMPUTE_RERUNS)
+        _one_of(self, "projections", PROJECTION_LAYOUTS)
         _one_of(self, "elementwise", ELEMENTWISE_MODES)
         _one_of(self, "grad_reduce", tuple(GRAD_REDUCE_DTYPES))
         _one_of(self, "grad_buckets", GRAD_BUCKETS)

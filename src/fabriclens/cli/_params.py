@@ -34,6 +34,11 @@ ATTENTION_HELP = (
     "(cuDNN's, through Transformer Engine, XLA or SDPA's cuDNN backend) [default: the "
     "framework's on this GPU]"
 )
+LORA_TARGETS_HELP = (
+    "Linear layers with LoRA adapters: all (every attention and MLP projection, PEFT's "
+    "all-linear) | attention (q, k, v and output: NeMo's and MLPerf's) | qkv (Megatron-Bridge's "
+    "linear_qkv) | qv (PEFT's default for Llama) [default: all]"
+)
 PIPELINE_SPLIT_HELP = (
     "Decoder layers over pipeline stages: even (the same number each, Megatron-LM's default) | "
     "balanced (by compute, the LM head counted on the last stage: nanotron, Megatron's "

@@ -16,6 +16,7 @@ from fabriclens.cli._params import (
     ETP_HELP,
     FRAMEWORK_HELP,
     GRAD_REDUCE_HELP,
+    LORA_TARGETS_HELP,
     MOE_DISPATCH_HELP,
     PIPELINE_SPLIT_HELP,
     SPEC_TOKENS_HELP,
@@ -116,6 +117,7 @@ def plan(
     ] = None,
     flash_attention: Annotated[bool, typer.Option("--flash-attention/--no-flash-attention")] = True,
     lora_rank: Annotated[int | None, typer.Option(help="LoRA adapter rank [default: 16]")] = None,
+    lora_targets: Annotated[str | None, typer.Option(help=LORA_TARGETS_HELP)] = None,
     framework: Annotated[str | None, typer.Option(help=FRAMEWORK_HELP)] = None,
     grad_reduce: Annotated[str | None, typer.Option(help=GRAD_REDUCE_HELP)] = None,
     moe_dispatch: Annotated[str | None, typer.Option(help=MOE_DISPATCH_HELP)] = None,
@@ -229,6 +231,7 @@ def plan(
         "--attention": attention,
         "--pipeline-split": pipeline_split,
         "--lora-rank": lora_rank,
+        "--lora-targets": lora_targets,
     }
     spec = resolve_model(
         model,
@@ -286,6 +289,7 @@ def plan(
         precision=precision,
         flash_attention=flash_attention,
         lora_rank=16 if lora_rank is None else lora_rank,
+        lora_targets=lora_targets,
         framework=framework,
         grad_reduce=grad_reduce,
         moe_dispatch=moe_dispatch,

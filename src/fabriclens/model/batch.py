@@ -53,6 +53,7 @@ from fabriclens.model.comm import MEGATRON_BUCKET_MIN_PARAMS, MEGATRON_BUCKET_PA
 from fabriclens.model.elementwise import eager_extra_parts
 from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
+from fabriclens.model.lora import adapter_bytes_per_token
 from fabriclens.model.memory import (
     ADAPTER_BYTES_PER_PARAM,
     CUDA_CONTEXT_BYTES,
@@ -304,6 +305,24 @@ def _stage_layers(L: int, pp: Arr, head_layers: float) -> list[Arr]:
     return [first, middle, last]
 
 
+def _adapter_bytes(
+    spec: ModelSpec, base: TrainConfig, tp: Arr, sp: Arr, etp: Arr
+) -> tuple[Arr, Arr]:
+    """lora.adapter_bytes_per_token for every layout, each distinct (tp, sp, etp) once."""
+    keys = np.stack([tp, (sp > 0).astype(float), etp], axis=-1).reshape(-1, 3)
+    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+    vals = np.array(
+        [
+            adapter_bytes_per_token(
+                spec, int(t), bool(s), int(e), base.lora_targets, base.projections == "fused"
+            )
+            for t, s, e in uniq
+        ]
+    )
+    shape = np.shape(tp)
+    return vals[inverse.ravel(), 0].reshape(shape), vals[inverse.ravel(), 1].reshape(shape)
+
+
 def evaluate(
     spec: ModelSpec,
     counts: ParamCounts,
@@ -396,7 +415,9 @@ def evaluate(
                 ),
                 frozen_base_bytes(s_dense, s_expert, s_ends, base.lora_base_bits),
             )
-            adapters = adapter_params(spec, base.lora_rank) / (tp * pp)
+            adapters = adapter_params(spec, base.lora_rank, base.lora_targets, base.projections) / (
+                tp * pp
+            )
             states = frozen + 2.0 * adapters + (ADAPTER_BYTES_PER_PARAM - 2.0) * adapters
         in_flight = np.where(
             one,
@@ -475,6 +496,10 @@ def evaluate(
         + UNFUSED_SCORE_BWD_BYTES[base.dropout] * score_elems / mem_rate
     )
     bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem + t_eager_bwd + t_perm
+    if not trains:  # step.py: LoRA's adapters stream each layer's input and output again
+        a_fwd, a_bwd = _adapter_bytes(spec, base, tp, sp, etp)
+        fwd = fwd + tokens * a_fwd / mem_rate
+        bwd = bwd + tokens * a_bwd / mem_rate
     op_share = op_checkpoint_split(spec)[0]
     skipped = last_matmul_share(spec) if base.recompute_reruns == "needed" else 0.0  # step.py
     recompute = np.select(
@@ -591,7 +616,10 @@ def evaluate(
     if trains:
         p_dense, p_expert = dense, expert
     else:
-        p_dense, p_expert = adapter_params(spec, base.lora_rank) / (tp * pp), np.zeros_like(tp)
+        p_dense, p_expert = (
+            adapter_params(spec, base.lora_rank, base.lora_targets, base.projections) / (tp * pp),
+            np.zeros_like(tp),
+        )
     grad_dense = p_dense * base.grad_bytes
     grad_expert = p_expert * base.grad_bytes
     window = bwd * layers * 0.9 if base.overlap_dp else np.zeros_like(tp)
@@ -703,7 +731,7 @@ def evaluate(
     optimized = (
         (dense / np.where(zero >= 1, dp * cp, 1.0) + expert / np.where(zero >= 1, dp_expert, 1.0))
         if trains
-        else adapter_params(spec, base.lora_rank) / (tp * pp)
+        else adapter_params(spec, base.lora_rank, base.lora_targets, base.projections) / (tp * pp)
     )
     optimizer = ADAM_BYTES_PER_PARAM * optimized / mem_rate
     compute_total = m * compute_mb + optimizer + OVERLAP_COMPUTE_TAX * hidden

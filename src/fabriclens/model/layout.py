@@ -53,6 +53,10 @@ class TrainConfig:
     dropout: bool = False
     lora_rank: int = 16
     lora_base_bits: int = 16  # 16 = LoRA on a bf16 base, 4 = QLoRA
+    lora_targets: str = "all"  # the linear layers that carry adapters (model/lora.py LORA_TARGETS)
+    # the blocks' input projections: separate linear layers, or q/k/v and gate/up fused into one
+    # each (catalog PROJECTION_LAYOUTS, the framework's); a LoRA adapter on a fused one reads once
+    projections: str = "separate"
     grad_bytes: float = 2.0  # gradient all-reduce element size (bf16)
     overlap_dp: bool = True  # gradient comm bucketed behind backward compute
     # how the data-parallel reduction and gather are split into calls (catalog GRAD_BUCKETS;

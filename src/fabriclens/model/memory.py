@@ -42,6 +42,12 @@ from fabriclens.model.arch import (
 )
 from fabriclens.model.elementwise import qk_norm_width
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig, expert_dp
+from fabriclens.model.lora import (
+    LORA_TARGET_NAMES,
+    adapts_mlp,
+    mixer_targets,
+    mlp_adapter_widths,
+)
 from fabriclens.model.moe import routed_input_bytes_per_token
 from fabriclens.units import format_number
 
@@ -305,22 +311,33 @@ def _in_flight(cfg: TrainConfig, stage: int = 0) -> float:
     return held
 
 
-def adapter_params(spec: ModelSpec, rank: int) -> float:
-    """LoRA adapter parameters on every attention and MLP projection of every layer; in a
-    mixture of experts every expert's projections get adapters (PEFT's target_modules match
-    each expert's linear layers), not only the k a token is routed to."""
-    h = spec.hidden
-    attn = rank * sum(i + o for i, o in attention_projections(spec))
-    lin = rank * sum(i + o for i, o in linear_projections(spec)) if spec.linear_layers else 0
-    n_mlp = 3 if spec.mlp == "swiglu" else 2
-    n_moe = moe_layers(spec)
-    dense_mlp = dense_mlp_layers(spec) * n_mlp * rank * (h + spec.ffn)
+def adapter_params(
+    spec: ModelSpec, rank: int, targets: str = "all", projections: str = "separate"
+) -> float:
+    """LoRA adapter parameters on the ``targets`` projections of every layer (model/lora.py
+    LORA_TARGETS: every attention and MLP projection by default), one adapter per linear layer
+    (q/k/v and gate/up one each when the framework fuses them, ``projections``); in a mixture of
+    experts every expert's projections get adapters (PEFT's target_modules match each expert's
+    linear layers), not only the k a token is routed to."""
+    h, fused = spec.hidden, projections == "fused"
+    attn_targets = mixer_targets(attention_projections(spec), targets, spec.is_mla, fused)
+    attn = rank * sum(i + o for i, o, _ in attn_targets)
+    lin = (
+        rank * sum(i + o for i, o, _ in mixer_targets(linear_projections(spec), targets, mla=True))
+        if spec.linear_layers
+        else 0
+    )
+    if not adapts_mlp(targets):
+        return softmax_layers(spec) * attn + spec.linear_layers * lin
+    dense_mlp = dense_mlp_layers(spec) * rank * mlp_adapter_widths(spec, h, spec.ffn, fused)
     f = spec.moe_ffn or spec.ffn
     moe_mlp = (
-        n_moe
-        * n_mlp
+        moe_layers(spec)
         * rank
-        * (spec.experts * (routed_width(spec) + f) + spec.shared_experts * (h + f))
+        * (
+            spec.experts * mlp_adapter_widths(spec, routed_width(spec), f, fused)
+            + spec.shared_experts * mlp_adapter_widths(spec, h, f, fused)
+        )
     )
     return softmax_layers(spec) * attn + spec.linear_layers * lin + dense_mlp + moe_mlp
 
@@ -376,7 +393,8 @@ def _training_stage_memory(
             share.dense, share.expert, share.ends, cfg.lora_base_bits,
             dp_dense if shard else 1, dp_expert if shard else 1,
         )  # fmt: skip
-        adapters = adapter_params(spec, cfg.lora_rank) / (cfg.tp * cfg.pp)
+        trainable = adapter_params(spec, cfg.lora_rank, cfg.lora_targets, cfg.projections)
+        adapters = trainable / (cfg.tp * cfg.pp)
         comp["gradients"] = 2.0 * adapters
         comp["optimizer"] = (ADAPTER_BYTES_PER_PARAM - 2.0) * adapters
         kind = (
@@ -387,8 +405,8 @@ def _training_stage_memory(
         if cfg.zero >= 3:
             kind += f", sharded over {dp_dense} data-parallel ranks (ZeRO-3 / FSDP)"
         notes.append(
-            f"memory: {kind}, rank-{cfg.lora_rank} adapters on every projection "
-            f"({adapter_params(spec, cfg.lora_rank) / 1e6:.1f}M trainable parameters)"
+            f"memory: {kind}, rank-{cfg.lora_rank} adapters on "
+            f"{LORA_TARGET_NAMES[cfg.lora_targets]} ({trainable / 1e6:.1f}M trainable parameters)"
         )
 
     per_layer = activation_bytes_per_layer(spec, cfg, cfg.recompute)

@@ -55,6 +55,7 @@ from fabriclens.model.comm import CommEntry, bucket_params, bucketed_entry, entr
 from fabriclens.model.elementwise import eager_extra_bytes_per_token
 from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig, place_groups
+from fabriclens.model.lora import LORA_TARGET_NAMES, adapter_bytes_per_token
 from fabriclens.model.memory import (
     MemoryLedger,
     activation_bytes_per_layer,
@@ -299,6 +300,21 @@ def estimate_training_step(
         + UNFUSED_SCORE_BWD_BYTES[cfg.dropout] * score_elems / mem_rate
     )
     bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem + t_eager_bwd + t_perm
+    # LoRA: the adapters stream each adapted layer's input and output again (model/lora.py)
+    a_fwd, a_bwd = (
+        (0.0, 0.0)
+        if cfg.trains_base
+        else adapter_bytes_per_token(
+            spec,
+            t,
+            cfg.sequence_parallel,
+            cfg.expert_tp,
+            cfg.lora_targets,
+            cfg.projections == "fused",
+        )
+    )
+    fwd += tokens * a_fwd / mem_rate
+    bwd += tokens * a_bwd / mem_rate
     # per-op checkpointing (torchtitan) reruns every second matmul and all the elementwise work
     op_share = op_checkpoint_split(spec)[0]
     # a full recompute reruns the layer's forward; JAX's remat only what the backward reads: all
@@ -497,7 +513,11 @@ def estimate_training_step(
         if cfg.trains_base:
             params_dense, params_expert = share.dense, share.expert
         else:  # LoRA: only the adapters are trained, synchronised and updated
-            params_dense, params_expert = adapter_params(spec, cfg.lora_rank) / (t * cfg.pp), 0.0
+            params_dense, params_expert = (
+                adapter_params(spec, cfg.lora_rank, cfg.lora_targets, cfg.projections)
+                / (t * cfg.pp),
+                0.0,
+            )
         grad_dense = params_dense * cfg.grad_bytes
         grad_expert = params_expert * cfg.grad_bytes
         window = bwd * layers * 0.9 if cfg.overlap_dp else 0.0
@@ -661,7 +681,9 @@ def estimate_training_step(
         dp_expert = groups["dp-expert"].size if cfg.zero >= 1 else 1
         optimized = share.dense / dp_dense + share.expert / dp_expert
     else:
-        optimized = adapter_params(spec, cfg.lora_rank) / (t * cfg.pp)
+        optimized = adapter_params(spec, cfg.lora_rank, cfg.lora_targets, cfg.projections) / (
+            t * cfg.pp
+        )
     optimizer = ADAM_BYTES_PER_PARAM * optimized / mem_rate
     hidden_comm = sum(c.time_s - c.exposed_s for c in comm)
     overlap_tax = OVERLAP_COMPUTE_TAX * hidden_comm
@@ -756,6 +778,18 @@ def estimate_training_step(
         + ("; LoRA: no weight gradients for the frozen base" if not cfg.trains_base else ""),
         *(
             (
+                f"LoRA: rank-{cfg.lora_rank} adapters on {LORA_TARGET_NAMES[cfg.lora_targets]} "
+                "(--lora-targets), run beside the frozen GEMMs, stream each adapted layer's "
+                f"input and output through HBM again: +{a_fwd / 1e3:.0f} kB forward, "
+                f"+{a_bwd / 1e3:.0f} kB backward per token per layer, "
+                f"{layers * m * tokens * (a_fwd + a_bwd) / mem_rate:.3g} s of this step "
+                "(model/lora.py)",
+            )
+            if not cfg.trains_base
+            else ()
+        ),
+        *(
+            (
                 f"MoE: {spec.experts_per_token} routed copies of each token moved through HBM "
                 f"{permute_moves(spec, cfg.ep)} times a pass by the dispatcher's permutations and kept "
                 "for the experts' GEMMs; expert all-to-all "
@@ -783,7 +817,7 @@ def estimate_training_step(
                 f"{tokens:,.0f} tokens per micro-batch that host time is a large part of the step "
                 "and differs from stack to stack more than the likely range says: the "
                 f"{SMALL_EAGER_RUNS} published eager runs at {SMALL_EAGER_TOKENS:,} tokens or "
-                "fewer per micro-batch ran 0.62-1.12x the planned speed (median 0.90x; README, "
+                "fewer per micro-batch ran 0.65-1.26x the planned speed (median 0.94x; README, "
                 "known misses)",
             )
             if cfg.elementwise == "eager" and tokens <= SMALL_EAGER_TOKENS

@@ -43,6 +43,7 @@ from fabriclens.model.inference import (
     estimate_inference,
 )
 from fabriclens.model.layout import KV_PRECISIONS, WEIGHT_BYTES, TrainConfig
+from fabriclens.model.lora import LORA_TARGET_NAMES, LORA_TARGETS
 from fabriclens.model.memory import training_memory
 from fabriclens.model.offload import (
     H2D_EFFICIENCY,
@@ -427,6 +428,15 @@ def _base_config(
             f"pipeline split: {split} (--pipeline-split; {framework.title} splits "
             f"{framework.pipeline_split} by default)"
         )
+    targets = (req.lora_targets or "all").strip().lower()
+    if targets not in LORA_TARGETS:
+        raise InputError(
+            f"LoRA targets {req.lora_targets!r} are not modelled",
+            "use --lora-targets all (every attention and MLP projection), attention "
+            "(queries, keys, values and output), qkv or qv",
+        )
+    if req.lora_targets is not None and workload == "lora":
+        notes.append(f"LoRA adapters on {LORA_TARGET_NAMES[targets]} (--lora-targets)")
     cfg = TrainConfig(
         gpus=req.gpus,
         gpus_per_node=gpn,
@@ -440,6 +450,8 @@ def _base_config(
         flash_attention=req.flash_attention,
         lora_rank=req.lora_rank,
         lora_base_bits=base_bits,
+        lora_targets=targets,
+        projections=framework.projections,
         sequence_parallel=bool(req.sequence_parallel),
         framework_efficiency=efficiency,
         attention_kernel=attention,

@@ -41,6 +41,7 @@ class PlanRequest:
     flash_attention: bool = True
     lora_rank: int = 16
     lora_base_bits: int = 16
+    lora_targets: str | None = None  # all | attention | qkv | qv (model/lora.py); None: all
     framework: str | None = None  # training framework (catalog frameworks.toml); None: default
     grad_reduce: str | None = None  # bf16 | fp32 gradient reduction; None: the framework's
     moe_dispatch: str | None = None  # all-to-all | node-dedup (MoE); None: the framework's
@@ -102,7 +103,7 @@ TRAINING_OPTIONS = (
     "--attention",
     "--pipeline-split",
 )
-LORA_OPTIONS = ("--lora-rank",)
+LORA_OPTIONS = ("--lora-rank", "--lora-targets")
 
 
 def _these(flags: list[str], one: str, many: str) -> str:

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 from fabriclens.catalog.schema import split_release
 
 if TYPE_CHECKING:  # annotations only: `plan --json` need not import capacity and transfer
-    from fabriclens.catalog.schema import Host
+    from fabriclens.catalog.schema import Host, ModelSpec
     from fabriclens.model.collectives import CollectiveEstimate, Fabric
+    from fabriclens.model.layout import TrainConfig
     from fabriclens.model.memory import MemoryLedger
     from fabriclens.model.offload import Offload
     from fabriclens.plan.capacity import CapacityPlan
@@ -18,6 +19,27 @@ if TYPE_CHECKING:  # annotations only: `plan --json` need not import capacity an
 
 def _r(x: float, digits: int = 6) -> float:
     return float(f"{x:.{digits}g}")
+
+
+def _lora_doc(spec: ModelSpec, cfg: TrainConfig) -> dict[str, Any]:
+    """A LoRA plan's adapters: where they sit and what they move (model/lora.py)."""
+    from fabriclens.model.lora import adapter_bytes_per_token
+    from fabriclens.model.memory import adapter_params
+
+    fwd, bwd = adapter_bytes_per_token(
+        spec, cfg.tp, cfg.sequence_parallel, cfg.expert_tp, cfg.lora_targets,
+        cfg.projections == "fused",
+    )  # fmt: skip
+    return {
+        "rank": cfg.lora_rank,
+        "targets": cfg.lora_targets,
+        "base_bits": cfg.lora_base_bits,
+        "trainable_params": round(
+            adapter_params(spec, cfg.lora_rank, cfg.lora_targets, cfg.projections)
+        ),
+        # per token of a micro-batch and decoder layer, on one GPU
+        "adapter_bytes_per_token_layer": {"forward": _r(fwd), "backward": _r(bwd)},
+    }
 
 
 def _memory_doc(mem: MemoryLedger, min_gpus: int | None) -> dict[str, Any]:
@@ -132,6 +154,8 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "microbatches": cfg.microbatches,
             "framework": plan.framework.name if plan.framework else "",
         }
+        if not cfg.trains_base:
+            doc["lora"] = _lora_doc(plan.model, cfg)
         if plan.framework is not None:
             kernel = plan.kernel_level or est
             doc["framework"] = {
@@ -140,6 +164,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
                 "efficiency": _r(cfg.framework_efficiency, 4),
                 "attention": cfg.attention_kernel,
                 "elementwise": cfg.elementwise,
+                "projections": cfg.projections,
                 "layer_host_ms": _r(cfg.layer_host_s * 1e3, 4),
                 # every MoE layer's, whatever the framework (model/moe.py); 0 for a dense model
                 "moe_layer_host_ms": _r(cfg.moe_layer_host_s * 1e3, 4) if plan.model.is_moe else 0,
