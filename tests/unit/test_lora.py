@@ -68,6 +68,7 @@ def test_targets_choose_the_adapted_layers() -> None:
     fused_mlp = 2 * ((h + f) + 4 * (2 * f + h))  # linear_fc1 reads its input once
     assert fwd("all", fused=True) == pytest.approx(fwd("attention", fused=True) + fused_mlp)
     assert fwd("qv", fused=True) == fwd("qv")  # PEFT's q_proj and v_proj stay two layers
+    assert fwd("mlp") == pytest.approx(mlp)  # gate, up and down alone
 
 
 def test_adapter_parameters_follow_the_targets() -> None:
@@ -80,6 +81,10 @@ def test_adapter_parameters_follow_the_targets() -> None:
     assert adapter_params(spec, 16, "qkv", "fused") == 32 * 16 * (4096 + 3 * 4096)
     assert adapter_params(spec, 16, "qkv") == 32 * 16 * 3 * 8192
     assert adapter_params(spec, 16) > adapter_params(spec, 16, "attention")
+    assert adapter_params(spec, 16, "mlp") == 32 * 16 * 3 * (4096 + 11008)
+    assert adapter_params(spec, 16, "mlp") + adapter_params(spec, 16, "attention") == (
+        adapter_params(spec, 16)
+    )
 
 
 def test_the_step_prices_the_adapters_traffic_at_hbm_speed() -> None:
@@ -130,7 +135,7 @@ def test_plan_takes_lora_targets_and_reports_them(capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
-        (["-w", "lora", "--lora-targets", "mlp"], "--lora-targets all"),
+        (["-w", "lora", "--lora-targets", "ffn"], "--lora-targets all"),
         (["-w", "inference", "--lora-targets", "qv"], "--lora-targets"),
         (["-w", "pretrain", "--lora-targets", "qv"], "-w lora"),
     ],

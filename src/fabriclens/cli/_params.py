@@ -37,7 +37,7 @@ ATTENTION_HELP = (
 LORA_TARGETS_HELP = (
     "Linear layers with LoRA adapters: all (every attention and MLP projection, PEFT's "
     "all-linear) | attention (q, k, v and output: NeMo's and MLPerf's) | qkv (Megatron-Bridge's "
-    "linear_qkv) | qv (PEFT's default for Llama) [default: all]"
+    "linear_qkv) | qv (PEFT's default for Llama) | mlp (gate, up and down) [default: all]"
 )
 PIPELINE_SPLIT_HELP = (
     "Decoder layers over pipeline stages: even (the same number each, Megatron-LM's default) | "

@@ -45,13 +45,14 @@ BWD_IN, BWD_OUT = 5.0, 2.0  # and backward
 # "all-linear", the QLoRA recipe, NeMo AutoModel's match_all_linear); attention's only, queries,
 # keys, values and output (NeMo's and MLPerf's target_modules ['attention']); the fused QKV
 # projection only (Megatron-Bridge's ['linear_qkv']); queries and values (PEFT's default for
-# Llama-family models, q_proj and v_proj)
-LORA_TARGETS = ("all", "attention", "qkv", "qv")
+# Llama-family models, q_proj and v_proj); the MLP's projections only (gate, up and down)
+LORA_TARGETS = ("all", "attention", "qkv", "qv", "mlp")
 LORA_TARGET_NAMES = {
     "all": "every attention and MLP projection",
     "attention": "attention's query, key, value and output projections",
     "qkv": "the query, key and value projections",
     "qv": "the query and value projections",
+    "mlp": "the MLP's gate, up and down projections",
 }
 
 Proj = tuple[float, float, bool]  # input width, output width, row-parallel
@@ -66,9 +67,11 @@ def mixer_targets(
     """The adapted ones of a token mixer's projections (attention's, or a linear layer's) as
     (input, output, row-parallel), the last row-parallel: all of them, or all but the output
     projection, or the queries and values of a plain q, k, v, o attention (``qv``; MLA's and a
-    linear layer's inputs are taken whole, as ``qkv``). ``fused``: a plain attention's query,
+    linear layer's inputs are taken whole, as ``qkv``), or none (``mlp``). ``fused``: a plain attention's query,
     key and value projections are one linear layer (Megatron-Core's linear_qkv), which an
     adapter reads once."""
+    if targets == "mlp":
+        return []
     last = len(projections) - 1
     projs = [(float(i), float(o), n == last) for n, (i, o) in enumerate(projections)]
     plain = not mla and len(projs) == 4  # q, k, v, o
@@ -80,8 +83,8 @@ def mixer_targets(
 
 
 def adapts_mlp(targets: str) -> bool:
-    """Whether the MLPs (and experts) carry adapters too."""
-    return targets == "all"
+    """Whether the MLPs (and experts) carry adapters."""
+    return targets in ("all", "mlp")
 
 
 def _traffic(projs: list[Proj], tp: int, sequence_parallel: bool) -> tuple[float, float]:

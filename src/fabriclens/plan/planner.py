@@ -433,7 +433,7 @@ def _base_config(
         raise InputError(
             f"LoRA targets {req.lora_targets!r} are not modelled",
             "use --lora-targets all (every attention and MLP projection), attention "
-            "(queries, keys, values and output), qkv or qv",
+            "(queries, keys, values and output), qkv, qv or mlp",
         )
     if req.lora_targets is not None and workload == "lora":
         notes.append(f"LoRA adapters on {LORA_TARGET_NAMES[targets]} (--lora-targets)")
