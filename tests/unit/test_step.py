@@ -267,10 +267,11 @@ def test_host_time_per_layer_adds_to_every_layer_of_every_micro_batch() -> None:
 
 def test_the_small_micro_batch_caveat_states_the_published_eager_runs() -> None:
     """The plan's dispatch line says the published eager-PyTorch runs at 2,048 tokens or fewer
-    per micro-batch "ran 0.65-1.26x the planned speed (median 0.94x)": measured / planned speed
+    per micro-batch "ran 0.62-1.66x the planned speed (median 1.01x)": measured / planned speed
     (a time row's ratio inverted) over those rows of reference/ (Lambda's GPT-2.7B, Baichuan2
-    under DeepSpeed, Qwen's fine-tuning profiles, Answer.AI's QLoRA), so the line follows the
-    data; the slowest beyond eager PyTorch's likely range. The line appears only for an eager
+    under DeepSpeed, Qwen's fine-tuning profiles, Answer.AI's QLoRA, PEFT's one-GPU benchmark
+    loop, LLaMA-Factory's QLoRA), so the line follows the data; the slowest beyond eager
+    PyTorch's likely range, and the fastest too. The line appears only for an eager
     framework at that size."""
     import statistics
 
@@ -291,17 +292,18 @@ def test_the_small_micro_batch_caveat_states_the_published_eager_runs() -> None:
         if c.row_id in small
     ]
     assert len(ran) == SMALL_EAGER_RUNS
-    assert f"{min(ran):.2f}" == "0.65" and f"{max(ran):.2f}" == "1.26"
-    assert f"{statistics.median(ran):.2f}" == "0.94"
+    assert f"{min(ran):.2f}" == "0.62" and f"{max(ran):.2f}" == "1.66"
+    assert f"{statistics.median(ran):.2f}" == "1.01"
     band = find_framework("pytorch").likely_range(False)
     assert band is not None and min(ran) < band[0]  # slower than the likely range says
+    assert max(ran) > band[1]  # and faster
     spec, gpu = find_model("llama-3.1-8b"), find_gpu("a100-sxm-80gb")
     fabric = Fabric(find_link(gpu.intra_link), None, 1, 0, find_link(gpu.host_link))
     base = TrainConfig(gpus=1, gpus_per_node=1, seq_len=1024, micro_batch=1, global_batch=8,
                        workload="lora", recompute="full")  # fmt: skip
     counts = count_params(spec)
     lines = estimate_training_step(spec, counts, gpu, fabric, replace(base, elementwise="eager"))
-    assert any("ran 0.65-1.26x the planned speed" in a for a in lines.assumptions)
+    assert any("ran 0.62-1.66x the planned speed" in a for a in lines.assumptions)
     for cfg in (base, replace(base, elementwise="eager", micro_batch=4)):  # fused; 4,096 tokens
         est = estimate_training_step(spec, counts, gpu, fabric, cfg)
         assert not any(a.startswith("dispatch:") for a in est.assumptions)
