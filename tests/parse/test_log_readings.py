@@ -153,3 +153,57 @@ def test_a_second_batch_of_readings() -> None:
     # a communicator's teardown: a local rank leaving its proxy, not a peer gone
     teardown = "g:1:2 [2] NCCL INFO [Service thread] Connection closed by localRank 2\n"
     assert "socket-peer-gone" not in _rules(teardown)
+
+
+def test_aws_ofi_nccl_failing_falls_back_to_sockets_and_needs_no_ib() -> None:
+    """aws/aws-ofi-nccl#715 (corpus 565): the CQ not opened, the plugin failed as a whole, NCCL
+    on sockets; NCCL_IB_DISABLE=1 is what EFA jobs set, so it is no finding there."""
+    plugin = "h:1:2 [5] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.11.0-aws\n"
+    failed = (
+        "h:1:2 [5] nccl_ofi_ofiutils_init_connection:274 NCCL WARN NET/OFI Couldn't open CQ. RC: -22, ERROR: Invalid argument\n"
+        "h:1:2 [5] nccl_net_ofi_create_plugin:259 NCCL WARN NET/OFI aws-ofi-nccl initialization failed\n"
+        "h:1:2 [5] NCCL INFO NCCL_IB_DISABLE set by environment to 1.\n"
+        "h:1:2 [5] NCCL INFO Using network Socket\n"
+    )
+    rules = _rules(plugin + failed)
+    assert rules[:2] == ["ofi-cq-open-failed", "ofi-init-failed-fallback"]
+    assert "ib-disabled-by-env" not in rules
+    assert "ib-disabled-by-env" in _rules(failed.splitlines(keepends=True)[2])  # no plugin
+
+
+def test_a_client_reregistration_event_is_the_subnet_manager() -> None:
+    """deepspeedai/DeepSpeedExamples#310 (corpus 570)."""
+    rules = _rules(
+        "gpu1:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 8 cudaDev 0 busId 4f000 - Init COMPLETE\n"
+        "gpu1:1:3 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : client reregistration\n"
+    )
+    assert rules[0] == "ib-client-reregister"
+    assert "nccl-warnings" not in rules
+
+
+def test_an_unexplained_failure_is_not_hidden_by_the_transport_it_set_up() -> None:
+    """NVIDIA/nccl#1647 (corpus 572): trace lines unwinding a CUDA error, no WARN, NCCL on
+    sockets: the failure is said (the set-up warnings describe, they do not explain), and "no
+    failure" is not."""
+    rules = _rules(
+        "h:1:1 [0] NCCL INFO Failed to open libibverbs.so[.1]\n"
+        "h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+        "h:1:1 [0] NCCL INFO Using network Socket\n"
+        "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1901000 - Init START\n"
+        "h:1:92 [0] NCCL INFO transport/p2p.cc:352 -> 1\n"
+        "h:1:92 [0] NCCL INFO transport.cc:197 -> 1\n"
+    )
+    assert rules[0] == "nccl-error-trace-only"
+    assert {"nccl-socket", "libibverbs-missing"} <= set(rules)
+    assert "setup-stalled-no-failure" not in rules
+
+
+def test_rccls_mscclpp_notice_is_no_warning() -> None:
+    """ROCm/rccl-tests#163 (corpus 566): a healthy MI50 init."""
+    rules = _rules(
+        "z:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 4 cudaDev 0 busId 3000 - Init START\n"
+        "z:1:2 [0] NCCL WARN MSCCL++: Cannot enable MSCCL++; environment is not MSCCL compatible\n"
+        "z:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 4 cudaDev 0 busId 3000 - Init COMPLETE\n"
+    )
+    assert "nccl-warnings" not in rules
+    assert "setup-done-no-failure" in rules

@@ -61,11 +61,15 @@ class Rule:
     fix: str
     evidence: tuple[str, ...]
     scope: str = ""
-    fallback: bool = False  # fires only when no other warning or critical rule did
+    # fires only when no other warning or critical rule did (set-up context aside, below)
+    fallback: bool = False
     source: str = ""  # the public thread whose maintainers gave this diagnosis
     # what it names follows from another failure (a peer that went away): listed after the
     # findings of its severity that may be that failure
     consequence: bool = False
+    # it describes the set-up (the transport NCCL chose), never what failed: a fallback for an
+    # unexplained failure does not give way to it
+    context: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,7 @@ def load_rules(filename: str, known: Mapping[str, set[str]]) -> tuple[Rule, ...]
                         tuple(raw.get("check", ())), raw.get("fix", ""),
                         (evidence,) if isinstance(evidence, str) else tuple(evidence), scope,
                         bool(raw.get("fallback", False)), raw.get("source", ""),
-                        bool(raw.get("consequence", False))))  # fmt: skip
+                        bool(raw.get("consequence", False)), bool(raw.get("context", False))))  # fmt: skip
     return tuple(out)
 
 
@@ -254,6 +258,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ib_reg_no_memory": sum(1 for e in nccl.of("ibv_reg_failed") if "cannot allocate memory" in str(e.detail["error"]).lower()),
         "ib_create_failed": _count("ibv_create_failed", nccl),
         "ib_gid_change": _count("ib_gid_change", nccl),
+        "ib_client_reregister": _count("ib_client_reregister", nccl),
         "duplicate_gpu": len(nccl.of("duplicate_gpu")),
         "graph_file_set": "NCCL_GRAPH_FILE" in env,
         "graph_import_failed": len(nccl.of("graph_import_failed")),
@@ -665,6 +670,9 @@ EVENT_FACTS = (
     "nvshmem_not_mlx5",
     "rdzv_store_failed",
     "ofi_av_open_failed",
+    "ofi_cq_open_failed",
+    "ofi_init_failed",
+    "ofi_plugin",
     "cxi_no_vni",
     "ofi_protocol_error",
     "hip_ipc_failed",
@@ -715,6 +723,7 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "watchdog_capture": (("watchdog_exception",), lambda e: "capturing" in str(e.detail["error"]).lower()),
     "ib_port_error": (("ib_async_event",), lambda e: str(e.detail["event"]).lower().startswith("port")),
     "ib_gid_change": (("ib_async_event",), lambda e: "gid" in str(e.detail["event"]).lower()),
+    "ib_client_reregister": (("ib_async_event",), lambda e: "reregist" in str(e.detail["event"]).lower()),
     "library_loaded": (("library_loaded",), None),
     # the cudaMemcpyAsync bug of NCCL 2.18.1-2.18.5 (NVIDIA/nccl#957); NVLS's own 'invalid
     # argument' (a restarted Fabric Manager) is the nvls rule's
@@ -1016,8 +1025,11 @@ def diagnose(nccl: NcclLog, torch: TorchLog) -> list[Finding]:
     """Findings, most severe first."""
     values = facts(nccl, torch)
     found: list[Finding] = []
-    for rule in sorted(rules(), key=lambda r: r.fallback):
-        if rule.fallback and any(f.severity != "info" for f in found):
+    context = {r.id for r in rules() if r.context}
+    # fallbacks last, the most severe of them first: an unexplained failure before "no failure"
+    order = sorted(rules(), key=lambda r: (r.fallback, r.fallback and SEVERITY_ORDER[r.severity]))
+    for rule in order:
+        if rule.fallback and any(f.severity != "info" and f.rule not in context for f in found):
             continue
         if holds(rule.when, values):
             evidence = [line for name in rule.evidence for line in _evidence(name, nccl, torch)]

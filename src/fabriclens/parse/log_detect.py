@@ -158,6 +158,9 @@ from fabriclens.parse.log_patterns import (
     NVSHMEM_QP_RE,
     NVSHMEM_STATUS_RE,
     OFI_AV_OPEN_RE,
+    OFI_CQ_OPEN_RE,
+    OFI_INIT_FAILED,
+    OFI_INITIALIZING,
     OFI_MR_REG_RE,
     OFI_NOT_CONNECTED_RE,
     OFI_PROTOCOL_RE,
@@ -1246,6 +1249,12 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
             name=o.group(3) or (o.group("text") or "").strip() or None)  # fmt: skip
     if "Couldn't open AV" in msg and (av := OFI_AV_OPEN_RE.search(msg)) is not None:
         add("ofi_av_open_failed", rc=int(av.group(1)) if av.group(1) else None)
+    if "Couldn't open CQ" in msg and (cq := OFI_CQ_OPEN_RE.search(msg)) is not None:
+        add("ofi_cq_open_failed", rc=int(cq.group(1)) if cq.group(1) else None)
+    if OFI_INIT_FAILED in msg:
+        add("ofi_init_failed")
+    if OFI_INITIALIZING in msg:
+        add("ofi_plugin")
     if "Failed to process command" in msg and (ea := EFA_ADMIN_RE.search(msg)) is not None:
         add("efa_admin_failed", device=ea.group(1), command=ea.group(2), err=int(ea.group(3)))
     if "rgroup and vni" in msg and (cv := CXI_VNI_RE.search(msg)) is not None:

@@ -366,6 +366,15 @@ OFI_RE = re.compile(
 )
 # aws-ofi-nccl: `create_nccl_ofi_component:459 NCCL WARN NET/OFI Couldn't open AV. RC: -22`
 OFI_AV_OPEN_RE = re.compile(r"NET/OFI Couldn't open AV\.?\s*(?:RC:\s*(-?\d+))?")
+# aws-ofi-nccl: `nccl_ofi_ofiutils_init_connection:274 NCCL WARN NET/OFI Couldn't open CQ. RC: -22,
+# ERROR: Invalid argument` (aws/aws-ofi-nccl#715, after EFA's `Unable to create extended CQ: Cannot
+# allocate memory`)
+OFI_CQ_OPEN_RE = re.compile(r"NET/OFI Couldn't open CQ\.?\s*(?:RC:\s*(-?\d+))?")
+# aws-ofi-nccl's plugin failing as a whole (`nccl_net_ofi_create_plugin:259 NCCL WARN NET/OFI
+# aws-ofi-nccl initialization failed`), after which NCCL loads its internal transports, and the
+# plugin's first line (`NET/OFI Initializing aws-ofi-nccl 1.11.0-aws`)
+OFI_INIT_FAILED = "aws-ofi-nccl initialization failed"
+OFI_INITIALIZING = "NET/OFI Initializing aws-ofi-nccl"
 # the EFA driver in the kernel log: `infiniband efa_0: Failed to process command ALLOC_PD (opcode
 # 14) comp_status 1 err -12`
 EFA_ADMIN_RE = re.compile(
@@ -827,7 +836,11 @@ CRASH_WORDS = (  # lower-cased: a line holding one shows a failure
 # connects anyway (the queues taken in order): read as fastsocket_steering_fallback
 FASTSOCKET_FALLBACK = ("cannot get incoming cpu", "maximum retry reached for accept",
                        "maximum retry reached for connect")  # fmt: skip
-HARMLESS_WARNINGS = ("failed to find cuda library in", *FASTSOCKET_FALLBACK)
+# RCCL's MSCCL++ integration on a system it does not serve (`MSCCL++: Cannot enable MSCCL++;
+# environment is not MSCCL compatible`): RCCL goes on with its own algorithms (ROCm/rccl-tests#163,
+# a healthy MI50 init)
+MSCCLPP_NOT_ENABLED = "cannot enable msccl++"
+HARMLESS_WARNINGS = ("failed to find cuda library in", MSCCLPP_NOT_ENABLED, *FASTSOCKET_FALLBACK)
 BENIGN_WARNINGS = ("failed to open libibverbs", "could not get speed", *HARMLESS_WARNINGS)
 
 

@@ -511,7 +511,7 @@ SCREEN_WORDS = (
     "too many XML nodes", "was set to", "libnvidia-ml", "CUDA failure", "DOCA failure",
     "remote rails", "find reverse path", "CollNet", "optimal provider", "already been destroyed",
     "message truncated", "Mismatched collective", "Plugin Path", "/dev/shm has only", "invalid root",
-    "Couldn't open AV", "Failed to process command", "rgroup and vni", "nexpected", "hipIpc",
+    "Couldn't open AV", "Couldn't open CQ", "initialization failed", "Initializing aws-ofi-nccl", "Failed to process command", "rgroup and vni", "nexpected", "hipIpc",
     "ibrc.cpp", "ibgda.cpp", "not enumerated as an mlx5 device", "Rendezvous", "C10d store",
     "c10d_rendezvous_backend", "msccl_parser",
     # _detect_outside's (lines without NCCL's layout: in a batch without a screen word they are
