@@ -11,6 +11,7 @@ from fabriclens.cli._params import (
     ETP_HELP,
     FRAMEWORK_HELP,
     GRAD_REDUCE_HELP,
+    LORA_TARGETS_HELP,
     MOE_DISPATCH_HELP,
     PIPELINE_SPLIT_HELP,
 )
@@ -43,6 +44,8 @@ def search(
     etp: Annotated[int | None, typer.Option("--etp", help=ETP_HELP)] = None,
     attention: Annotated[str | None, typer.Option(help=ATTENTION_HELP)] = None,
     pipeline_split: Annotated[str | None, typer.Option(help=PIPELINE_SPLIT_HELP)] = None,
+    lora_rank: Annotated[int | None, typer.Option(help="LoRA adapter rank [default: 16]")] = None,
+    lora_targets: Annotated[str | None, typer.Option(help=LORA_TARGETS_HELP)] = None,
     top: Annotated[int, typer.Option(help="Layouts to show per network")] = 5,
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> int:
@@ -60,12 +63,23 @@ def search(
         )
     if top < 1:
         raise InputError(f"--top {top} must be at least 1", "give --top 5")
+    lora = [
+        f
+        for f, v in (("--lora-rank", lora_rank), ("--lora-targets", lora_targets))
+        if v is not None
+    ]
+    if lora and workload not in ("lora", "qlora"):
+        raise InputError(
+            f"{', '.join(lora)} applies to -w lora or qlora, not -w {workload}",
+            f"add -w lora (or qlora), or drop {', '.join(lora)}",
+        )
     req = PlanRequest(
         model=find_model(model), gpu=gpu, gpus=gpus, workload=workload, gpus_per_node=gpus_per_node,
         nics_per_node=nics_per_node, tp=tp, pp=pp, zero=zero, recompute=recompute, micro_batch=micro_batch,
         seq_len=seq_len, global_batch=global_batch, precision=precision, framework=framework,
         grad_reduce=grad_reduce, moe_dispatch=moe_dispatch, ep_overlap=ep_overlap, etp=etp,
         attention=attention, pipeline_split=pipeline_split,
+        lora_rank=16 if lora_rank is None else lora_rank, lora_targets=lora_targets,
     )  # fmt: skip
     from fabriclens.plan.planner import make_plans
 
