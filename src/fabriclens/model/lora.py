@@ -20,9 +20,11 @@ each layer's operands are the frozen GEMM's on one rank: a column-parallel proje
 keys and values, the MLP's gate and up) reads the whole input (gathered under sequence
 parallelism) and writes 1/tp of the output; a row-parallel one (attention's output, the MLP's
 down projection) reads 1/tp of the input and writes the whole output, or 1/tp of the tokens'
-under sequence parallelism. Adapters sit on every attention and MLP projection (as
-memory.adapter_params counts them), in a mixture of experts on each of the k experts a token is
-routed to and on the shared ones.
+under sequence parallelism. Adapters sit on the linear layers LORA_TARGETS names (every
+attention and MLP projection by default; memory.adapter_params counts their parameters alike),
+one adapter per linear layer as the framework lays them out (q/k/v and gate/up fused into one
+each read their input once), in a mixture of experts on each of the k experts a token is routed
+to and on the shared ones.
 """
 
 from __future__ import annotations
@@ -67,9 +69,9 @@ def mixer_targets(
     """The adapted ones of a token mixer's projections (attention's, or a linear layer's) as
     (input, output, row-parallel), the last row-parallel: all of them, or all but the output
     projection, or the queries and values of a plain q, k, v, o attention (``qv``; MLA's and a
-    linear layer's inputs are taken whole, as ``qkv``), or none (``mlp``). ``fused``: a plain attention's query,
-    key and value projections are one linear layer (Megatron-Core's linear_qkv), which an
-    adapter reads once."""
+    linear layer's inputs are taken whole, as ``qkv``), or none (``mlp``). ``fused``: a plain
+    attention's query, key and value projections are one linear layer (Megatron-Core's
+    linear_qkv), which an adapter reads once."""
     if targets == "mlp":
         return []
     last = len(projections) - 1
