@@ -162,3 +162,14 @@ def test_search_takes_the_lora_targets_too(capsys: pytest.CaptureFixture[str]) -
     assert best["qv"] > best["all"]
     assert run(["search", "llama-3.1-8b", "--lora-targets", "qv"]) == 2
     assert "applies to -w lora or qlora" in capsys.readouterr().err
+
+
+def test_advise_takes_the_lora_options_with_a_model(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["advise", "llama-3.1-8b", "-w", "lora", "--gpus", "16", "--json"]
+    assert run([*args, "--lora-targets", "qv"]) == 0
+    assert json.loads(capsys.readouterr().out)
+    for bad in (["advise", "llama-3.1-8b", "--lora-targets", "qv"],  # pretrain
+                ["advise", "-w", "lora", "--lora-targets", "qv"]):  # no model  # fmt: skip
+        assert run(bad) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

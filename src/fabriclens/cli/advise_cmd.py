@@ -11,6 +11,7 @@ from fabriclens.cli._params import (
     ETP_HELP,
     FRAMEWORK_HELP,
     GRAD_REDUCE_HELP,
+    LORA_TARGETS_HELP,
     MOE_DISPATCH_HELP,
     PIPELINE_SPLIT_HELP,
 )
@@ -60,6 +61,8 @@ def advise(
     etp: Annotated[int | None, typer.Option("--etp", help=ETP_HELP)] = None,
     attention: Annotated[str | None, typer.Option(help=ATTENTION_HELP)] = None,
     pipeline_split: Annotated[str | None, typer.Option(help=PIPELINE_SPLIT_HELP)] = None,
+    lora_rank: Annotated[int | None, typer.Option(help="LoRA adapter rank [default: 16]")] = None,
+    lora_targets: Annotated[str | None, typer.Option(help=LORA_TARGETS_HELP)] = None,
     slack: Annotated[
         str, typer.Option(help="Accept a tier this much slower than the best, e.g. 10%")
     ] = "10%",
@@ -75,9 +78,17 @@ def advise(
     step_flags = {
         "--framework": framework, "--grad-reduce": grad_reduce, "--moe-dispatch": moe_dispatch,
         "--ep-overlap": ep_overlap or None, "--etp": etp, "--attention": attention,
-        "--pipeline-split": pipeline_split,
+        "--pipeline-split": pipeline_split, "--lora-rank": lora_rank, "--lora-targets": lora_targets,
     }  # fmt: skip
     given = [flag for flag, value in step_flags.items() if value is not None]
+    lora = [flag for flag in given if flag.startswith("--lora")]
+    if lora and workload not in ("lora", "qlora"):
+        from fabriclens.errors import InputError
+
+        raise InputError(
+            f"{', '.join(lora)} applies to -w lora or qlora, not -w {workload}",
+            f"add -w lora (or qlora), or drop {', '.join(lora)}",
+        )
     if model is None and given:
         from fabriclens.errors import InputError
 
@@ -95,7 +106,9 @@ def advise(
                               gpus_per_node=gpus_per_node, nics_per_node=nics_per_node,
                               framework=framework, grad_reduce=grad_reduce,
                               moe_dispatch=moe_dispatch, ep_overlap=ep_overlap, etp=etp,
-                              attention=attention, pipeline_split=pipeline_split)  # fmt: skip
+                              attention=attention, pipeline_split=pipeline_split,
+                              lora_rank=16 if lora_rank is None else lora_rank,
+                              lora_targets=lora_targets)  # fmt: skip
     facts = Facts(
         scenario=scenario, nodes=nodes or max(1, -(-gpus // gpn)), network_engineer=network_engineer,
         cloud=cloud, utilisation=utilisation, sensitive_data=sensitive_data,
