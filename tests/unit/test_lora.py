@@ -37,7 +37,7 @@ def test_attention_adapters_on_one_gpu_stream_inputs_and_outputs_again() -> None
 
 def test_a_fused_qkv_projection_is_read_once() -> None:
     """Megatron-Core's linear_qkv: one adapter on 8192 -> 10240 reads its input once."""
-    fwd, bwd = adapter_bytes_per_token(LLAMA2_70B, 1, False, 1, "attention", fused=True)
+    fwd, bwd = adapter_bytes_per_token(LLAMA2_70B, 1, False, 1, "attention", "fused")
     ins, outs = 8192 + 8192, 10240 + 8192
     assert (fwd, bwd) == (2 * (ins + 4 * outs), 2 * (5 * ins + 2 * outs))
 
@@ -47,9 +47,9 @@ def test_tensor_parallel_ranks_move_their_shards() -> None:
     writes 1/8 of its output; the row-parallel output projection reads 1/8 of its input and
     writes 1/8 of the tokens' output (reduce-scattered); without sequence parallelism the
     whole output."""
-    fwd, _ = adapter_bytes_per_token(LLAMA2_70B, 8, True, 8, "attention", fused=True)
+    fwd, _ = adapter_bytes_per_token(LLAMA2_70B, 8, True, 8, "attention", "fused")
     assert fwd == 2 * ((8192 + 1024) + 4 * (1280 + 1024))
-    fwd_no_sp, _ = adapter_bytes_per_token(LLAMA2_70B, 8, False, 8, "attention", fused=True)
+    fwd_no_sp, _ = adapter_bytes_per_token(LLAMA2_70B, 8, False, 8, "attention", "fused")
     assert fwd_no_sp == 2 * ((8192 + 1024) + 4 * (1280 + 8192))
 
 
@@ -58,7 +58,8 @@ def test_targets_choose_the_adapted_layers() -> None:
     h, f = 4096, 11008
 
     def fwd(targets: str, fused: bool = False) -> float:
-        return adapter_bytes_per_token(spec, 1, False, 1, targets, fused)[0]
+        layout = "fused" if fused else "separate"
+        return adapter_bytes_per_token(spec, 1, False, 1, targets, layout)[0]
 
     assert fwd("qv") == 2 * (2 * h + 4 * 2 * h)  # q and v: 4096 -> 4096 each
     assert fwd("qkv") == 2 * (3 * h + 4 * 3 * h)  # the output projection left out

@@ -81,14 +81,11 @@ def advise(
         "--pipeline-split": pipeline_split, "--lora-rank": lora_rank, "--lora-targets": lora_targets,
     }  # fmt: skip
     given = [flag for flag, value in step_flags.items() if value is not None]
-    lora = [flag for flag in given if flag.startswith("--lora")]
-    if lora and workload not in ("lora", "qlora"):
-        from fabriclens.errors import InputError
+    if any(flag.startswith("--lora") for flag in given):
+        from fabriclens.plan.request import settle_workload
 
-        raise InputError(
-            f"{', '.join(lora)} applies to -w lora or qlora, not -w {workload}",
-            f"add -w lora (or qlora), or drop {', '.join(lora)}",
-        )
+        # a LoRA option with another workload is refused as plan refuses it
+        settle_workload(workload, {flag for flag in given if flag.startswith("--lora")})
     if model is None and given:
         from fabriclens.errors import InputError
 

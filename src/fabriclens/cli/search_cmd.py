@@ -53,7 +53,7 @@ def search(
     interleaving; exit status 1 when none does)."""
     from fabriclens.catalog import find_model
     from fabriclens.errors import ExitStatus, InputError
-    from fabriclens.plan.request import PlanRequest
+    from fabriclens.plan.request import PlanRequest, settle_workload
     from fabriclens.plan.search import search as run_search
 
     if workload == "inference":
@@ -63,16 +63,9 @@ def search(
         )
     if top < 1:
         raise InputError(f"--top {top} must be at least 1", "give --top 5")
-    lora = [
-        f
-        for f, v in (("--lora-rank", lora_rank), ("--lora-targets", lora_targets))
-        if v is not None
-    ]
-    if lora and workload not in ("lora", "qlora"):
-        raise InputError(
-            f"{', '.join(lora)} applies to -w lora or qlora, not -w {workload}",
-            f"add -w lora (or qlora), or drop {', '.join(lora)}",
-        )
+    # a LoRA option with another workload is refused as plan refuses it
+    lora = {"--lora-rank": lora_rank, "--lora-targets": lora_targets}
+    settle_workload(workload, {flag for flag, value in lora.items() if value is not None})
     req = PlanRequest(
         model=find_model(model), gpu=gpu, gpus=gpus, workload=workload, gpus_per_node=gpus_per_node,
         nics_per_node=nics_per_node, tp=tp, pp=pp, zero=zero, recompute=recompute, micro_batch=micro_batch,

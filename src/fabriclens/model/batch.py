@@ -60,7 +60,7 @@ from fabriclens.model.memory import (
     FRAGMENTATION,
     NCCL_BUFFER_BYTES,
     OPTIMIZER_BYTES_PER_PARAM,
-    adapter_params,
+    config_adapter_params,
     frozen_base_bytes,
     lse_bytes_per_token,
     mixer_activation_bytes,
@@ -314,7 +314,7 @@ def _adapter_bytes(
     vals = np.array(
         [
             adapter_bytes_per_token(
-                spec, int(t), bool(s), int(e), base.lora_targets, base.projections == "fused"
+                spec, int(t), bool(s), int(e), base.lora_targets, base.projections
             )
             for t, s, e in uniq
         ]
@@ -344,6 +344,8 @@ def evaluate(
     gpus, gpn = base.gpus, base.gpus_per_node
     L, h = spec.layers, spec.hidden
     trains = base.trains_base
+    # LoRA: the adapters each rank trains, reduces and updates (step.py)
+    adapters = np.zeros_like(tp) if trains else config_adapter_params(spec, base) / (tp * pp)
     m = np.maximum(1.0, np.floor(gb / (dp * mb)))
 
     # --- pipeline stages (memory.pipeline_stages): first, busiest middle, last ---
@@ -414,9 +416,6 @@ def evaluate(
                     s_dense, s_expert, s_ends, base.lora_base_bits, dp_dense, dp_expert
                 ),
                 frozen_base_bytes(s_dense, s_expert, s_ends, base.lora_base_bits),
-            )
-            adapters = adapter_params(spec, base.lora_rank, base.lora_targets, base.projections) / (
-                tp * pp
             )
             states = frozen + 2.0 * adapters + (ADAPTER_BYTES_PER_PARAM - 2.0) * adapters
         in_flight = np.where(
@@ -616,10 +615,7 @@ def evaluate(
     if trains:
         p_dense, p_expert = dense, expert
     else:
-        p_dense, p_expert = (
-            adapter_params(spec, base.lora_rank, base.lora_targets, base.projections) / (tp * pp),
-            np.zeros_like(tp),
-        )
+        p_dense, p_expert = adapters, np.zeros_like(tp)
     grad_dense = p_dense * base.grad_bytes
     grad_expert = p_expert * base.grad_bytes
     window = bwd * layers * 0.9 if base.overlap_dp else np.zeros_like(tp)
@@ -731,7 +727,7 @@ def evaluate(
     optimized = (
         (dense / np.where(zero >= 1, dp * cp, 1.0) + expert / np.where(zero >= 1, dp_expert, 1.0))
         if trains
-        else adapter_params(spec, base.lora_rank, base.lora_targets, base.projections) / (tp * pp)
+        else adapters
     )
     optimizer = ADAM_BYTES_PER_PARAM * optimized / mem_rate
     compute_total = m * compute_mb + optimizer + OVERLAP_COMPUTE_TAX * hidden

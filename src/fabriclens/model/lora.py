@@ -119,12 +119,12 @@ def adapter_bytes_per_token(
     sequence_parallel: bool,
     expert_tp: int,
     targets: str = "all",
-    fused: bool = False,
+    projections: str = "separate",
 ) -> tuple[float, float]:
     """(forward, backward) bytes one rank's LoRA adapters move per token of a micro-batch, per
     decoder layer (averaged over the layers), with adapters on ``targets`` (LORA_TARGETS) and
-    the input projections ``fused`` or not (the framework's PROJECTION_LAYOUTS)."""
-    swiglu, mlps = spec.mlp == "swiglu", adapts_mlp(targets)
+    the input projections laid out as ``projections`` (the framework's PROJECTION_LAYOUTS)."""
+    swiglu, mlps, fused = spec.mlp == "swiglu", adapts_mlp(targets), projections == "fused"
     attn = mixer_targets(attention_projections(spec), targets, spec.is_mla, fused)
     parts = [(softmax_layers(spec), _traffic(attn, tp, sequence_parallel))]
     if spec.linear_layers:

@@ -342,6 +342,12 @@ def adapter_params(
     return softmax_layers(spec) * attn + spec.linear_layers * lin + dense_mlp + moe_mlp
 
 
+def config_adapter_params(spec: ModelSpec, cfg: TrainConfig) -> float:
+    """The adapters a LoRA ``cfg`` trains (:func:`adapter_params` at its rank, targets and the
+    framework's projections), over the whole model."""
+    return adapter_params(spec, cfg.lora_rank, cfg.lora_targets, cfg.projections)
+
+
 def training_memory(
     spec: ModelSpec, counts: ParamCounts, cfg: TrainConfig, capacity_bytes: float
 ) -> MemoryLedger:
@@ -393,7 +399,7 @@ def _training_stage_memory(
             share.dense, share.expert, share.ends, cfg.lora_base_bits,
             dp_dense if shard else 1, dp_expert if shard else 1,
         )  # fmt: skip
-        trainable = adapter_params(spec, cfg.lora_rank, cfg.lora_targets, cfg.projections)
+        trainable = config_adapter_params(spec, cfg)
         adapters = trainable / (cfg.tp * cfg.pp)
         comp["gradients"] = 2.0 * adapters
         comp["optimizer"] = (ADAPTER_BYTES_PER_PARAM - 2.0) * adapters

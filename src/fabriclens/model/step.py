@@ -59,8 +59,8 @@ from fabriclens.model.lora import LORA_TARGET_NAMES, adapter_bytes_per_token
 from fabriclens.model.memory import (
     MemoryLedger,
     activation_bytes_per_layer,
-    adapter_params,
     busiest_layers,
+    config_adapter_params,
     frozen_base_bytes,
     param_share,
     pipeline_stages,
@@ -300,19 +300,16 @@ def estimate_training_step(
         + UNFUSED_SCORE_BWD_BYTES[cfg.dropout] * score_elems / mem_rate
     )
     bwd = t_mm_bwd + t_core_bwd + 2.0 * t_elem + t_eager_bwd + t_perm
-    # LoRA: the adapters stream each adapted layer's input and output again (model/lora.py)
+    # LoRA: the adapters stream each adapted layer's input and output again (model/lora.py);
+    # each rank trains, reduces and updates its share of them
     a_fwd, a_bwd = (
         (0.0, 0.0)
         if cfg.trains_base
         else adapter_bytes_per_token(
-            spec,
-            t,
-            cfg.sequence_parallel,
-            cfg.expert_tp,
-            cfg.lora_targets,
-            cfg.projections == "fused",
+            spec, t, cfg.sequence_parallel, cfg.expert_tp, cfg.lora_targets, cfg.projections
         )
     )
+    adapters = 0.0 if cfg.trains_base else config_adapter_params(spec, cfg) / (t * cfg.pp)
     fwd += tokens * a_fwd / mem_rate
     bwd += tokens * a_bwd / mem_rate
     # per-op checkpointing (torchtitan) reruns every second matmul and all the elementwise work
@@ -513,11 +510,7 @@ def estimate_training_step(
         if cfg.trains_base:
             params_dense, params_expert = share.dense, share.expert
         else:  # LoRA: only the adapters are trained, synchronised and updated
-            params_dense, params_expert = (
-                adapter_params(spec, cfg.lora_rank, cfg.lora_targets, cfg.projections)
-                / (t * cfg.pp),
-                0.0,
-            )
+            params_dense, params_expert = adapters, 0.0
         grad_dense = params_dense * cfg.grad_bytes
         grad_expert = params_expert * cfg.grad_bytes
         window = bwd * layers * 0.9 if cfg.overlap_dp else 0.0
@@ -681,9 +674,7 @@ def estimate_training_step(
         dp_expert = groups["dp-expert"].size if cfg.zero >= 1 else 1
         optimized = share.dense / dp_dense + share.expert / dp_expert
     else:
-        optimized = adapter_params(spec, cfg.lora_rank, cfg.lora_targets, cfg.projections) / (
-            t * cfg.pp
-        )
+        optimized = adapters
     optimizer = ADAM_BYTES_PER_PARAM * optimized / mem_rate
     hidden_comm = sum(c.time_s - c.exposed_s for c in comm)
     overlap_tax = OVERLAP_COMPUTE_TAX * hidden_comm

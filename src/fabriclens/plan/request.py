@@ -41,7 +41,7 @@ class PlanRequest:
     flash_attention: bool = True
     lora_rank: int = 16
     lora_base_bits: int = 16
-    lora_targets: str | None = None  # all | attention | qkv | qv (model/lora.py); None: all
+    lora_targets: str | None = None  # LORA_TARGETS (model/lora.py); None: all
     framework: str | None = None  # training framework (catalog frameworks.toml); None: default
     grad_reduce: str | None = None  # bf16 | fp32 gradient reduction; None: the framework's
     moe_dispatch: str | None = None  # all-to-all | node-dedup (MoE); None: the framework's
@@ -156,7 +156,7 @@ def settle_workload(
         )
     if workload in ("pretrain", "full-finetune") and lora:
         raise InputError(
-            f"--lora-rank applies to -w lora or qlora, not -w {workload}",
-            "add -w lora (or qlora), or drop --lora-rank",
+            f"{_these(lora, 'applies', 'apply')} to -w lora or qlora, not -w {workload}",
+            f"add -w lora (or qlora), or drop {_them(lora)}",
         )
     return workload, None

@@ -24,19 +24,16 @@ def _r(x: float, digits: int = 6) -> float:
 def _lora_doc(spec: ModelSpec, cfg: TrainConfig) -> dict[str, Any]:
     """A LoRA plan's adapters: where they sit and what they move (model/lora.py)."""
     from fabriclens.model.lora import adapter_bytes_per_token
-    from fabriclens.model.memory import adapter_params
+    from fabriclens.model.memory import config_adapter_params
 
     fwd, bwd = adapter_bytes_per_token(
-        spec, cfg.tp, cfg.sequence_parallel, cfg.expert_tp, cfg.lora_targets,
-        cfg.projections == "fused",
-    )  # fmt: skip
+        spec, cfg.tp, cfg.sequence_parallel, cfg.expert_tp, cfg.lora_targets, cfg.projections
+    )
     return {
         "rank": cfg.lora_rank,
         "targets": cfg.lora_targets,
         "base_bits": cfg.lora_base_bits,
-        "trainable_params": round(
-            adapter_params(spec, cfg.lora_rank, cfg.lora_targets, cfg.projections)
-        ),
+        "trainable_params": round(config_adapter_params(spec, cfg)),
         # per token of a micro-batch and decoder layer, on one GPU
         "adapter_bytes_per_token_layer": {"forward": _r(fwd), "backward": _r(bwd)},
     }
