@@ -110,6 +110,26 @@ def test_the_step_prices_the_adapters_traffic_at_hbm_speed() -> None:
     assert any("stream each adapted layer's input" in line for line in steps["all"].assumptions)
 
 
+def test_zero_shards_the_adapters_states_as_it_would_the_bases() -> None:
+    """Adam's fp32 state of the adapters is divided over the data-parallel ranks from ZeRO-1, their
+    gradients from ZeRO-2 and their 16-bit weights from ZeRO-3; without ZeRO each rank holds all
+    (2 + 14 bytes a parameter)."""
+    spec = find_model("llama-3.1-8b")
+    counts = count_params(spec)
+    cfg = TrainConfig(gpus=8, gpus_per_node=8, dp=8, seq_len=4096, global_batch=64,
+                      workload="lora", lora_targets="qv")  # fmt: skip
+    adapters = adapter_params(spec, 16, "qv", "separate")
+    mem = {z: estimate_training_step(spec, counts, H100, NVLINK, replace(cfg, zero=z)).memory
+           for z in range(4)}  # fmt: skip
+    expected = {  # (gradients, optimizer) bytes per parameter on one of 8 ranks
+        0: (2.0, 12.0 + 2.0), 1: (2.0, 12.0 / 8 + 2.0), 2: (2.0 / 8, 12.0 / 8 + 2.0),
+        3: (2.0 / 8, 12.0 / 8 + 2.0 / 8),
+    }  # fmt: skip
+    for z, (grads, optimizer) in expected.items():
+        assert mem[z].per_gpu_bytes["gradients"] == pytest.approx(grads * adapters, rel=1e-12)
+        assert mem[z].per_gpu_bytes["optimizer"] == pytest.approx(optimizer * adapters, rel=1e-12)
+
+
 def test_nvidias_stacks_fuse_their_input_projections() -> None:
     assert find_framework("nemo").projections == "fused"
     assert find_framework("megatron").projections == "fused"

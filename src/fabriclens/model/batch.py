@@ -55,11 +55,11 @@ from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
 from fabriclens.model.lora import adapter_bytes_per_token
 from fabriclens.model.memory import (
-    ADAPTER_BYTES_PER_PARAM,
     CUDA_CONTEXT_BYTES,
     FRAGMENTATION,
     NCCL_BUFFER_BYTES,
     OPTIMIZER_BYTES_PER_PARAM,
+    adapter_state_bytes,
     config_adapter_params,
     frozen_base_bytes,
     lse_bytes_per_token,
@@ -417,7 +417,10 @@ def evaluate(
                 ),
                 frozen_base_bytes(s_dense, s_expert, s_ends, base.lora_base_bits),
             )
-            states = frozen + 2.0 * adapters + (ADAPTER_BYTES_PER_PARAM - 2.0) * adapters
+            grads, adapter_states = adapter_state_bytes(
+                adapters, *(np.where(zero >= stage, dp_dense, 1) for stage in (2, 1, 3))
+            )
+            states = frozen + grads + adapter_states
         in_flight = np.where(
             one,
             1.0,

@@ -229,6 +229,20 @@ def frozen_base_bytes(
     return 2.0 * (dense / dp_dense + expert / dp_expert)
 
 
+def adapter_state_bytes(
+    adapters: Any, grad_shards: Any, optimizer_shards: Any, weight_shards: Any
+) -> tuple[Any, Any]:
+    """A LoRA run's adapter gradients and optimizer state on one GPU (numbers or numpy arrays),
+    ``adapters`` the parameters its tensor/pipeline rank trains, each part divided over the
+    data-parallel ranks that hold a shard of it (1 where the ZeRO stage keeps it whole): 16-bit
+    gradients (ZeRO-2), fp32 master weights and Adam moments (ZeRO-1) and the adapters' 16-bit
+    working weights (ZeRO-3), which the optimizer column counts."""
+    grads = 2.0 * adapters / grad_shards
+    working = ADAPTER_BYTES_PER_PARAM - 2.0 - OPTIMIZER_BYTES_PER_PARAM
+    states = adapters * (OPTIMIZER_BYTES_PER_PARAM / optimizer_shards + working / weight_shards)
+    return grads, states
+
+
 def unfused_score_stored_bytes(dropout: bool) -> float:
     """Bytes per score element an unfused attention keeps for its backward (Korthikanti et al.
     2022: the softmax output, and with dropout its mask and output)."""
@@ -401,8 +415,9 @@ def _training_stage_memory(
         )  # fmt: skip
         trainable = config_adapter_params(spec, cfg)
         adapters = trainable / (cfg.tp * cfg.pp)
-        comp["gradients"] = 2.0 * adapters
-        comp["optimizer"] = (ADAPTER_BYTES_PER_PARAM - 2.0) * adapters
+        comp["gradients"], comp["optimizer"] = adapter_state_bytes(
+            adapters, *(dp_dense if cfg.zero >= stage else 1 for stage in (2, 1, 3))
+        )
         kind = (
             "QLoRA: 4-bit NF4 base (embedding and LM head in 16 bit)"
             if cfg.lora_base_bits == 4

@@ -144,6 +144,11 @@ def plan_summary(doc: dict[str, Any], with_network: bool = True) -> list[Rendera
         )
         if lay.get("framework"):
             layout += f" · framework {lay['framework']}"
+        if doc.get("lora"):  # the adapters: their rank, where they sit, the base they train over
+            lora = doc["lora"]
+            layout += f" · LoRA rank {lora['rank']} on {lora['targets']}" + (
+                " over a 4-bit base" if lora["base_bits"] == 4 else ""
+            )
     return [head, Text(layout)]
 
 
