@@ -730,7 +730,7 @@ def evaluate(
     optimized = (
         (dense / np.where(zero >= 1, dp * cp, 1.0) + expert / np.where(zero >= 1, dp_expert, 1.0))
         if trains
-        else adapters
+        else adapters / np.where(zero >= 1, dp * cp, 1.0)  # each rank updates its shard
     )
     optimizer = ADAM_BYTES_PER_PARAM * optimized / mem_rate
     compute_total = m * compute_mb + optimizer + OVERLAP_COMPUTE_TAX * hidden

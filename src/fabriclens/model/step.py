@@ -673,8 +673,8 @@ def estimate_training_step(
         dp_dense = cfg.dp * cfg.cp if cfg.zero >= 1 else 1
         dp_expert = groups["dp-expert"].size if cfg.zero >= 1 else 1
         optimized = share.dense / dp_dense + share.expert / dp_expert
-    else:
-        optimized = adapters
+    else:  # the adapters' states, sharded alike (memory.adapter_state_bytes)
+        optimized = adapters / (cfg.dp * cfg.cp if cfg.zero >= 1 else 1)
     optimizer = ADAM_BYTES_PER_PARAM * optimized / mem_rate
     hidden_comm = sum(c.time_s - c.exposed_s for c in comm)
     overlap_tax = OVERLAP_COMPUTE_TAX * hidden_comm
