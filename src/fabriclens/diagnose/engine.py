@@ -259,6 +259,13 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ib_create_failed": _count("ibv_create_failed", nccl),
         "ib_gid_change": _count("ib_gid_change", nccl),
         "ib_client_reregister": _count("ib_client_reregister", nccl),
+        "rdma_device_no_pci": _count("rdma_device_no_pci", nccl),
+        "bootstrap_rank_twice": _count("bootstrap_rank_twice", nccl),
+        "bootstrap_nranks_mismatch": _count("bootstrap_nranks_mismatch", nccl),
+        "p2p_unavailable": _count("p2p_unavailable", nccl),
+        # a rank's communicator torn down while another rank's collective timed out
+        "aborted_peer_before_timeout": _count("aborted_peer_before_timeout", nccl)
+        * bool(torch.timeouts) * _aborted_other_rank(nccl, torch),
         "duplicate_gpu": len(nccl.of("duplicate_gpu")),
         "graph_file_set": "NCCL_GRAPH_FILE" in env,
         "graph_import_failed": len(nccl.of("graph_import_failed")),
@@ -711,6 +718,11 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "bad_address_family": (("bad_address_family",), None),
     "cuda_error": (("cuda_error",), None),
     "topology_sysfs": (("topology_sysfs",), None),
+    "rdma_device_no_pci": (("rdma_device_no_pci",), None),
+    "bootstrap_rank_twice": (("bootstrap_rank_twice",), None),
+    "bootstrap_nranks_mismatch": (("bootstrap_nranks_mismatch",), None),
+    "p2p_unavailable": (("p2p_unavailable",), None),
+    "aborted_peer_before_timeout": (("comm_abort",), None),
     "max_shared_mem": (("max_shared_mem",), None),
     "ofi_error": (("ofi_error",), None),
     "ofi_unreachable": (("ofi_error",), lambda e: e.detail["rc"] == 113 or e.detail["name"] == "UNDELIVERABLE"),
@@ -899,6 +911,13 @@ def _matching(name: str, nccl: NcclLog) -> list[Event]:
     return [e for e in nccl.events if e.kind in kinds and (keep is None or keep(e))]
 
 
+def _aborted_other_rank(nccl: NcclLog, torch: TorchLog) -> bool:
+    """A communicator aborted on a rank none of the watchdog's timeouts came from: that rank left
+    (or failed) while the others waited."""
+    waiting = {t.rank for t in torch.timeouts} | {t.group_rank for t in torch.timeouts}
+    return any(e.detail["comm_rank"] not in waiting for e in nccl.of("comm_abort"))
+
+
 def _count(name: str, nccl: NcclLog) -> int:
     """How many events EVENT_EVIDENCE[name] names: a fact and its evidence share one test."""
     return len(_matching(name, nccl))
@@ -1046,9 +1065,10 @@ def diagnose(nccl: NcclLog, torch: TorchLog) -> list[Finding]:
                 )
             )
     after = {rule.id for rule in rules() if rule.consequence}
+    # at one severity: what went wrong, then what followed from it, then the set-up around it
     return sorted(
         _without_repeated_warnings(found),
-        key=lambda f: (SEVERITY_ORDER[f.severity], f.rule in after),
+        key=lambda f: (SEVERITY_ORDER[f.severity], f.rule in after, f.rule in context),
     )
 
 

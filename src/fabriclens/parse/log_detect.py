@@ -16,6 +16,8 @@ from fabriclens.parse.log_patterns import (
     ARGCHECK_ROOT_RE,
     ASYNC_EVENT_RE,
     BF16_CC_RE,
+    BOOTSTRAP_NRANKS_RE,
+    BOOTSTRAP_TWICE_RE,
     BRACKET_PEER_RE,
     BTL_TCP_NO_ROUTE_RE,
     BUS_ERROR_RE,
@@ -23,6 +25,7 @@ from fabriclens.parse.log_patterns import (
     CLIENT_TIMEOUT_RE,
     CLOUD_QUOTA_RE,
     COLL_MISMATCH_RE,
+    COMM_ABORT_RE,
     COMM_DESTROYED_RE,
     COMPLETION_RE,
     CONTAINER_FILE_EXISTS_RE,
@@ -180,6 +183,7 @@ from fabriclens.parse.log_patterns import (
     OLLAMA_TOO_LARGE_RE,
     OOM_INVOKED_RE,
     OOM_KILL_RE,
+    P2P_UNAVAILABLE_RE,
     PEER_RE,
     PG_RANK_RE,
     PL_RANK_RE,
@@ -205,6 +209,7 @@ from fabriclens.parse.log_patterns import (
     RAY_NODE_REQUEST_RE,
     RAY_REDIS_FAILED_RE,
     RAY_START_ADDRESS_RE,
+    RDMA_SYSFS_RE,
     RDZV_PORT_RE,
     RDZV_STORE_RE,
     REGISTRY_401_RE,
@@ -1207,12 +1212,28 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
     # a network interface without a PCI device (lo, a bridge, a veth) has no sysfs device link:
     # NCCL says so at INFO and places it outside the PCI tree; only a GPU's or NIC's bus path is
     # the missing topology
+    # ...nor has an RDMA device without a PCI function (Soft-RoCE's rxe, soft-iWARP's siw): NCCL
+    # uses it anyway, outside the PCI tree
     if (
         "real path" in msg
         and (t := TOPO_RE.search(msg)) is not None
         and not t.group(1).startswith(NET_SYSFS)
     ):
-        add("topology_sysfs", path=t.group(1))
+        if (rd := RDMA_SYSFS_RE.search(msg)) is not None:
+            add("rdma_device_no_pci", device=rd.group(1))
+        else:
+            add("topology_sysfs", path=t.group(1))
+    if "Abort COMPLETE" in msg and (ca := COMM_ABORT_RE.search(msg)) is not None:
+        add("comm_abort", comm_rank=int(ca.group(1)), nranks=int(ca.group(2)))
+    if "checked in" in msg and (bt := BOOTSTRAP_TWICE_RE.search(msg)) is not None:
+        add("bootstrap_rank_twice", rank=int(bt.group(1)), nranks=int(bt.group(2)))
+    if "mismatch in rank count" in msg and (bn := BOOTSTRAP_NRANKS_RE.search(msg)) is not None:
+        add("bootstrap_nranks_mismatch", root=int(bn.group(1)), joined=int(bn.group(2)))
+    if ("enable P2P" in msg or "peer query failed" in msg) and (
+        pu := P2P_UNAVAILABLE_RE.search(msg)
+    ) is not None:
+        add("p2p_unavailable", pair=f"{pu.group(2)} (={pu.group(3)}) and {pu.group(4)} (={pu.group(5)})",
+            query_failed=int(pu.group(1) == "peer query failed"))  # fmt: skip
     if "maxSharedMem" in msg and (s := SHMEM_RE.search(msg)) is not None:
         add("max_shared_mem", needed=int(s.group(1)), device=int(s.group(2)))
     if "fi_getinfo" in msg and (fg := FI_GETINFO_RE.search(msg)) is not None:

@@ -353,6 +353,23 @@ OFI_REGISTER_RE = re.compile(
 )
 FAMILY_RE = re.compile(r"family (\d+) is neither AF_INET")
 TOPO_RE = re.compile(r"Could not find real path of (\S+)")
+# an RDMA device's sysfs link: `Could not find real path of rxe0 (/sys/class/infiniband/rxe0/device)`
+# (net_ib.cc since NCCL 2.4), or the path alone (older releases, the UCX and RCCL plugins)
+RDMA_SYSFS_RE = re.compile(r"/sys/class/infiniband/([^/\s()]{1,64})/device")
+# bootstrap.cc's root: two processes came in as one rank, or with different rank counts
+BOOTSTRAP_TWICE_RE = re.compile(
+    r"Bootstrap Root : rank (\d+) of (\d+) ranks has already checked in"
+)
+BOOTSTRAP_NRANKS_RE = re.compile(
+    r"Bootstrap Root : mismatch in rank count from procs (\d+) : (\d+)"
+)
+# init.cc (INFO): a communicator torn down by ncclCommAbort (PyTorch aborts a process group's
+# communicators when the process exits without destroying it, or after an error)
+COMM_ABORT_RE = re.compile(r"comm 0x[0-9a-fA-F]+ rank (\d+) nranks (\d+) .{0,80}- Abort COMPLETE")
+# p2p.cc (INFO): cudaDeviceCanAccessPeer said no, or failed, for a pair of local GPUs
+P2P_UNAVAILABLE_RE = re.compile(
+    r"(Could not enable P2P|peer query failed) between dev (\d+)\(=([0-9a-fA-F]+)\) and dev (\d+)\(=([0-9a-fA-F]+)\)"
+)
 # nccl-tests of NCCL 1's era list their ranks as `   Rank  0 uses device  0 [0x05] Tesla M40 24GB`
 NCCL1_TESTS_RANK_RE = re.compile(
     r"\s*Rank\s+\d{1,5}\s+uses device\s+\d{1,3}\s+\[0x[0-9a-fA-F]{1,16}\]"

@@ -129,8 +129,11 @@ def _group_rank(line: str) -> tuple[str | None, int | None]:
 
 
 def _num(fields: dict[str, str], key: str) -> int | None:
+    """A field's number; None when absent, or -1 printed as an unsigned 64-bit count (a coalesced
+    group of operations has no one size: `NumelIn=18446744073709551615`)."""
     value = fields.get(key, "")
-    return int(value) if value.lstrip("-").isdigit() else None
+    number = int(value) if value.lstrip("-").isdigit() else None
+    return None if number is None or number >= 2**63 or number < 0 else number
 
 
 def parse_torch_log(lines: str | Iterable[str], log: TorchLog | None = None) -> TorchLog:
