@@ -52,7 +52,7 @@ ROUTED_BYTES = 2.0  # BF16 hidden vectors
 # |log(measured / planned speed)|, the shares set by the dense rows; tests/unit/
 # test_framework_calibration.py re-derives it. It weighs most on small layers: a micro-batch of
 # one sequence, fine-grained experts, a fast GPU.
-MOE_LAYER_HOST_MS = 1.25
+MOE_LAYER_HOST_MS = 1.50
 
 
 def moe_share(spec: ModelSpec) -> float:

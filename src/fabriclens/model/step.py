@@ -795,8 +795,8 @@ def estimate_training_step(
                 "kernels and their device-to-host sync; calibrated on published MoE runs, "
                 f"model/moe.py), {layers * m * moe_host:.3g} s of this step"
                 + "; routing balanced (model/moe.py). With that host time NVIDIA's own MoE "
-                "recipes on H100 run at a median 0.92 of this step (its dense ones at 0.90), but "
-                "spread wider, and its published MoE runs are up to 2.7x slower (DeepSeek-V3 in "
+                "recipes on H100 run at a median 0.91 of this step (its dense ones at 0.90), but "
+                "spread wider, and its published MoE runs are up to 2.6x slower (DeepSeek-V3 in "
                 "BF16 under NeMo 25.04; README, known misses)",
             )
             if spec.is_moe
