@@ -28,6 +28,8 @@ EVENT_WORDS = {
     "rdma_device_no_pci": "the RDMA device {device} has no PCI device in sysfs",
     "bootstrap_rank_twice": "rank {rank} of {nranks} came to NCCL's bootstrap twice",
     "bootstrap_nranks_mismatch": "a process joined NCCL's bootstrap with {joined} ranks where the root has {root}",
+    "invalid_rank": "a process asked NCCL for rank {requested} of a communicator of {nranks} ranks (0 to {nranks} - 1)",
+    "unique_id_wait_failed": "rank {waiting} waited for rank {root}'s NCCL unique id in the c10d store: {error}",
     "comm_abort": "rank {comm_rank} of {nranks}: NCCL aborted its communicator (Abort COMPLETE)",
     "p2p_unavailable": "CUDA gives no peer-to-peer access between GPUs {pair}",
     "device_ordinal": "invalid device ordinal (CUDA error 101)",
@@ -71,7 +73,6 @@ EVENT_WORDS = {
     "cxi_eq_overflow": "the Slingshot NIC's event queue overflowed (libfabric cxi)",
     "ompi_libnbc_frame": "a stack frame in Open MPI's non-blocking collectives (libnbc)",
     "msccl_xml": "MSCCL's algorithm file: attribute {attribute} of node {node} not found",
-    "nvshmem_qp_failed": "NVSHMEM's InfiniBand transport: {step} (status {status})",
     "nvshmem_not_mlx5": "NVSHMEM's IBGDA transport: a NIC that is not an mlx5 (ConnectX) device",
     "rdzv_store_failed": "torchrun's rendezvous: the c10d store could not be reached",
     "ofi_av_open_failed": "aws-ofi-nccl could not open the libfabric address vector (RC {rc})",
@@ -445,6 +446,9 @@ def describe(event: Event) -> str:
     elif event.kind == "ggml_gpu_oom":
         size = f" of {d['mib']} MiB on device {d['device']}" if d["mib"] else ""
         parts.append(f"llama.cpp could not allocate a GPU buffer{size}: out of memory")
+    elif event.kind == "nvshmem_qp_failed":
+        status = f" (status {d['status']})" if d["status"] is not None else ""
+        parts.append(f"NVSHMEM's InfiniBand transport: {d['step']}{status}")
     elif event.kind == "host_unresolved" and d["name"] is None:  # a message naming no host
         parts.append("a host name does not resolve")
     elif event.kind in EVENT_WORDS:

@@ -263,6 +263,9 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "bootstrap_rank_twice": _count("bootstrap_rank_twice", nccl),
         "bootstrap_nranks_mismatch": _count("bootstrap_nranks_mismatch", nccl),
         "p2p_unavailable": _count("p2p_unavailable", nccl),
+        "invalid_rank": _count("invalid_rank", nccl),
+        "unique_id_wait_failed": _count("unique_id_wait_failed", nccl),
+        "ucx_devx_failed": _count("ucx_devx_failed", nccl),
         # a rank's communicator torn down while another rank's collective timed out
         "aborted_peer_before_timeout": _count("aborted_peer_before_timeout", nccl)
         * bool(torch.timeouts) * _aborted_other_rank(nccl, torch),
@@ -722,6 +725,9 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "bootstrap_rank_twice": (("bootstrap_rank_twice",), None),
     "bootstrap_nranks_mismatch": (("bootstrap_nranks_mismatch",), None),
     "p2p_unavailable": (("p2p_unavailable",), None),
+    "invalid_rank": (("invalid_rank",), None),
+    "unique_id_wait_failed": (("unique_id_wait_failed",), None),
+    "ucx_devx_failed": (("ucx_error",), lambda e: "devx_obj_create" in str(e.detail["error"])),
     "aborted_peer_before_timeout": (("comm_abort",), None),
     "max_shared_mem": (("max_shared_mem",), None),
     "ofi_error": (("ofi_error",), None),

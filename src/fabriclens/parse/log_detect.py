@@ -119,6 +119,7 @@ from fabriclens.parse.log_patterns import (
     INCARNATION_RE,
     INIT_START_RE,
     INTERNAL_NET_RE,
+    INVALID_RANK_RE,
     JAX_BARRIER_RE,
     JAX_TASK_RE,
     KERNEL_ARG_RE,
@@ -255,6 +256,7 @@ from fabriclens.parse.log_patterns import (
     UCC_ERROR_RE,
     UCX_ERROR_RE,
     UCX_TLS_RE,
+    UNIQUE_ID_WAIT_RE,
     USERNS_RE,
     VENDOR_RE,
     VERBS_ABI_RE,
@@ -1027,7 +1029,11 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
             detail["rank"] = rank
         events.append((kind, tuple(detail.items())))
 
-    if ("ibrc.cpp" in msg or "ibgda.cpp" in msg) and (nq := NVSHMEM_QP_RE.search(msg)) is not None:
+    # NVSHMEM's own lines: a source location (ibrc.cpp, ibgda.cpp) or IBGDA's bare messages
+    # (`Unable to create ah.`, `ibgda_rc_init2rtr failed on RC #216.`)
+    if ("ibrc.cpp" in msg or "ibgda" in msg or "Unable to create ah" in msg) and (
+        nq := NVSHMEM_QP_RE.search(msg)
+    ) is not None:
         status = NVSHMEM_STATUS_RE.search(msg)
         add("nvshmem_qp_failed", status=int(status.group(1)) if status else None, step=nq.group(0))
     if "not enumerated as an mlx5 device" in msg:  # NVSHMEM's IBGDA: mlx5 NICs only
@@ -1225,6 +1231,11 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
             add("topology_sysfs", path=t.group(1))
     if "Abort COMPLETE" in msg and (ca := COMM_ABORT_RE.search(msg)) is not None:
         add("comm_abort", comm_rank=int(ca.group(1)), nranks=int(ca.group(2)))
+    if "Invalid rank requested" in msg and (ir := INVALID_RANK_RE.search(msg)) is not None:
+        add("invalid_rank", requested=int(ir.group(1)), nranks=int(ir.group(2)))
+    if "retrieving ncclUniqueId" in msg and (uw := UNIQUE_ID_WAIT_RE.search(msg)) is not None:
+        add("unique_id_wait_failed", waiting=int(uw.group(1)), root=int(uw.group(2)),
+            error=uw.group(3).strip())  # fmt: skip
     if "checked in" in msg and (bt := BOOTSTRAP_TWICE_RE.search(msg)) is not None:
         add("bootstrap_rank_twice", rank=int(bt.group(1)), nranks=int(bt.group(2)))
     if "mismatch in rank count" in msg and (bn := BOOTSTRAP_NRANKS_RE.search(msg)) is not None:

@@ -366,6 +366,14 @@ BOOTSTRAP_NRANKS_RE = re.compile(
 # init.cc (INFO): a communicator torn down by ncclCommAbort (PyTorch aborts a process group's
 # communicators when the process exits without destroying it, or after an error)
 COMM_ABORT_RE = re.compile(r"comm 0x[0-9a-fA-F]+ rank (\d+) nranks (\d+) .{0,80}- Abort COMPLETE")
+# init.cc: a rank at or past the communicator's size (`Invalid rank requested : 2/2`)
+INVALID_RANK_RE = re.compile(r"Invalid rank requested : (-?\d+)/(\d+)")
+# PyTorch's ProcessGroupNCCL (broadcastUniqueNCCLID): a rank waiting in the c10d store for the
+# NCCL unique id the root rank publishes
+UNIQUE_ID_WAIT_RE = re.compile(
+    r"\[(\d+)\] is setting up NCCL communicator and retrieving ncclUniqueId from \[(\d+)\] via c10d"
+    r" key-value store.{0,160}?got error: ([^,\n]{1,120})"
+)
 # p2p.cc (INFO): cudaDeviceCanAccessPeer said no, or failed, for a pair of local GPUs
 P2P_UNAVAILABLE_RE = re.compile(
     r"(Could not enable P2P|peer query failed) between dev (\d+)\(=([0-9a-fA-F]+)\) and dev (\d+)\(=([0-9a-fA-F]+)\)"

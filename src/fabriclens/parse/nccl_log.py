@@ -559,6 +559,8 @@ SCREEN_WORDS = (
     "Expected to have finished reduction", "Could not find:", "tuner plugin can not be loaded",
     "NET/OFI Adding NCCL_", "unknown result code", "Invalid __", "at nccl", "checked in",
     "enable P2P", "peer query failed", "mismatch in rank count", "Abort COMPLETE",
+    "Unable to create ah", "ibgda", "Invalid rank requested", "retrieving ncclUniqueId",
+    "mlx5dv_devx_obj_create",
     "memory capacity is unbalanced", "ncclDevCommCreate failed", "CUDA out of memory",
     "same CUDA device for multiple distinct roles", "Not all ranks joining collective", "missing ranks:",
     "Horovod", "waiting for remainder of ranks", "Wait timeout for key",
