@@ -447,8 +447,8 @@ def describe(event: Event) -> str:
         size = f" of {d['mib']} MiB on device {d['device']}" if d["mib"] else ""
         parts.append(f"llama.cpp could not allocate a GPU buffer{size}: out of memory")
     elif event.kind == "nvshmem_qp_failed":
-        status = f" (status {d['status']})" if d["status"] is not None else ""
-        parts.append(f"NVSHMEM's InfiniBand transport: {d['step']}{status}")
+        code = f" (status {d['status']})" if d["status"] is not None else ""
+        parts.append(f"NVSHMEM's InfiniBand transport: {d['step']}{code}")
     elif event.kind == "host_unresolved" and d["name"] is None:  # a message naming no host
         parts.append("a host name does not resolve")
     elif event.kind in EVENT_WORDS:
