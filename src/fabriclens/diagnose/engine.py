@@ -264,6 +264,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "bootstrap_nranks_mismatch": _count("bootstrap_nranks_mismatch", nccl),
         "p2p_unavailable": _count("p2p_unavailable", nccl),
         "invalid_rank": _count("invalid_rank", nccl),
+        "nvml_unanswered": _count("nvml_unanswered", nccl),
         "unique_id_wait_failed": _count("unique_id_wait_failed", nccl),
         "ucx_devx_failed": _count("ucx_devx_failed", nccl),
         # a rank's communicator torn down while another rank's collective timed out
@@ -726,6 +727,7 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "bootstrap_nranks_mismatch": (("bootstrap_nranks_mismatch",), None),
     "p2p_unavailable": (("p2p_unavailable",), None),
     "invalid_rank": (("invalid_rank",), None),
+    "nvml_unanswered": (("nvml_unanswered",), None),
     "unique_id_wait_failed": (("unique_id_wait_failed",), None),
     "ucx_devx_failed": (("ucx_error",), lambda e: "devx_obj_create" in str(e.detail["error"])),
     "aborted_peer_before_timeout": (("comm_abort",), None),

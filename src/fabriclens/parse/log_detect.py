@@ -1231,6 +1231,10 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
             add("topology_sysfs", path=t.group(1))
     if "Abort COMPLETE" in msg and (ca := COMM_ABORT_RE.search(msg)) is not None:
         add("comm_abort", comm_rank=int(ca.group(1)), nranks=int(ca.group(2)))
+    if ("nvmlDeviceGetP2PStatus" in msg and "Not Supported" in msg) or (
+        "Failed to find nvml device" in msg
+    ):
+        add("nvml_unanswered")
     if "Invalid rank requested" in msg and (ir := INVALID_RANK_RE.search(msg)) is not None:
         add("invalid_rank", requested=int(ir.group(1)), nranks=int(ir.group(2)))
     if "retrieving ncclUniqueId" in msg and (uw := UNIQUE_ID_WAIT_RE.search(msg)) is not None:

@@ -865,7 +865,19 @@ FASTSOCKET_FALLBACK = ("cannot get incoming cpu", "maximum retry reached for acc
 # environment is not MSCCL compatible`): RCCL goes on with its own algorithms (ROCm/rccl-tests#163,
 # a healthy MI50 init)
 MSCCLPP_NOT_ENABLED = "cannot enable msccl++"
-HARMLESS_WARNINGS = ("failed to find cuda library in", MSCCLPP_NOT_ENABLED, *FASTSOCKET_FALLBACK)
+# NVML cannot answer for this GPU (an integrated Jetson or DGX Spark GPU at bus 0000:00:00.0, WSL,
+# a container's NVML apart from the driver): NCCL goes on with what CUDA tells it (misc/nvmlwrap.cc,
+# init.cc: `Failed to find nvml device for busId ... This may affect performance.`)
+NVML_UNANSWERED = (
+    "nvml_p2p_caps_index_read) failed: not supported",
+    "failed to find nvml device for busid",
+)
+HARMLESS_WARNINGS = (
+    "failed to find cuda library in",
+    MSCCLPP_NOT_ENABLED,
+    *FASTSOCKET_FALLBACK,
+    *NVML_UNANSWERED,
+)
 BENIGN_WARNINGS = ("failed to open libibverbs", "could not get speed", *HARMLESS_WARNINGS)
 
 
