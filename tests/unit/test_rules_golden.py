@@ -367,6 +367,7 @@ LOG_CASES: dict[str, dict[str, Any]] = {
     "nccl-unique-id-store-timeout": {"unique_id_wait_failed": 1},
     "ucx-devx-create-failed": {"ucx_devx_failed": 1},
     "nvml-unanswered": {"nvml_unanswered": 1},
+    "nccl-older-than-gpu": {"gpu_newer_than_nccl": 1},
     "verbs-no-provider": {"verbs_no_provider": 1},
     "mpi-not-enough-slots": {"mpi_not_enough_slots": 1},
     "mpi-ib-cq-failed": {"mpi_cq_create_failed": 1},

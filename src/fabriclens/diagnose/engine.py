@@ -13,6 +13,7 @@ from typing import Any
 
 from fabriclens.conditions import check_known, holds
 from fabriclens.diagnose.describe import ERRNO_HINTS, cuda_meaning, describe, described
+from fabriclens.diagnose.gpu_support import too_old
 from fabriclens.parse.cuda_errors import STICKY_CODES, cuda_error
 from fabriclens.parse.log_patterns import (
     CUDA_RE,
@@ -265,6 +266,8 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "p2p_unavailable": _count("p2p_unavailable", nccl),
         "invalid_rank": _count("invalid_rank", nccl),
         "nvml_unanswered": _count("nvml_unanswered", nccl),
+        # nccl-tests' GPU newer than the NCCL release the log shows (gpu_support.py)
+        "gpu_newer_than_nccl": len(_gpus_newer_than_nccl(nccl)),
         "unique_id_wait_failed": _count("unique_id_wait_failed", nccl),
         "ucx_devx_failed": _count("ucx_devx_failed", nccl),
         # a rank's communicator torn down while another rank's collective timed out
@@ -919,6 +922,11 @@ def _matching(name: str, nccl: NcclLog) -> list[Event]:
     return [e for e in nccl.events if e.kind in kinds and (keep is None or keep(e))]
 
 
+def _gpus_newer_than_nccl(nccl: NcclLog) -> list[str]:
+    gpus = [str(e.detail["name"]) for e in nccl.of("tests_gpu")]
+    return too_old(gpus, list(nccl.versions)) if gpus else []
+
+
 def _aborted_other_rank(nccl: NcclLog, torch: TorchLog) -> bool:
     """A communicator aborted on a rank none of the watchdog's timeouts came from: that rank left
     (or failed) while the others waited."""
@@ -940,6 +948,8 @@ def _evidence(name: str, nccl: NcclLog, torch: TorchLog) -> list[str]:
         return [nccl.evidence.get(name, "")] if name in nccl.evidence else []
     if name == "errors":
         return list(dict.fromkeys(nccl.errors))[:5]
+    if name == "gpu_newer_than_nccl":
+        return _gpus_newer_than_nccl(nccl)
     if name == "versions":
         return [f"NCCL {number}  <- {line}" for number, line in sorted(nccl.versions.items())][:5]
     if name == "gid_table" and nccl.gid_table:

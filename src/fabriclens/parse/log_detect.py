@@ -243,6 +243,7 @@ from fabriclens.parse.log_patterns import (
     STORE_TIMEOUT_RE,
     STREAM_CUT_WORDS,
     TEST_FAIL_RE,
+    TESTS_DEVICE_RE,
     TOPO_FRAME_RE,
     TOPO_RE,
     TOPO_XML_FULL_RE,
@@ -543,6 +544,8 @@ def _detect_outside(msg: str, add: Any) -> None:
     # nccl-tests' header: `# nThread 1 nGpus 8 ...`, or NCCL 1's era `Rank  0 uses device  0 [0x05]`
     if "# nThread" in msg or (" uses device " in msg and NCCL1_TESTS_RANK_RE.match(msg)):
         add("nccl_tests_output")
+    if " Pid " in msg and (td := TESTS_DEVICE_RE.search(msg)) is not None:
+        add("tests_gpu", name=td.group(1).strip())
     if "slot ids are used" in msg and "multicast" in msg:  # Fabric Manager's log
         add("nvls_slots_exhausted")
     if "Libfabric error" in msg and (lf := LIBFABRIC_ERR_RE.search(msg)) is not None:

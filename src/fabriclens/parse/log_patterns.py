@@ -378,6 +378,12 @@ UNIQUE_ID_WAIT_RE = re.compile(
 P2P_UNAVAILABLE_RE = re.compile(
     r"(Could not enable P2P|peer query failed) between dev (\d+)\(=([0-9a-fA-F]+)\) and dev (\d+)\(=([0-9a-fA-F]+)\)"
 )
+# nccl-tests' device lines name each rank's GPU: `#  Rank  0 Group  0 Pid 12225 on node01 device  0
+# [0000:16:00] NVIDIA GeForce RTX 5090` (spacing collapsed in some pastes)
+TESTS_DEVICE_RE = re.compile(
+    r"#\s*Rank\s+\d{1,6}\s+Group\s+\d{1,6}\s+Pid\s+\d{1,10}\s+on\s+\S{1,128}\s+device\s+\d{1,3}\s+"
+    r"\[[0-9a-fA-Fx:.]{1,20}\]\s+(\S[^\n]{0,80})"
+)
 # nccl-tests of NCCL 1's era list their ranks as `   Rank  0 uses device  0 [0x05] Tesla M40 24GB`
 NCCL1_TESTS_RANK_RE = re.compile(
     r"\s*Rank\s+\d{1,5}\s+uses device\s+\d{1,3}\s+\[0x[0-9a-fA-F]{1,16}\]"
