@@ -30,6 +30,7 @@ EVENT_WORDS = {
     "bootstrap_nranks_mismatch": "a process joined NCCL's bootstrap with {joined} ranks where the root has {root}",
     "invalid_rank": "a process asked NCCL for rank {requested} of a communicator of {nranks} ranks (0 to {nranks} - 1)",
     "unique_id_wait_failed": "rank {waiting} waited for rank {root}'s NCCL unique id in the c10d store: {error}",
+    "verbs_device_unreadable": "libibverbs lists {device} but cannot read its sysfs entry",
     "nvml_unanswered": "NVML could not answer for this GPU",
     "comm_abort": "rank {comm_rank} of {nranks}: NCCL aborted its communicator (Abort COMPLETE)",
     "p2p_unavailable": "CUDA gives no peer-to-peer access between GPUs {pair}",

@@ -266,6 +266,9 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "p2p_unavailable": _count("p2p_unavailable", nccl),
         "invalid_rank": _count("invalid_rank", nccl),
         "nvml_unanswered": _count("nvml_unanswered", nccl),
+        "verbs_device_unreadable": _count("verbs_device_unreadable", nccl),
+        "shm_register_invalid": _count("shm_register_invalid", nccl),
+        "p2p_import_invalid": _count("p2p_import_invalid", nccl),
         # nccl-tests' GPU newer than the NCCL release the log shows (gpu_support.py)
         "gpu_newer_than_nccl": len(_gpus_newer_than_nccl(nccl)),
         "unique_id_wait_failed": _count("unique_id_wait_failed", nccl),
@@ -731,6 +734,10 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "p2p_unavailable": (("p2p_unavailable",), None),
     "invalid_rank": (("invalid_rank",), None),
     "nvml_unanswered": (("nvml_unanswered",), None),
+    "verbs_device_unreadable": (("verbs_device_unreadable",), None),
+    # CUDA's 'invalid argument' registering the SHM segment, or mapping a local peer's buffer
+    "shm_register_invalid": (("cuda_error",), lambda e: e.detail["where"] == "shm" and "invalid argument" in str(e.detail["text"])),
+    "p2p_import_invalid": (("cuda_error",), lambda e: e.detail["where"] == "p2p" and "invalid argument" in str(e.detail["text"])),
     "unique_id_wait_failed": (("unique_id_wait_failed",), None),
     "ucx_devx_failed": (("ucx_error",), lambda e: "devx_obj_create" in str(e.detail["error"])),
     "aborted_peer_before_timeout": (("comm_abort",), None),

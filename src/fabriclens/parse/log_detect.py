@@ -1238,6 +1238,11 @@ def detect(msg: str, line: str, rank: int | None, outside: bool = False) -> Foun
         "Failed to find nvml device" in msg
     ):
         add("nvml_unanswered")
+    if "couldn't stat '/sys/class/infiniband/" in msg:  # libibverbs: a listed device not readable
+        add(
+            "verbs_device_unreadable",
+            device=msg.split("/sys/class/infiniband/", 1)[1].split("'")[0][:40],
+        )
     if "Invalid rank requested" in msg and (ir := INVALID_RANK_RE.search(msg)) is not None:
         add("invalid_rank", requested=int(ir.group(1)), nranks=int(ir.group(2)))
     if "retrieving ncclUniqueId" in msg and (uw := UNIQUE_ID_WAIT_RE.search(msg)) is not None:

@@ -561,6 +561,7 @@ SCREEN_WORDS = (
     "enable P2P", "peer query failed", "mismatch in rank count", "Abort COMPLETE",
     "Unable to create ah", "ibgda", "Invalid rank requested", "retrieving ncclUniqueId",
     "mlx5dv_devx_obj_create", "nvmlDeviceGetP2PStatus", "Failed to find nvml device", " Pid ",
+    "couldn't stat '/sys/class/infiniband/",
     "memory capacity is unbalanced", "ncclDevCommCreate failed", "CUDA out of memory",
     "same CUDA device for multiple distinct roles", "Not all ranks joining collective", "missing ranks:",
     "Horovod", "waiting for remainder of ranks", "Wait timeout for key",
