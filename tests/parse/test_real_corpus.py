@@ -21,7 +21,7 @@ def test_every_fixture_has_an_expectation() -> None:
         p.relative_to(REAL).as_posix() for d in ("logs", "nccl-tests") for p in (REAL / d).iterdir()
     }
     assert files == {e["file"] for e in EXP["log"] + EXP["bench"]}
-    assert len(files) == 707
+    assert len(files) == 717
 
 
 @pytest.mark.parametrize("entry", EXP["log"], ids=lambda e: e["file"][5:8])
