@@ -21,6 +21,7 @@ from fabriclens.parse.log_patterns import (
     ERRNO_TEXTS,
     VIRTUAL_IFACE_RE,
     WC_STATUS,
+    benign_warning,
     harmless_warning,
 )
 from fabriclens.parse.nccl_log import Event, NcclLog, is_link_local
@@ -186,6 +187,8 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "libibverbs_failed": nccl.libibverbs_failed,
         "gdr": "unknown" if nccl.gdr is None else ("on" if nccl.gdr else "off"),
         "nccl_warnings": sum(1 for w in nccl.warnings if not harmless_warning(w)),
+        # ...and of them those that say nothing went wrong either (no libibverbs: the sockets)
+        "nccl_warnings_not_benign": sum(1 for w in nccl.warnings if not benign_warning(w)),
         "completion_errors": len(nccl.completion_errors),
         "retry_exceeded": sum(1 for s, _ in nccl.completion_errors if s == 12),
         "watchdog_timeouts": len(torch.timeouts),
@@ -1073,7 +1076,10 @@ def diagnose(nccl: NcclLog, torch: TorchLog) -> list[Finding]:
     # fallbacks last, the most severe of them first: an unexplained failure before "no failure"
     order = sorted(rules(), key=lambda r: (r.fallback, r.fallback and SEVERITY_ORDER[r.severity]))
     for rule in order:
-        if rule.fallback and any(f.severity != "info" and f.rule not in context for f in found):
+        # (for an informational fallback, the catch-all for warnings counts only where it quotes
+        # a warning nothing else explains)
+        shown = _without_repeated_warnings(found) if rule.severity == "info" else found
+        if rule.fallback and any(f.severity != "info" and f.rule not in context for f in shown):
             continue
         if holds(rule.when, values):
             evidence = [line for name in rule.evidence for line in _evidence(name, nccl, torch)]

@@ -889,6 +889,12 @@ HARMLESS_WARNINGS = (
 BENIGN_WARNINGS = ("failed to open libibverbs", "could not get speed", *HARMLESS_WARNINGS)
 
 
+def benign_warning(msg: str) -> bool:
+    """A WARN that reports a set-up choice, not a failure (see BENIGN_WARNINGS)."""
+    lower = msg.lower()
+    return any(words in lower for words in BENIGN_WARNINGS)
+
+
 def harmless_warning(msg: str) -> bool:
     """A WARN that says nothing about a failure (see HARMLESS_WARNINGS)."""
     lower = msg.lower()
