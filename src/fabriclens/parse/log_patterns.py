@@ -148,11 +148,9 @@ DS_SSH_CHECK_RE = re.compile(
 )
 # a rank joining a communicator: `ncclCommInitRank comm 0x7a12257c8780 rank 0 nranks 2 cudaDev 0
 # nvmlDev 0 busId 100000 commId 0xaa9becea043c4e6c - Init START`
-# (the `0` of `0x` as any digit: a line is read by its shape, its digits folded, so what a pattern
-# matches may not hang on one digit's value)
 INIT_START_RE = re.compile(
-    r"comm \dx[0-9a-fA-F]{1,16} rank (\d{1,7}) nranks \d{1,7} cudaDev \d{1,4}(?: nvmlDev \d{1,4})? "
-    r"busId ([0-9a-fA-F]{1,16}) commId (\dx[0-9a-fA-F]{1,16})"
+    r"comm 0x[0-9a-fA-F]{1,16} rank (\d{1,7}) nranks \d{1,7} cudaDev \d{1,4}(?: nvmlDev \d{1,4})? "
+    r"busId ([0-9a-fA-F]{1,16}) commId (0x[0-9a-fA-F]{1,16})"
 )
 # a communicator's entry in its INCOMPLETE list: `Missing communicator data from 1 rank`
 RAS_MISSING_DATA_RE = re.compile(r"Missing communicator data from (\d{1,9}) ranks?\b")

@@ -676,9 +676,12 @@ def add_nccl_lines(out: NcclLog, lines: Sequence[str], text: str | None = None) 
 
 # Lines that differ only in their digits (`opCount 1a2b`, `count 1048576`, addresses, ranks)
 # read alike: every pattern here treats the ten digits as one class, but for the `P2P` in a
-# channel's transport and NCCL 2.31's `contiguousRanksPerHost 2147483647` (INT_MAX: ranks uneven
-# over the nodes, where a number is normal), so a line holding either is never read by its shape.
-_DIGIT_SENSITIVE_RE = re.compile(r"2[Pp]|contiguousRanksPerHost")
+# channel's transport, NCCL 2.31's `contiguousRanksPerHost 2147483647` (INT_MAX: ranks uneven
+# over the nodes, where a number is normal) and the `0x` of a hexadecimal number, which the
+# patterns of addresses, communicators and frames spell out: a line holding either of the first
+# two, or another digit before an `x` and a hex digit (it would fold to `0x`), is never read by
+# its shape.
+_DIGIT_SENSITIVE_RE = re.compile(r"2[Pp]|contiguousRanksPerHost|[1-9]x[0-9a-fA-F]")
 _SAME_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _PLAIN_SHAPES: dict[bytes, tuple[int, int]] = {}  # shape of a plain line -> its host's span
 # What each recent raw line was: its Line, or the host of a plain line ("" for none)
