@@ -278,7 +278,7 @@ def facts(nccl: NcclLog, torch: TorchLog) -> dict[str, Any]:
         "ucx_devx_failed": _count("ucx_devx_failed", nccl),
         # a rank's communicator torn down while another rank's collective timed out
         "aborted_peer_before_timeout": _count("aborted_peer_before_timeout", nccl)
-        * bool(torch.timeouts) * _aborted_other_rank(nccl, torch),
+        * _aborted_other_rank(nccl, torch),
         "duplicate_gpu": len(nccl.of("duplicate_gpu")),
         "graph_file_set": "NCCL_GRAPH_FILE" in env,
         "graph_import_failed": len(nccl.of("graph_import_failed")),
@@ -697,6 +697,13 @@ EVENT_FACTS = (
     "ofi_protocol_error",
     "hip_ipc_failed",
 )
+
+
+def _invalid_argument_in(where: str, e: Event) -> bool:
+    """A CUDA 'invalid argument' in one of NCCL's transports (a cuda_error event's ``where``)."""
+    return e.detail["where"] == where and "invalid argument" in str(e.detail["text"])
+
+
 EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "ib_retry": (("ib_completion",), lambda e: e.detail["status"] == 12),
     "ib_local_protection": (("ib_completion",), lambda e: e.detail["status"] == 4),
@@ -739,8 +746,8 @@ EVENT_EVIDENCE: dict[str, tuple[tuple[str, ...], Any]] = {
     "nvml_unanswered": (("nvml_unanswered",), None),
     "verbs_device_unreadable": (("verbs_device_unreadable",), None),
     # CUDA's 'invalid argument' registering the SHM segment, or mapping a local peer's buffer
-    "shm_register_invalid": (("cuda_error",), lambda e: e.detail["where"] == "shm" and "invalid argument" in str(e.detail["text"])),
-    "p2p_import_invalid": (("cuda_error",), lambda e: e.detail["where"] == "p2p" and "invalid argument" in str(e.detail["text"])),
+    "shm_register_invalid": (("cuda_error",), functools.partial(_invalid_argument_in, "shm")),
+    "p2p_import_invalid": (("cuda_error",), functools.partial(_invalid_argument_in, "p2p")),
     "unique_id_wait_failed": (("unique_id_wait_failed",), None),
     "ucx_devx_failed": (("ucx_error",), lambda e: "devx_obj_create" in str(e.detail["error"])),
     "aborted_peer_before_timeout": (("comm_abort",), None),
@@ -941,7 +948,9 @@ def _aborted_other_rank(nccl: NcclLog, torch: TorchLog) -> bool:
     """A communicator aborted on a rank none of the watchdog's timeouts came from: that rank left
     (or failed) while the others waited."""
     waiting = {t.rank for t in torch.timeouts} | {t.group_rank for t in torch.timeouts}
-    return any(e.detail["comm_rank"] not in waiting for e in nccl.of("comm_abort"))
+    return bool(torch.timeouts) and any(
+        e.detail["comm_rank"] not in waiting for e in nccl.of("comm_abort")
+    )
 
 
 def _count(name: str, nccl: NcclLog) -> int:
@@ -1078,9 +1087,10 @@ def diagnose(nccl: NcclLog, torch: TorchLog) -> list[Finding]:
     for rule in order:
         # (for an informational fallback, the catch-all for warnings counts only where it quotes
         # a warning nothing else explains)
-        shown = _without_repeated_warnings(found) if rule.severity == "info" else found
-        if rule.fallback and any(f.severity != "info" and f.rule not in context for f in shown):
-            continue
+        if rule.fallback:
+            shown = _without_repeated_warnings(found) if rule.severity == "info" else found
+            if any(f.severity != "info" and f.rule not in context for f in shown):
+                continue
         if holds(rule.when, values):
             evidence = [line for name in rule.evidence for line in _evidence(name, nccl, torch)]
             found.append(
