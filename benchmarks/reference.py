@@ -425,9 +425,13 @@ def more_training_cases(kernel_level: bool = False) -> Iterator[Case]:
             yield _more_training_case(row, kernel_level)
 
 
-def collective_fabric(row: dict[str, str]) -> Fabric:
-    """The fabric a collectives_more.csv row ran on: its intra-node link, network and NICs."""
+def collective_fabric(row: dict[str, str], ring_step_s: float | None = None) -> Fabric:
+    """The fabric a collectives_more.csv row ran on: its intra-node link, network and NICs
+    (``ring_step_s``: a trial value of the network's cost per ring step instead of the
+    catalog's)."""
     net = find_network(row["network"]) if row["network"] else None
+    if net is not None and ring_step_s is not None:
+        net = dataclasses.replace(net, ring_step_s=ring_step_s)
     return Fabric(
         find_link(row["link"]),
         net,
@@ -440,21 +444,25 @@ def collective_fabric(row: dict[str, str]) -> Fabric:
 def more_collective_cases() -> Iterator[Case]:
     """collectives_more.csv: all-reduce, reduce-scatter sweeps and multi-node runs."""
     for row in _rows("collectives_more.csv"):
-        if row["exclude"]:
-            continue
-        ranks = int(row["gpus"])
-        fabric = collective_fabric(row)
-        est = estimate_collective(
-            row["op"],  # type: ignore[arg-type]
-            int(row["size_bytes"]), ranks, fabric, algorithm=row["algorithm"],
-        )  # fmt: skip
-        size = int(row["size_bytes"])
-        yield Case(
-            f"{row['system']} {row['op']} {size / 2**20:g} MiB {row['algorithm']}",
-            float(row["busbw_GBps"]), est.busbw_bytes_per_s / 1e9, "GB/s busbw", row["source"],
-            "; ".join(x for x in (f"{est.algorithm}, {est.bottleneck}", row["planner_note"]) if x),
-            row["id"], row["split"],
-        )  # fmt: skip
+        if not row["exclude"]:
+            yield collective_case(row)
+
+
+def collective_case(row: dict[str, str], ring_step_s: float | None = None) -> Case:
+    """One collectives_more.csv row beside the model (``ring_step_s``: a trial cost per ring
+    step on its network)."""
+    fabric = collective_fabric(row, ring_step_s)
+    size = int(row["size_bytes"])
+    est = estimate_collective(
+        row["op"],  # type: ignore[arg-type]
+        size, int(row["gpus"]), fabric, algorithm=row["algorithm"],
+    )  # fmt: skip
+    return Case(
+        f"{row['system']} {row['op']} {size / 2**20:g} MiB {row['algorithm']}",
+        float(row["busbw_GBps"]), est.busbw_bytes_per_s / 1e9, "GB/s busbw", row["source"],
+        "; ".join(x for x in (f"{est.algorithm}, {est.bottleneck}", row["planner_note"]) if x),
+        row["id"], row["split"],
+    )  # fmt: skip
 
 
 def _more_models() -> dict[str, ModelSpec]:

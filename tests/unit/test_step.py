@@ -267,7 +267,7 @@ def test_host_time_per_layer_adds_to_every_layer_of_every_micro_batch() -> None:
 
 def test_the_small_micro_batch_caveat_states_the_published_eager_runs() -> None:
     """The plan's dispatch line says the published eager-PyTorch runs at 2,048 tokens or fewer
-    per micro-batch "ran 0.62-1.66x the planned speed (median 1.01x)": measured / planned speed
+    per micro-batch "ran 0.59-1.61x the planned speed (median 0.99x)": measured / planned speed
     (a time row's ratio inverted) over those rows of reference/ (Lambda's GPT-2.7B, Baichuan2
     under DeepSpeed, Qwen's fine-tuning profiles, Answer.AI's QLoRA, PEFT's one-GPU benchmark
     loop, LLaMA-Factory's QLoRA), so the line follows the data; the slowest beyond eager
@@ -292,8 +292,8 @@ def test_the_small_micro_batch_caveat_states_the_published_eager_runs() -> None:
         if c.row_id in small
     ]
     assert len(ran) == SMALL_EAGER_RUNS
-    assert f"{min(ran):.2f}" == "0.62" and f"{max(ran):.2f}" == "1.66"
-    assert f"{statistics.median(ran):.2f}" == "1.01"
+    assert f"{min(ran):.2f}" == "0.59" and f"{max(ran):.2f}" == "1.61"
+    assert f"{statistics.median(ran):.2f}" == "0.99"
     band = find_framework("pytorch").likely_range(False)
     assert band is not None and min(ran) < band[0]  # slower than the likely range says
     assert max(ran) > band[1]  # and faster
@@ -303,7 +303,7 @@ def test_the_small_micro_batch_caveat_states_the_published_eager_runs() -> None:
                        workload="lora", recompute="full")  # fmt: skip
     counts = count_params(spec)
     lines = estimate_training_step(spec, counts, gpu, fabric, replace(base, elementwise="eager"))
-    assert any("ran 0.62-1.66x the planned speed" in a for a in lines.assumptions)
+    assert any("ran 0.59-1.61x the planned speed" in a for a in lines.assumptions)
     for cfg in (base, replace(base, elementwise="eager", micro_batch=4)):  # fused; 4,096 tokens
         est = estimate_training_step(spec, counts, gpu, fabric, cfg)
         assert not any(a.startswith("dispatch:") for a in est.assumptions)

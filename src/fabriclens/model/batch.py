@@ -46,6 +46,7 @@ from fabriclens.model.collectives import (
     SWITCH_HOPS,
     TREE_ALLREDUCE_BW_FRACTION,
     Fabric,
+    net_step_floor,
     nic_rate,
     root_nic_bw,
 )
@@ -180,15 +181,18 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
         hop_s = np.choose(tiers - 1, [SWITCH_HOPS[1], SWITCH_HOPS[2], SWITCH_HOPS[3]])
         hop_s = hop_s * SWITCH_HOP_LATENCY_S
         intra_steps = ring_steps - net_steps
-        ring_lat = BASE_LATENCY_S + net_steps * (net.latency_s + hop_s) + intra_steps * intra_lat
+        floor = net_step_floor(intra_lat, net)  # collectives.net_step_floor
+        ring_lat = (
+            BASE_LATENCY_S + net_steps * (max(net.latency_s, floor) + hop_s) + intra_steps * floor
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
             bw_time = size * factor / busbw
         ringn = ring_lat + bw_time
         if op != "send_recv":
             simple_lat = (
                 SIMPLE_BASE_LATENCY_S
-                + net_steps * (max(net.latency_s, SIMPLE_NET_STEP_S) + hop_s)
-                + intra_steps * max(intra_lat, SIMPLE_NET_OVERHEAD_S)
+                + net_steps * (max(net.latency_s, SIMPLE_NET_STEP_S, floor) + hop_s)
+                + intra_steps * max(floor, SIMPLE_NET_OVERHEAD_S)
             )
             ringn = np.minimum(ring_lat + bw_time / LL128_BW_FRACTION, simple_lat + bw_time)
         bestn = ringn

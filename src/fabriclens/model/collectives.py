@@ -30,6 +30,12 @@ What grows with scale across nodes (NCCL src/graph/tuning.cc, ncclTopoTuneModel)
 * a ring's network steps each pay the NIC's alpha plus the switches on the path, which grow with
   the tiers the job spans: one leaf (one switch), leaf-spine (three), three tiers (five), from
   the node count and the switch radix (``fabric_tiers``);
+* every step of a ring that spans nodes moves a message across each node boundary, and the ring
+  advances at its slowest link's pace; NCCL's tuner charges its intra-node steps at least its
+  network post overhead ("inter-node rings still have to launch nsteps * net overhead"), and
+  where published sweeps measure a step's cost on a network (catalog ``ring_step_s``: AWS EFA on
+  p5, 9 us, where NCCL's constants give about 3.6), every step costs at least that
+  (``net_step_floor``);
 * large messages run NCCL's Simple protocol, whose steps are slower than the low-latency
   protocols' (per-step latencies from NCCL's hwLat table), at full bandwidth; the low-latency
   protocol (LL128) keeps the catalog's alphas at 120/128 of the bandwidth. The ring's time is
@@ -388,15 +394,18 @@ def estimate_collective(
     hop_s = SWITCH_HOPS[fabric.tiers(nodes)] * SWITCH_HOP_LATENCY_S
     proto_fraction = 1.0
     intra_steps = all_steps - net_steps
-    ring_lat = BASE_LATENCY_S + net_steps * (net.latency_s + hop_s) + intra_steps * intra_lat
+    floor = net_step_floor(intra_lat, net)
+    ring_lat = (
+        BASE_LATENCY_S + net_steps * (max(net.latency_s, floor) + hop_s) + intra_steps * floor
+    )
     ring_time = ring_lat + size_bytes * factor / busbw
     if op != "send_recv":
         # low-latency protocol (LL128) vs Simple, the cheaper as NCCL's tuner picks
         ring_time = ring_lat + size_bytes * factor / (busbw * LL128_BW_FRACTION)
         simple_lat = (
             SIMPLE_BASE_LATENCY_S
-            + net_steps * (max(net.latency_s, SIMPLE_NET_STEP_S) + hop_s)
-            + intra_steps * max(intra_lat, SIMPLE_NET_OVERHEAD_S)
+            + net_steps * (max(net.latency_s, SIMPLE_NET_STEP_S, floor) + hop_s)
+            + intra_steps * max(floor, SIMPLE_NET_OVERHEAD_S)
         )
         simple_time = simple_lat + size_bytes * factor / busbw
         if simple_time < ring_time:
@@ -453,6 +462,15 @@ def estimate_collective(
             algorithm, 1.0
         ),
     )
+
+
+def net_step_floor(intra_lat: float, net: Network) -> float:
+    """What every step of a ring that spans nodes costs at least: the intra-node link's latency,
+    or a step's measured cost on this network (catalog ``ring_step_s``) when that is longer; a
+    step across a node boundary costs the network's latency when that is longer still. Every
+    step moves a message across each node boundary and the ring advances at its slowest link's
+    pace."""
+    return max(intra_lat, net.ring_step_s)
 
 
 def nic_rate(fabric: Fabric) -> float:

@@ -808,7 +808,7 @@ def estimate_training_step(
                 f"{tokens:,.0f} tokens per micro-batch that host time is a large part of the step "
                 "and differs from stack to stack more than the likely range says: the "
                 f"{SMALL_EAGER_RUNS} published eager runs at {SMALL_EAGER_TOKENS:,} tokens or "
-                "fewer per micro-batch ran 0.62-1.66x the planned speed (median 1.01x; README, "
+                "fewer per micro-batch ran 0.59-1.61x the planned speed (median 0.99x; README, "
                 "known misses)",
             )
             if cfg.elementwise == "eager" and tokens <= SMALL_EAGER_TOKENS
