@@ -75,3 +75,17 @@ def test_p5_all_gather_held_out_rows_follow_the_step_cost() -> None:
     for case in held:
         assert case.split == "held_out"
         assert abs(case.error) <= 0.15, (case.row_id, case.error)
+
+
+def test_collective_says_when_a_measured_step_prices_the_ring(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`fabriclens collective` names the measured step where it prices a ring, and only there."""
+    from fabriclens.cli.app import run
+
+    args = ["collective", "all_gather", "256MiB", "--ranks", "256", "--gpus-per-node", "8"]
+    assert run([*args, "--network", "aws-efa-p5"]) == 0
+    out = capsys.readouterr().out
+    assert "every step of the ring at least 8 µs" in out and "measured:" in out
+    assert run([*args, "--network", "ndr-ib"]) == 0
+    assert "every step of the ring" not in capsys.readouterr().out

@@ -76,6 +76,11 @@ def collective(
             f"network: {net.title}, {format_rate(net.rate_bits_per_s)} x {fabric.nics_per_node} NIC(s) "
             f"x {format_number(net.efficiency)} ({net.efficiency_source}); {format_time(net.latency_s)} per message"
         )
+        if net.ring_step_s and est.algorithm == "ring":
+            notes.append(
+                f"every step of the ring at least {format_time(net.ring_step_s)}, what one costs on "
+                f"this network ({net.ring_step_source})"
+            )
         if fabric.host is not None:
             host = fabric.host
             notes.append(
