@@ -265,6 +265,43 @@ def test_an_all_reduce_tree_is_capped_per_channel_as_nccls_tuner_caps_it() -> No
     assert estimate_collective("all_reduce", 32 * 2**30, 32, capped).algorithm == "ring"
 
 
+def test_a_two_node_tree_goes_beyond_the_network_where_nccls_channel_cap_allows() -> None:
+    """On two nodes each node's NICs carry an all-reduce tree's buffer once each way, where a
+    ring carries 2(n-1)/n of it (nccl-tests#196), up to NCCL's per-channel tree cap with one
+    channel per GPU's NIC. Published: AWS p4d/p4de, 4 x 100G EFA on a 50 GB/s node, 77.4-78.3
+    GB/s busbw (awsome-distributed-training, SkyPilot: reference cm095, cm166, cm167) and 68-76
+    from 256 MiB on NCCL 2.23 (AWS's DLAMI guide, cm454-cm456), tolerance 10%; OCI's A100 with
+    16 x 100G (two NICs a GPU) 180-238 (cm138-cm147), where 8 channels x 23.6 GB/s = 189 binds and
+    16 would give 378: tolerance 25% (the rows themselves spread 1.3x). Inside NVLink SHARP nodes
+    the two-node tree is NVLSTree, and RCCL's (no NCCL cap known) keeps the ring's bound."""
+    from fabriclens.catalog import find_gpu
+    from fabriclens.plan.planner import resolve_fabric
+    from reference import all_collective_cases
+
+    beyond = {"cm095", "cm166", "cm167", "cm454", "cm455", "cm456"}
+    capped = {"cm138", "cm139", "cm140", "cm141", "cm145", "cm147"}
+    cases = {c.row_id: c for c in all_collective_cases() if c.row_id in beyond | capped}
+    assert set(cases) == beyond | capped
+    for rid in beyond:
+        assert cases[rid].note.startswith("tree"), rid
+        assert cases[rid].predicted > 50.0 * 1.875 * 0.7  # beyond a ring at the node's 50 GB/s
+        assert abs(cases[rid].error) <= 0.10, (rid, cases[rid].measured, cases[rid].predicted)
+    for rid in capped:
+        assert abs(cases[rid].error) <= 0.25, (rid, cases[rid].measured, cases[rid].predicted)
+    oci, _ = resolve_fabric(find_gpu("a100"), 16, network_name="100g-roce", nics_per_node=16)
+    assert oci.tree_channel_cap(2) == pytest.approx(8 * 23.6e9)  # a channel per GPU, not per NIC
+    # three nodes: no such effect, the tree is at the ring's bound times NCCL's discount
+    p4d, _ = resolve_fabric(find_gpu("a100"), 24, network_name="aws-efa-p4d")
+    three = estimate_collective("all_reduce", 2**30, 24, p4d, algorithm="tree")
+    assert three.busbw_bytes_per_s <= 0.92 * p4d.node_net_bw() * (1 + 1e-9)
+    # NVLink SHARP nodes: NVLSTree; an unknown generation (RCCL): the ring's bound
+    h100, _ = resolve_fabric(find_gpu("h100-sxm"), 16, network_name="aws-efa-p5")
+    assert estimate_collective("all_reduce", 2**30, 16, h100).algorithm == "nvls_tree"
+    mi300, _ = resolve_fabric(find_gpu("mi300x"), 16, network_name="400g-roce", nics_per_node=8)
+    tree = estimate_collective("all_reduce", 2**30, 16, mi300, algorithm="tree")
+    assert tree.busbw_bytes_per_s <= 0.92 * mi300.node_net_bw() * (1 + 1e-9)
+
+
 def test_two_node_nvls_trees_follow_nccls_per_channel_cap() -> None:
     """Published two-node all-reduces that NCCL runs as NVLSTree on 8 x H100, H200 (8 x 400G-class
     NICs, or AWS p5's 32 x 100G EFA) and B300: 430-487 GB/s on Hopper (nccl#1221 cm028, AWS p5

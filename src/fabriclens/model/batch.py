@@ -200,14 +200,20 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
             depth = np.ceil(np.log2(np.maximum(nodes, 1.0))) + 1
             mult = 2 if op == "all_reduce" else 1
             if op == "all_reduce":  # NCCL's per-channel cap (collectives.TREE_CHANNEL_BW)
-                channels = np.maximum(1.0, fabric.nics_per_node / np.maximum(1.0, conc))
+                channels = np.maximum(1.0, fabric.tree_nics() / np.maximum(1.0, conc))
                 rate = np.where(
                     nodes <= 2, fabric.tree_channel_rate(2), fabric.tree_channel_rate(3)
                 )
                 cap = channels * rate  # Fabric.tree_channel_cap, per layout
+                # two nodes: each byte crosses once each way (collectives.estimate_collective)
+                two_node = np.where(g > 1, np.minimum(node_bw, intra_bw), node_bw) * factor
+                boost = (
+                    (nodes == 2) & (not fabric.intra.nvls) & (fabric.tree_channel_rate(2) < np.inf)
+                )
+                tree_rate = np.where(boost, np.maximum(busbw, two_node), busbw)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     tree_bw_time = (
-                        size * factor / np.minimum(busbw * TREE_ALLREDUCE_BW_FRACTION, cap)
+                        size * factor / np.minimum(tree_rate * TREE_ALLREDUCE_BW_FRACTION, cap)
                     )
             else:
                 tree_bw_time = bw_time

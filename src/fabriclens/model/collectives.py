@@ -218,9 +218,15 @@ class Fabric:
 
     def tree_channel_cap(self, nodes: float, concurrent: float = 1.0) -> float:
         """NCCL's cap on an all-reduce tree, bytes/s of bus bandwidth: one channel per NIC the
-        group has (``concurrent`` groups share a node's NICs) at ``tree_channel_rate``."""
-        channels = max(1.0, self.nics_per_node / max(1.0, concurrent))
+        group has, at most one per GPU (``concurrent`` groups share a node's NICs), at
+        ``tree_channel_rate``. Two NICs per GPU add none: 16 x 100G on 8 A100s run a two-node
+        all_reduce at 180-238 GB/s busbw, 8 channels' 189, not 16's 378 (reference cm138-cm147)."""
+        channels = max(1.0, self.tree_nics() / max(1.0, concurrent))
         return channels * self.tree_channel_rate(nodes)
+
+    def tree_nics(self) -> float:
+        """The NICs an all-reduce tree gets a channel for: one per GPU at most."""
+        return float(min(self.nics_per_node, self.gpus_per_node) or self.nics_per_node)
 
     def nvls_tree_channel_rate(self) -> float:
         """NCCL's per-channel rate of a two-node NVLSTree for this generation
@@ -423,6 +429,22 @@ def estimate_collective(
         # at NCCL's own discount for an all-reduce tree (TREE_ALLREDUCE_BW_FRACTION)
         tree_fraction = TREE_ALLREDUCE_BW_FRACTION if op == "all_reduce" else 1.0
         tree_bw = busbw * tree_fraction
+        if (
+            op == "all_reduce"
+            and nodes == 2
+            and not fabric.intra.nvls
+            and fabric.tree_channel_rate(2) < math.inf
+        ):
+            # two nodes: each node's NICs carry the buffer once each way, where a ring carries
+            # 2(n-1)/n of it, so the tree goes beyond the ring's network bound ("On two nodes,
+            # NCCL uses the tree ... which can indeed go beyond the network bottleneck",
+            # nccl-tests#196; 2 x p4d, 4 x 100G EFA: 77-78 GB/s busbw on a 50 GB/s node,
+            # reference cm095, cm166, cm167); each GPU's link inside the node carries it once.
+            # NCCL's per-channel caps bound it (TREE_CHANNEL_BW); RCCL's trees, without them,
+            # are not taken to (2 x 8 MI300X stay at the ring's bound, reference cm193-cm198);
+            # with NVLink SHARP, NCCL's two-node tree is NVLSTree, priced below
+            two_node = min(node_bw, intra_bw) if g > 1 else node_bw
+            tree_bw = max(tree_bw, two_node * factor * tree_fraction)
         if op == "all_reduce":  # NCCL's per-channel cap (TREE_CHANNEL_BW)
             tree_bw = min(tree_bw, fabric.tree_channel_cap(nodes, concurrent_per_node))
             tree_fraction = tree_bw / busbw
