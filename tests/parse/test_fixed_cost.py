@@ -4,6 +4,7 @@ sizes), beside the model's latency for the same call."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -100,7 +101,23 @@ def test_bench_import_flags_the_fixed_cost(
     assert doc["fixed_cost"]["excessive"] and doc["fixed_cost"]["ring_steps"] == 2 * (ranks - 1)
     assert "fixed-cost" in [f["id"] for f in doc["flags"]]
     assert run(args) == 1
-    assert "slowest rank" in " ".join(capsys.readouterr().out.split())
+    out = " ".join(capsys.readouterr().out.split())
+    assert "slowest rank" in out
+    # the step it measured, offered for the catalog: with it, the model prices the fixed cost
+    offered = re.search(r"ring_step_s = ([0-9.e+-]+) on the network in your catalog", out)
+    assert offered is not None
+    step = doc["fixed_cost"]["measured_ms"] / 1e3 / doc["fixed_cost"]["ring_steps"]
+    assert float(offered.group(1)) == pytest.approx(step, rel=0.01)
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(
+        f'[[network]]\nname = "ndr-ib"\nbase = "ndr-ib"\nring_step_s = {offered.group(1)}\n'
+        'ring_step_source = "measured: bench import of this sweep"\n'
+    )
+    assert run([*args, "--catalog", str(catalog), "--json"]) in (0, 1)
+    priced = json.loads(capsys.readouterr().out)
+    assert not priced["fixed_cost"]["excessive"]
+    assert "fixed-cost" not in [f["id"] for f in priced["flags"]]
+    assert priced["fixed_cost"]["model_ms"] > 0.8 * priced["fixed_cost"]["measured_ms"]
 
 
 def test_no_pasted_output_of_the_real_corpus_carries_the_flag() -> None:

@@ -5,6 +5,7 @@ benchmarks/calibrate_ring_step.py)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +90,23 @@ def test_collective_says_when_a_measured_step_prices_the_ring(
     assert "every step of the ring at least 8 µs" in out and "measured:" in out
     assert run([*args, "--network", "ndr-ib"]) == 0
     assert "every step of the ring" not in capsys.readouterr().out
+
+
+def test_a_user_ring_step_needs_a_source_and_a_sign(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A user catalog's ring step gets the built-in checks: without its source, or negative, one
+    line naming the field and exit 2."""
+    from fabriclens.cli.app import run
+
+    base = '[[network]]\nname = "ndr-ib"\nbase = "ndr-ib"\n'
+    for body, field in (
+        ("ring_step_s = 9e-6\n", "ring_step_source"),
+        ('ring_step_s = -1e-6\nring_step_source = "measured: ours"\n', "ring_step_s"),
+    ):
+        path = tmp_path / "catalog.toml"
+        path.write_text(base + body)
+        assert run(["catalog", "networks", "--catalog", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert field in err and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1

@@ -145,6 +145,13 @@ def fixed_cost_text(fc: FixedCost) -> str:
         "gradient buckets. A ring waits at every step for its slowest rank, so one node, NIC or link with a "
         "slow step (or a proxy thread short of CPU) sets it: run the sweep on disjoint pairs of nodes "
         "(or fabriclens bench p2p) to find it, then rerun without it"
+        + (
+            f". If it stays with every node healthy, it is what a ring step costs on this network: "
+            f"ring_step_s = {fc.measured_s / fc.ring_steps:.3g} on the network in your catalog "
+            "(~/.config/fabriclens/catalog.toml) makes every plan price it"
+            if fc.ring_steps
+            else ""
+        )
     )
 
 
