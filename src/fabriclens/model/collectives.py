@@ -34,7 +34,7 @@ What grows with scale across nodes (NCCL src/graph/tuning.cc, ncclTopoTuneModel)
   advances at its slowest link's pace; NCCL's tuner charges its intra-node steps at least its
   network post overhead ("inter-node rings still have to launch nsteps * net overhead"), and
   where published sweeps measure a step's cost on a network (catalog ``ring_step_s``: AWS EFA on
-  p5, 9 us, where NCCL's constants give about 3.6), every step costs at least that
+  p5, 8 us, where NCCL's constants give about 3.6), every step costs at least that
   (``net_step_floor``);
 * large messages run NCCL's Simple protocol, whose steps are slower than the low-latency
   protocols' (per-step latencies from NCCL's hwLat table), at full bandwidth; the low-latency
