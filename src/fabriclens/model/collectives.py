@@ -226,7 +226,7 @@ class Fabric:
 
     def tree_nics(self) -> float:
         """The NICs an all-reduce tree gets a channel for: one per GPU at most."""
-        return float(min(self.nics_per_node, self.gpus_per_node) or self.nics_per_node)
+        return float(min(self.nics_per_node, self.gpus_per_node))
 
     def nvls_tree_channel_rate(self) -> float:
         """NCCL's per-channel rate of a two-node NVLSTree for this generation

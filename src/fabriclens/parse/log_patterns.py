@@ -887,16 +887,19 @@ HARMLESS_WARNINGS = (
 BENIGN_WARNINGS = ("failed to open libibverbs", "could not get speed", *HARMLESS_WARNINGS)
 
 
+def _mentions(msg: str, phrases: tuple[str, ...]) -> bool:
+    lower = msg.lower()
+    return any(words in lower for words in phrases)
+
+
 def benign_warning(msg: str) -> bool:
     """A WARN that reports a set-up choice, not a failure (see BENIGN_WARNINGS)."""
-    lower = msg.lower()
-    return any(words in lower for words in BENIGN_WARNINGS)
+    return _mentions(msg, BENIGN_WARNINGS)
 
 
 def harmless_warning(msg: str) -> bool:
     """A WARN that says nothing about a failure (see HARMLESS_WARNINGS)."""
-    lower = msg.lower()
-    return any(words in lower for words in HARMLESS_WARNINGS)
+    return _mentions(msg, HARMLESS_WARNINGS)
 
 
 VIRTUAL_IFACE_RE = re.compile(

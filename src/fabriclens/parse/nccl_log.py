@@ -29,7 +29,6 @@ from fabriclens.parse.log_detect import (
     int_or_none,
 )
 from fabriclens.parse.log_patterns import (
-    BENIGN_WARNINGS,
     CRASH_WORDS,
     ENV_RE,
     ERRNO_TEXTS,
@@ -53,6 +52,7 @@ from fabriclens.parse.log_patterns import (
     USING_IFACES_RE,
     VERSION_RE,
     VIA_RE,
+    benign_warning,
 )
 from fabriclens.parse.p2p_matrix import SlowestPair
 from fabriclens.parse.p2p_matrix import carry as p2p_carry
@@ -429,8 +429,7 @@ def _read(line: str, rank: int | None) -> Line:
         fields["trace_stage"] = tr.group(1)
     if level in ("WARN", "ERROR"):
         fields["warning"] = True
-        lower = msg.lower()
-        fields["error"] = not any(words in lower for words in BENIGN_WARNINGS)
+        fields["error"] = not benign_warning(msg)
     if msg.startswith("Using network") or msg.startswith("Using internal Network"):
         # the rest of the line: a plugin's name may be two words (`AWS Libfabric`)
         name = msg.removeprefix("Using network").removeprefix("Using internal Network")
