@@ -102,15 +102,22 @@ def collective(
                 "tuner's perChMaxNVLSTreeBws)"
             )
     if est.algorithm == "tree" and name == "all_reduce" and est.nodes > 1:
-        cap = fabric.tree_channel_cap(est.nodes)
+        ll128 = est.protocol == "LL128"
+        cap = fabric.tree_channel_cap(est.nodes, protocol=est.protocol or "Simple")
         capped = "" if math.isinf(cap) else (
-            f", and at most {format_bw(cap)} here: one channel per NIC at NCCL's per-channel tree "
+            f", and at most {format_bw(cap)} here: one channel per NIC (at most one per GPU) at NCCL's per-channel tree "
             f"rate for {spec.generation} GPUs on {'two' if est.nodes <= 2 else 'three or more'} "
-            "nodes (its tuner's perChMaxTreeBws)"
+            f"nodes (its tuner's {'perChMaxTreeLL128Bws' if ll128 else 'perChMaxTreeBws'})"
         )  # fmt: skip
+        proto = (
+            "the LL128 protocol (120/128 of it, at the low latency; Simple's longer steps cost "
+            "more at this size)"
+            if ll128
+            else "the Simple protocol (LL128's lower cap costs more at this size)"
+        )
         notes.append(
             f"tree: double binary trees across the nodes, at 0.92 of the ring's bus bandwidth "
-            f"(NCCL's tuner){capped}"
+            f"(NCCL's tuner), {proto}{capped}"
         )
     if name in ("gather", "scatter") and est.nodes > 1:
         notes.append(

@@ -45,6 +45,8 @@ from fabriclens.model.collectives import (
     SWITCH_HOP_LATENCY_S,
     SWITCH_HOPS,
     TREE_ALLREDUCE_BW_FRACTION,
+    TREE_SIMPLE_INTRA_STEP_S,
+    TREE_SIMPLE_NET_STEP_S,
     Fabric,
     net_step_floor,
     nic_rate,
@@ -205,21 +207,41 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
                     nodes <= 2, fabric.tree_channel_rate(2), fabric.tree_channel_rate(3)
                 )
                 cap = channels * rate  # Fabric.tree_channel_cap, per layout
+                ll128_rate = np.where(
+                    nodes <= 2,
+                    fabric.tree_channel_rate(2, "LL128"),
+                    fabric.tree_channel_rate(3, "LL128"),
+                )
+                ll128_cap = channels * ll128_rate  # its LL128 protocol's
                 # two nodes: each byte crosses once each way (collectives.estimate_collective)
                 two_node = np.where(g > 1, np.minimum(node_bw, intra_bw), node_bw) * factor
                 boost = (
                     (nodes == 2) & (not fabric.intra.nvls) & (fabric.tree_channel_rate(2) < np.inf)
                 )
                 tree_rate = np.where(boost, np.maximum(busbw, two_node), busbw)
+                tree_rate = tree_rate * TREE_ALLREDUCE_BW_FRACTION
                 with np.errstate(divide="ignore", invalid="ignore"):
                     tree_bw_time = (
-                        size * factor / np.minimum(tree_rate * TREE_ALLREDUCE_BW_FRACTION, cap)
+                        size * factor / np.minimum(tree_rate * LL128_BW_FRACTION, ll128_cap)
                     )
+                    simple_bw_time = size * factor / np.minimum(tree_rate, cap)
+                # the tree's Simple protocol (collectives.TREE_SIMPLE_NET_STEP_S)
+                simple_tree = (
+                    SIMPLE_BASE_LATENCY_S
+                    + mult
+                    * (
+                        depth * max(net.latency_s, TREE_SIMPLE_NET_STEP_S)
+                        + (g - 1) * max(intra_lat, TREE_SIMPLE_INTRA_STEP_S)
+                    )
+                    + simple_bw_time
+                )
             else:
                 tree_bw_time = bw_time
+                simple_tree = np.inf
             tree = (
                 BASE_LATENCY_S + mult * (depth * net.latency_s + (g - 1) * intra_lat) + tree_bw_time
             )
+            tree = np.minimum(tree, simple_tree)
             lowest = np.minimum(ringn, tree)
             if op == "all_reduce" and fabric.intra.nvls:
                 with np.errstate(divide="ignore", invalid="ignore"):

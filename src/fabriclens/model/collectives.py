@@ -124,6 +124,26 @@ TREE_CHANNEL_BW = {  # generation: (two nodes, three or more), bytes/s per chann
     "hopper": (41.4e9, 36.0e9),
     "blackwell": (42.8e9, 24.0e9),
 }
+# A tree's two protocols, as NCCL's tuner prices them (src/graph/tuning.cc at 2.28.3 and at
+# NVIDIA/nccl 5067397c): LL128 at 120/128 of the tree's bandwidth and under its own per-channel
+# cap (perChMaxTreeLL128Bws: Hopper 36.7 GB/s on two nodes, 29.0 from three; Blackwell 31.67 and
+# 20.0), at the low latency; Simple at the whole bandwidth, a step across the network costing at
+# least hwLat[NET][TREE][SIMPLE] (14 us) and one inside the node hwLat[NVLINK][TREE][SIMPLE]
+# (4 us), from baseLat[TREE][SIMPLE] (8.4 us), over the tree's levels as the low-latency tree's
+# are counted (so Simple's latency is never below LL128's, as in NCCL's table). NCCL enables
+# LL128 across nodes on Hopper and Blackwell wherever the NIC sits at most a PCIe switch (or PXN)
+# from the GPU, on Ampere and Volta up to a PCIe switch: every node the catalog describes. The
+# faster protocol for the size wins, as NCCL's tuner picks (AWS's tuner plugin picks Tree LL128
+# on p5 up to 30-512 MiB by rank count: aws-ofi-nccl src/tuner/nccl_ofi_regions.cpp,
+# region_init_internal_p5_p5e).
+TREE_LL128_CHANNEL_BW = {  # generation: (two nodes, three or more), bytes/s per channel
+    "volta": (20.0e9, 20.0e9),
+    "ampere": (20.0e9, 20.0e9),
+    "hopper": (36.7e9, 29.0e9),
+    "blackwell": (31.67e9, 20.0e9),
+}
+TREE_SIMPLE_NET_STEP_S = 14e-6
+TREE_SIMPLE_INTRA_STEP_S = 4e-6
 # NVLSTree (NVLink SHARP inside each node, a tree between nodes): hwLat[NVLINK][NVLS_TREE] 25 us
 # and hwLat[NET][NVLS_TREE] 14 us (NCCL src/graph/tuning.cc, 2.19-2.21). NCCL's staff: "On two
 # nodes, NCCL uses the tree (or nvlstree) algorithm which can indeed go beyond the network
@@ -208,21 +228,28 @@ class Fabric:
     switch_radix: int = DEFAULT_SWITCH_RADIX  # ports per fabric switch at the NIC rate
     generation: str = ""  # the GPUs' generation, for NCCL's per-generation caps; "": unknown
 
-    def tree_channel_rate(self, nodes: float) -> float:
+    def tree_channel_rate(self, nodes: float, protocol: str = "Simple") -> float:
         """NCCL's per-channel rate of an all-reduce tree across ``nodes`` nodes for this
-        generation (TREE_CHANNEL_BW), bytes/s; inf for an unknown generation or no network."""
+        generation, bytes/s: TREE_CHANNEL_BW for Simple, the smaller of it and
+        TREE_LL128_CHANNEL_BW for LL128; inf for an unknown generation or no network."""
         rates = TREE_CHANNEL_BW.get(self.generation)
         if rates is None or self.network is None:
             return math.inf
-        return rates[0] if nodes <= 2 else rates[1]
+        rate = rates[0] if nodes <= 2 else rates[1]
+        if protocol == "LL128":
+            ll128 = TREE_LL128_CHANNEL_BW[self.generation]
+            rate = min(rate, ll128[0] if nodes <= 2 else ll128[1])
+        return rate
 
-    def tree_channel_cap(self, nodes: float, concurrent: float = 1.0) -> float:
+    def tree_channel_cap(
+        self, nodes: float, concurrent: float = 1.0, protocol: str = "Simple"
+    ) -> float:
         """NCCL's cap on an all-reduce tree, bytes/s of bus bandwidth: one channel per NIC the
         group has, at most one per GPU (``concurrent`` groups share a node's NICs), at
         ``tree_channel_rate``. Two NICs per GPU add none: 16 x 100G on 8 A100s run a two-node
         all_reduce at 180-238 GB/s busbw, 8 channels' 189, not 16's 378 (reference cm138-cm147)."""
         channels = max(1.0, self.tree_nics() / max(1.0, concurrent))
-        return channels * self.tree_channel_rate(nodes)
+        return channels * self.tree_channel_rate(nodes, protocol)
 
     def tree_nics(self) -> float:
         """The NICs an all-reduce tree gets a channel for: one per GPU at most."""
@@ -295,6 +322,7 @@ class CollectiveEstimate:
     algorithm: str  # "ring", "tree", "nvls", "nvls_tree", "direct", "custom", "none"
     # of the bus bandwidth the chosen protocol and algorithm reach (LL, LL128, an all-reduce tree)
     protocol_bw_fraction: float = 1.0
+    protocol: str = ""  # NCCL's protocol where the model chose one: "LL", "LL128" or "Simple"
 
 
 def _none(op: Op, size: float, ranks: int) -> CollectiveEstimate:
@@ -420,7 +448,8 @@ def estimate_collective(
             proto_fraction = LL128_BW_FRACTION
     candidates = [(ring_time, ring_lat, "direct" if op in P2P_OPS else "ring")]
     tree_fraction = 1.0
-    nvls_capped = False
+    tree_capped = nvls_capped = False
+    tree_protocol = ""
     if op in ("all_reduce", "broadcast"):
         depth = math.ceil(math.log2(nodes)) + 1
         mult = 2 if op == "all_reduce" else 1
@@ -445,8 +474,27 @@ def estimate_collective(
             # with NVLink SHARP, NCCL's two-node tree is NVLSTree, priced below
             two_node = min(node_bw, intra_bw) if g > 1 else node_bw
             tree_bw = max(tree_bw, two_node * factor * tree_fraction)
-        if op == "all_reduce":  # NCCL's per-channel cap (TREE_CHANNEL_BW)
-            tree_bw = min(tree_bw, fabric.tree_channel_cap(nodes, concurrent_per_node))
+        if op == "all_reduce":
+            # NCCL's per-channel caps (TREE_CHANNEL_BW), and the tree's two protocols: LL128 at
+            # the low latency under its own cap, Simple at the whole bandwidth with Simple's
+            # per-step latencies (TREE_LL128_CHANNEL_BW); the faster for the size
+            simple_bw = min(tree_bw, fabric.tree_channel_cap(nodes, concurrent_per_node))
+            ll128_bw = min(
+                tree_bw * LL128_BW_FRACTION,
+                fabric.tree_channel_cap(nodes, concurrent_per_node, "LL128"),
+            )
+            simple_lat = SIMPLE_BASE_LATENCY_S + mult * (
+                depth * max(net.latency_s, TREE_SIMPLE_NET_STEP_S)
+                + (g - 1) * max(intra_lat, TREE_SIMPLE_INTRA_STEP_S)
+            )
+            ll128_time = tree_lat + size_bytes * factor / ll128_bw
+            simple_time = simple_lat + size_bytes * factor / simple_bw
+            if simple_time < ll128_time:
+                tree_capped = simple_bw < tree_bw
+                tree_bw, tree_lat, tree_protocol = simple_bw, simple_lat, "Simple"
+            else:
+                tree_capped = ll128_bw < tree_bw * LL128_BW_FRACTION
+                tree_bw, tree_protocol = ll128_bw, "LL128"
             tree_fraction = tree_bw / busbw
         candidates.append((tree_lat + size_bytes * factor / tree_bw, tree_lat, "tree"))
     if op == "all_reduce" and nodes == 2 and g > 1 and fabric.intra.nvls:
@@ -461,9 +509,7 @@ def estimate_collective(
         nvls_lat = NVLS_TREE_INTRA_S + 2 * (max(net.latency_s, NVLS_TREE_NET_STEP_S) + hop_s)
         candidates.append((nvls_lat + size_bytes / tree_algbw, nvls_lat, "nvls_tree"))
     time_s, lat, algorithm = _pick(candidates, algorithm)
-    if (algorithm == "tree" and tree_fraction < TREE_ALLREDUCE_BW_FRACTION) or (
-        algorithm == "nvls_tree" and nvls_capped
-    ):
+    if (algorithm == "tree" and tree_capped) or (algorithm == "nvls_tree" and nvls_capped):
         bottleneck = "tree channels"
     if lat > time_s / 2:
         bottleneck = "latency"
@@ -483,6 +529,7 @@ def estimate_collective(
         {"ring": proto_fraction, "direct": proto_fraction, "tree": tree_fraction}.get(
             algorithm, 1.0
         ),
+        tree_protocol if algorithm == "tree" else "",
     )
 
 
