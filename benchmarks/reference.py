@@ -425,13 +425,13 @@ def more_training_cases(kernel_level: bool = False) -> Iterator[Case]:
             yield _more_training_case(row, kernel_level)
 
 
-def collective_fabric(row: dict[str, str], ring_step_s: float | None = None) -> Fabric:
+def collective_fabric(row: dict[str, str], steps: dict[str, float] | None = None) -> Fabric:
     """The fabric a collectives_more.csv row ran on: its intra-node link, network and NICs
-    (``ring_step_s``: a trial value of the network's cost per ring step instead of the
-    catalog's)."""
+    (``steps``: trial values of the network's measured step costs, ``ring_step_s`` or
+    ``tree_step_s``, instead of the catalog's)."""
     net = find_network(row["network"]) if row["network"] else None
-    if net is not None and ring_step_s is not None:
-        net = dataclasses.replace(net, ring_step_s=ring_step_s)
+    if net is not None and steps:
+        net = dataclasses.replace(net, **steps)
     return Fabric(
         find_link(row["link"]),
         net,
@@ -448,10 +448,10 @@ def more_collective_cases() -> Iterator[Case]:
             yield collective_case(row)
 
 
-def collective_case(row: dict[str, str], ring_step_s: float | None = None) -> Case:
-    """One collectives_more.csv row beside the model (``ring_step_s``: a trial cost per ring
-    step on its network)."""
-    fabric = collective_fabric(row, ring_step_s)
+def collective_case(row: dict[str, str], steps: dict[str, float] | None = None) -> Case:
+    """One collectives_more.csv row beside the model (``steps``: trial step costs on its
+    network, as collective_fabric takes them)."""
+    fabric = collective_fabric(row, steps)
     size = int(row["size_bytes"])
     est = estimate_collective(
         row["op"],  # type: ignore[arg-type]

@@ -507,6 +507,11 @@ class Network(_Entry):
     # net_step_floor), and where it comes from
     ring_step_s: float = 0.0
     ring_step_source: str = ""
+    # the measured cost of one level of an NCCL all-reduce tree across nodes, each way, where
+    # published sweeps on this network give it (0: NCCL's tuner constants; model/collectives.py
+    # tree_level_s), and where it comes from
+    tree_step_s: float = 0.0
+    tree_step_source: str = ""
     nics_per_node: int = 0  # the NIC ports a cloud instance type comes with; 0: the user's choice
 
     def __post_init__(self) -> None:
@@ -514,10 +519,12 @@ class Network(_Entry):
         _one_of(self, "kind", ("tcp", "roce", "ib", "efa", "slingshot"))
         _positive(self, "rate_bits_per_s", "latency_s", "cost_relative", "mtu_bytes")
         _integers(self, "nics_per_node")
-        _non_negative(self, "nics_per_node", "ring_step_s")
+        _non_negative(self, "nics_per_node", "ring_step_s", "tree_step_s")
         _fraction(self, "efficiency")
         _check(not self.ring_step_s or len(self.ring_step_source) >= 3,
                "ring_step_source", "must say where the value comes from")  # fmt: skip
+        _check(not self.tree_step_s or len(self.tree_step_source) >= 3,
+               "tree_step_source", "must say where the value comes from")  # fmt: skip
 
     @property
     def bw_bytes_per_s(self) -> float:

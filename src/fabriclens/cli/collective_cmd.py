@@ -81,6 +81,11 @@ def collective(
                 f"every step of the ring at least {format_time(net.ring_step_s)}, what one costs on "
                 f"this network ({net.ring_step_source})"
             )
+        if net.tree_step_s and est.algorithm == "tree":
+            notes.append(
+                f"every level of the tree at least {format_time(net.tree_step_s)} each way, what "
+                f"one costs on this network ({net.tree_step_source})"
+            )
         if fabric.host is not None:
             host = fabric.host
             notes.append(

@@ -51,6 +51,7 @@ from fabriclens.model.collectives import (
     net_step_floor,
     nic_rate,
     root_nic_bw,
+    tree_level_s,
 )
 from fabriclens.model.comm import MEGATRON_BUCKET_MIN_PARAMS, MEGATRON_BUCKET_PARAMS_PER_DP_RANK
 from fabriclens.model.elementwise import eager_extra_parts
@@ -230,7 +231,7 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
                     SIMPLE_BASE_LATENCY_S
                     + mult
                     * (
-                        depth * max(net.latency_s, TREE_SIMPLE_NET_STEP_S)
+                        depth * max(tree_level_s(net), TREE_SIMPLE_NET_STEP_S)
                         + (g - 1) * max(intra_lat, TREE_SIMPLE_INTRA_STEP_S)
                     )
                     + simple_bw_time
@@ -239,7 +240,9 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
                 tree_bw_time = bw_time
                 simple_tree = np.inf
             tree = (
-                BASE_LATENCY_S + mult * (depth * net.latency_s + (g - 1) * intra_lat) + tree_bw_time
+                BASE_LATENCY_S
+                + mult * (depth * tree_level_s(net) + (g - 1) * intra_lat)
+                + tree_bw_time
             )
             tree = np.minimum(tree, simple_tree)
             lowest = np.minimum(ringn, tree)

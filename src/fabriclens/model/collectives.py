@@ -35,7 +35,8 @@ What grows with scale across nodes (NCCL src/graph/tuning.cc, ncclTopoTuneModel)
   network post overhead ("inter-node rings still have to launch nsteps * net overhead"), and
   where published sweeps measure a step's cost on a network (catalog ``ring_step_s``: AWS EFA on
   p5, 8 us, where NCCL's constants give about 3.6), every step costs at least that
-  (``net_step_floor``);
+  (``net_step_floor``); an all-reduce tree's levels likewise (catalog ``tree_step_s``: p5, 60 us
+  each way, ``tree_level_s``);
 * large messages run NCCL's Simple protocol, whose steps are slower than the low-latency
   protocols' (per-step latencies from NCCL's hwLat table), at full bandwidth; the low-latency
   protocol (LL128) keeps the catalog's alphas at 120/128 of the bandwidth. The ring's time is
@@ -453,7 +454,7 @@ def estimate_collective(
     if op in ("all_reduce", "broadcast"):
         depth = math.ceil(math.log2(nodes)) + 1
         mult = 2 if op == "all_reduce" else 1
-        tree_lat = BASE_LATENCY_S + mult * (depth * net.latency_s + (g - 1) * intra_lat)
+        tree_lat = BASE_LATENCY_S + mult * (depth * tree_level_s(net) + (g - 1) * intra_lat)
         # NCCL's tree moves the whole buffer up and down once: the ring's bus-equivalent volume,
         # at NCCL's own discount for an all-reduce tree (TREE_ALLREDUCE_BW_FRACTION)
         tree_fraction = TREE_ALLREDUCE_BW_FRACTION if op == "all_reduce" else 1.0
@@ -484,7 +485,7 @@ def estimate_collective(
                 fabric.tree_channel_cap(nodes, concurrent_per_node, "LL128"),
             )
             simple_lat = SIMPLE_BASE_LATENCY_S + mult * (
-                depth * max(net.latency_s, TREE_SIMPLE_NET_STEP_S)
+                depth * max(tree_level_s(net), TREE_SIMPLE_NET_STEP_S)
                 + (g - 1) * max(intra_lat, TREE_SIMPLE_INTRA_STEP_S)
             )
             ll128_time = tree_lat + size_bytes * factor / ll128_bw
@@ -540,6 +541,12 @@ def net_step_floor(intra_lat: float, net: Network) -> float:
     step moves a message across each node boundary and the ring advances at its slowest link's
     pace."""
     return max(intra_lat, net.ring_step_s)
+
+
+def tree_level_s(net: Network) -> float:
+    """What one level of an all-reduce tree across nodes costs each way: the network's latency,
+    or a level's measured cost on this network (catalog ``tree_step_s``) when that is longer."""
+    return max(net.latency_s, net.tree_step_s)
 
 
 def nic_rate(fabric: Fabric) -> float:
