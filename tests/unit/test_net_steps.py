@@ -88,26 +88,34 @@ def test_p5_all_gather_held_out_rows_follow_the_step_cost() -> None:
 
 @pytest.mark.parametrize("level_us", [20.0, 60.0])
 @pytest.mark.parametrize("nodes", [4, 16, 64])
-def test_every_tree_level_costs_the_measured_level(level_us: float, nodes: int) -> None:
-    """An all-reduce tree over nodes pays at least a network's measured level cost at each of its
-    levels, up and down; without one, NCCL's constants alone (far less on InfiniBand)."""
-    net = replace(find_network("ndr-ib"), tree_step_s=level_us * 1e-6, tree_step_source="test")
+def test_every_tree_level_pays_what_the_network_adds(level_us: float, nodes: int) -> None:
+    """An all-reduce tree over nodes pays what a level adds on a network at each of its levels,
+    up and down, on top of the NIC's latency, and Simple twice (NCCL's tuner adds a plugin's
+    reported latency to each level, and again for Simple's flush); without it, NCCL's constants
+    alone (far less on InfiniBand)."""
+    base = find_network("ndr-ib")
+    net = replace(base, tree_step_s=level_us * 1e-6, tree_step_source="test")
     fabric = Fabric(find_link("nvlink4-nvswitch"), net, 8, 8, generation="hopper")
-    est = estimate_collective("all_reduce", 2**20, 8 * nodes, fabric, algorithm="tree")
-    assert est.algorithm == "tree"
+    plain = replace(fabric, network=base)
     levels = 2 * (math.ceil(math.log2(nodes)) + 1)
-    assert est.latency_s >= levels * level_us * 1e-6
-    plain = replace(fabric, network=find_network("ndr-ib"))
-    bare = estimate_collective("all_reduce", 2**20, 8 * nodes, plain, algorithm="tree")
-    assert bare.latency_s < levels * 15e-6
+    for size in (2**20, 16 * 2**30):  # LL128, then Simple
+        est = estimate_collective("all_reduce", size, 8 * nodes, fabric, algorithm="tree")
+        bare = estimate_collective("all_reduce", size, 8 * nodes, plain, algorithm="tree")
+        assert est.algorithm == bare.algorithm == "tree" and est.protocol == bare.protocol
+        times = 2 if est.protocol == "Simple" else 1
+        added = est.latency_s - bare.latency_s
+        assert added == pytest.approx(times * levels * level_us * 1e-6)
+        assert bare.latency_s < levels * (15e-6 if times == 1 else 30e-6)
+    assert estimate_collective(
+        "all_reduce", 2**20, 8 * nodes, fabric, algorithm="tree"
+    ).protocol == ("LL128")
 
 
 def test_p5_all_reduce_held_out_rows_follow_the_tree_level() -> None:
     """AWS p5's all_reduce at 8-32 nodes below 1 GiB, where AWS's tuner runs a tree
     (crazyguitar/aws-gpu-communication-benchmark data/nccl_all_reduce.csv, reference cm356 and
-    cm369-cm371 held out): with p5's measured tree level each comes within 50% of its published
-    busbw, where NCCL's constants alone left them 53-126% too fast, and the 64 MiB row on 32
-    nodes, all fixed cost, within 30%."""
+    cm369-cm371 held out): with what a tree level adds on p5 each comes within 30% of its
+    published busbw, where NCCL's constants alone left them 53-126% too fast."""
     held = {
         case.row_id: case
         for case in all_collective_cases()
@@ -116,8 +124,7 @@ def test_p5_all_reduce_held_out_rows_follow_the_tree_level() -> None:
     assert len(held) == 4
     for case in held.values():
         assert case.split == "held_out"
-        assert abs(case.error) <= 0.5, (case.row_id, case.error)
-    assert abs(held["cm369"].error) <= 0.3
+        assert abs(case.error) <= 0.3, (case.row_id, case.error)
 
 
 def test_collective_says_when_a_measured_step_prices_the_ring(
@@ -136,7 +143,7 @@ def test_collective_says_when_a_measured_step_prices_the_ring(
     tree = ["collective", "all_reduce", "64MiB", "--ranks", "256", "--gpus-per-node", "8"]
     assert run([*tree, "--network", "aws-efa-p5"]) == 0
     out = capsys.readouterr().out
-    assert "every level of the tree at least 60 µs each way" in out
+    assert "every level of the tree adds 43 µs each way (LL128 here)" in out
     assert run([*tree, "--network", "ndr-ib"]) == 0
     assert "every level of the tree" not in capsys.readouterr().out
 

@@ -507,9 +507,9 @@ class Network(_Entry):
     # net_step_floor), and where it comes from
     ring_step_s: float = 0.0
     ring_step_source: str = ""
-    # the measured cost of one level of an NCCL all-reduce tree across nodes, each way, where
-    # published sweeps on this network give it (0: NCCL's tuner constants; model/collectives.py
-    # tree_level_s), and where it comes from
+    # what one level of an NCCL all-reduce tree across nodes adds to the network's latency, each
+    # way (twice for Simple), where published sweeps on this network measure it (0: NCCL's tuner
+    # constants; model/collectives.py tree_level_s), and where it comes from
     tree_step_s: float = 0.0
     tree_step_source: str = ""
     nics_per_node: int = 0  # the NIC ports a cloud instance type comes with; 0: the user's choice

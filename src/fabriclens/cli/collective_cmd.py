@@ -83,8 +83,10 @@ def collective(
             )
         if net.tree_step_s and est.algorithm == "tree":
             notes.append(
-                f"every level of the tree at least {format_time(net.tree_step_s)} each way, what "
-                f"one costs on this network ({net.tree_step_source})"
+                f"every level of the tree adds {format_time(net.tree_step_s)} each way "
+                f"({'twice for Simple, ' if est.protocol == 'Simple' else ''}"
+                f"{est.protocol or 'its protocol'} here), what one adds on this network "
+                f"({net.tree_step_source})"
             )
         if fabric.host is not None:
             host = fabric.host

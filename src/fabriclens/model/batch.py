@@ -46,7 +46,6 @@ from fabriclens.model.collectives import (
     SWITCH_HOPS,
     TREE_ALLREDUCE_BW_FRACTION,
     TREE_SIMPLE_INTRA_STEP_S,
-    TREE_SIMPLE_NET_STEP_S,
     Fabric,
     net_step_floor,
     nic_rate,
@@ -231,7 +230,7 @@ def _collective(op: str, size: Arr, ranks: Arr, per_node: Arr, conc: Arr, fabric
                     SIMPLE_BASE_LATENCY_S
                     + mult
                     * (
-                        depth * max(tree_level_s(net), TREE_SIMPLE_NET_STEP_S)
+                        depth * tree_level_s(net, simple=True)
                         + (g - 1) * max(intra_lat, TREE_SIMPLE_INTRA_STEP_S)
                     )
                     + simple_bw_time

@@ -35,8 +35,8 @@ What grows with scale across nodes (NCCL src/graph/tuning.cc, ncclTopoTuneModel)
   network post overhead ("inter-node rings still have to launch nsteps * net overhead"), and
   where published sweeps measure a step's cost on a network (catalog ``ring_step_s``: AWS EFA on
   p5, 8 us, where NCCL's constants give about 3.6), every step costs at least that
-  (``net_step_floor``); an all-reduce tree's levels likewise (catalog ``tree_step_s``: p5, 60 us
-  each way, ``tree_level_s``);
+  (``net_step_floor``); where they measure what a level of an all-reduce tree adds, each level
+  pays it too (catalog ``tree_step_s``: p5, 43 us each way, twice for Simple, ``tree_level_s``);
 * large messages run NCCL's Simple protocol, whose steps are slower than the low-latency
   protocols' (per-step latencies from NCCL's hwLat table), at full bandwidth; the low-latency
   protocol (LL128) keeps the catalog's alphas at 120/128 of the bandwidth. The ring's time is
@@ -485,7 +485,7 @@ def estimate_collective(
                 fabric.tree_channel_cap(nodes, concurrent_per_node, "LL128"),
             )
             simple_lat = SIMPLE_BASE_LATENCY_S + mult * (
-                depth * max(tree_level_s(net), TREE_SIMPLE_NET_STEP_S)
+                depth * tree_level_s(net, simple=True)
                 + (g - 1) * max(intra_lat, TREE_SIMPLE_INTRA_STEP_S)
             )
             ll128_time = tree_lat + size_bytes * factor / ll128_bw
@@ -543,10 +543,15 @@ def net_step_floor(intra_lat: float, net: Network) -> float:
     return max(intra_lat, net.ring_step_s)
 
 
-def tree_level_s(net: Network) -> float:
-    """What one level of an all-reduce tree across nodes costs each way: the network's latency,
-    or a level's measured cost on this network (catalog ``tree_step_s``) when that is longer."""
-    return max(net.latency_s, net.tree_step_s)
+def tree_level_s(net: Network, simple: bool = False) -> float:
+    """What one level of an all-reduce tree across nodes costs each way: the network's latency
+    (at least NCCL's 14 us for Simple) plus what a level adds on this network (catalog
+    ``tree_step_s``), twice for Simple, as NCCL's tuner adds a net plugin's reported latency to
+    each level and, for Simple, again for its flush (src/graph/tuning.cc: interLat +=
+    latencyInter; "Also add the flush extra latency")."""
+    if simple:
+        return max(net.latency_s, TREE_SIMPLE_NET_STEP_S) + 2 * net.tree_step_s
+    return net.latency_s + net.tree_step_s
 
 
 def nic_rate(fabric: Fabric) -> float:
