@@ -142,8 +142,11 @@ def test_loss_measured_with_ping() -> None:
 def test_jitter_spreads_rtt_but_keeps_order(quietly) -> None:  # type: ignore[no-untyped-def]
     with lab_session("jit", hosts=2, overrides={"h2": {"delay": "5ms", "jitter": "2ms"}}) as lab:
         _ping(lab, "h1", "h2", 2)
+        # a lost echo is measured again too: one CI run lost 1 probe of 100 once (cause not
+        # found; the stage shares two cores with the test run), and a stage that drops probes
+        # drops them in every try
         (_, got, rtt, mdev), _ = quietly(
-            lambda: _ping(lab, "h1", "h2", 100), lambda r: abs(r[2] - 10.0) <= 1.0
+            lambda: _ping(lab, "h1", "h2", 100), lambda r: r[1] == 100 and abs(r[2] - 10.0) <= 1.0
         )
     assert got == 100
     assert mdev > 0.5  # uniform +/-2 ms on two traversals: sd ~1.6 ms

@@ -73,7 +73,7 @@ from fabriclens.plan.planner import resolve_fabric
     etp=st.sampled_from([0, 1]),
     reruns=st.sampled_from(["layer", "needed"]),
     host=st.sampled_from([0.0, 2.75e-3]),
-    buckets=st.sampled_from(["whole", "megatron-core"]),
+    buckets=st.sampled_from(["whole", "megatron-core", "ddp", "ddp-all-stages"]),
     calls=st.sampled_from(["per-layer", "per-tensor"]),
 )
 def test_batch_equals_scalar(model, gpu, nodes, gpn, network, nics, tp, pp, ep, zero, rec, mb, il, sp, workload,

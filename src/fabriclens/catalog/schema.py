@@ -291,8 +291,13 @@ RECOMPUTE_RERUNS = ("layer", "needed")
 # calls (Framework.grad_buckets, model/comm.py: bucket_params): "whole", one call over the whole
 # gradient, overlapped with the backward as if finely bucketed (the ledger's first-order form);
 # "megatron-core", Megatron-Core DDP's buckets of max(40M, 1M x dp x cp) parameters, each a call
-# that pays its latency, launched when its gradients are ready, the last one after the backward
-GRAD_BUCKETS = ("whole", "megatron-core")
+# that pays its latency, launched when its gradients are ready, the last one after the backward;
+# "ddp", PyTorch DistributedDataParallel's buckets of 25 MiB of gradient (bucket_cap_mb) for the
+# all-reduce of a ZeRO-0 run (ZeRO-1/2 in this family are DeepSpeed's, whose 5e8-element buckets
+# hold most models' gradients in one call); "ddp-all-stages", the same buckets below ZeRO-3
+# whatever the stage (nanotron wraps the model in DDP at every stage and reduce-scatters each
+# bucket under ZeRO-1); with either, the weights' gather stays one call
+GRAD_BUCKETS = ("whole", "megatron-core", "ddp", "ddp-all-stages")
 # how a training framework's ZeRO-3 / FSDP gathers weights and scatters gradients
 # (Framework.zero3_calls, model/step.py): one call per decoder layer over its flat parameters,
 # prefetched behind the compute (FSDP's FlatParameter units, DeepSpeed from 0.6 on); or one call

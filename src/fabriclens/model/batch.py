@@ -52,7 +52,11 @@ from fabriclens.model.collectives import (
     root_nic_bw,
     tree_level_s,
 )
-from fabriclens.model.comm import MEGATRON_BUCKET_MIN_PARAMS, MEGATRON_BUCKET_PARAMS_PER_DP_RANK
+from fabriclens.model.comm import (
+    DDP_BUCKET_BYTES,
+    MEGATRON_BUCKET_MIN_PARAMS,
+    MEGATRON_BUCKET_PARAMS_PER_DP_RANK,
+)
 from fabriclens.model.elementwise import eager_extra_parts
 from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig
@@ -666,25 +670,32 @@ def evaluate(
     def add(time: Arr, window_s: Arr | float, mask: Any) -> None:
         book(time, np.maximum(0.0, time - window_s), mask)
 
-    # comm.py bucketed_entry: Megatron-Core's buckets, or one call over the whole
-    megatron_buckets = base.grad_buckets == "megatron-core"
-    per_bucket = np.maximum(
-        MEGATRON_BUCKET_MIN_PARAMS, MEGATRON_BUCKET_PARAMS_PER_DP_RANK * dp * cp
-    )
+    # comm.py bucketed_entry and bucket_params: Megatron-Core's buckets, PyTorch DDP's for the
+    # gradients' reduction, or one call over the whole
+    megatron = np.maximum(MEGATRON_BUCKET_MIN_PARAMS, MEGATRON_BUCKET_PARAMS_PER_DP_RANK * dp * cp)
+    ddp = DDP_BUCKET_BYTES / base.grad_bytes
+    whole = np.full_like(tp, np.inf)
+    reduce_bucket, gather_bucket = {
+        "megatron-core": (megatron, megatron),
+        "ddp": (np.where(zero == 0, ddp, np.inf), whole),
+        "ddp-all-stages": (np.where(zero < 3, ddp, np.inf), whole),
+    }.get(base.grad_buckets, (whole, whole))
 
     def add_bucketed(op: str, size: Arr, element: float, ranks: Arr, per_node: Arr, conc: Arr,
-                     window_s: Arr | float, mask: Any) -> None:  # fmt: skip
-        if not megatron_buckets:
-            add(_collective(op, size, ranks, per_node, conc, fabric), window_s, mask)
-            return
-        buckets = np.maximum(1.0, np.ceil(size / element / per_bucket))
+                     window_s: Arr | float, mask: Any, per_bucket: Arr) -> None:  # fmt: skip
+        one = np.isinf(per_bucket)
+        buckets = np.where(one, 1.0, np.maximum(1.0, np.ceil(size / element / per_bucket)))
         call = _collective(op, size / buckets, ranks, per_node, conc, fabric)
         time = call * buckets
         with np.errstate(divide="ignore", invalid="ignore"):
-            exposed = np.where(  # comm.bucketed_exposed_s
-                np.asarray(window_s) > 0,
-                np.maximum(call, time - window_s + window_s / buckets),
-                time,
+            exposed = np.where(
+                one,
+                np.maximum(0.0, time - window_s),  # entry's first-order overlap
+                np.where(  # comm.bucketed_exposed_s
+                    np.asarray(window_s) > 0,
+                    np.maximum(call, time - window_s + window_s / buckets),
+                    time,
+                ),
             )
         book(time, exposed, mask)
 
@@ -750,13 +761,15 @@ def evaluate(
     add(rs3 * m, np.maximum(0.0, bwd_left), z3)
     if spec.is_moe:
         add(ers3 * m, np.maximum(0.0, bwd_left - rs3 * m), z3e & (grad_expert > 0))
-    add_bucketed("reduce_scatter", grad_dense, base.grad_bytes, dp, dp_pn, dp_cc, window, z12)
+    add_bucketed("reduce_scatter", grad_dense, base.grad_bytes, dp, dp_pn, dp_cc, window, z12,
+                 reduce_bucket)  # fmt: skip
     add_bucketed("all_gather", weights, WEIGHT_BYTES["bf16"], dp, dp_pn, dp_cc,
-                 fwd * layers * 0.9 if base.overlap_dp else 0.0, z12)  # fmt: skip
-    add_bucketed("all_reduce", grad_dense, base.grad_bytes, dp, dp_pn, dp_cc, window, z0)
+                 fwd * layers * 0.9 if base.overlap_dp else 0.0, z12, gather_bucket)  # fmt: skip
+    add_bucketed("all_reduce", grad_dense, base.grad_bytes, dp, dp_pn, dp_cc, window, z0,
+                 reduce_bucket)  # fmt: skip
     if trains and spec.is_moe:
         add_bucketed("all_reduce", grad_expert, base.grad_bytes, edp, edp_pn, edp_cc, window,
-                     has_dp & (edp > 1) & (grad_expert > 0) & ~z3)  # fmt: skip
+                     has_dp & (edp > 1) & (grad_expert > 0) & ~z3, reduce_bucket)  # fmt: skip
 
     comm_exposed = per_mb_exposed + once_exposed
     mb_time = compute_mb + per_mb_exposed / m

@@ -87,11 +87,25 @@ MEGATRON_BUCKET_MIN_PARAMS = 40e6
 MEGATRON_BUCKET_PARAMS_PER_DP_RANK = 1e6
 
 
-def bucket_params(grad_buckets: str, dp_cp: int) -> float:
-    """Parameters per data-parallel bucket (catalog GRAD_BUCKETS); infinite: one call."""
+# PyTorch DistributedDataParallel's default bucket: bucket_cap_mb=25 MiB of gradient
+# (torch/nn/parallel/distributed.py; nanotron's ModelArgs.ddp_bucket_cap_mb = 25 passes the same)
+DDP_BUCKET_BYTES = 25 * 2**20
+
+
+def bucket_params(grad_buckets: str, dp_cp: int, grad_bytes: float = 2.0, zero: int = 0) -> float:
+    """Parameters per data-parallel bucket of the gradients' reduction (catalog GRAD_BUCKETS) at
+    ZeRO stage ``zero`` with gradients of ``grad_bytes``; infinite: one call."""
     if grad_buckets == "megatron-core":
         return max(MEGATRON_BUCKET_MIN_PARAMS, MEGATRON_BUCKET_PARAMS_PER_DP_RANK * dp_cp)
+    if (grad_buckets == "ddp" and zero == 0) or (grad_buckets == "ddp-all-stages" and zero < 3):
+        return DDP_BUCKET_BYTES / grad_bytes
     return math.inf
+
+
+def gather_bucket_params(grad_buckets: str, dp_cp: int) -> float:
+    """Parameters per call of the updated weights' gather (ZeRO-1/2): Megatron-Core's buckets,
+    else one call (DDP buckets only the gradients; nanotron gathers with one coalesced call)."""
+    return bucket_params(grad_buckets, dp_cp) if grad_buckets == "megatron-core" else math.inf
 
 
 def bucket_count(params: float, per_bucket: float) -> int:

@@ -31,6 +31,7 @@ reduce-scatters (on the same links) behind the backward.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from fabriclens.catalog.schema import ATTENTION_NAMES, Gpu, ModelSpec
@@ -51,7 +52,14 @@ from fabriclens.model.arch import (
     v_width,
 )
 from fabriclens.model.collectives import Fabric, Op
-from fabriclens.model.comm import CommEntry, bucket_params, bucketed_entry, entry
+from fabriclens.model.comm import (
+    DDP_BUCKET_BYTES,
+    CommEntry,
+    bucket_params,
+    bucketed_entry,
+    entry,
+    gather_bucket_params,
+)
 from fabriclens.model.elementwise import eager_extra_bytes_per_token
 from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
 from fabriclens.model.layout import WEIGHT_BYTES, TrainConfig, place_groups
@@ -516,7 +524,8 @@ def estimate_training_step(
         window = bwd * layers * 0.9 if cfg.overlap_dp else 0.0
         # Megatron-Core's buckets (the ranks' gradients and weights, in calls of this many
         # parameters; the experts' buffers take the same size); other stacks: one call
-        bucket = bucket_params(cfg.grad_buckets, cfg.dp * cfg.cp)
+        bucket = bucket_params(cfg.grad_buckets, cfg.dp * cfg.cp, cfg.grad_bytes, cfg.zero)
+        gather_bucket = gather_bucket_params(cfg.grad_buckets, cfg.dp * cfg.cp)
         # nccl-tests sizes: a reduce_scatter's is its input on each rank (this rank's whole
         # gradient), an all_gather's the whole gathered array (this model shard's weights); each
         # rank then moves (dp-1)/dp of it, so ZeRO-1/2 move 2x the parameter bytes per step as an
@@ -629,7 +638,7 @@ def estimate_training_step(
                     "all_gather",
                     weight_dense,
                     WEIGHT_BYTES["bf16"],
-                    bucket,
+                    gather_bucket,
                     fabric,
                     overlap_window_s=fwd * layers * 0.9 if cfg.overlap_dp else 0.0,
                     note="updated weights, behind next forward",
@@ -832,6 +841,17 @@ def estimate_training_step(
             "parameters (max(40M, 1M x dp x cp)), each call paying its latency and the last one "
             "exposed after the backward"
             if cfg.grad_buckets == "megatron-core" and cfg.dp * cfg.cp > 1 and cfg.zero < 3
+            else ""
+        )
+        + (
+            f", in PyTorch DDP's buckets of {DDP_BUCKET_BYTES / 2**20:.0f} MiB of gradient "
+            f"({DDP_BUCKET_BYTES / cfg.grad_bytes / 1e6:.1f}M parameters, bucket_cap_mb), each "
+            "call paying its latency and the last one exposed after the backward"
+            if cfg.grad_buckets in ("ddp", "ddp-all-stages")
+            and cfg.dp * cfg.cp > 1
+            and not math.isinf(
+                bucket_params(cfg.grad_buckets, cfg.dp * cfg.cp, cfg.grad_bytes, cfg.zero)
+            )
             else ""
         )
         + (
