@@ -164,6 +164,23 @@ def test_default_file_is_read_and_replaces_a_builtin(
         ),
         ("gpus", GPU + "decode_bw_efficiency = 1.5\n", "decode_bw_efficiency: must be at most 1"),
         ("gpus", GPU + 'decode_bw_efficiency = "fast"\n', "decode_bw_efficiency: must be a number"),
+        # TOML spells inf and nan; no catalog value is either
+        (
+            "networks",
+            '[[network]]\nname = "x"\nbase = "ndr-ib"\nrate_bits_per_s = inf\n',
+            "rate_bits_per_s: must be a finite number",
+        ),
+        (
+            "networks",
+            '[[network]]\nname = "x"\nbase = "ndr-ib"\ntree_step_s = inf\n'
+            'tree_step_source = "measured: ours"\n',
+            "tree_step_s: must be a finite number",
+        ),
+        (
+            "gpus",
+            GPU.replace("hbm_bw_bytes_per_s = 0.96e12", "hbm_bw_bytes_per_s = nan"),
+            "hbm_bw_bytes_per_s: must be a finite number",
+        ),
         ("gpus", GPU + "decode_bw_efficiency = 0.9\n", "decode_bw_efficiency_source"),
         (
             "engines",

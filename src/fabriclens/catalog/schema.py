@@ -10,6 +10,7 @@ the field's name; the loaders turn that into a clear message.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -24,7 +25,8 @@ def _check(ok: bool, field: str, message: str) -> None:
 def _numbers(
     entry: object, fields: tuple[str, ...], ok: Callable[[float], bool], bound: str
 ) -> None:
-    """Each field is a number (not a bool) for which ``ok`` holds; ``bound`` says what ok means."""
+    """Each field is a finite number (not a bool) for which ``ok`` holds; ``bound`` says what ok
+    means. TOML spells inf and nan, and no catalog value is either."""
     for name in fields:
         value = getattr(entry, name)
         _check(
@@ -32,6 +34,7 @@ def _numbers(
             name,
             f"must be a number, not {value!r}",
         )
+        _check(math.isfinite(value), name, f"must be a finite number, not {value!r}")
         _check(ok(value), name, f"must be {bound}, not {value!r}")
 
 
