@@ -156,3 +156,41 @@ def test_a_live_sweep_gets_the_same_fixed_cost_check() -> None:
     doc = collective_doc("all_reduce", cfg, raw, network="ndr-ib", nics_per_node=8, gpu="b200")
     assert doc["fixed_cost"]["excessive"] and doc["level"] == "warning"
     assert any("slowest rank" in c for c in doc["next_checks"])
+
+
+def test_bench_import_offers_a_tree_level_for_a_trees_fixed_cost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """AWS p5's all_reduce at 64-512 MiB on 32 nodes (crazyguitar/aws-gpu-communication-benchmark,
+    reference cm369-cm372), which the model runs as a tree: judged on a catalog without p5's
+    measured tree level (tree_step_s = 0), its fixed cost is flagged and what a tree level adds is
+    offered for the catalog; with the offered value the flag clears, as it does on the built-in
+    catalog, whose tree_step_s was fitted to p5's calibration rows."""
+    text, ranks = _published(["cm369", "cm370", "cm371", "cm372"])
+    path = tmp_path / "sweep.txt"
+    path.write_text(text)
+    args = ["bench", "import", str(path), "--ranks", str(ranks), "--gpu", "h100-sxm",
+            "--gpus-per-node", "8", "--network", "aws-efa-p5"]  # fmt: skip
+    bare = tmp_path / "bare.toml"
+    bare.write_text('[[network]]\nname = "aws-efa-p5"\nbase = "aws-efa-p5"\ntree_step_s = 0\n')
+    assert run([*args, "--catalog", str(bare), "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    fc = doc["fixed_cost"]
+    assert fc["excessive"] and fc["ring_steps"] is None and fc["tree_levels"] > 0
+    assert run([*args, "--catalog", str(bare)]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "A tree waits at every level for its slowest rank" in out
+    offered = re.search(r"tree_step_s = ([0-9.e+-]+) on the network in your catalog", out)
+    assert offered is not None
+    level = (fc["measured_ms"] - fc["model_ms"]) / 1e3 / fc["tree_levels"]
+    assert float(offered.group(1)) == pytest.approx(level, rel=0.01)
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(
+        f'[[network]]\nname = "aws-efa-p5"\nbase = "aws-efa-p5"\ntree_step_s = {offered.group(1)}\n'
+        'tree_step_source = "measured: bench import of this sweep"\n'
+    )
+    for priced_args in ([*args, "--catalog", str(catalog)], args):
+        assert run([*priced_args, "--json"]) in (0, 1)
+        priced = json.loads(capsys.readouterr().out)
+        assert not priced["fixed_cost"]["excessive"]
+        assert "fixed-cost" not in [f["id"] for f in priced["flags"]]

@@ -323,7 +323,7 @@ class CollectiveEstimate:
     algorithm: str  # "ring", "tree", "nvls", "nvls_tree", "direct", "custom", "none"
     # of the bus bandwidth the chosen protocol and algorithm reach (LL, LL128, an all-reduce tree)
     protocol_bw_fraction: float = 1.0
-    protocol: str = ""  # NCCL's protocol where the model chose one: "LL", "LL128" or "Simple"
+    protocol: str = ""  # a tree's protocol across nodes, "LL128" or "Simple"; "" otherwise
 
 
 def _none(op: Op, size: float, ranks: int) -> CollectiveEstimate:
@@ -452,7 +452,7 @@ def estimate_collective(
     tree_capped = nvls_capped = False
     tree_protocol = ""
     if op in ("all_reduce", "broadcast"):
-        depth = math.ceil(math.log2(nodes)) + 1
+        depth = tree_depth(nodes)
         mult = 2 if op == "all_reduce" else 1
         tree_lat = BASE_LATENCY_S + mult * (depth * tree_level_s(net) + (g - 1) * intra_lat)
         # NCCL's tree moves the whole buffer up and down once: the ring's bus-equivalent volume,
@@ -541,6 +541,20 @@ def net_step_floor(intra_lat: float, net: Network) -> float:
     step moves a message across each node boundary and the ring advances at its slowest link's
     pace."""
     return max(intra_lat, net.ring_step_s)
+
+
+def tree_depth(nodes: int) -> int:
+    """Levels of an all-reduce tree across ``nodes`` nodes, each way, as the model counts them:
+    ceil(log2(nodes)) + 1."""
+    return math.ceil(math.log2(nodes)) + 1 if nodes > 1 else 0
+
+
+def tree_levels(est: CollectiveEstimate) -> int:
+    """The levels a tree level's added cost (catalog ``tree_step_s``) is charged at in ``est``:
+    up and down for an all-reduce, down for a broadcast, twice under Simple (tree_level_s); 0 for
+    a tree inside one node."""
+    ways = 2 if est.op == "all_reduce" else 1
+    return ways * tree_depth(est.nodes) * (2 if est.protocol == "Simple" else 1)
 
 
 def tree_level_s(net: Network, simple: bool = False) -> float:

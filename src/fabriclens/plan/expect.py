@@ -22,6 +22,7 @@ from fabriclens.model.collectives import (
     estimate_collective,
     op_name,
     ring_steps,
+    tree_levels,
 )
 from fabriclens.parse.nccl_tests import MAX_PLAUSIBLE_GBPS, NcclTestsRun, Row
 from fabriclens.plan.planner import resolve_fabric
@@ -67,6 +68,9 @@ class FixedCost:
     sizes: int  # message sizes fitted
     largest_time_s: float  # the fitted sizes' largest call
     ring_steps: int | None  # steps of the ring the model runs, None for another algorithm
+    # where the model runs an all-reduce tree across nodes: the levels a tree level's added cost
+    # (catalog tree_step_s) is charged at, each way, twice under Simple; None for another algorithm
+    tree_levels: int | None = None
 
     @property
     def share(self) -> float:
@@ -91,6 +95,7 @@ class FixedCost:
             "sizes": self.sizes,
             "share_of_largest": round(self.share, 4),
             "ring_steps": self.ring_steps,
+            "tree_levels": self.tree_levels,
             "excessive": self.excessive,
         }
 
@@ -132,24 +137,34 @@ def fit_fixed_cost(points: dict[int, float]) -> tuple[float, float] | None:
 
 def fixed_cost_text(fc: FixedCost) -> str:
     """The fixed-cost flag: what was fitted, beside the model, and what usually causes it."""
+    per_level = (fc.measured_s - fc.model_s) / fc.tree_levels if fc.tree_levels else 0.0
+    tree = bool(fc.tree_levels) and not fc.ring_steps
+    waits = "tree waits at every level" if tree else "ring waits at every step"
     per_step = (
         f" ({1e6 * fc.measured_s / fc.ring_steps:.1f} µs for each of the ring's {fc.ring_steps:,} "
         f"steps, the model {1e6 * fc.model_s / fc.ring_steps:.1f} µs)"
         if fc.ring_steps
+        else f" ({1e6 * per_level:.1f} µs more than the model at each of the tree's "
+        f"{fc.tree_levels} levels, up and down)"
+        if fc.tree_levels
         else ""
     )
     return (
         f"a fixed cost of {1e3 * fc.measured_s:.2f} ms per call (± {1e3 * fc.stderr_s:.2f} ms; time = a + "
         f"size/B over the {fc.sizes} largest sizes) where the model has {1e3 * fc.model_s:.2f} ms{per_step}: "
         f"{100 * fc.share:.0f}% of the largest call, and more of every smaller one, such as a training job's "
-        "gradient buckets. A ring waits at every step for its slowest rank, so one node, NIC or link with a "
-        "slow step (or a proxy thread short of CPU) sets it: run the sweep on disjoint pairs of nodes "
+        f"gradient buckets. A {waits} for its slowest rank, so one node, NIC or link with a slow step "
+        "(or a proxy thread short of CPU) sets it: run the sweep on disjoint pairs of nodes "
         "(or fabriclens bench p2p) to find it, then rerun without it"
         + (
             f". If it stays with every node healthy, it is what a ring step costs on this network: "
             f"ring_step_s = {fc.measured_s / fc.ring_steps:.3g} on the network in your catalog "
             "(~/.config/fabriclens/catalog.toml) makes every plan price it"
             if fc.ring_steps
+            else f". If it stays with every node healthy, it is what a tree level adds on this "
+            f"network: tree_step_s = {per_level:.3g} on the network in your catalog "
+            "(~/.config/fabriclens/catalog.toml) makes every plan price it"
+            if tree and per_level > 0
             else ""
         )
     )
@@ -617,7 +632,8 @@ def judge(
         model_fit = fit_fixed_cost(model)
         fixed = FixedCost(measured_s=fit[0], stderr_s=fit[1], model_s=model_fit[0] if model_fit else est.latency_s,
                           sizes=len(points), largest_time_s=points[max(points)],
-                          ring_steps=ring_steps(name, n) if est.algorithm == "ring" or name == "all_to_all" else None)  # fmt: skip
+                          ring_steps=ring_steps(name, n) if est.algorithm == "ring" or name == "all_to_all" else None,
+                          tree_levels=tree_levels(est) if est.algorithm == "tree" else None)  # fmt: skip
     if eff >= OK_EFFICIENCY:
         level, text = (
             "ok",
