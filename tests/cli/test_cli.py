@@ -457,6 +457,26 @@ def test_collective_json_and_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert "bottleneck" in capsys.readouterr().out
 
 
+def test_collective_names_the_protocol_it_prices(capsys: pytest.CaptureFixture[str]) -> None:
+    """NCCL's tuner picks a protocol per size from its own latencies and bandwidth shares
+    (src/graph/tuning.cc): inside a node a 1 MB all_reduce rides LL (latency-bound), a 1 GB one
+    across two HDR nodes Simple; a forced 32 GiB tree on B200 runs Simple under perChMaxTreeBws;
+    a send_recv is point-to-point (no protocol named)."""
+    small = _json(capsys, "collective", "all_reduce", "1MB", "--ranks", "8", "--gpu", "a100")
+    assert isinstance(small, dict) and (small["algorithm"], small["protocol"]) == ("ring", "LL")
+    large = _json(capsys, "collective", "all_reduce", "1GB", "--ranks", "16", "--network",
+                  "hdr-ib", "--gpu", "a100")  # fmt: skip
+    assert isinstance(large, dict) and (large["algorithm"], large["protocol"]) == ("ring", "Simple")
+    tree = _json(capsys, "collective", "all_reduce", "32GiB", "--ranks", "32", "--gpu", "b200",
+                 "--network", "ndr-ib", "--algo", "tree")  # fmt: skip
+    assert isinstance(tree, dict) and tree["protocol"] == "Simple"
+    p2p = _json(capsys, "collective", "send_recv", "1GB", "--ranks", "2", "--gpus-per-node", "1",
+                "--network", "ndr-ib")  # fmt: skip
+    assert isinstance(p2p, dict) and p2p["protocol"] is None
+    assert run(["collective", "all_reduce", "1MB", "--ranks", "8", "--gpu", "a100"]) == 0
+    assert "algorithm ring (LL)" in capsys.readouterr().out
+
+
 def test_a_forced_tree_names_nccls_per_channel_cap(capsys: pytest.CaptureFixture[str]) -> None:
     """B200 nodes with 8 x 400G: a tree from three nodes runs at 8 channels x 24 GB/s (NCCL's
     perChMaxTreeBws; published 191.7-195.6, reference cm178, cm233-cm238), and says so."""

@@ -323,7 +323,9 @@ class CollectiveEstimate:
     algorithm: str  # "ring", "tree", "nvls", "nvls_tree", "direct", "custom", "none"
     # of the bus bandwidth the chosen protocol and algorithm reach (LL, LL128, an all-reduce tree)
     protocol_bw_fraction: float = 1.0
-    protocol: str = ""  # a tree's protocol across nodes, "LL128" or "Simple"; "" otherwise
+    # NCCL's protocol the model runs a ring or tree in: "LL", "LL128" or "Simple"; "" for NVLS,
+    # NVLSTree and point-to-point (Simple, the only one they run) and an engine's own kernel
+    protocol: str = ""
 
 
 def _none(op: Op, size: float, ranks: int) -> CollectiveEstimate:
@@ -371,10 +373,11 @@ def estimate_collective(
         candidates: list[tuple[float, float, str]] = []  # (time, latency, algorithm)
         steps = ring_steps(op, ranks)
         proto_fraction = 1.0
+        ring_protocol = ""
         if op in NCCL_RING_OPS and intra_bw > 0:
-            ring = [(base + steps * (nvl if link_kind == "nvlink" else pci), share)
-                    for _, base, nvl, pci, share in NCCL_RING_PROTOCOLS]  # fmt: skip
-            lat, proto_fraction = min(
+            ring = [(base + steps * (nvl if link_kind == "nvlink" else pci), share, name)
+                    for name, base, nvl, pci, share in NCCL_RING_PROTOCOLS]  # fmt: skip
+            lat, proto_fraction, ring_protocol = min(
                 ring, key=lambda r: r[0] + size_bytes * factor / (intra_bw * r[1])
             )
             bw_time = size_bytes * factor / (intra_bw * proto_fraction)
@@ -402,6 +405,7 @@ def estimate_collective(
             link_kind,
             algorithm,
             proto_fraction if algorithm == "ring" else 1.0,
+            ring_protocol if algorithm == "ring" else "",
         )
 
     if fabric.network is None:
@@ -428,6 +432,7 @@ def estimate_collective(
     net_steps = 1 if op == "send_recv" else 2 * nodes if op == "all_reduce" else nodes
     hop_s = SWITCH_HOPS[fabric.tiers(nodes)] * SWITCH_HOP_LATENCY_S
     proto_fraction = 1.0
+    ring_protocol = ""
     intra_steps = all_steps - net_steps
     floor = net_step_floor(intra_lat, net)
     ring_lat = (
@@ -444,9 +449,9 @@ def estimate_collective(
         )
         simple_time = simple_lat + size_bytes * factor / busbw
         if simple_time < ring_time:
-            ring_time, ring_lat = simple_time, simple_lat
+            ring_time, ring_lat, ring_protocol = simple_time, simple_lat, "Simple"
         else:
-            proto_fraction = LL128_BW_FRACTION
+            proto_fraction, ring_protocol = LL128_BW_FRACTION, "LL128"
     candidates = [(ring_time, ring_lat, "direct" if op in P2P_OPS else "ring")]
     tree_fraction = 1.0
     tree_capped = nvls_capped = False
@@ -530,7 +535,7 @@ def estimate_collective(
         {"ring": proto_fraction, "direct": proto_fraction, "tree": tree_fraction}.get(
             algorithm, 1.0
         ),
-        tree_protocol if algorithm == "tree" else "",
+        {"ring": ring_protocol, "tree": tree_protocol}.get(algorithm, ""),
     )
 
 

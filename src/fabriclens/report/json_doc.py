@@ -302,6 +302,7 @@ def collective_doc(
         "busbw_GBps": _r(est.busbw_bytes_per_s / 1e9, 5),
         "latency_s": _r(est.latency_s),
         "algorithm": est.algorithm,
+        "protocol": est.protocol or None,
         "bottleneck": est.bottleneck,
         "link": est.link,
         "assumptions": assumptions,

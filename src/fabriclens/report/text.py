@@ -502,7 +502,9 @@ def collective_renderables(doc: dict[str, Any]) -> list[RenderableType]:
     text.append(")\n")
     text.append(
         f"time {format_time(doc['time_s'])} · algbw {doc['algbw_GBps']:.2f} GB/s · busbw "
-        f"{doc['busbw_GBps']:.2f} GB/s · algorithm {doc['algorithm']} · latency "
+        f"{doc['busbw_GBps']:.2f} GB/s · algorithm {doc['algorithm']}"
+        + (f" ({doc['protocol']})" if doc.get("protocol") else "")
+        + " · latency "
         f"{format_time(doc['latency_s'])}\n"
     )
     text.append(f"bottleneck: {doc['bottleneck']}")
