@@ -523,7 +523,8 @@ def estimate_training_step(
         grad_expert = params_expert * cfg.grad_bytes
         window = bwd * layers * 0.9 if cfg.overlap_dp else 0.0
         # Megatron-Core's buckets (the ranks' gradients and weights, in calls of this many
-        # parameters; the experts' buffers take the same size); other stacks: one call
+        # parameters; the experts' buffers take the same size); PyTorch DDP's 25 MiB buckets for
+        # the gradients only (comm.bucket_params); other stacks: one call
         bucket = bucket_params(cfg.grad_buckets, cfg.dp * cfg.cp, cfg.grad_bytes, cfg.zero)
         gather_bucket = gather_bucket_params(cfg.grad_buckets, cfg.dp * cfg.cp)
         # nccl-tests sizes: a reduce_scatter's is its input on each rank (this rank's whole
