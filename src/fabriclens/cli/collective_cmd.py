@@ -110,7 +110,7 @@ def collective(
             )
     if est.algorithm == "tree" and name == "all_reduce" and est.nodes > 1:
         ll128 = est.protocol == "LL128"
-        cap = fabric.tree_channel_cap(est.nodes, protocol=est.protocol or "Simple")
+        cap = fabric.tree_channel_cap(est.nodes, protocol=est.protocol)
         capped = "" if math.isinf(cap) else (
             f", and at most {format_bw(cap)} here: one channel per NIC (at most one per GPU) at NCCL's per-channel tree "
             f"rate for {spec.generation} GPUs on {'two' if est.nodes <= 2 else 'three or more'} "

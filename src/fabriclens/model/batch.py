@@ -56,6 +56,7 @@ from fabriclens.model.comm import (
     DDP_BUCKET_BYTES,
     MEGATRON_BUCKET_MIN_PARAMS,
     MEGATRON_BUCKET_PARAMS_PER_DP_RANK,
+    ddp_buckets,
 )
 from fabriclens.model.elementwise import eager_extra_parts
 from fabriclens.model.gemm import layer_shape_shares, lm_head_shape_shares
@@ -672,14 +673,14 @@ def evaluate(
 
     # comm.py bucketed_entry and bucket_params: Megatron-Core's buckets, PyTorch DDP's for the
     # gradients' reduction, or one call over the whole
-    megatron = np.maximum(MEGATRON_BUCKET_MIN_PARAMS, MEGATRON_BUCKET_PARAMS_PER_DP_RANK * dp * cp)
-    ddp = DDP_BUCKET_BYTES / base.grad_bytes
-    whole = np.full_like(tp, np.inf)
-    reduce_bucket, gather_bucket = {
-        "megatron-core": (megatron, megatron),
-        "ddp": (np.where(zero == 0, ddp, np.inf), whole),
-        "ddp-all-stages": (np.where(zero < 3, ddp, np.inf), whole),
-    }.get(base.grad_buckets, (whole, whole))
+    if base.grad_buckets == "megatron-core":
+        reduce_bucket = gather_bucket = np.maximum(
+            MEGATRON_BUCKET_MIN_PARAMS, MEGATRON_BUCKET_PARAMS_PER_DP_RANK * dp * cp
+        )
+    else:  # comm.ddp_buckets: DDP buckets the gradients only; the gather is one call
+        ddp = DDP_BUCKET_BYTES / base.grad_bytes
+        reduce_bucket = np.where(ddp_buckets(base.grad_buckets, zero), ddp, np.inf)
+        gather_bucket = np.full_like(tp, np.inf)
 
     def add_bucketed(op: str, size: Arr, element: float, ranks: Arr, per_node: Arr, conc: Arr,
                      window_s: Arr | float, mask: Any, per_bucket: Arr) -> None:  # fmt: skip

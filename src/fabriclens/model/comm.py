@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 from fabriclens.model.collectives import CollectiveEstimate, Fabric, Op, estimate_collective
 from fabriclens.model.layout import Group
@@ -97,9 +98,20 @@ def bucket_params(grad_buckets: str, dp_cp: int, grad_bytes: float = 2.0, zero: 
     ZeRO stage ``zero`` with gradients of ``grad_bytes``; infinite: one call."""
     if grad_buckets == "megatron-core":
         return max(MEGATRON_BUCKET_MIN_PARAMS, MEGATRON_BUCKET_PARAMS_PER_DP_RANK * dp_cp)
-    if (grad_buckets == "ddp" and zero == 0) or (grad_buckets == "ddp-all-stages" and zero < 3):
+    if ddp_buckets(grad_buckets, zero):
         return DDP_BUCKET_BYTES / grad_bytes
     return math.inf
+
+
+def ddp_buckets(grad_buckets: str, zero: Any) -> Any:
+    """Whether the gradients' reduction runs in PyTorch DDP's buckets at ZeRO stage ``zero`` (an
+    int, or an array of them for the vectorised model): "ddp" at ZeRO-0, "ddp-all-stages" below
+    ZeRO-3."""
+    if grad_buckets == "ddp":
+        return zero == 0
+    if grad_buckets == "ddp-all-stages":
+        return zero < 3
+    return zero < 0  # never, in the shape of ``zero``
 
 
 def gather_bucket_params(grad_buckets: str, dp_cp: int) -> float:

@@ -137,18 +137,30 @@ def fit_fixed_cost(points: dict[int, float]) -> tuple[float, float] | None:
 
 def fixed_cost_text(fc: FixedCost) -> str:
     """The fixed-cost flag: what was fitted, beside the model, and what usually causes it."""
-    per_level = (fc.measured_s - fc.model_s) / fc.tree_levels if fc.tree_levels else 0.0
-    tree = bool(fc.tree_levels) and not fc.ring_steps
-    waits = "tree waits at every level" if tree else "ring waits at every step"
-    per_step = (
-        f" ({1e6 * fc.measured_s / fc.ring_steps:.1f} µs for each of the ring's {fc.ring_steps:,} "
-        f"steps, the model {1e6 * fc.model_s / fc.ring_steps:.1f} µs)"
-        if fc.ring_steps
-        else f" ({1e6 * per_level:.1f} µs more than the model at each of the tree's "
-        f"{fc.tree_levels} levels, up and down)"
-        if fc.tree_levels
-        else ""
-    )
+    # ring_steps and tree_levels are never both set: the model runs one algorithm
+    waits = "tree waits at every level" if fc.tree_levels else "ring waits at every step"
+    if fc.ring_steps:
+        per_step = (
+            f" ({1e6 * fc.measured_s / fc.ring_steps:.1f} µs for each of the ring's "
+            f"{fc.ring_steps:,} steps, the model {1e6 * fc.model_s / fc.ring_steps:.1f} µs)"
+        )
+        offer = (
+            "what a ring step costs on this network: "
+            f"ring_step_s = {fc.measured_s / fc.ring_steps:.3g}"
+        )
+    elif fc.tree_levels:
+        per_level = (fc.measured_s - fc.model_s) / fc.tree_levels
+        per_step = (
+            f" ({1e6 * per_level:.1f} µs more than the model at each of the tree's "
+            f"{fc.tree_levels} levels, up and down)"
+        )
+        offer = (
+            f"what a tree level adds on this network: tree_step_s = {per_level:.3g}"
+            if per_level > 0
+            else ""
+        )
+    else:
+        per_step = offer = ""
     return (
         f"a fixed cost of {1e3 * fc.measured_s:.2f} ms per call (± {1e3 * fc.stderr_s:.2f} ms; time = a + "
         f"size/B over the {fc.sizes} largest sizes) where the model has {1e3 * fc.model_s:.2f} ms{per_step}: "
@@ -157,14 +169,9 @@ def fixed_cost_text(fc: FixedCost) -> str:
         "(or a proxy thread short of CPU) sets it: run the sweep on disjoint pairs of nodes "
         "(or fabriclens bench p2p) to find it, then rerun without it"
         + (
-            f". If it stays with every node healthy, it is what a ring step costs on this network: "
-            f"ring_step_s = {fc.measured_s / fc.ring_steps:.3g} on the network in your catalog "
+            f". If it stays with every node healthy, it is {offer} on the network in your catalog "
             "(~/.config/fabriclens/catalog.toml) makes every plan price it"
-            if fc.ring_steps
-            else f". If it stays with every node healthy, it is what a tree level adds on this "
-            f"network: tree_step_s = {per_level:.3g} on the network in your catalog "
-            "(~/.config/fabriclens/catalog.toml) makes every plan price it"
-            if tree and per_level > 0
+            if offer
             else ""
         )
     )
