@@ -327,8 +327,8 @@ def test_interleaving_accepts_megatrons_embedding_and_loss_split() -> None:
     (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split), so
     Qwen3-235B's 94 layers run at pp 32 with 3 virtual stages (XTuner's Pai-Megatron runs,
     reference tm648 and tm654): 96 chunks, the first and last stages one layer short, which is
-    the even split the step already takes. An interleave that neither count divides is refused
-    with the numbers."""
+    the even split the step already takes. An interleave that leaves a chunk with nothing to
+    hold is refused with the numbers."""
     from fabriclens.errors import InputError
     from fabriclens.model.memory import stage_layer_counts
     from fabriclens.plan.layouts import validate_layout
@@ -340,11 +340,70 @@ def test_interleaving_accepts_megatrons_embedding_and_loss_split() -> None:
     counts = stage_layer_counts(spec.layers, 32)
     assert counts[0] == counts[-1] == 2 and set(counts[1:-1]) == {3}
     with pytest.raises(InputError) as err:
-        validate_layout(spec, replace(cfg, interleave=2))
-    assert "94 layers divisible by pp x interleave = 64" in err.value.problem
+        validate_layout(spec, replace(cfg, interleave=4))
+    assert "each of the pp x interleave = 128 chunks (94 layers" in err.value.problem
     dense = find_model("llama-3.1-8b")  # 32 layers: pp 4 x interleave 8, or 34 for none
     validate_layout(dense, TrainConfig(gpus=32, gpus_per_node=8, pp=4, dp=8, interleave=8,
                                        seq_len=4096, global_batch=64))  # fmt: skip
+
+
+def test_an_uneven_interleaved_split_is_planned_as_megatron_cores_layout_lays_it_out() -> None:
+    """Megatron-Bridge's DeepSeek-V3 recipes run its 61 layers at pp 8 x 2 virtual stages (16
+    chunks, which neither 61 nor 63 fills evenly) through Megatron-Core's
+    --pipeline-model-parallel-layout (set_deepseek_v3_pipeline_model_parallel_layout; reference
+    tm226 and tm969-tm978 are such runs). plan accepts the layout, prices its busiest stage (8
+    layers) and says the split is uneven; `search` still proposes only even splits."""
+    from fabriclens.plan.planner import make_plans
+    from fabriclens.plan.request import PlanRequest
+
+    req = PlanRequest(model=find_model("deepseek-v3"), gpu="b200", gpus=256, tp=1, pp=8, ep=32,
+                      interleave=2, zero=1, micro_batch=1, global_batch=4096, precision="fp8",
+                      framework="nemo", networks=("ndr-ib",))  # fmt: skip
+    plan = make_plans(req)[0]
+    assert plan.config is not None and plan.config.interleave == 2
+    notes = " ".join(plan.defaults)
+    assert "do not split evenly into pp x interleave = 16 chunks" in notes
+    assert "--pipeline-model-parallel-layout" in notes and "holds 8 layers" in notes
+
+
+def test_an_expert_parallel_degree_given_runs_at_megatron_cores_expert_tp() -> None:
+    """With --ep given and --etp left out the experts are split over the TP ranks as
+    Megatron-Core splits them by default (expert_tensor_parallel_size = tp), and the plan says so;
+    where ep exceeds dp x cp only whole experts (etp 1) can hold that many expert ranks, and the
+    plan takes that and says why. Before, plan picked the faster of the two unasked, 20-38% off
+    the published Megatron-Bridge rows the harness plans at the default."""
+    from fabriclens.plan.planner import make_plans
+    from fabriclens.plan.request import PlanRequest
+
+    base = dict(model=find_model("qwen3-235b-a22b"), gpu="h100-sxm", gpus=256, tp=2, pp=8,
+                zero=1, framework="nemo", networks=("ndr-ib",))  # fmt: skip
+    plan = make_plans(PlanRequest(**base, ep=8))[0]  # type: ignore[arg-type]
+    assert plan.config is not None and plan.config.expert_tp == 2
+    assert "expert TP = TP, Megatron-Core's default" in " ".join(plan.defaults)
+    plan = make_plans(PlanRequest(**base, ep=32))[0]  # type: ignore[arg-type]  # dp 16 < 32
+    assert plan.config is not None and plan.config.expert_tp == 1
+    assert "--ep 32 spans the TP ranks" in " ".join(plan.defaults)
+
+
+def test_dropout_and_gradient_overlap_are_flags_the_step_reads() -> None:
+    """--dropout stores its masks (more activation memory; with unfused attention the score
+    matrix's too) and --no-dp-overlap reduces the gradients after the backward: both change the
+    plan, and both are named in its notes."""
+    from fabriclens.plan.planner import make_plans
+    from fabriclens.plan.request import PlanRequest
+
+    base = dict(model=find_model("llama-3.1-8b"), gpu="h100-sxm", gpus=16, tp=1, pp=1, zero=1,
+                recompute="none", micro_batch=1, networks=("100g-roce",),
+                flash_attention=False)  # fmt: skip
+    plain = make_plans(PlanRequest(**base))[0]  # type: ignore[arg-type]
+    drop = make_plans(PlanRequest(**base, dropout=True))[0]  # type: ignore[arg-type]
+    late = make_plans(PlanRequest(**base, dp_overlap=False))[0]  # type: ignore[arg-type]
+    assert plain.training and drop.training and late.training
+    act = "activations"
+    assert drop.training.memory.per_gpu_bytes[act] > plain.training.memory.per_gpu_bytes[act]
+    assert "dropout on (--dropout)" in " ".join(drop.defaults)
+    assert late.training.comm_exposed_s > plain.training.comm_exposed_s
+    assert "after the backward (--no-dp-overlap)" in " ".join(late.defaults)
 
 
 def test_a_plan_may_choose_megatrons_embedding_and_loss_split_and_says_so() -> None:

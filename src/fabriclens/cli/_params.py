@@ -48,6 +48,16 @@ EP_OVERLAP_HELP = (
     "MoE: hide the expert all-to-all behind another micro-batch's compute (Megatron-Core's "
     "overlap_moe_expert_parallel_comm, DeepSeek's DualPipe)"
 )
+DROPOUT_HELP = (
+    "Training: dropout on (Megatron's GPT defaults, 0.1 on attention and hidden states): its masks "
+    "are stored and, without FlashAttention, the score matrix's too [default: off, as current "
+    "pretraining recipes]"
+)
+DP_OVERLAP_HELP = (
+    "Training: reduce the data-parallel gradients behind the backward (bucketed, as DDP, FSDP and "
+    "Megatron's --overlap-grad-reduce do); --no-dp-overlap reduces them after the backward "
+    "[default: on]"
+)
 ETP_HELP = (
     "MoE: tensor parallelism inside the experts, 1 or the --tp degree (Megatron-Core's "
     "expert_tensor_parallel_size) [default: --tp; 1 keeps each expert whole (MoE Parallel "

@@ -9,9 +9,11 @@ from fabriclens.cli._output import print_json, print_rich, split_list
 from fabriclens.cli._params import (
     ACCEPT_LENGTH_HELP,
     ATTENTION_HELP,
+    DP_OVERLAP_HELP,
     DRAFT_HELP,
     DRAFT_TOKENS_HELP,
     DRAFT_TOPK_HELP,
+    DROPOUT_HELP,
     EP_OVERLAP_HELP,
     ETP_HELP,
     FRAMEWORK_HELP,
@@ -125,6 +127,10 @@ def plan(
     etp: Annotated[int | None, typer.Option("--etp", help=ETP_HELP)] = None,
     attention: Annotated[str | None, typer.Option(help=ATTENTION_HELP)] = None,
     pipeline_split: Annotated[str | None, typer.Option(help=PIPELINE_SPLIT_HELP)] = None,
+    dropout: Annotated[bool, typer.Option("--dropout/--no-dropout", help=DROPOUT_HELP)] = False,
+    dp_overlap: Annotated[
+        bool, typer.Option("--dp-overlap/--no-dp-overlap", help=DP_OVERLAP_HELP)
+    ] = True,
     batch: Annotated[
         int | None, typer.Option(help="Inference: concurrent sequences [default: 1]")
     ] = None,
@@ -230,6 +236,8 @@ def plan(
         "--moe-dispatch": moe_dispatch,
         "--attention": attention,
         "--pipeline-split": pipeline_split,
+        "--dropout": dropout or None,
+        "--no-dp-overlap": None if dp_overlap else True,
         "--lora-rank": lora_rank,
         "--lora-targets": lora_targets,
     }
@@ -297,6 +305,8 @@ def plan(
         etp=etp,
         attention=attention,
         pipeline_split=pipeline_split,
+        dropout=dropout,
+        dp_overlap=dp_overlap,
         batch=1 if batch is None else batch,
         prompt_tokens=1024 if prompt_tokens is None else prompt_tokens,
         output_tokens=256 if output_tokens is None else output_tokens,

@@ -43,6 +43,16 @@ def interleave_fits(layers: Any, chunks: Any) -> Any:
     return (layers % chunks == 0) | ((layers + 2) % chunks == 0)
 
 
+def interleave_possible(layers: Any, chunks: Any) -> Any:
+    """True where ``layers`` can fill ``chunks`` = pp x interleave chunks at all, each holding a
+    layer, the embedding or the loss: an uneven split is laid out by Megatron-Core's
+    --pipeline-model-parallel-layout (Megatron-Bridge's DeepSeek-V3 recipes lay out 61 layers
+    so, set_deepseek_v3_pipeline_model_parallel_layout; a layout's E and L may stand alone in a
+    chunk); the model prices the busiest stage (memory.stage_layer_counts). Searches propose only
+    the splits that :func:`interleave_fits`. Numbers or numpy arrays."""
+    return chunks <= layers + 2
+
+
 def validate_layout(spec: ModelSpec, cfg: TrainConfig) -> None:
     """Raise InputError naming the first flag that makes ``cfg`` an impossible layout."""
     check_tp(spec, cfg.tp)
@@ -72,13 +82,12 @@ def validate_layout(spec: ModelSpec, cfg: TrainConfig) -> None:
                    ", or keep each expert whole with --etp 1 (ep may then span the TP ranks)"),
             )  # fmt: skip
     chunks = cfg.pp * cfg.interleave
-    if cfg.interleave > 1 and (cfg.pp == 1 or not interleave_fits(spec.layers, chunks)):
+    if cfg.interleave > 1 and (cfg.pp == 1 or not interleave_possible(spec.layers, chunks)):
         raise InputError(
-            f"--interleave {cfg.interleave} needs pp > 1 and the {spec.layers} layers divisible "
-            f"by pp x interleave = {chunks} (or, with the embedding and the loss counted as a "
-            "layer each, as Megatron-LM's --account-for-embedding/loss-in-pipeline-split do, "
-            f"{spec.layers} + 2)",
-            "drop --interleave or change --pp",
+            f"--interleave {cfg.interleave} needs pp > 1 and something in each of the "
+            f"pp x interleave = {chunks} chunks ({spec.layers} layers, the embedding and the "
+            "loss)",
+            "drop --interleave or use a smaller --pp or --interleave",
         )  # fmt: skip
     if cfg.global_batch % (cfg.dp * cfg.micro_batch):
         raise InputError(

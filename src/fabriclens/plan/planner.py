@@ -44,7 +44,7 @@ from fabriclens.model.inference import (
 )
 from fabriclens.model.layout import KV_PRECISIONS, WEIGHT_BYTES, TrainConfig
 from fabriclens.model.lora import LORA_TARGET_NAMES, LORA_TARGETS
-from fabriclens.model.memory import training_memory
+from fabriclens.model.memory import stage_layer_counts, training_memory
 from fabriclens.model.offload import (
     H2D_EFFICIENCY,
     OFFLOAD_MIN_BATCH,
@@ -55,7 +55,7 @@ from fabriclens.model.offload import (
 from fabriclens.model.step import StepEstimate, estimate_training_step
 from fabriclens.plan.fit import first_fit, min_gpus_inference, min_gpus_training
 from fabriclens.plan.layouts import check_tp as _check_tp
-from fabriclens.plan.layouts import ep_ranks, interleave_fits, layout_config
+from fabriclens.plan.layouts import ep_ranks, interleave_fits, interleave_possible, layout_config
 from fabriclens.plan.layouts import validate_layout as _validate_layout
 from fabriclens.plan.request import PlanRequest
 from fabriclens.units import format_number, parse_bandwidth, parse_rate, parse_size
@@ -326,9 +326,13 @@ def _training_candidates(
                 ils = [1]
             # the experts split over the TP ranks (0: Megatron-Core's default, etp = tp), or
             # whole on each rank with the EP group folded over the TP ranks (1: MoE Parallel
-            # Folding), both where a wide search looks at expert parallelism
+            # Folding), both where a wide search chooses the expert parallelism; an --ep given
+            # without --etp runs as the framework would run it, at the default, unless only
+            # folding can hold that many expert ranks
             if req.etp is not None:
                 etps = [req.etp]
+            elif req.ep and spec.is_moe and tp > 1:
+                etps = [0] if ep_ranks(tp, cp, dp, 0) % req.ep == 0 else [1]
             elif wide and spec.is_moe and tp > 1:
                 etps = [0, 1]
             else:
@@ -465,7 +469,18 @@ def _base_config(
         grad_buckets=framework.grad_buckets,
         zero3_calls=framework.zero3_calls,
         layer_host_s=framework.layer_host_ms / 1e3,
+        dropout=req.dropout,
+        overlap_dp=req.dp_overlap,
     )
+    if req.dropout:
+        notes.append(
+            "dropout on (--dropout): its masks are stored for the backward"
+            + ("" if req.flash_attention else ", the score matrix's among them")
+        )
+    if not req.dp_overlap:
+        notes.append(
+            "data-parallel gradients reduced after the backward (--no-dp-overlap), not behind it"
+        )
     return cfg, notes
 
 
@@ -675,7 +690,8 @@ def _evaluate_vectorised(req: PlanRequest, prep: Prepared, top: int | None) -> E
     moe_ok = (ep == 1) | (spec.is_moe & (spec.experts % ep == 0) & (ranks % ep == 0))
     valid = (
         (spec.heads % tp == 0) & (pp <= spec.layers) & (tp * pp * dp == base.gpus) & moe_ok
-        & ((il == 1) | ((pp > 1) & interleave_fits(spec.layers, pp * il))) & (gb % (dp * mb) == 0)
+        & ((il == 1) | ((pp > 1) & interleave_possible(spec.layers, pp * il)))
+        & (gb % (dp * mb) == 0)
     )  # fmt: skip
     idx = np.flatnonzero(valid)
     if idx.size == 0:
@@ -774,15 +790,34 @@ def _plan_training(
     ):
         if given is None and ev.tried > 1:
             chosen.append(f"{key.replace('_', '-')} {getattr(cfg, key)}")
-    if moe and req.etp is None and cfg.tp > 1 and cfg.ep > 1 and ev.tried > 1:
-        chosen.append(f"etp {cfg.expert_tp}")
+    if moe and req.etp is None and cfg.tp > 1 and cfg.ep > 1:
+        if req.ep is None and ev.tried > 1:
+            chosen.append(f"etp {cfg.expert_tp}")
+        elif req.ep is not None and cfg.expert_tp == cfg.tp:
+            notes.append(
+                f"experts split over the {cfg.tp} TP ranks (expert TP = TP, Megatron-Core's "
+                "default; --etp 1 keeps each expert whole, MoE Parallel Folding)"
+            )
+        elif req.ep is not None:
+            notes.append(
+                f"each expert whole on its rank (--etp 1): --ep {cfg.ep} spans the TP ranks, "
+                f"more expert ranks than dp x cp = {cfg.dp * cfg.cp} hold"
+            )
     chunks = cfg.pp * cfg.interleave
-    if cfg.interleave > 1 and spec.layers % chunks:
+    if cfg.interleave > 1 and spec.layers % chunks and interleave_fits(spec.layers, chunks):
         notes.append(
             f"pipeline: {spec.layers} layers in pp x interleave = {chunks} chunks counts the "
             "embedding and the loss as a layer each, as Megatron-LM does with "
             "--account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split "
             "(the first and last stages one layer short)"
+        )
+    elif cfg.interleave > 1 and spec.layers % chunks:
+        busiest = max(stage_layer_counts(spec.layers, cfg.pp))
+        notes.append(
+            f"pipeline: {spec.layers} layers do not split evenly into pp x interleave = {chunks} "
+            "chunks: laid out unevenly, as Megatron-Core's --pipeline-model-parallel-layout "
+            f"does (Megatron-Bridge's DeepSeek-V3 recipes set one); the busiest stage holds "
+            f"{busiest} layers and sets the pace"
         )
     if chosen:
         tried = (

@@ -49,6 +49,8 @@ class PlanRequest:
     etp: int | None = None  # MoE: tensor parallelism inside the experts, 1 or tp; None: tp
     attention: str | None = None  # flash | fused attention kernel; None: the framework's
     pipeline_split: str | None = None  # even | balanced (PIPELINE_SPLITS); None: the framework's
+    dropout: bool = False  # dropout on: its masks stored (and the score matrix's, unfused)
+    dp_overlap: bool = True  # data-parallel gradients reduced behind the backward
     # inference
     batch: int = 1
     prompt_tokens: int = 1024
@@ -102,6 +104,8 @@ TRAINING_OPTIONS = (
     "--moe-dispatch",
     "--attention",
     "--pipeline-split",
+    "--dropout",
+    "--no-dp-overlap",
 )
 LORA_OPTIONS = ("--lora-rank", "--lora-targets")
 
