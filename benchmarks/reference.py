@@ -29,10 +29,11 @@ from fabriclens.catalog import (
     find_link,
     find_model,
     find_network,
+    gpu_on_link,
+    host_link_on,
 )
-from fabriclens.catalog.load import gpus as catalog_gpus
 from fabriclens.catalog.load import share_owner
-from fabriclens.catalog.schema import GRAD_REDUCE_DTYPES, Gpu, ModelSpec, split_release
+from fabriclens.catalog.schema import GRAD_REDUCE_DTYPES, Gpu, ModelSpec, Network, split_release
 from fabriclens.model.arch import count_params
 from fabriclens.model.collectives import Fabric, estimate_collective
 from fabriclens.model.inference import estimate_inference, serving_tpot_s
@@ -124,11 +125,14 @@ NICS = {
 }
 
 
-def link_generation(link: str) -> str:
-    """The GPU generation of an intra-node link, where the catalog's GPUs on it share one
-    (NVLink4 and NVSwitch: hopper); "" where they differ (PCIe) or none uses it."""
-    kinds = {gpu.generation for gpu in catalog_gpus() if gpu.intra_link == link}
-    return kinds.pop() if len(kinds) == 1 else ""
+def link_fabric(link: str, net: Network | None, gpn: int, nics: int) -> Fabric:
+    """The fabric of a collective row that names its intra-node link but not its GPU: the GPU
+    that link joins (catalog.gpu_on_link, as `fabriclens collective --intra-link` takes it), its
+    generation and host link; where the link joins GPUs of several generations (PCIe), no
+    generation, and where they differ in host link (catalog.host_link_on), no host cap."""
+    gpu, host = gpu_on_link(link), host_link_on(link)
+    return Fabric(find_link(link), net, gpn, nics, find_link(host) if host else None,
+                  generation=gpu.generation if gpu is not None else "")  # fmt: skip
 
 
 def collective_cases() -> Iterator[Case]:
@@ -146,9 +150,7 @@ def collective_cases() -> Iterator[Case]:
         else:
             net = find_network(NICS[row["nic"]]) if row["nic"] else None
             gpn = int(row["gpus_per_node"])
-            link = INTRA[row["intra_node"]]
-            fabric = Fabric(find_link(link), net, gpn, int(row["nics_per_node"] or 1),
-                            generation=link_generation(link))  # fmt: skip
+            fabric = link_fabric(INTRA[row["intra_node"]], net, gpn, int(row["nics_per_node"] or 1))
             ranks, size = int(row["gpus"]), int(row["size_bytes"])
         est = estimate_collective("all_reduce", size, ranks, fabric, algorithm=algo)
         yield Case(
@@ -432,13 +434,7 @@ def collective_fabric(row: dict[str, str], steps: dict[str, float] | None = None
     net = find_network(row["network"]) if row["network"] else None
     if net is not None and steps:
         net = dataclasses.replace(net, **steps)
-    return Fabric(
-        find_link(row["link"]),
-        net,
-        int(row["gpus_per_node"]),
-        _int(row, "nics_per_node"),
-        generation=link_generation(row["link"]),
-    )
+    return link_fabric(row["link"], net, int(row["gpus_per_node"]), _int(row, "nics_per_node"))
 
 
 def more_collective_cases() -> Iterator[Case]:

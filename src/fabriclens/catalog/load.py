@@ -327,6 +327,22 @@ def _find(
 _MEMORY_SIZE = re.compile(r"(?P<base>.+?)[-_ ]?(?P<gb>\d{1,4}) ?gb", re.I)
 
 
+def gpu_on_link(link: str) -> Gpu | None:
+    """The catalog's GPU for an intra-node link where every GPU on that link is of one
+    generation (NVLink4 and NVSwitch: the H100 SXM, the first listed), so that a collective given
+    only its link is priced for the GPUs that link joins; None where the link joins GPUs of
+    several generations (PCIe) or none."""
+    on = [gpu for gpu in gpus() if gpu.intra_link == link]
+    return on[0] if on and len({gpu.generation for gpu in on}) == 1 else None
+
+
+def host_link_on(link: str) -> str | None:
+    """The host link every catalog GPU on an intra-node link has (the path that feeds its
+    NICs), or None where they differ (NVLink5 and NVSwitch: B200 on PCIe Gen5, B300 on Gen6)."""
+    hosts = {gpu.host_link for gpu in gpus() if gpu.intra_link == link}
+    return hosts.pop() if len(hosts) == 1 else None
+
+
 def find_gpu(name: str) -> Gpu:
     """Look a GPU up by name or alias (case-insensitive); a part sold with several memory sizes
     takes one as a suffix (m2-max-64gb, "M3 Max 64GB")."""

@@ -22,8 +22,12 @@ def collective(
         int | None, typer.Option(help="GPUs per node [default: up to 8]")
     ] = None,
     gpu: Annotated[
-        str, typer.Option(help="GPU SKU; sets the default intra-node link")
-    ] = "h100-sxm",
+        str | None,
+        typer.Option(
+            help="GPU SKU; sets the default intra-node link [default: the GPU --intra-link joins, "
+            "else h100-sxm]"
+        ),
+    ] = None,
     intra_link: Annotated[str | None, typer.Option(help="Intra-node link id")] = None,
     network: Annotated[
         str | None, typer.Option(help="Network id [default across nodes: ndr-ib]")
@@ -34,8 +38,9 @@ def collective(
 ) -> None:
     """Predict one collective's time, algbw and busbw (GB/s = 1e9 B/s) and its bottleneck."""
     import math
+    from dataclasses import replace
 
-    from fabriclens.catalog import find_gpu
+    from fabriclens.catalog import find_gpu, gpu_on_link, host_link_on
     from fabriclens.errors import InputError
     from fabriclens.model.collectives import BASE_LATENCY_S, OPS, estimate_collective, op_name
     from fabriclens.plan.planner import resolve_fabric
@@ -53,7 +58,8 @@ def collective(
         raise InputError(
             f"--ranks {ranks}: a collective needs at least 2 ranks", "give --ranks 2 or more"
         )
-    spec = find_gpu(gpu)
+    on_link = gpu_on_link(intra_link) if gpu is None and intra_link else None
+    spec = on_link or find_gpu(gpu or "h100-sxm")
     fabric, notes = resolve_fabric(
         spec,
         ranks,
@@ -62,6 +68,16 @@ def collective(
         network_name=network,
         nics_per_node=nics_per_node,
     )
+    if on_link is not None:
+        # NCCL's caps and the host link's feed of the NICs are the GPU's, not only its link's
+        shared_host = host_link_on(on_link.intra_link)
+        if shared_host is None:
+            fabric = replace(fabric, host=None)
+        notes.append(
+            f"GPU: {spec.title} ({spec.generation}), the catalog's first GPU on {intra_link}"
+            + ("" if shared_host else "; its GPUs differ in host link, so none caps the NICs")
+            + " (set --gpu)"
+        )
     est = estimate_collective(name, size_bytes, ranks, fabric, algorithm=algo)
     link = fabric.intra
     notes += [
