@@ -40,7 +40,7 @@ def collective(
     import math
     from dataclasses import replace
 
-    from fabriclens.catalog import find_gpu, gpu_on_link, host_link_on
+    from fabriclens.catalog import find_gpu, find_link, gpu_on_link, host_link_on
     from fabriclens.errors import InputError
     from fabriclens.model.collectives import BASE_LATENCY_S, OPS, estimate_collective, op_name
     from fabriclens.plan.planner import resolve_fabric
@@ -58,7 +58,7 @@ def collective(
         raise InputError(
             f"--ranks {ranks}: a collective needs at least 2 ranks", "give --ranks 2 or more"
         )
-    on_link = gpu_on_link(intra_link) if gpu is None and intra_link else None
+    on_link = gpu_on_link(find_link(intra_link).name) if gpu is None and intra_link else None
     spec = on_link or find_gpu(gpu or "h100-sxm")
     fabric, notes = resolve_fabric(
         spec,
@@ -74,7 +74,7 @@ def collective(
         if shared_host is None:
             fabric = replace(fabric, host=None)
         notes.append(
-            f"GPU: {spec.title} ({spec.generation}), the catalog's first GPU on {intra_link}"
+            f"GPU: {spec.title} ({spec.generation}), the catalog's first GPU on {spec.intra_link}"
             + ("" if shared_host else "; its GPUs differ in host link, so none caps the NICs")
             + " (set --gpu)"
         )
