@@ -124,6 +124,11 @@ def test_plan_inference_keys(capsys: pytest.CaptureFixture[str]) -> None:
     }
     assert inf["kv_cache_bytes_per_token"] == 327680
     assert inf["batch_tokens_per_s"] == pytest.approx(8 * inf["decode_tokens_per_s"], rel=1e-4)
+    # a serving benchmark's TPOT at concurrency 8: the step plus newcomers' 2,000-token prompts
+    assert inf["tpot_under_load_s"] > inf["decode_step_s"]
+    one = _json(capsys, "plan", "llama-3.1-70b", "-w", "inference", "--gpus", "4")
+    assert isinstance(one, dict)
+    assert one["inference"]["tpot_under_load_s"] == one["inference"]["decode_step_s"]
 
 
 def test_plan_inference_on_a_mac_runs_ollama(capsys: pytest.CaptureFixture[str]) -> None:

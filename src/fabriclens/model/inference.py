@@ -173,6 +173,9 @@ class InferenceEstimate:
     draft_topk: int = 1  # candidates kept a draft pass (SGLang's --speculative-eagle-topk)
     verify_tokens: int = 0  # positions a sequence the model verifies a step (0: no drafts)
     draft: str = ""
+    # a serving benchmark's mean time per output token at this concurrency, the prompts of the
+    # requests that join meanwhile included (serving_tpot_s; set by the planner, 0: not set)
+    tpot_under_load_s: float = 0.0
 
 
 def qk_norm_exchanges(

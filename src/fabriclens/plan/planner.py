@@ -41,6 +41,7 @@ from fabriclens.model.inference import (
     InferenceEstimate,
     default_draft,
     estimate_inference,
+    serving_tpot_s,
 )
 from fabriclens.model.layout import KV_PRECISIONS, WEIGHT_BYTES, TrainConfig
 from fabriclens.model.lora import LORA_TARGET_NAMES, LORA_TARGETS
@@ -1240,6 +1241,15 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
     est = serve(**speculation.options())
     if speculation.tokens:  # the same batch without the draft, beside it
         est = replace(est, plain_decode_step_s=serve().decode_step_s)
+    # under continuous batching each slot is refilled as its request ends: the newcomers'
+    # prompts run on the same GPUs (serving_tpot_s, as `capacity` sizes a replica by it)
+    one = serve(**speculation.options(), batch=1) if req.batch > 1 else est
+    est = replace(
+        est,
+        tpot_under_load_s=serving_tpot_s(
+            est, one, req.batch, req.output_tokens, engine.prefill_mixed
+        ),
+    )
     offload = host = None
     host_ram = host_ram_size(req.host_ram) if req.host_ram is not None else None
     split = req.gpu_layers is not None and req.gpu_layers <= spec.layers

@@ -243,6 +243,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
             "decode_step_s": _r(inf.decode_step_s),
             "decode_tokens_per_s": _r(inf.decode_tokens_per_s),
             "batch_tokens_per_s": _r(inf.batch_tokens_per_s),
+            "tpot_under_load_s": _r(inf.tpot_under_load_s),
             "e2e_s": _r(inf.e2e_s),
             "weights_read_per_step_bytes": round(inf.weights_read_per_step_bytes),
             "decode_bound": inf.decode_bound,

@@ -330,6 +330,15 @@ def inference_lines(doc: dict[str, Any]) -> list[RenderableType]:
         f"{inf['decode_tokens_per_s']:.1f} tokens/s per sequence · {inf['batch_tokens_per_s']:.0f} "
         f"tokens/s for the batch · {per}, bound by {inf['decode_bound']}\n"
     )
+    batch = int(doc.get("layout", {}).get("batch") or 1)
+    under_load = inf.get("tpot_under_load_s") or 0.0
+    if batch > 1 and under_load > inf["decode_step_s"] * 1.005:
+        text.append(
+            f"  under load, each of the {batch} slots refilled as its request ends: "
+            f"{format_time(under_load)} per output token ({under_load / inf['decode_step_s'] - 1:+.0%}"
+            ": the prompts of the requests that join meanwhile run on the same GPUs; what a "
+            "serving benchmark's mean TPOT reads)\n"
+        )
     hidden = inf.get("host_step_hidden_s") or 0.0
     if hidden > 0:
         before = (
