@@ -366,23 +366,27 @@ def test_an_uneven_interleaved_split_is_planned_as_megatron_cores_layout_lays_it
     assert "--pipeline-model-parallel-layout" in notes and "holds 8 layers" in notes
 
 
-def test_an_expert_parallel_degree_given_runs_at_megatron_cores_expert_tp() -> None:
-    """With --ep given and --etp left out the experts are split over the TP ranks as
-    Megatron-Core splits them by default (expert_tensor_parallel_size = tp), and the plan says so;
-    where ep exceeds dp x cp only whole experts (etp 1) can hold that many expert ranks, and the
-    plan takes that and says why. Before, plan picked the faster of the two unasked, 20-38% off
-    the published Megatron-Bridge rows the harness plans at the default."""
+def test_an_expert_parallel_degree_given_runs_at_the_frameworks_expert_tp() -> None:
+    """With --ep given and --etp left out the experts take the framework's default layout:
+    split over the TP ranks under Megatron-Core (expert_tensor_parallel_size None takes the TP
+    degree), each whole on its rank under torchtitan (expert_tensor_parallel_degree = 1), and the
+    plan says which; where ep exceeds the ranks the default carves expert groups from, the other
+    layout is taken and the plan says why. Before, plan picked the faster of the two unasked,
+    20-38% off the published Megatron-Bridge rows the harness plans at the default."""
     from fabriclens.plan.planner import make_plans
     from fabriclens.plan.request import PlanRequest
 
     base = dict(model=find_model("qwen3-235b-a22b"), gpu="h100-sxm", gpus=256, tp=2, pp=8,
-                zero=1, framework="nemo", networks=("ndr-ib",))  # fmt: skip
-    plan = make_plans(PlanRequest(**base, ep=8))[0]  # type: ignore[arg-type]
+                zero=1, networks=("ndr-ib",))  # fmt: skip
+    plan = make_plans(PlanRequest(**base, ep=8, framework="nemo"))[0]  # type: ignore[arg-type]
     assert plan.config is not None and plan.config.expert_tp == 2
-    assert "expert TP = TP, Megatron-Core's default" in " ".join(plan.defaults)
-    plan = make_plans(PlanRequest(**base, ep=32))[0]  # type: ignore[arg-type]  # dp 16 < 32
+    assert "split over the 2 TP ranks (--etp 2): NVIDIA's tuned recipes" in " ".join(plan.defaults)
+    plan = make_plans(PlanRequest(**base, ep=32, framework="nemo"))[0]  # type: ignore[arg-type]
+    assert plan.config is not None and plan.config.expert_tp == 1  # dp 16 < ep 32
+    assert "--ep 32 does not fit" in " ".join(plan.defaults)
+    plan = make_plans(PlanRequest(**base, ep=8, framework="pytorch"))[0]  # type: ignore[arg-type]
     assert plan.config is not None and plan.config.expert_tp == 1
-    assert "--ep 32 spans the TP ranks" in " ".join(plan.defaults)
+    assert "each whole on its rank" in " ".join(plan.defaults)
 
 
 def test_dropout_and_gradient_overlap_are_flags_the_step_reads() -> None:

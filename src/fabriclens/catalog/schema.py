@@ -308,6 +308,10 @@ GRAD_BUCKETS = ("whole", "megatron-core", "ddp", "ddp-all-stages")
 # gather (DeepSpeed's ZeRO-3 from 0.3.13 to 0.5: partition_parameters.py _allgather_param and
 # _reduce_scatter_gradient, stage3.py _synchronize_communication)
 ZERO3_CALLS = ("per-layer", "per-tensor")
+# a mixture of experts' tensor parallelism inside the experts when a run sets expert parallelism
+# but not that: the attention's TP degree (Megatron-Core: expert_tensor_parallel_size None takes
+# tensor_model_parallel_size) or 1, each expert whole (torchtitan: expert_tensor_parallel_degree 1)
+EXPERT_TP_DEFAULTS = ("tp", "1")
 # the element type a training framework reduces data-parallel gradients in (Framework.grad_reduce)
 GRAD_REDUCE_DTYPES = {"bf16": 2.0, "fp32": 4.0}
 # the architectures catalog/data/gemm_shapes.csv holds a GEMM-by-shape table for
@@ -380,6 +384,8 @@ class Framework(_Entry):
     # what its full recompute reruns (RECOMPUTE_RERUNS): the whole layer, or only what the
     # backward reads
     recompute_reruns: str = "layer"
+    # its experts' TP degree when a run gives expert parallelism but not that (EXPERT_TP_DEFAULTS)
+    expert_tp: str = "tp"
     # its blocks' input projections (PROJECTION_LAYOUTS): separate linear layers or fused ones
     projections: str = "separate"
     # host time per decoder layer per micro-batch, forward and backward, that its kernels do not
@@ -404,6 +410,7 @@ class Framework(_Entry):
         _one_of(self, "grad_reduce", tuple(GRAD_REDUCE_DTYPES))
         _one_of(self, "grad_buckets", GRAD_BUCKETS)
         _one_of(self, "zero3_calls", ZERO3_CALLS)
+        _one_of(self, "expert_tp", EXPERT_TP_DEFAULTS)
         _check(
             isinstance(self.layer_host_ms, int | float)
             and not isinstance(self.layer_host_ms, bool)

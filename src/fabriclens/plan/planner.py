@@ -291,11 +291,12 @@ def resolve_fabric(
 
 
 def _training_candidates(
-    req: PlanRequest, spec: ModelSpec, gpn: int, wide: bool = False
+    req: PlanRequest, spec: ModelSpec, gpn: int, wide: bool = False, expert_tp: str = "tp"
 ) -> list[dict[str, object]]:
     """Layouts to try for the parts the user left out, pipeline interleaving among them (a
     pipeline of few micro-batches loses a fifth of its step or more to the bubble without it).
-    ``wide`` (search) adds ZeRO 0 and 2 and expert-parallel degrees."""
+    ``wide`` (search) adds ZeRO 0 and 2 and expert-parallel degrees; ``expert_tp`` is the
+    framework's expert TP where --ep is given without --etp (Framework.expert_tp)."""
     tps = [req.tp] if req.tp else [t for t in (1, 2, 4, 8) if t <= gpn and spec.heads % t == 0]
     cp = req.cp or 1
     out: list[dict[str, object]] = []
@@ -328,12 +329,13 @@ def _training_candidates(
             # the experts split over the TP ranks (0: Megatron-Core's default, etp = tp), or
             # whole on each rank with the EP group folded over the TP ranks (1: MoE Parallel
             # Folding), both where a wide search chooses the expert parallelism; an --ep given
-            # without --etp runs as the framework would run it, at the default, unless only
-            # folding can hold that many expert ranks
+            # without --etp runs at the framework's default, unless only the other layout can
+            # hold that many expert ranks
             if req.etp is not None:
                 etps = [req.etp]
             elif req.ep and spec.is_moe and tp > 1:
-                etps = [0] if ep_ranks(tp, cp, dp, 0) % req.ep == 0 else [1]
+                default = 1 if expert_tp == "1" else 0
+                etps = [default if ep_ranks(tp, cp, dp, default) % req.ep == 0 else 1 - default]
             elif wide and spec.is_moe and tp > 1:
                 etps = [0, 1]
             else:
@@ -623,7 +625,8 @@ def prepare_layouts(req: PlanRequest, network_name: str | None, wide: bool = Fal
             f"{req.gpus} GPUs are not divisible by tp x pp x cp = {fixed}",
             "change --gpus, --tp, --pp or --cp so that they divide",
         )
-    cands = _training_candidates(req, spec, fabric.gpus_per_node, wide)
+    framework = find_framework(req.framework or DEFAULT_FRAMEWORK)
+    cands = _training_candidates(req, spec, fabric.gpus_per_node, wide, framework.expert_tp)
     if not cands:
         raise InputError(
             f"no layout of {req.gpus} GPUs matches the given --tp/--pp/--dp/--cp",
@@ -794,16 +797,21 @@ def _plan_training(
     if moe and req.etp is None and cfg.tp > 1 and cfg.ep > 1:
         if req.ep is None and ev.tried > 1:
             chosen.append(f"etp {cfg.expert_tp}")
-        elif req.ep is not None and cfg.expert_tp == cfg.tp:
-            notes.append(
-                f"experts split over the {cfg.tp} TP ranks (expert TP = TP, Megatron-Core's "
-                "default; --etp 1 keeps each expert whole, MoE Parallel Folding)"
-            )
         elif req.ep is not None:
-            notes.append(
-                f"each expert whole on its rank (--etp 1): --ep {cfg.ep} spans the TP ranks, "
-                f"more expert ranks than dp x cp = {cfg.dp * cfg.cp} hold"
+            fw = find_framework(req.framework or DEFAULT_FRAMEWORK)
+            default = 1 if fw.expert_tp == "1" else cfg.tp
+            how = (
+                f"split over the {cfg.tp} TP ranks (--etp {cfg.tp})"
+                if cfg.expert_tp == cfg.tp
+                else "each whole on its rank, MoE Parallel Folding (--etp 1)"
             )
+            why = (
+                f"{fw.title}'s default"
+                if cfg.expert_tp == default
+                else f"--ep {cfg.ep} does not fit {fw.title}'s default layout: expert ranks are "
+                f"carved from {'tp x dp x cp' if default == 1 else 'dp x cp'}"
+            )
+            notes.append(f"experts {how}: {why} (--etp 1 or --etp {cfg.tp} to choose)")
     chunks = cfg.pp * cfg.interleave
     if cfg.interleave > 1 and spec.layers % chunks and interleave_fits(spec.layers, chunks):
         notes.append(

@@ -170,6 +170,7 @@ def plan_doc(plan: Plan) -> dict[str, Any]:
                 "zero3_calls": cfg.zero3_calls,
                 "moe_dispatch": cfg.moe_dispatch,
                 "ep_overlap": cfg.ep_overlap,
+                "expert_tp": plan.framework.expert_tp,
                 "source": plan.framework.efficiency_source,
                 "kernel_level_tokens_per_s": _r(kernel.tokens_per_s),
                 "kernel_level_mfu": _r(kernel.mfu, 4),
