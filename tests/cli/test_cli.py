@@ -421,6 +421,24 @@ def test_plan_from_config_json_and_from_flags(capsys: pytest.CaptureFixture[str]
     assert any(c["op"] == "all_to_all" for c in by_file["comm"])
 
 
+def test_a_gpt_shape_by_flags_has_its_learned_positions(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--positions learned and --norm layer describe a GPT-style model by flags (GPT-2 small's
+    shape here): its learned table holds --seq-len positions, seq-len x hidden parameters the same
+    shape with rotary positions lacks. The flags describe a custom model only: with a named model
+    they are refused."""
+    flags = ["plan", "--layers", "12", "--hidden", "768", "--heads", "12", "--vocab", "50257",
+             "--mlp", "gelu", "--norm", "layer", "--positions", "learned", "--seq-len", "1024",
+             "--gpus", "1"]  # fmt: skip
+    by_flags = _plan_json(capsys, *flags)
+    rotary = _plan_json(capsys, *flags[:-6], "--seq-len", "1024", "--gpus", "1")
+    assert isinstance(by_flags, dict) and isinstance(rotary, dict)
+    assert by_flags["model"]["params"] - rotary["model"]["params"] == 1024 * 768
+    assert run(["plan", "gpt2", "--positions", "learned"]) == 2
+    assert "--positions describes a custom model" in capsys.readouterr().err
+
+
 def test_plan_serves_a_hybrid_from_its_config_json(capsys: pytest.CaptureFixture[str]) -> None:
     """Qwen3-Next's config.json: the KV cache in its 12 full-attention layers only (2 KV heads
     of 256, 2 bytes: 24,576 bytes a token), the recurrent state named among the assumptions."""

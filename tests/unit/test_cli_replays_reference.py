@@ -2,9 +2,9 @@
 benchmarks/accuracy.py reports for that row: the accuracy the README states is the accuracy a user
 gets from the command line, not only from the harness that calls the step model directly.
 
-An MPT or a tied Llama shape is given as the config.json its checkpoint would carry; the GPT-style
-and Nemotron shapes the harness builds (untied GPT embeddings without biases) no config.json
-spells, so those rows are left to it; every other row not excluded is replayed."""
+An MPT or a tied Llama shape is given as the config.json its checkpoint would carry; a GPT-style
+or Nemotron shape as flags (--mlp gelu --norm layer, learned or rotary positions). Every row not
+excluded is replayed."""
 
 from __future__ import annotations
 
@@ -57,10 +57,13 @@ def replay_args(row: dict[str, str], folder: Path) -> list[str] | None:
         args = ["plan", arch.removeprefix("catalog:")]
     elif config is not None:
         args = ["plan", str(config)]
-    elif arch == "llama":
+    elif arch in ("llama", "gpt", "nemotron"):
         args = ["plan", "--layers", row["layers"], "--hidden", row["hidden"], "--heads",
                 row["heads"], "--kv-heads", row["kv_heads"] or row["heads"], "--ffn", row["ffn"],
                 "--vocab", row["vocab"]]  # fmt: skip
+        if arch != "llama":  # a 2-matrix GELU MLP and LayerNorm; GPT's learned positions
+            positions = "learned" if arch == "gpt" else "rotary"
+            args += ["--mlp", "gelu", "--norm", "layer", "--positions", positions]
     else:
         return None
     for column, flag in VALUE_FLAGS.items():
@@ -110,5 +113,5 @@ def test_plan_from_the_command_line_answers_what_the_harness_reports(tmp_path: P
         if abs(cli / harness - 1) > TOLERANCE:
             differ.append(f"{row['id']}: plan {cli:.4g}, harness {harness:.4g}: {' '.join(args)}")
         replayed += 1
-    assert replayed > 750, replayed  # all but the GPT-style and Nemotron shapes
+    assert replayed > 950, replayed  # every row not excluded
     assert not differ, "\n".join(differ)

@@ -19,6 +19,8 @@ def resolve_model(
     experts: int,
     experts_per_token: int,
     seq_len: int | None,
+    positions: str | None = None,
+    norm: str | None = None,
 ) -> ModelSpec:
     """Build the model spec; flags describe a custom architecture when no model is named."""
     arch_flags = (layers, hidden, heads)
@@ -28,6 +30,12 @@ def resolve_model(
                 "give either a MODEL or --layers/--hidden/--heads, not both",
                 "drop the MODEL argument to describe a custom architecture",
             )
+        for flag, given in (("--positions", positions), ("--norm", norm)):
+            if given is not None:
+                raise InputError(
+                    f"{flag} describes a custom model; {model!r} has its own",
+                    f"drop {flag}, or describe the model with --layers/--hidden/--heads",
+                )
         from fabriclens.catalog import find_model
 
         return find_model(model)
@@ -40,6 +48,12 @@ def resolve_model(
     assert layers is not None and hidden is not None and heads is not None
     if mlp not in ("swiglu", "gelu"):
         raise InputError(f"--mlp {mlp!r} is unknown", "use swiglu or gelu")
+    positions = (positions or "rotary").strip().lower()
+    if positions not in ("rotary", "learned", "alibi"):
+        raise InputError(f"--positions {positions!r} is unknown", "use rotary, learned or alibi")
+    norm = (norm or "rms").strip().lower()
+    if norm not in ("rms", "layer"):
+        raise InputError(f"--norm {norm!r} is unknown", "use rms or layer")
     for name, value in (("layers", layers), ("hidden", hidden), ("heads", heads)):
         if value < 1:
             raise InputError(
@@ -69,7 +83,12 @@ def resolve_model(
             ffn=width,
             vocab=vocab or 32000,
             mlp=mlp,  # type: ignore[arg-type]  # checked above
-            max_positions=max(seq_len or 4096, 4096),
+            # a learned table holds the positions it was trained on; others stretch
+            max_positions=(seq_len or 4096)
+            if positions == "learned"
+            else max(seq_len or 4096, 4096),
+            positions=positions,  # type: ignore[arg-type]  # checked above
+            norm=norm,  # type: ignore[arg-type]  # checked above
             experts=experts,
             experts_per_token=experts_per_token,
             moe_ffn=width if experts else 0,

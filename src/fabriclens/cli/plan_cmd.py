@@ -190,6 +190,17 @@ def plan(
     ] = None,
     vocab: Annotated[int | None, typer.Option(help="Custom model: vocabulary size")] = None,
     mlp: Annotated[str, typer.Option(help="Custom model: swiglu | gelu")] = "swiglu",
+    positions: Annotated[
+        str | None,
+        typer.Option(
+            help="Custom model: rotary | learned (GPT-2/3, Megatron's GPT) | alibi (MPT, BLOOM) "
+            "[default: rotary]"
+        ),
+    ] = None,
+    norm: Annotated[
+        str | None,
+        typer.Option(help="Custom model: rms (RMSNorm) | layer (LayerNorm, GPT) [default: rms]"),
+    ] = None,
     experts: Annotated[int, typer.Option(help="Custom model: routed experts (MoE)")] = 0,
     experts_per_token: Annotated[int, typer.Option(help="Custom model: experts per token")] = 0,
     fabric: Annotated[
@@ -253,6 +264,8 @@ def plan(
         experts=experts,
         experts_per_token=experts_per_token,
         seq_len=seq_len,
+        positions=positions,
+        norm=norm,
     )
     workload, implied = settle_workload(
         workload, {flag for flag, value in typed.items() if value is not None}, spec.named_by
