@@ -86,3 +86,40 @@ def test_search_tries_whole_experts_beside_tensor_parallelism() -> None:
     assert folded[0].config.expert_tp == 1 and "etp1" in describe(folded[0].config)
     assert all(r.config.expert_tp == 2 and "etp1" not in describe(r.config) for r in split)
     assert folded[0].estimate.time_s < split[0].estimate.time_s
+
+
+def test_search_keeps_the_pins_plan_takes() -> None:
+    """search pins what plan pins: --ep and --cp hold in every layout it ranks, and a job
+    without FlashAttention, with dropout or with the gradients reduced after the backward ranks
+    slower than the same job without them (their steps are the plan's). A layout that differs
+    from the one above only by TP, with the experts whole on both, names no etp change."""
+    from fabriclens.plan.search import why_slower
+
+    moe = dict(model=find_model("deepseek-v3"), gpu="h100-sxm", gpus=256, workload="pretrain")
+    ranked = search(PlanRequest(**moe, ep=32), ("ndr-ib",), top=5).results[0].top  # type: ignore[arg-type]
+    assert ranked and all(r.config.ep == 32 for r in ranked)
+    for above, below in itertools.pairwise(ranked):
+        line = why_slower((above.config, above.estimate), (below.config, below.estimate))
+        assert "etp 1->1" not in line
+    dense = dict(model=find_model("llama-3.1-8b"), gpu="h100-sxm", gpus=16, workload="pretrain",
+                 networks=("100g-roce",))  # fmt: skip
+    plain = search(PlanRequest(**dense, cp=2), ("100g-roce",), top=1).results[0].top[0]  # type: ignore[arg-type]
+    assert plain.config.cp == 2
+    for extra in ({"flash_attention": False}, {"dropout": True}, {"dp_overlap": False}):
+        other = search(PlanRequest(**dense, cp=2, **extra), ("100g-roce",), top=1).results[0].top[0]  # type: ignore[arg-type]
+        assert other.estimate.time_s > plain.estimate.time_s, extra
+
+
+def test_search_takes_the_pins_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """The same pins as flags: `search --ep 32 --cp 1 --no-flash-attention --dropout
+    --no-dp-overlap` ranks only layouts with 32 expert ranks."""
+    import json
+
+    from fabriclens.cli.app import run
+
+    argv = ["search", "deepseek-v3", "--gpus", "256", "--network", "ndr-ib", "--ep", "32",
+            "--cp", "1", "--no-flash-attention", "--dropout", "--no-dp-overlap", "--top", "3",
+            "--json"]  # fmt: skip
+    assert run(argv) == 0
+    top = json.loads(capsys.readouterr().out)["networks"][0]["top"]
+    assert top and all(layout["ep"] == 32 for layout in top)

@@ -7,6 +7,8 @@ import typer
 from fabriclens.cli._output import emit, split_list
 from fabriclens.cli._params import (
     ATTENTION_HELP,
+    DP_OVERLAP_HELP,
+    DROPOUT_HELP,
     EP_OVERLAP_HELP,
     ETP_HELP,
     FRAMEWORK_HELP,
@@ -31,6 +33,8 @@ def search(
     nics_per_node: Annotated[int | None, typer.Option(help="NICs per node")] = None,
     tp: Annotated[int | None, typer.Option(help="Pin tensor parallelism")] = None,
     pp: Annotated[int | None, typer.Option(help="Pin pipeline parallelism")] = None,
+    cp: Annotated[int | None, typer.Option(help="Pin context parallelism")] = None,
+    ep: Annotated[int | None, typer.Option(help="Pin expert parallelism (MoE)")] = None,
     zero: Annotated[int | None, typer.Option(help="Pin the ZeRO stage")] = None,
     recompute: Annotated[str | None, typer.Option(help="Pin recompute")] = None,
     micro_batch: Annotated[int | None, typer.Option(help="Pin the micro-batch")] = None,
@@ -44,6 +48,11 @@ def search(
     etp: Annotated[int | None, typer.Option("--etp", help=ETP_HELP)] = None,
     attention: Annotated[str | None, typer.Option(help=ATTENTION_HELP)] = None,
     pipeline_split: Annotated[str | None, typer.Option(help=PIPELINE_SPLIT_HELP)] = None,
+    flash_attention: Annotated[bool, typer.Option("--flash-attention/--no-flash-attention")] = True,
+    dropout: Annotated[bool, typer.Option("--dropout/--no-dropout", help=DROPOUT_HELP)] = False,
+    dp_overlap: Annotated[
+        bool, typer.Option("--dp-overlap/--no-dp-overlap", help=DP_OVERLAP_HELP)
+    ] = True,
     lora_rank: Annotated[int | None, typer.Option(help="LoRA adapter rank [default: 16]")] = None,
     lora_targets: Annotated[str | None, typer.Option(help=LORA_TARGETS_HELP)] = None,
     top: Annotated[int, typer.Option(help="Layouts to show per network")] = 5,
@@ -68,7 +77,9 @@ def search(
     settle_workload(workload, {flag for flag, value in lora.items() if value is not None})
     req = PlanRequest(
         model=find_model(model), gpu=gpu, gpus=gpus, workload=workload, gpus_per_node=gpus_per_node,
-        nics_per_node=nics_per_node, tp=tp, pp=pp, zero=zero, recompute=recompute, micro_batch=micro_batch,
+        nics_per_node=nics_per_node, tp=tp, pp=pp, cp=cp, ep=ep, zero=zero, recompute=recompute,
+        micro_batch=micro_batch, flash_attention=flash_attention, dropout=dropout,
+        dp_overlap=dp_overlap,
         seq_len=seq_len, global_batch=global_batch, precision=precision, framework=framework,
         grad_reduce=grad_reduce, moe_dispatch=moe_dispatch, ep_overlap=ep_overlap, etp=etp,
         attention=attention, pipeline_split=pipeline_split,

@@ -94,7 +94,9 @@ def why_slower(
     changed = [f"{name} {getattr(better[0], name)}->{getattr(worse[0], name)}"
                for name in ("tp", "pp", "dp", "ep", "zero", "micro_batch", "recompute", "interleave")
                if getattr(better[0], name) != getattr(worse[0], name)]  # fmt: skip
-    if whole_experts(better[0]) != whole_experts(worse[0]):
+    # whole experts on one rank or the other, unless that is no change (TP 1 keeps them whole)
+    if (whole_experts(better[0]) != whole_experts(worse[0])
+            and better[0].expert_tp != worse[0].expert_tp):  # fmt: skip
         changed.insert(4, f"etp {better[0].expert_tp}->{worse[0].expert_tp}")
     total = worse[1].time_s - better[1].time_s
     what = ", ".join(changed) or "nothing"
