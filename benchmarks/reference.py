@@ -372,7 +372,7 @@ def _more_training_case(row: dict[str, str], kernel_level: bool = False) -> Case
         gpus=gpus, gpus_per_node=gpn, tp=_int(row, "tp"), pp=_int(row, "pp"), dp=_int(row, "dp"),
         cp=_int(row, "cp"), ep=_int(row, "ep"), zero=_int(row, "zero"),
         # a row that does not state its experts' TP runs at its framework's default
-        etp=_int(row, "etp", 1 if fw.expert_tp == "1" else 0),
+        etp=_int(row, "etp", fw.default_etp),
         recompute=row["recompute"] or "none",  # type: ignore[arg-type]
         sequence_parallel=row["sequence_parallel"] == "yes", seq_len=int(row["seq_len"]),
         global_batch=int(row["global_batch"]), micro_batch=_int(row, "micro_batch"),

@@ -463,6 +463,12 @@ class Framework(_Entry):
         """The attention kernel it runs on a GPU of ``generation``."""
         return self.attention_by_generation.get(generation, self.attention)
 
+    @property
+    def default_etp(self) -> int:
+        """Its experts' TP as TrainConfig.etp takes it (0: the TP degree, 1: each expert whole),
+        for a run that gives expert parallelism but not that (``expert_tp``)."""
+        return 1 if self.expert_tp == "1" else 0
+
     def efficiency_for(self, generation: str) -> tuple[float, str]:
         """The share for a GPU of ``generation`` and the generation it was taken from."""
         if generation in self.efficiency:

@@ -31,7 +31,6 @@ reduce-scatters (on the same links) behind the backward.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from fabriclens.catalog.schema import ATTENTION_NAMES, Gpu, ModelSpec
@@ -57,6 +56,7 @@ from fabriclens.model.comm import (
     CommEntry,
     bucket_params,
     bucketed_entry,
+    ddp_buckets,
     entry,
     gather_bucket_params,
 )
@@ -848,11 +848,7 @@ def estimate_training_step(
             f", in PyTorch DDP's buckets of {DDP_BUCKET_BYTES / 2**20:.0f} MiB of gradient "
             f"({DDP_BUCKET_BYTES / cfg.grad_bytes / 1e6:.1f}M parameters, bucket_cap_mb), each "
             "call paying its latency and the last one exposed after the backward"
-            if cfg.grad_buckets in ("ddp", "ddp-all-stages")
-            and cfg.dp * cfg.cp > 1
-            and not math.isinf(
-                bucket_params(cfg.grad_buckets, cfg.dp * cfg.cp, cfg.grad_bytes, cfg.zero)
-            )
+            if ddp_buckets(cfg.grad_buckets, cfg.zero) and cfg.dp * cfg.cp > 1
             else ""
         )
         + (

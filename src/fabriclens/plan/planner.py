@@ -291,12 +291,12 @@ def resolve_fabric(
 
 
 def _training_candidates(
-    req: PlanRequest, spec: ModelSpec, gpn: int, wide: bool = False, expert_tp: str = "tp"
+    req: PlanRequest, spec: ModelSpec, gpn: int, wide: bool = False, default_etp: int = 0
 ) -> list[dict[str, object]]:
     """Layouts to try for the parts the user left out, pipeline interleaving among them (a
     pipeline of few micro-batches loses a fifth of its step or more to the bubble without it).
-    ``wide`` (search) adds ZeRO 0 and 2 and expert-parallel degrees; ``expert_tp`` is the
-    framework's expert TP where --ep is given without --etp (Framework.expert_tp)."""
+    ``wide`` (search) adds ZeRO 0 and 2 and expert-parallel degrees; ``default_etp`` is the
+    framework's expert TP where --ep is given without --etp (Framework.default_etp)."""
     tps = [req.tp] if req.tp else [t for t in (1, 2, 4, 8) if t <= gpn and spec.heads % t == 0]
     cp = req.cp or 1
     out: list[dict[str, object]] = []
@@ -334,8 +334,8 @@ def _training_candidates(
             if req.etp is not None:
                 etps = [req.etp]
             elif req.ep and spec.is_moe and tp > 1:
-                default = 1 if expert_tp == "1" else 0
-                etps = [default if ep_ranks(tp, cp, dp, default) % req.ep == 0 else 1 - default]
+                fits = ep_ranks(tp, cp, dp, default_etp) % req.ep == 0
+                etps = [default_etp if fits else 1 - default_etp]
             elif wide and spec.is_moe and tp > 1:
                 etps = [0, 1]
             else:
@@ -626,7 +626,7 @@ def prepare_layouts(req: PlanRequest, network_name: str | None, wide: bool = Fal
             "change --gpus, --tp, --pp or --cp so that they divide",
         )
     framework = find_framework(req.framework or DEFAULT_FRAMEWORK)
-    cands = _training_candidates(req, spec, fabric.gpus_per_node, wide, framework.expert_tp)
+    cands = _training_candidates(req, spec, fabric.gpus_per_node, wide, framework.default_etp)
     if not cands:
         raise InputError(
             f"no layout of {req.gpus} GPUs matches the given --tp/--pp/--dp/--cp",
@@ -771,6 +771,7 @@ def _plan_training(
     # speed: DeepSeek-V3 on 1,024 GPUs runs 2.2x slower without it), so both give one answer;
     # a dense model tries the quick set (ZeRO 0 and 2 move a dense step by a few per cent)
     moe = req.model.is_moe
+    fw = find_framework(req.framework or DEFAULT_FRAMEWORK)
     ev = evaluate_layouts(
         req, network_name, wide=moe, top=1, vectorised=len(req.networks) > 1 or moe
     )
@@ -798,8 +799,7 @@ def _plan_training(
         if req.ep is None and ev.tried > 1:
             chosen.append(f"etp {cfg.expert_tp}")
         elif req.ep is not None:
-            fw = find_framework(req.framework or DEFAULT_FRAMEWORK)
-            default = 1 if fw.expert_tp == "1" else cfg.tp
+            default = fw.default_etp or cfg.tp
             how = (
                 f"split over the {cfg.tp} TP ranks (--etp {cfg.tp})"
                 if cfg.expert_tp == cfg.tp
@@ -866,7 +866,7 @@ def _plan_training(
         cfg.pp,
         tuple(notes),
         min_gpus,
-        find_framework(req.framework or DEFAULT_FRAMEWORK),
+        fw,
         kernel_level,
     )
 
