@@ -465,6 +465,20 @@ def test_plan_text_shows_ledgers(capsys: pytest.CaptureFixture[str]) -> None:
         assert needle in out
 
 
+def test_plan_text_names_the_node_link_not_its_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    """The ledger files an MI300X node's Infinity Fabric under the kind "nvlink"; the tables show
+    the node's own link, for training and for serving alike."""
+    assert run(["plan", "llama-3.1-70b", "--gpu", "mi300x", "--gpus", "16", "--tp", "8"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  tp ")]
+    assert rows and all("infinity-fabric-mi300x" in r and "nvlink" not in r for r in rows)
+    assert run(["plan", "llama-3.1-70b", "-w", "inference", "--gpu", "mi300x", "--gpus", "8"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  tp ")]
+    assert rows and all("infinity-fabric-mi300x" in r for r in rows)
+    assert run(["plan", "llama-3.1-70b", "--gpus", "16", "--tp", "8"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  ")]
+    assert any("nvlink4-nvswitch" in r for r in rows) and any("network" in r for r in rows)
+
+
 def test_compare_networks_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["plan", "llama-3.1-8b", "--gpus", "16", "--compare-networks"]) == 0
     out = capsys.readouterr().out

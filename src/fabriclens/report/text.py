@@ -73,6 +73,13 @@ def memory_table(doc: dict[str, Any]) -> Table:
     return table
 
 
+def link_shown(kind: str, intra_link: str) -> str:
+    """The link column of a communication table: the node's own link (an AMD node's Infinity
+    Fabric is not NVLink, though the ledger files both under the kind "nvlink") for traffic
+    inside a node, the kind ("network") for the rest."""
+    return intra_link if kind in ("nvlink", "pcie") and intra_link else kind
+
+
 def comm_table(doc: dict[str, Any]) -> Table:
     """Communication ledger of a training step."""
     table = Table(title="Communication per step", box=box.SIMPLE_HEAD, title_justify="left")
@@ -94,7 +101,7 @@ def comm_table(doc: dict[str, Any]) -> Table:
             c["op"],
             format_decimal_bytes(c["size_bytes"]),
             _count(c["count"]),
-            c["link"],
+            link_shown(c["link"], doc.get("intra_link", "")),
             _gbps(c["busbw_GBps"]),
             format_time(c["time_s"]),
             format_time(c["exposed_s"]),
@@ -392,7 +399,7 @@ def inference_lines(doc: dict[str, Any]) -> list[RenderableType]:
                 c["op"],
                 format_decimal_bytes(c["size_bytes"]),
                 _count(c["count_per_token"]),
-                c["link"],
+                link_shown(c["link"], doc.get("intra_link", "")),
                 format_time(c["time_per_token_s"]),
             )
         out.append(table)
