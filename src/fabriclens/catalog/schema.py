@@ -120,7 +120,8 @@ class Gpu(_Entry):
     )
     attention_bwd_efficiency: float = 0.0
     attention_bwd_efficiency_source: str = ""
-    # the fused attention kernel of NVIDIA's stacks (cuDNN, through Transformer Engine and XLA)
+    # the fused attention kernel of the vendor stacks (cuDNN through Transformer Engine and XLA on
+    # NVIDIA, AITER through Transformer Engine on AMD)
     # where it is published apart from FlashAttention-2 (0: the FlashAttention-2 rates)
     fused_attention_efficiency: float = 0.0
     fused_attention_bwd_efficiency: float = 0.0

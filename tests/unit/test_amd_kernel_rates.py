@@ -1,0 +1,64 @@
+"""The AMD parts' kernel rates are AMD's published measurements over the catalog's peaks.
+
+Sources (each quoted in the GPU's catalog entry):
+- FP8 GEMM, MI300X: AMD rocm-blogs "Measuring Max-Achievable FLOPs - Part 2" (hipBLASLt,
+  1,273 TFLOPS); MI355X: "FP8 GEMM Optimization on AMD CDNA4 Architecture" (hipBLASLt at
+  M = N = K = 8192, 3,130 TFLOPS).
+- Streaming, MI300X: "Deep dive into the MI300 compute and memory partition modes" (a copy kernel
+  at 4,017 GB/s in SPX/NPS1).
+- Fused attention: ROCm/aiter op_tests/cpp/mha/README.md, batch 8, 64 query / 8 KV heads of 128,
+  4,096 tokens, causal: MI300X forward 509.255 and backward 402.18 (FP32 dQ atomics), MI355X
+  forward 1190.295 and backward 972.25 (BF16 dQ atomics).
+Tolerance: 0.005 of peak, the catalog's two-decimal rounding.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fabriclens.catalog import find_gpu
+
+TFLOPS = 1e12
+
+
+@pytest.mark.parametrize(
+    ("gpu", "field", "measured", "peak_field", "phrase"),
+    [
+        ("mi300x", "fp8_matmul_efficiency", 1273 * TFLOPS, "fp8_flops_per_s", "Part 2"),
+        ("mi355x", "fp8_matmul_efficiency", 3130 * TFLOPS, "fp8_flops_per_s", "CDNA4"),
+        ("mi300x", "fused_attention_efficiency", 509.255 * TFLOPS, "bf16_flops_per_s", "aiter"),
+        ("mi300x", "fused_attention_bwd_efficiency", 402.18 * TFLOPS, "bf16_flops_per_s", "aiter"),
+        ("mi355x", "fused_attention_efficiency", 1190.295 * TFLOPS, "bf16_flops_per_s", "aiter"),
+        ("mi355x", "fused_attention_bwd_efficiency", 972.25 * TFLOPS, "bf16_flops_per_s", "aiter"),
+        ("mi300x", "memory_bw_efficiency", 4017e9, "hbm_bw_bytes_per_s", ""),
+    ],
+)
+def test_an_amd_rate_is_the_measurement_over_the_peak(
+    gpu: str, field: str, measured: float, peak_field: str, phrase: str
+) -> None:
+    spec = find_gpu(gpu)
+    assert getattr(spec, field) == pytest.approx(measured / getattr(spec, peak_field), abs=0.005)
+    source_field = {
+        "fp8_matmul_efficiency": "fp8_matmul_efficiency_source",
+        "fused_attention_efficiency": "fused_attention_efficiency_source",
+        "fused_attention_bwd_efficiency": "fused_attention_efficiency_source",
+    }.get(field)
+    if source_field:
+        source = getattr(spec, source_field)
+        assert phrase in source and "estimate" not in source
+
+
+def test_the_siblings_take_the_measured_rates_and_say_they_are_estimates() -> None:
+    """MI325X (CDNA 3, as MI300X) and MI350X (CDNA 4, as MI355X) have no column in AITER's table."""
+    for sibling, measured in (("mi325x", "mi300x"), ("mi350x", "mi355x")):
+        a, b = find_gpu(sibling), find_gpu(measured)
+        assert a.attention_rates("fused")[:2] == b.attention_rates("fused")[:2]
+        assert a.fused_attention_efficiency_source.startswith("estimate")
+
+
+def test_megatron_runs_the_fused_rates_and_eager_pytorch_the_flashattention_estimate() -> None:
+    """Transformer Engine's fused attention is what the fused kernel names; PyTorch's SDPA on ROCm
+    keeps the FlashAttention-2 estimate."""
+    gpu = find_gpu("mi355x")
+    assert gpu.attention_rates("fused")[:2] == (0.47, 0.39)
+    assert gpu.attention_rates("flash")[:2] == (0.35, 0.35)
