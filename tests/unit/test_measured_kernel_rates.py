@@ -19,9 +19,15 @@ Tolerance: 0.005 of peak, the catalog's two-decimal rounding.
 
 from __future__ import annotations
 
+import csv
+from pathlib import Path
+
 import pytest
 
 from fabriclens.catalog import find_gpu
+from fabriclens.catalog.gemm_shapes import DATA as GEMM_SHAPES
+
+GPUS_DATA = GEMM_SHAPES.parent
 
 TFLOPS = 1e12
 
@@ -83,3 +89,33 @@ def test_the_other_geforce_ada_cards_take_the_4090s_attention_as_an_estimate() -
         gpu = find_gpu(card)
         assert gpu.attention_rates("flash")[:2] == measured.attention_rates("flash")[:2]
         assert gpu.attention_efficiency_source.startswith("estimate: the RTX 4090's measured")
+
+
+def _best_gemms() -> list[dict[str, str]]:
+    path = Path(GPUS_DATA) / "gemm_best.csv"
+    with path.open(encoding="utf-8") as fh:
+        return list(csv.DictReader(line for line in fh if not line.startswith("#")))
+
+
+def test_the_fastest_measured_gemm_sets_the_rate_where_the_catalog_cites_it() -> None:
+    """NVIDIA's aiconfigurator TensorRT-LLM GEMM data (catalog/data/gemm_best.csv): where a GPU's
+    matmul_efficiency or fp8_matmul_efficiency cites it (GB200, GB300, L40S FP8, RTX PRO 6000
+    Blackwell, B200 FP8) the rate is the fastest GEMM over the peak, within 0.005; where the
+    catalog has a measurement of its own (stas00's MAMF for H100, H200, B200 and B300 BF16, B300's
+    FP8 MAMF, an H800 FP8 run for H100/H200) the two agree within 10%."""
+    rows = _best_gemms()
+    assert len(rows) == 16
+    cited = 0
+    for r in rows:
+        gpu = find_gpu(r["gpu"])
+        flops = 2 * int(r["m"]) * int(r["n"]) * int(r["k"]) / (float(r["latency_ms"]) * 1e-3)
+        fp8 = r["gemm_dtype"] == "fp8"
+        rate = gpu.fp8_matmul_efficiency if fp8 else gpu.matmul_efficiency
+        source = gpu.fp8_matmul_efficiency_source if fp8 else gpu.matmul_efficiency_source
+        peak = gpu.fp8_flops_per_s if fp8 else gpu.bf16_flops_per_s
+        if "gemm_best.csv" in source:
+            cited += 1
+            assert rate == pytest.approx(flops / peak, abs=0.005), (r["gpu"], r["gemm_dtype"])
+        else:
+            assert rate == pytest.approx(flops / peak, rel=0.10), (r["gpu"], r["gemm_dtype"])
+    assert cited == 8

@@ -806,7 +806,7 @@ def estimate_training_step(
                 f"model/moe.py), {layers * m * moe_host:.3g} s of this step"
                 + "; routing balanced (model/moe.py). With that host time NVIDIA's own MoE "
                 "recipes on H100 run at a median 0.91 of this step (its dense ones at 0.90), but "
-                "spread wider, and its published MoE runs are up to 2.6x slower (DeepSeek-V3 in "
+                "spread wider, and its published MoE runs are up to 2.7x slower (DeepSeek-V3 in "
                 "BF16 under NeMo 25.04; README, known misses)",
             )
             if spec.is_moe
