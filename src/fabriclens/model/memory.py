@@ -459,7 +459,9 @@ def _training_stage_memory(
     comp["comm_buffers"] = buffers
     allocated = sum(comp.values())
     comp["framework_overhead"] = CUDA_CONTEXT_BYTES + FRAGMENTATION * allocated
-    notes.append("overhead: 1 GiB CUDA context + 5% allocator fragmentation (estimate)")
+    notes.append(
+        "overhead: 1 GiB GPU runtime context (CUDA, ROCm or Metal) + 5% allocator fragmentation (estimate)"
+    )
     return comp, tuple(notes)
 
 
@@ -550,6 +552,6 @@ def inference_memory(
         + (f" (the busiest of {dp} attention groups' requests)" if dp > 1 else "")
         + f", prefill chunk {prefill_chunk_tokens} tokens; "
         f"busiest stage: {where}",
-        "overhead: 1 GiB CUDA context + 5% allocator fragmentation (estimate)",
+        "overhead: 1 GiB GPU runtime context (CUDA, ROCm or Metal) + 5% allocator fragmentation (estimate)",
     )
     return MemoryLedger(best, capacity_bytes, notes)

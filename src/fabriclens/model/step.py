@@ -860,7 +860,7 @@ def estimate_training_step(
             else ""
         )
         + f"; hidden communication still slows compute by {OVERLAP_COMPUTE_TAX:.0%} of its "
-        "time (NCCL kernels occupy SMs and HBM bandwidth)",
+        "time (NCCL or RCCL kernels occupy SMs or CUs and HBM bandwidth)",
         *(
             (
                 f'recompute (per-op, torchtitan\'s selective_ac_option "op"): every second '

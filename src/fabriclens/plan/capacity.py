@@ -338,7 +338,7 @@ def _size_offload(d: _Demand, pp: int, fabric: Fabric, notes: tuple[str, ...], h
 
     if not split(1).fits:
         raise InputError(
-            f"{d.spec.name}: not even one layer fits on {d.gpu.name} beside the CUDA context, "
+            f"{d.spec.name}: not even one layer fits on {d.gpu.name} beside the GPU runtime's context, "
             f"{d.engine.title}'s reserve and one micro-batch's buffers",
             "use a larger GPU, more GPUs (--pp), or a shorter prompt",
         )
@@ -771,7 +771,7 @@ def _assemble(
         *notes,
         *(() if off is None or host is None else (
             f"offload ({d.engine.title}): whole decoder layers on the GPUs while they fit beside "
-            "the CUDA context, the engine's reserve and one micro-batch's buffers, the last ones "
+            "the GPU runtime's context, the engine's reserve and one micro-batch's buffers, the last ones "
             f"first; the rest read from host memory at {host.memory_bw_bytes_per_s / 1e9:.3g} GB/s "
             f"x {host.efficiency:.2f} ({host.title}; {host.efficiency_source}; --host-memory to "
             f"set yours); {format_bytes(off.host_bytes)} per replica in host memory, "

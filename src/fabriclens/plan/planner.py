@@ -1272,7 +1272,7 @@ def _plan_inference(req: PlanRequest, network_name: str | None) -> Plan:
         if req.host_memory is None:
             notes.append(f"host memory: {host.title} (--host-memory to set yours)")
         placement = (
-            "whole decoder layers on the GPUs while they fit beside the CUDA context, the "
+            "whole decoder layers on the GPUs while they fit beside the GPU runtime's context, the "
             "engine's reserve and one micro-batch's buffers, the last ones first, the output "
             "layer only once all are there"
             if req.gpu_layers is None

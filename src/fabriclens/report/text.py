@@ -204,7 +204,7 @@ def offload_lines(doc: dict[str, Any]) -> Text:
             + (
                 f"At most {most} layers fit (--gpu-layers {most})\n"
                 if most > 0
-                else "Not one layer fits beside the CUDA context and the engine's buffers\n"
+                else "Not one layer fits beside the GPU runtime's context and the engine's buffers\n"
             ),
             style="bold red",
         )
