@@ -13,7 +13,7 @@ Sources (each quoted in the GPU's catalog entry):
 - FlashAttention-2, RTX 4090: apache/tvm tl_doc/flash_perf.md (flash_attn_func, 2k tokens, head
   dim 128, causal): forward 151.19, backward 99.23; RTX 3090 and RTX A6000: thu-ml/SageAttention's
   charts (SDPA flash backend, 4k tokens, causal): forward 62 and 94 (FP32-accumulate peaks 71 and
-  154.8).
+  154.8); RTX 5090: the same repository's SageAttention2++ chart, forward 192 (peak 209.5).
 Tolerance: 0.005 of peak, the catalog's two-decimal rounding.
 """
 
@@ -46,6 +46,7 @@ TFLOPS = 1e12
         ("rtx-4090", "attention_bwd_efficiency", 99.23 * TFLOPS, "bf16_flops_per_s", "tvm"),
         ("rtx-3090", "attention_efficiency", 62 * TFLOPS, "bf16_flops_per_s", "SageAttention"),
         ("rtx-a6000", "attention_efficiency", 94 * TFLOPS, "bf16_flops_per_s", "SageAttention"),
+        ("rtx-5090", "attention_efficiency", 192 * TFLOPS, "bf16_flops_per_s", "SageAttention"),
     ],
 )
 def test_an_amd_rate_is_the_measurement_over_the_peak(
@@ -119,3 +120,12 @@ def test_the_fastest_measured_gemm_sets_the_rate_where_the_catalog_cites_it() ->
         else:
             assert rate == pytest.approx(flops / peak, rel=0.10), (r["gpu"], r["gemm_dtype"])
     assert cited == 8
+
+
+def test_the_other_geforce_blackwell_cards_take_the_5090s_attention_as_an_estimate() -> None:
+    """The RTX 5080 and 5060 Ti 16 GB have no published FlashAttention-2 figure of their own."""
+    measured = find_gpu("rtx-5090")
+    for card in ("rtx-5080", "rtx-5060-ti-16gb"):
+        gpu = find_gpu(card)
+        assert gpu.attention_rates("flash")[:2] == measured.attention_rates("flash")[:2]
+        assert gpu.attention_efficiency_source.startswith("estimate: the RTX 5090's measured")
