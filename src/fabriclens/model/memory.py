@@ -54,6 +54,11 @@ from fabriclens.units import format_number
 GIB = 2**30
 CUDA_CONTEXT_BYTES = 1 * GIB  # CUDA context, cuBLAS/cuDNN workspaces (estimate)
 FRAGMENTATION = 0.05  # allocator slack on top of what is allocated (estimate)
+# what the memory ledgers add beyond their components, as their notes state it
+OVERHEAD_NOTE = (
+    f"overhead: {CUDA_CONTEXT_BYTES / GIB:.0f} GiB GPU runtime context (CUDA, ROCm or Metal) + "
+    f"{FRAGMENTATION:.0%} allocator fragmentation (estimate)"
+)
 NCCL_BUFFER_BYTES = 0.5 * GIB  # NCCL channel buffers when a collective runs (estimate)
 QLORA_BYTES_PER_PARAM = 4.127 / 8
 OPTIMIZER_BYTES_PER_PARAM = 12.0  # fp32 master + Adam m + v
@@ -459,9 +464,7 @@ def _training_stage_memory(
     comp["comm_buffers"] = buffers
     allocated = sum(comp.values())
     comp["framework_overhead"] = CUDA_CONTEXT_BYTES + FRAGMENTATION * allocated
-    notes.append(
-        "overhead: 1 GiB GPU runtime context (CUDA, ROCm or Metal) + 5% allocator fragmentation (estimate)"
-    )
+    notes.append(OVERHEAD_NOTE)
     return comp, tuple(notes)
 
 
@@ -552,6 +555,6 @@ def inference_memory(
         + (f" (the busiest of {dp} attention groups' requests)" if dp > 1 else "")
         + f", prefill chunk {prefill_chunk_tokens} tokens; "
         f"busiest stage: {where}",
-        "overhead: 1 GiB GPU runtime context (CUDA, ROCm or Metal) + 5% allocator fragmentation (estimate)",
+        OVERHEAD_NOTE,
     )
     return MemoryLedger(best, capacity_bytes, notes)
