@@ -479,6 +479,15 @@ def test_plan_text_names_the_node_link_not_its_kind(capsys: pytest.CaptureFixtur
     assert any("nvlink4-nvswitch" in r for r in rows) and any("network" in r for r in rows)
 
 
+def test_plan_header_names_no_link_for_one_gpu_a_node(capsys: pytest.CaptureFixture[str]) -> None:
+    """One GPU a node has no intra-node link: the header says so by naming none, not "over none"."""
+    assert run(["plan", "llama-3.1-8b", "-w", "inference", "--gpu", "rtx-4090", "--gpus", "1"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "1 node x 1 GPU" in head and " over " not in head
+    assert run(["plan", "llama-3.1-8b", "--gpus", "8"]) == 0
+    assert "1 node x 8 GPUs over nvlink4-nvswitch" in capsys.readouterr().out.splitlines()[0]
+
+
 def test_compare_networks_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["plan", "llama-3.1-8b", "--gpus", "16", "--compare-networks"]) == 0
     out = capsys.readouterr().out

@@ -124,9 +124,9 @@ def plan_summary(doc: dict[str, Any], with_network: bool = True) -> list[Rendera
             f" (of the {doc['gpus_given']} given: {doc['layout']['engine']} loads a model that "
             "fits on one GPU onto that GPU alone)"
         )
-    head.append(
-        f" · {counted(doc['nodes'], 'node')} x {counted(doc['gpus_per_node'], 'GPU')} over {doc['intra_link']}"
-    )
+    head.append(f" · {counted(doc['nodes'], 'node')} x {counted(doc['gpus_per_node'], 'GPU')}")
+    if doc["gpus_per_node"] > 1:  # one GPU a node has no intra-node link to name
+        head.append(f" over {doc['intra_link']}")
     if with_network and doc["network"] != "none":
         head.append(f" · network {doc['network']} x {doc['nics_per_node']} per node")
     if doc["workload"] == "inference":
