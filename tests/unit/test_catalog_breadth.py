@@ -29,6 +29,9 @@ GPUS = {
     "mi355x": (2516.6, 309.2, 8000), "mi250x": (191.5, 68.7, 1638.4),
     # NVIDIA's datasheets (dense: half the figures printed with sparsity); memory as nvidia-smi
     "h100-nvl": (835.5, 100.5, 3900), "a30": (165, 25.8, 933),
+    # NVIDIA's DGX Spark page: 1 PFLOP FP4 with sparsity (/16: FP16 with FP32 accumulate, as the
+    # RTX 5090), 273 GB/s; memory: the pool CPU and GPU share (Linux MemTotal)
+    "dgx-spark": (62.5, 132.8, 273),
 }  # fmt: skip
 # name -> (kind, NICs per node, per-node Gbit/s)
 CLOUD = {

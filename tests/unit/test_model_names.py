@@ -277,6 +277,9 @@ def test_an_ollama_tag_is_served_by_ollama_unless_an_engine_is_named() -> None:
     gpu = find_gpu("rtx-4090")
     assert default_engine(gpu, tag) == "ollama" and default_engine(gpu, plain) == "vllm"
     assert default_engine(find_gpu("h100-sxm"), find_model("meta-llama/Llama-3.1-8B")) == "vllm"
+    # unified memory alone does not pick Ollama: vLLM runs on NVIDIA's GB10, not on Apple GPUs
+    assert default_engine(find_gpu("dgx-spark"), plain) == "vllm"
+    assert default_engine(find_gpu("m4-max"), plain) == "ollama"
     served = plan_capacity(tag, "rtx-4090", users=1, output_tokens=256)
     assert served.limits.engine == "ollama" and served.limits.bits_per_weight == pytest.approx(4.89)
     assert "served by Ollama unless --engine names another" in tag.reading

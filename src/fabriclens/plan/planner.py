@@ -872,10 +872,10 @@ def _plan_training(
 
 
 def default_engine(gpu: Gpu, spec: ModelSpec | None = None) -> str:
-    """The serving engine a plan assumes when none is named: vLLM; Ollama on Apple GPUs (unified
-    memory), where vLLM, SGLang and TensorRT-LLM do not run, and for a model named by its Ollama
-    tag (llama3.1:8b), which is what Ollama pulls and serves."""
-    ollama = gpu.unified_memory or (spec is not None and spec.named_by == OLLAMA_TAG)
+    """The serving engine a plan assumes when none is named: vLLM; Ollama on Apple GPUs, where
+    vLLM, SGLang and TensorRT-LLM do not run (NVIDIA's unified-memory GB10 runs them all), and
+    for a model named by its Ollama tag (llama3.1:8b), which is what Ollama pulls and serves."""
+    ollama = gpu.generation == "apple" or (spec is not None and spec.named_by == OLLAMA_TAG)
     return "ollama" if ollama else "vllm"
 
 
