@@ -63,6 +63,30 @@ def test_moe_reads_only_touched_experts() -> None:
     assert est.weights_read_per_step_bytes < 0.4 * counts.total * 2 / 2
 
 
+def test_a_short_prompt_reads_only_the_experts_its_tokens_route_to() -> None:
+    """A prompt of one token waits for its top-k experts a layer, as a decode step does, not for
+    all of them: gpt-oss-120b (128 experts, 4 a token) on one GB10 reaches its first token in
+    about one decode step, where reading every expert (59 GB at 273 GB/s) would take ~20 steps.
+    Source: ggml-org/llama.cpp benches/dgx-spark.md (llama-bench tg32 from an empty context: 59.0
+    tokens/s, which e2e over 32 tokens only reaches with such a first token); tolerance: 2 steps.
+    A long prompt touches every expert, so its weight read is the whole model again."""
+    spec = find_model("gpt-oss-120b")
+    counts = count_params(spec)
+    gpu = find_gpu("gb10")
+    fabric = Fabric(find_link(gpu.intra_link), None, 1)
+    run = lambda prompt: estimate_inference(  # noqa: E731
+        spec, counts, gpu, fabric, find_engine("ollama"), tp=1, pp=1, batch=1,
+        prompt_tokens=prompt, output_tokens=32, precision="int4",
+        weight_bytes_per_param=find_engine("ollama").bytes_per_weight("int4"))  # fmt: skip
+    one = run(1)
+    assert one.prefill_s < 2 * one.decode_step_s
+    assert 32 / one.e2e_s == pytest.approx(59.02, rel=0.15)
+    assert experts_touched(spec.experts, spec.experts_per_token, 4096) > 0.999 * spec.experts
+    # at 4,096 tokens the prefill reads every expert at least once: no faster than that read
+    whole = counts.total * find_engine("ollama").bytes_per_weight("int4")
+    assert run(4096).prefill_s >= 0.9 * whole / (gpu.hbm_bw_bytes_per_s * gpu.memory_bw_efficiency)
+
+
 def test_engines_with_a_custom_all_reduce_use_it_and_gpt_fast_uses_nccl() -> None:
     """vLLM, SGLang and TensorRT-LLM reduce decode activations with their own one-shot kernel
     inside a node (engines.toml custom_all_reduce, with sources); gpt-fast goes through

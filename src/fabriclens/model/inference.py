@@ -730,6 +730,11 @@ def estimate_inference(
         busiest_rank_experts(spec.experts, spec.experts_per_token, dtok, ep) if spec.is_moe else 0.0
     )
     touched_read = ep * busiest
+    prompt_experts = (
+        ep * busiest_rank_experts(spec.experts, spec.experts_per_token, tokens, ep)
+        if spec.is_moe
+        else 0.0
+    )
     matmul_per_layer = counts.layer_matmul_active / L
     # the recurrent state per sequence, averaged over the layers; TP splits its value heads
     lin_share = linear_share(spec)
@@ -739,8 +744,10 @@ def estimate_inference(
     weights_read = 0.0
     for i, n in enumerate(stage_layers):
         last, first = i == pp - 1, i == 0
-        held = n * per_layer_dense + n * moe_share * spec.experts * expert_params(spec)
-        held += (counts.embedding if first else 0.0) + (head_weights if last else 0.0)
+        # the weights the prompt reads: the experts its tokens route to (every one beyond a few
+        # dozen tokens, one token's top-k at a prompt of one) and the embedding rows it looks up
+        prompt_read = n * per_layer_dense + n * moe_share * prompt_experts * expert_params(spec)
+        prompt_read += (tokens * h if first else 0.0) + (head_weights if last else 0.0)
         mm = rank_share(
             2.0 * group_tokens * attn_per_layer * n,
             2.0 * tokens * (matmul_per_layer - attn_per_layer) * n,
@@ -760,8 +767,8 @@ def estimate_inference(
         head = 2.0 * batch * h * spec.vocab / tp if last else 0.0
         prefill_compute = mm / mm_rate + core / attn_rate + head / mm_rate
         attn_held = n * attn_per_layer
-        held_rank = rank_share(attn_held, held - attn_held, n * replicated)
-        prefill_s += max(prefill_compute, held_rank * wbytes / mem_rate)
+        prompt_rank = rank_share(attn_held, prompt_read - attn_held, n * replicated)
+        prefill_s += max(prefill_compute, prompt_rank * wbytes / mem_rate)
         prefill_compute_sum += prefill_compute
         read = n * per_layer_dense + n * moe_share * touched_read * expert_params(spec)
         read += (dtok * h if first else 0.0) + (head_weights if last else 0.0)
