@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass, replace
 from functools import partial
 
+from fabriclens.catalog.gemm_growth import gemm_growth
 from fabriclens.catalog.schema import Engine, Gpu, ModelSpec
 from fabriclens.model.arch import (
     ParamCounts,
@@ -730,6 +731,9 @@ def estimate_inference(
         busiest_rank_experts(spec.experts, spec.experts_per_token, dtok, ep) if spec.is_moe else 0.0
     )
     touched_read = ep * busiest
+    # measured decode GEMM growth (catalog/gemm_growth.py): BF16 cuBLAS GEMMs of a dense model
+    grows = wbytes == 2.0 and not spec.is_moe and dtok > 1
+    step_growth = gemm_growth(gpu.name, dtok) if grows else None
     prompt_experts = (
         ep * busiest_rank_experts(spec.experts, spec.experts_per_token, tokens, ep)
         if spec.is_moe
@@ -819,11 +823,14 @@ def estimate_inference(
             )
         )
         t_gemm_math = dec_flops / mm_rate
+        # a dense model's 16-bit GEMMs over more than one token run slower than their stream and
+        # math allow (tile and wave quantisation): their measured growth over one token's time
+        growth = max(1.0, gemm_growth(gpu.name, dtok) or 1.0) if grows else 1.0
         # the weights' GEMMs and the attention over the KV cache are different kernels that run
         # one after the other: each is bound by its own resource (a large batch's GEMMs by
         # compute while its attention streams the KV cache), and neither hides the other
         for t_read, t_math in (
-            (t_weights, t_gemm_math),
+            (t_weights * growth, t_gemm_math),
             (kv_read / mem_rate, dec_core / attn_rate),
         ):
             if t_read >= t_math:
@@ -1045,6 +1052,16 @@ def estimate_inference(
                 " bytes each, FP8); its weights sit whole on every TP rank (vLLM, SGLang)",
             )
             if spec.is_sparse
+            else ()
+        )
+        + (
+            (
+                f"decode GEMMs over {dtok:,.0f} tokens: {step_growth:.2f}x their one-token time, "
+                f"where that exceeds their stream and math time (measured BF16 GEMMs on the "
+                f"{gpu.name}, NVIDIA's aiconfigurator vLLM collector: catalog/data/"
+                "decode_gemm_growth.csv)",
+            )
+            if step_growth is not None and step_growth > 1.005
             else ()
         )
         + (
