@@ -433,7 +433,9 @@ def test_one_box_parts_search_tensor_parallelism_across_machines_only_over_a_nam
     (llama.cpp) never runs tensor parallel unless --tp says so: it splits layers."""
     spec = find_model("llama-3.1-70b")
     plan = plan_capacity(spec, "m2-max-64gb", users=1, output_tokens=200, engine="hf")
-    assert plan.tp == 1 and "not across machines" in plan.tp_reason
+    assert plan.tp == 1 and "tensor parallelism not across machines" in plan.tp_reason
+    # a model one Mac cannot hold: its pipeline stages are on several machines, and it says so
+    assert plan.pp > 1 and f"pipeline stages span {plan.pp} machines" in plan.tp_reason
     over = plan_capacity(spec, "m2-max-64gb", users=1, output_tokens=200, engine="hf",
                          network="10gbe")  # fmt: skip
     assert any(o.tp > 1 for o in over.options)

@@ -556,7 +556,17 @@ def plan_capacity(
         if layers and chosen.pp > 1:
             reason += f"; {eng.title} splits the layers over its GPUs (tensor parallel: --tp)"
         elif not across:
-            reason += "; not across machines (name one with --network to search tp over it)"
+            per_box = gpus_per_node or gpu.max_gpus_per_node
+            machines = math.ceil(chosen.tp * chosen.pp / per_box)
+            reason += (
+                "; tensor parallelism not across machines (name a --network to search it there)"
+                + (
+                    f"; its {chosen.pp} pipeline stages span {machines} machines over the default "
+                    "network (--network sets it)"
+                    if machines > 1
+                    else ""
+                )
+            )
         if eng.host_offload and not gpu.unified_memory and pp is None and chosen.tp * chosen.pp > 1:
             one_gpu = _one_gpu_with_host_memory(d, fabric_for(1, 1), host)
             if one_gpu:
