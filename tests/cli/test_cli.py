@@ -488,6 +488,22 @@ def test_plan_header_names_no_link_for_one_gpu_a_node(capsys: pytest.CaptureFixt
     assert "1 node x 8 GPUs over nvlink4-nvswitch" in capsys.readouterr().out.splitlines()[0]
 
 
+def test_a_one_gpu_machine_trains_on_its_one_gpu_by_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without --gpus a training plan on a Mac or a DGX Spark is that one machine, not eight of
+    them over a default network; search assumes the same job; an 8-GPU part keeps one node."""
+    for gpu in ("m4-max-128gb", "dgx-spark"):
+        doc = _json(capsys, "plan", "llama-3.1-8b", "-w", "lora", "--gpu", gpu)
+        assert isinstance(doc, dict) and doc["gpus"] == 1 and doc["network"] == "none"
+        found = _json(capsys, "search", "llama-3.1-8b", "-w", "lora", "--gpu", gpu)
+        assert isinstance(found, dict)
+        tops = [r for net in found["networks"] for r in net["top"]]
+        assert tops and all(r["tp"] * r["pp"] * r["dp"] == 1 for r in tops)
+    doc = _json(capsys, "plan", "llama-3.1-8b", "-w", "lora")
+    assert isinstance(doc, dict) and doc["gpus"] == 8
+
+
 def test_compare_networks_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["plan", "llama-3.1-8b", "--gpus", "16", "--compare-networks"]) == 0
     out = capsys.readouterr().out

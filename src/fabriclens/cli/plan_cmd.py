@@ -58,7 +58,8 @@ def plan(
     gpus: Annotated[
         int | None,
         typer.Option(
-            help="Total GPUs (default: 8 for training; for inference the fewest that hold it)"
+            help="Total GPUs (default: 8 for training, 1 on a one-GPU machine such as a Mac or a "
+            "DGX Spark; for inference the fewest that hold it)"
         ),
     ] = None,
     gpus_per_node: Annotated[
@@ -218,7 +219,7 @@ def plan(
     Exit status 1 when it does not fit in memory."""
     from fabriclens.cli._model_arg import resolve_model
     from fabriclens.errors import ExitStatus
-    from fabriclens.plan.planner import default_engine, make_plans
+    from fabriclens.plan.planner import default_engine, default_training_gpus, make_plans
     from fabriclens.plan.request import PlanRequest, settle_workload
 
     typed = {
@@ -281,14 +282,14 @@ def plan(
         gpus_per_node = gpus_per_node or design.gpus_per_server
     if compare_networks:
         nets = list(dict.fromkeys([*COMPARE_SET, *nets]))
-    if engine is None:
-        from fabriclens.catalog import find_gpu
+    from fabriclens.catalog import find_gpu
 
+    if engine is None:
         engine = default_engine(find_gpu(gpu), spec)
     req = PlanRequest(
         model=spec,
         gpu=gpu,
-        gpus=8 if gpus is None else gpus,
+        gpus=default_training_gpus(find_gpu(gpu)) if gpus is None else gpus,
         gpus_given=gpus is not None,
         workload=workload,
         gpus_per_node=gpus_per_node,

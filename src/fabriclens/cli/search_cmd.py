@@ -25,7 +25,10 @@ def search(
         str, typer.Option("--workload", "-w", help="pretrain | full-finetune | lora | qlora")
     ] = "pretrain",
     gpu: Annotated[str, typer.Option(help="GPU SKU")] = "h100-sxm",
-    gpus: Annotated[int, typer.Option(help="Total GPUs")] = 8,
+    gpus: Annotated[
+        int | None,
+        typer.Option(help="Total GPUs [default: 8, 1 on a one-GPU machine: a Mac, a DGX Spark]"),
+    ] = None,
     gpus_per_node: Annotated[int | None, typer.Option(help="GPUs per node")] = None,
     network: Annotated[
         list[str] | None, typer.Option(help="Network(s) to search on; several give a Pareto front")
@@ -75,6 +78,11 @@ def search(
     # a LoRA option with another workload is refused as plan refuses it
     lora = {"--lora-rank": lora_rank, "--lora-targets": lora_targets}
     settle_workload(workload, {flag for flag, value in lora.items() if value is not None})
+    if gpus is None:
+        from fabriclens.catalog import find_gpu
+        from fabriclens.plan.planner import default_training_gpus
+
+        gpus = default_training_gpus(find_gpu(gpu))
     req = PlanRequest(
         model=find_model(model), gpu=gpu, gpus=gpus, workload=workload, gpus_per_node=gpus_per_node,
         nics_per_node=nics_per_node, tp=tp, pp=pp, cp=cp, ep=ep, zero=zero, recompute=recompute,

@@ -871,6 +871,16 @@ def _plan_training(
     )
 
 
+TRAINING_GPUS = 8  # a training plan's GPUs when --gpus is not given: one 8-GPU node
+
+
+def default_training_gpus(gpu: Gpu) -> int:
+    """The GPUs a training plan (and search) assumes without --gpus: one 8-GPU node, or the one
+    GPU of a one-GPU machine (a Mac, a DGX Spark), not eight such machines over a default
+    network."""
+    return 1 if gpu.max_gpus_per_node == 1 else TRAINING_GPUS
+
+
 def default_engine(gpu: Gpu, spec: ModelSpec | None = None) -> str:
     """The serving engine a plan assumes when none is named: vLLM; Ollama on Apple GPUs, where
     vLLM, SGLang and TensorRT-LLM do not run (NVIDIA's unified-memory GB10 runs them all), and
