@@ -238,7 +238,8 @@ def test_a_model_released_in_4_bits_is_served_in_4_bits_by_default() -> None:
 def test_the_llama_cpp_caveat_states_the_published_runs() -> None:
     """Ollama's caveat says llama.cpp decodes "within 26%" of the model on GeForce, RTX workstation, L4, L40S and A40
     cards, "up to 2.8x slower" on A100, H100 PCIe and V100, and on Apple GPUs within 9% (16-bit
-    weights) or up to 2.0x slower (4-bit), on AMD Radeon cards from 5% faster to 1.3x slower, and
+    weights) or up to 2.0x slower (4-bit), on AMD Radeon cards (the Radeon 8060S of Strix Halo
+    among them) from 10% faster to 1.3x slower, and
     on the GB10 within 4% (one sequence, dense), 15% (one sequence, MoE) and 1.3-1.4x slower
     (16-32 sequences together):
     those are the largest |error| and
@@ -269,7 +270,7 @@ def test_the_llama_cpp_caveat_states_the_published_runs() -> None:
     assert math.ceil(100 * max(abs(c.error) for c in mac16)) == 9
     assert round(max(c.predicted / c.measured for c in mac4), 1) == 2.0
     assert len(amd) >= 4 and round(max(c.predicted / c.measured for c in amd), 1) == 1.3
-    assert math.ceil(100 * max(c.measured / c.predicted - 1 for c in amd)) == 5
+    assert math.ceil(100 * max(c.measured / c.predicted - 1 for c in amd)) == 10
     # the GB10 (llama.cpp's DGX Spark benches): one sequence, dense and MoE apart; 16-32 together
     spark = [c for c in cases if gpu_of[c.row_id].startswith(gb10)]
     one = [c for c in spark if rows[c.row_id]["batch"] == "1"]
@@ -289,7 +290,7 @@ def test_the_llama_cpp_caveat_states_the_published_runs() -> None:
     assert (
         "16-bit weights decode within 9%" in caveat and "4-bit weights up to 2.0x slower" in caveat
     )
-    assert "on AMD Radeon cards from 5% faster to 1.3x slower" in caveat
+    assert "on AMD Radeon cards from 10% faster to 1.3x slower" in caveat
     est = plan_capacity(
         find_model("llama-3.1-8b"), "a100-sxm-80gb", users=1, output_tokens=256, engine="ollama"
     )

@@ -32,6 +32,8 @@ GPUS = {
     # NVIDIA's DGX Spark page: 1 PFLOP FP4 with sparsity (/16: FP16 with FP32 accumulate, as the
     # RTX 5090), 273 GB/s; memory: the pool CPU and GPU share (Linux MemTotal)
     "dgx-spark": (62.5, 132.8, 273),
+    # AMD Ryzen AI Max+ 395: 40 CUs x 2.9 GHz x 512 WMMA FLOPs; the BIOS's 96 GB GPU carve-out
+    "strix-halo": (59.4, 103.1, 256),
 }  # fmt: skip
 # name -> (kind, NICs per node, per-node Gbit/s)
 CLOUD = {
