@@ -3,8 +3,8 @@
 At one token a decode GEMM streams its weights (the catalog's decode_bw_efficiency). With more
 tokens the same weights feed more rows: in a roofline the time stays flat until the math catches
 up with the stream, then grows with the rows. Measured GEMMs do not: tile and wave quantisation
-and kernels tuned for either end make 128-256 rows cost 1.04-1.4x a row's time on Hopper and
-Blackwell and up to 1.7x on an A100, where the roofline says 1.0.
+and kernels tuned for either end make 128-256 rows cost 1.01-1.4x a row's time on Hopper,
+Blackwell and Ada and up to 1.7x on an A100, where the roofline says 1.0 (or a little more).
 
 Data (``data/decode_gemm_growth.csv``): NVIDIA's ai-dynamo/aiconfigurator vLLM GEMM collector
 (the files decode_gemv.csv's one-row times come from), BF16: for each GPU and row count m, the
