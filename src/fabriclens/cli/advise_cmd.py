@@ -69,12 +69,15 @@ def advise(
     json_out: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> None:
     """A network selection guide for your situation; with a model, the cheapest tier that is fast enough."""
+    from fabriclens.catalog import find_gpu
     from fabriclens.plan.advise import TIERS, Facts
     from fabriclens.plan.advise import advise as run_advise
     from fabriclens.units import parse_fraction
 
     request = None
-    gpn = gpus_per_node or 8
+    # the nodes the guide speaks of hold what the plan puts in one: up to 8 GPUs, or fewer where
+    # the part has fewer a node (a GH200 node's 4, a DGX Spark's or a Mac's 1)
+    gpn = gpus_per_node or min(8, find_gpu(gpu).max_gpus_per_node)
     step_flags = {
         "--framework": framework, "--grad-reduce": grad_reduce, "--moe-dispatch": moe_dispatch,
         "--ep-overlap": ep_overlap or None, "--etp": etp, "--attention": attention,
