@@ -734,6 +734,7 @@ def estimate_inference(
     # measured decode GEMM growth (catalog/gemm_growth.py): BF16 cuBLAS GEMMs of a dense model
     grows = wbytes == 2.0 and not spec.is_moe and dtok > 1
     step_growth = gemm_growth(gpu.name, dtok) if grows else None
+    gemm_slowdown = max(1.0, step_growth or 1.0)  # where it exceeds the roofline's stream time
     prompt_experts = (
         ep * busiest_rank_experts(spec.experts, spec.experts_per_token, tokens, ep)
         if spec.is_moe
@@ -823,14 +824,13 @@ def estimate_inference(
             )
         )
         t_gemm_math = dec_flops / mm_rate
-        # a dense model's 16-bit GEMMs over more than one token run slower than their stream and
-        # math allow (tile and wave quantisation): their measured growth over one token's time
-        growth = max(1.0, gemm_growth(gpu.name, dtok) or 1.0) if grows else 1.0
         # the weights' GEMMs and the attention over the KV cache are different kernels that run
         # one after the other: each is bound by its own resource (a large batch's GEMMs by
         # compute while its attention streams the KV cache), and neither hides the other
         for t_read, t_math in (
-            (t_weights * growth, t_gemm_math),
+            # a dense model's 16-bit GEMMs over more than one token run slower than their stream
+            # and math allow (tile and wave quantisation): their measured growth
+            (t_weights * gemm_slowdown, t_gemm_math),
             (kv_read / mem_rate, dec_core / attn_rate),
         ):
             if t_read >= t_math:
