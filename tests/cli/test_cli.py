@@ -767,8 +767,8 @@ def test_advise_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_advise_counts_the_nodes_the_plan_uses(capsys: pytest.CaptureFixture[str]) -> None:
     """The guide's node count is the plan's: 16 GPUs are 2 nodes of 8 H100s, 4 nodes of 4 GH200s,
-    16 one-GPU DGX Sparks, not 16 / 8 for every part."""
-    for gpu, nodes in (("h100-sxm", 2), ("gh200", 4), ("dgx-spark", 16)):
+    one NVL72 domain of GB200s, 16 one-GPU DGX Sparks, not 16 / 8 for every part."""
+    for gpu, nodes in (("h100-sxm", 2), ("gh200", 4), ("gb200", 1), ("dgx-spark", 16)):
         doc = _json(capsys, "advise", "llama-3.1-8b", "--gpu", gpu, "--network", "100g-roce")
         assert isinstance(doc, dict) and doc["facts"]["nodes"] == nodes, gpu
         plan = _json(capsys, "plan", "llama-3.1-8b", "--gpu", gpu, "--gpus", "16",

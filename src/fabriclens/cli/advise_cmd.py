@@ -75,9 +75,9 @@ def advise(
     from fabriclens.units import parse_fraction
 
     request = None
-    # the nodes the guide speaks of hold what the plan puts in one: up to 8 GPUs, or fewer where
-    # the part has fewer a node (a GH200 node's 4, a DGX Spark's or a Mac's 1)
-    gpn = gpus_per_node or min(8, find_gpu(gpu).max_gpus_per_node)
+    # the nodes the guide speaks of hold what the plan puts in one (resolve_fabric): the part's
+    # GPUs a node (8 H100s, 4 GH200s, 72 GB200s of an NVL72 domain, one DGX Spark or Mac)
+    gpn = gpus_per_node or find_gpu(gpu).max_gpus_per_node
     step_flags = {
         "--framework": framework, "--grad-reduce": grad_reduce, "--moe-dispatch": moe_dispatch,
         "--ep-overlap": ep_overlap or None, "--etp": etp, "--attention": attention,
